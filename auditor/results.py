@@ -1,0 +1,134 @@
+"""The audit's output value: findings, coverage, inputs and per-file outcomes, consumed by every renderer."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+SCHEMA_VERSION = 1  # bump on any incompatible change to `AuditResult.as_dict()`
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "info": 1}[self.value]
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str  # POSIX path relative to the downstream root
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+    source_line: str  # the text of `line`, without its newline
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str  # stable rule code, e.g. "AD101"
+    rule: str  # kebab-case rule name, e.g. "unexpected-keyword"
+    severity: Severity
+    message: str
+    location: Location
+    symbol: str  # dotted upstream path of the target, e.g. "vllm.v1.core.sched.scheduler.Scheduler"
+    upstream: str  # distribution name of the upstream
+    new_signature: str | None = None
+    old_signature: str | None = None
+    hint: str | None = None
+    classification: str | None = None  # "drift", "pre-existing", or None without an old version
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["severity"] = self.severity.value
+        return data
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    """One audited distribution, as it was actually read."""
+
+    name: str
+    version: str | None
+    origin: str  # "index", "path", "installed" or "directory"
+    location: str  # archive file name, folder or installed location
+    sha256: str | None = None  # of the archive, when one was read
+    import_names: tuple[str, ...] = ()
+    note: str | None = None  # e.g. why the latest release was used
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}=={self.version}" if self.version else self.name
+
+
+@dataclass
+class Coverage:
+    """How many use sites into one upstream were found, resolved and checked with a certain verdict."""
+
+    upstream: str
+    found: int = 0
+    resolved: int = 0
+    checked: int = 0
+    not_checkable: dict[str, int] = field(default_factory=dict)  # reason -> count
+
+    @property
+    def unchecked(self) -> int:
+        return sum(self.not_checkable.values())
+
+    def count_unchecked(self, reason: str) -> None:
+        self.not_checkable[reason] = self.not_checkable.get(reason, 0) + 1
+
+    def summary(self) -> str:
+        return (
+            f"{self.found} use sites found, {self.resolved} resolved, {self.checked} checked, "
+            f"{self.unchecked} not checkable"
+        )
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What happened to one downstream file: scanned, skipped (with a reason) or failed (with the error)."""
+
+    path: str
+    status: str  # "scanned", "skipped" or "failed"
+    reason: str | None = None
+    use_sites: int = 0
+
+
+@dataclass
+class AuditResult:
+    downstream: InputInfo
+    upstream: InputInfo
+    old_upstream: InputInfo | None = None
+    findings: list[Finding] = field(default_factory=list)
+    coverage: list[Coverage] = field(default_factory=list)
+    files: list[FileOutcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the user should know about how the audit ran
+    timings: dict[str, float] = field(default_factory=dict)  # phase -> seconds
+    tool_version: str = ""
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "apidrift", "version": self.tool_version},
+            "downstream": asdict(self.downstream),
+            "upstream": asdict(self.upstream),
+            "old_upstream": asdict(self.old_upstream) if self.old_upstream else None,
+            "summary": {s.value: self.count(s) for s in Severity},
+            "findings": [f.as_dict() for f in self.findings],
+            "coverage": [asdict(c) for c in self.coverage],
+            "files": [asdict(f) for f in self.files],
+            "notes": list(self.notes),
+            "timings": dict(self.timings),
+        }
