@@ -6,13 +6,14 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from apidrift.auditor.results import Severity
 
 if TYPE_CHECKING:
     from apidrift.auditor.checked import CheckedSite
     from apidrift.auditor.results import Finding
+    from apidrift.auditor.scan import Span
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")
 
@@ -25,8 +26,14 @@ class Rule:
     summary: str  # one line, for tables and SARIF shortDescription
     family: str  # "names" or "calls": usable in ignores for the whole family
     since: str  # apidrift version that introduced the rule
-    check: Callable[[CheckedSite], Iterator[Finding]]
+    check: Callable[[Rule, CheckedSite], Iterator[Finding]]
     docs: str  # markdown with the four DOC_SECTIONS
+
+    def run(self, checked: CheckedSite) -> Iterator[Finding]:
+        return self.check(self, checked)
+
+    def finding(self, checked: CheckedSite, message: str, **details: Any) -> Finding:
+        return make_finding(self, checked, message, **details)
 
     def section(self, title: str) -> str:
         """The body of one `## title` section of the docs, or an empty string."""
@@ -46,4 +53,45 @@ def rule_from_module(module: ModuleType) -> Rule:
         since=meta.get("since", "0.1.0"),
         check=module.check,
         docs=(module.__doc__ or "").strip(),
+    )
+
+
+def make_finding(
+    rule: Rule,
+    checked: CheckedSite,
+    message: str,
+    *,
+    symbol: str,
+    span: Span | None = None,
+    hint: str | None = None,
+) -> Finding:
+    """A finding at `span` (default: the whole use site), with both versions' signatures when known."""
+    from apidrift.auditor.results import Finding, Location
+
+    where = span or checked.site.span
+    new_target = checked.new.target
+    old_target = checked.old.target if checked.old is not None else None
+    severity = rule.severity
+    if checked.site.guarded:
+        severity = Severity.INFO  # the downstream expects this may fail and handles it
+        message += " (guarded: the code handles its absence)"
+    return Finding(
+        code=rule.code,
+        rule=rule.name,
+        severity=severity,
+        message=message,
+        location=Location(
+            path=checked.path,
+            line=where.line,
+            column=where.column,
+            end_line=where.end_line,
+            end_column=where.end_column,
+            source_line=checked.source_line(where.line),
+        ),
+        symbol=symbol,
+        upstream=checked.upstream,
+        new_signature=new_target.signature.render() if new_target else None,
+        old_signature=old_target.signature.render() if old_target else None,
+        hint=hint,
+        classification=checked.classification,
     )

@@ -1,0 +1,403 @@
+"""Load one upstream module statically with griffe and convert it into apidrift's model (`ModuleInfo`).
+
+griffe does the parsing and name resolution (canonical paths of imports, bases, decorators); a small
+griffe extension records the facts griffe does not keep (class-body field order, `self.x` assignments,
+every name a module binds, identity decorators). Nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import logging
+from pathlib import Path
+from typing import Any
+
+import griffe
+
+from apidrift.auditor.api.model import (
+    AliasInfo,
+    AttributeInfo,
+    ClassInfo,
+    Decorator,
+    FieldSpec,
+    FunctionInfo,
+    Member,
+    ModuleInfo,
+)
+from apidrift.auditor.signature import Parameter, ParamKind, Signature
+
+_KINDS = {
+    "positional-only": ParamKind.POSITIONAL_ONLY,
+    "positional or keyword": ParamKind.POSITIONAL_OR_KEYWORD,
+    "variadic positional": ParamKind.VAR_POSITIONAL,
+    "keyword-only": ParamKind.KEYWORD_ONLY,
+    "variadic keyword": ParamKind.VAR_KEYWORD,
+}
+_DATACLASS_TRANSFORM = frozenset({"typing.dataclass_transform", "typing_extensions.dataclass_transform"})
+_OPTIONAL = frozenset({"typing.Optional", "typing_extensions.Optional"})
+_DYNAMIC_MARKERS = ("globals()", "sys.modules[", "setattr(sys.modules", "vars()")
+_FACTS = "apidrift"  # key of our facts in griffe objects' `extra`
+
+logging.getLogger("griffe").setLevel(logging.ERROR)  # griffe warns about unparsable docstrings etc.
+
+
+def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInfo:
+    """Parse `code` (the module `dotted`, read from `filepath` under `root`) into a `ModuleInfo`."""
+    parent = _parent_chain(dotted, root)
+    name = dotted.rsplit(".", 1)[-1]
+    extensions = griffe.load_extensions(_FactsExtension)
+    module = griffe.visit(name, filepath, code, parent=parent, extensions=extensions)
+    facts = module.extra.get(_FACTS, {})
+    members = {}
+    for member_name, member in module.members.items():
+        converted = _convert_member(member, f"{dotted}.{member_name}")
+        if converted is not None:
+            members[member_name] = converted
+    dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members
+    return ModuleInfo(
+        path=dotted,
+        filepath=filepath.relative_to(root).as_posix() if filepath.is_relative_to(root) else filepath.as_posix(),
+        is_package=filepath.stem == "__init__",
+        is_stub=filepath.suffix == ".pyi",
+        members=members,
+        exports=_exports(module),
+        star_imports=tuple(facts.get("star_imports", ())),
+        bound_names=frozenset(facts.get("bound_names", ())),
+        dynamic_namespace=dynamic,
+    )
+
+
+def _parent_chain(dotted: str, root: Path) -> griffe.Module | None:
+    """griffe resolves relative imports through real parents: give it the package chain, empty."""
+    parts = dotted.split(".")[:-1]
+    parent: griffe.Module | None = None
+    folder = root
+    for part in parts:
+        folder = folder / part
+        init = next((folder / f for f in ("__init__.pyi", "__init__.py") if (folder / f).exists()), None)
+        module = griffe.Module(part, filepath=init if init else [folder], parent=parent)
+        if parent is not None:
+            parent.set_member(part, module)
+        parent = module
+    return parent
+
+
+def _exports(module: griffe.Module) -> tuple[str, ...] | None:
+    exports = module.exports
+    if exports is None:
+        return None
+    names = [item for item in exports if isinstance(item, str)]
+    return tuple(names) if len(names) == len(exports) else None
+
+
+def _convert_member(obj: Any, path: str) -> Member | None:
+    if obj.is_alias:
+        return AliasInfo(obj.name, obj.target_path, obj.alias_lineno)
+    if obj.is_class:
+        return _convert_class(obj, path)
+    if obj.is_function:
+        return _convert_function(obj)
+    if obj.is_attribute:
+        return AttributeInfo(
+            name=obj.name,
+            annotation=_text(obj.annotation),
+            annotation_path=_class_path(obj.annotation),
+            value=_text(obj.value),
+            lineno=obj.lineno,
+        )
+    if obj.is_module:  # a submodule griffe attached: the index finds submodules itself
+        return None
+    return None  # type aliases and other kinds: nothing to check against
+
+
+def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
+    facts = cls.extra.get(_FACTS, {})
+    members: dict[str, Member] = {}
+    for name, member in cls.members.items():
+        converted = _convert_member(member, f"{path}.{name}")
+        if converted is not None:
+            members[name] = converted
+    keywords = dict(cls.keywords) if getattr(cls, "keywords", None) else {}
+    metaclass = keywords.pop("metaclass", None)
+    return ClassInfo(
+        name=cls.name,
+        path=path,
+        bases=tuple(_base_path(base) for base in cls.bases),
+        metaclass=_path_or_text(metaclass) if metaclass is not None else None,
+        class_keywords={k: _text(v) or "" for k, v in keywords.items()},
+        decorators=tuple(_decorator(d.value) for d in cls.decorators),
+        members=members,
+        fields=tuple(_field_spec(cls, *fact) for fact in facts.get("fields", ())),
+        instance_attributes=frozenset(facts.get("instance_attributes", ())),
+        dynamic_attributes=facts.get("dynamic_attributes", False),
+        lineno=cls.lineno,
+    )
+
+
+def _field_spec(cls: griffe.Class, name: str, lineno: int, annotation: str, head: str | None) -> FieldSpec:
+    # The annotation comes from the AST: griffe unwraps `ClassVar[...]`, which synthesis must see.
+    attr = cls.members.get(name)
+    value = getattr(attr, "value", None)
+    call_path = None
+    keywords: dict[str, str] = {}
+    positional = 0
+    if isinstance(value, griffe.ExprCall):
+        call_path = _path_or_text(value.function)
+        for argument in value.arguments:
+            if isinstance(argument, griffe.ExprKeyword):
+                keywords[argument.name] = _text(argument.value) or ""
+            else:
+                positional += 1
+    return FieldSpec(
+        name=name,
+        annotation=annotation,
+        annotation_path=_resolve_text(cls, head) if head else None,
+        has_value=value is not None,
+        value=_text(value),
+        call_path=call_path,
+        call_keywords=keywords,
+        call_positional=positional,
+        lineno=lineno,
+    )
+
+
+def _convert_function(func: griffe.Function) -> FunctionInfo:
+    facts = func.extra.get(_FACTS, {})
+    decorators = tuple(_decorator(d.value) for d in func.decorators)
+    transform = None
+    for decorator, raw in zip(decorators, func.decorators):
+        if decorator.path in _DATACLASS_TRANSFORM:
+            transform = dict(decorator.keywords)
+            value = raw.value
+            if isinstance(value, griffe.ExprCall):
+                specifiers = next(
+                    (a.value for a in value.arguments if isinstance(a, griffe.ExprKeyword) and a.name == "field_specifiers"),
+                    None,
+                )
+                if specifiers is not None:
+                    transform["field_specifiers"] = ",".join(_tuple_paths(specifiers))
+    overloads = tuple(_signature(o) for o in (func.overloads or ()))
+    return FunctionInfo(
+        name=func.name,
+        signature=_signature(func),
+        decorators=decorators,
+        overloads=overloads,
+        returns_path=_class_path(func.returns),
+        identity=facts.get("identity", False),
+        dataclass_transform=transform,
+        lineno=func.lineno,
+    )
+
+
+def _signature(func: griffe.Function) -> Signature:
+    params = []
+    for param in func.parameters:
+        kind = _KINDS[param.kind.value]
+        is_variadic = kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+        has_default = param.default is not None and not is_variadic
+        params.append(
+            Parameter(
+                name=param.name,
+                kind=kind,
+                has_default=has_default,
+                default=_text(param.default) if has_default else None,
+                annotation=_text(param.annotation),
+            )
+        )
+    return Signature(tuple(params), _text(func.returns))
+
+
+def _decorator(value: Any) -> Decorator:
+    if isinstance(value, griffe.ExprCall):
+        keywords = {a.name: _text(a.value) or "" for a in value.arguments if isinstance(a, griffe.ExprKeyword)}
+        return Decorator(_path_or_text(value.function), True, keywords)
+    return Decorator(_path_or_text(value))
+
+
+def _tuple_paths(value: Any) -> list[str]:
+    elements = getattr(value, "elements", None)
+    if elements is None:
+        return [_path_or_text(value)]
+    return [_path_or_text(e) for e in elements]
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _path_or_text(value: Any) -> str:
+    """The canonical dotted path an expression names; builtins get their `builtins.` prefix."""
+    if isinstance(value, (griffe.ExprName, griffe.ExprAttribute)):
+        path = value.canonical_path
+        if "." not in path and hasattr(builtins, path):
+            return f"builtins.{path}"
+        return path
+    return f"?{value}"
+
+
+def _head_text(annotation: ast.expr) -> str | None:
+    """`InitVar[int]` -> `InitVar`; `t.ClassVar[int]` -> `t.ClassVar`; a string annotation is parsed."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(annotation, ast.Subscript):
+        annotation = annotation.value
+    if isinstance(annotation, (ast.Name, ast.Attribute)):
+        return ast.unparse(annotation)
+    return None
+
+
+def _resolve_text(scope: griffe.Object, dotted: str) -> str:
+    """Resolve a dotted name written in `scope`'s module through that module's imports."""
+    first, _, rest = dotted.partition(".")
+    module = scope.module
+    member = module.members.get(first)
+    if member is not None and member.is_alias:
+        base = member.target_path
+    elif member is not None:
+        base = f"{module.path}.{first}"
+    elif hasattr(builtins, first):
+        base = f"builtins.{first}"
+    else:
+        return f"?{dotted}"
+    return f"{base}.{rest}" if rest else base
+
+
+def _base_path(value: Any) -> str:
+    if isinstance(value, griffe.ExprSubscript):  # Generic[T], Base[int]: the class is the head
+        value = value.left
+    return _path_or_text(value)
+
+
+def _class_path(value: Any) -> str | None:
+    """The class an annotation names when it is plain, `X | None` or `Optional[X]`; else None."""
+    if value is None:
+        return None
+    if isinstance(value, (griffe.ExprName, griffe.ExprAttribute)):
+        path = _path_or_text(value)
+        return None if path in ("builtins.None",) else path
+    if isinstance(value, griffe.ExprSubscript) and _path_or_text(value.left) in _OPTIONAL:
+        return _class_path(value.slice)
+    if isinstance(value, griffe.ExprBinOp) and value.operator == "|":
+        sides = [s for s in (value.left, value.right) if str(s) != "None"]
+        if len(sides) == 1:
+            return _class_path(sides[0])
+    return None
+
+
+class _FactsExtension(griffe.Extension):
+    """Records, from the AST griffe already parsed, what its model does not keep."""
+
+    def on_module_instance(self, *, node: ast.AST, mod: griffe.Module, **kwargs: Any) -> None:
+        if isinstance(node, ast.Module):
+            mod.extra[_FACTS] = {
+                "bound_names": sorted(_top_level_names(node)),
+                "star_imports": _star_imports(node, mod),
+            }
+
+    def on_class_members(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:
+        if not isinstance(node, ast.ClassDef):
+            return
+        fields = [
+            (stmt.target.id, stmt.lineno, ast.unparse(stmt.annotation), _head_text(stmt.annotation))
+            for stmt in node.body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        ]
+        instance, dynamic = _instance_attributes(node)
+        cls.extra[_FACTS] = {"fields": fields, "instance_attributes": sorted(instance), "dynamic_attributes": dynamic}
+
+    def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            func.extra[_FACTS] = {"identity": _is_identity(node)}
+
+
+def _top_level_names(module: ast.Module) -> set[str]:
+    """Every name bound at module level, whatever the statement (for, with, walrus, global...)."""
+    names: set[str] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for stmt in statements:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(stmt.name)
+                for inner in ast.walk(stmt):  # `global x` in a function binds a module name
+                    if isinstance(inner, ast.Global):
+                        names.update(inner.names)
+                continue
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        names.add(alias.asname or alias.name.split(".")[0])
+                continue
+            for inner in ast.walk(stmt):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+                    names.add(inner.id)
+                elif isinstance(inner, ast.ExceptHandler) and inner.name:
+                    names.add(inner.name)
+            for field_name in ("body", "orelse", "finalbody", "handlers"):
+                nested = getattr(stmt, field_name, None)
+                if isinstance(nested, list):
+                    visit([s for s in nested if isinstance(s, ast.stmt)])
+            if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                    visit(handler.body)
+            if type(stmt).__name__ == "Match":
+                for case in stmt.cases:  # type: ignore[attr-defined]
+                    visit(case.body)
+
+    visit(module.body)
+    return names
+
+
+def _star_imports(node: ast.Module, mod: griffe.Module) -> list[str]:
+    paths = []
+    for stmt in ast.walk(node):
+        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+            if stmt.level:
+                base = mod.path.split(".")
+                keep = len(base) - stmt.level + (1 if mod.is_init_module else 0)
+                prefix = base[:keep]
+                paths.append(".".join(prefix + ([stmt.module] if stmt.module else [])))
+            elif stmt.module:
+                paths.append(stmt.module)
+    return paths
+
+
+def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
+    names: set[str] = set()
+    dynamic = False
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            continue
+        self_name = method.args.args[0].arg
+        for inner in ast.walk(method):
+            if (
+                isinstance(inner, ast.Attribute)
+                and isinstance(inner.ctx, ast.Store)
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == self_name
+            ):
+                names.add(inner.attr)
+            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "setattr":
+                dynamic = True
+            elif isinstance(inner, ast.Attribute) and inner.attr == "__dict__":
+                dynamic = True
+    return names, dynamic
+
+
+def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`def deco(cls): return cls` (docstring allowed): applying it changes nothing."""
+    if isinstance(node, ast.AsyncFunctionDef) or not node.args.args:
+        return False
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    first = node.args.args[0].arg
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Return)
+        and isinstance(body[0].value, ast.Name)
+        and body[0].value.id == first
+    )

@@ -1,0 +1,248 @@
+"""apidrift's own model of an upstream API: modules, classes, functions, attributes and aliases.
+
+Plain frozen values that serialize themselves (`as_dict` / `member_from_dict`), so that the parsed-API
+cache and the rules never see griffe objects. Names inside are canonical dotted paths where the loader
+could resolve them, else the source text prefixed with `?`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from apidrift.auditor.signature import Signature
+
+MODEL_VERSION = 3  # part of every cache key: bump when the model or the loader's output changes
+
+
+@dataclass(frozen=True)
+class Decorator:
+    path: str  # canonical path of the decorator (of the callee when it is a call)
+    called: bool = False  # `@dec(...)` rather than `@dec`
+    keywords: dict[str, str] = field(default_factory=dict)  # keyword -> source text, for calls
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "called": self.called, "keywords": self.keywords}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Decorator:
+        return cls(data["path"], data["called"], dict(data["keywords"]))
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One annotated name in a class body, in source order: a dataclass-like field candidate."""
+
+    name: str
+    annotation: str  # source text
+    annotation_path: str | None  # canonical path of the annotation's head (`dataclasses.InitVar`, `int`, ...)
+    has_value: bool  # `name: T = value`
+    value: str | None  # source text of the value
+    call_path: str | None  # canonical path of the callee when the value is a call (`dataclasses.field`)
+    call_keywords: dict[str, str] = field(default_factory=dict)
+    call_positional: int = 0  # positional arguments of that call (`Field(...)`: first is the default)
+    lineno: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "annotation": self.annotation,
+            "annotation_path": self.annotation_path,
+            "has_value": self.has_value,
+            "value": self.value,
+            "call_path": self.call_path,
+            "call_keywords": self.call_keywords,
+            "call_positional": self.call_positional,
+            "lineno": self.lineno,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FieldSpec:
+        return cls(**{**data, "call_keywords": dict(data["call_keywords"])})
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    name: str
+    signature: Signature
+    decorators: tuple[Decorator, ...] = ()
+    overloads: tuple[Signature, ...] = ()
+    returns_path: str | None = None  # canonical path of the return annotation's class, when plain
+    identity: bool = False  # body is `return <first parameter>`: a decorator that changes nothing
+    dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
+    lineno: int | None = None
+    kind: str = field(default="function", init=False)
+
+    def has_decorator(self, *paths: str) -> bool:
+        return any(d.path in paths for d in self.decorators)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "signature": self.signature.as_dict(),
+            "decorators": [d.as_dict() for d in self.decorators],
+            "overloads": [s.as_dict() for s in self.overloads],
+            "returns_path": self.returns_path,
+            "identity": self.identity,
+            "dataclass_transform": self.dataclass_transform,
+            "lineno": self.lineno,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FunctionInfo:
+        return cls(
+            name=data["name"],
+            signature=Signature.from_dict(data["signature"]),
+            decorators=tuple(Decorator.from_dict(d) for d in data["decorators"]),
+            overloads=tuple(Signature.from_dict(s) for s in data["overloads"]),
+            returns_path=data["returns_path"],
+            identity=data["identity"],
+            dataclass_transform=data["dataclass_transform"],
+            lineno=data["lineno"],
+        )
+
+
+@dataclass(frozen=True)
+class AttributeInfo:
+    name: str
+    annotation: str | None = None
+    annotation_path: str | None = None  # canonical path of the annotated class, when plain or Optional
+    value: str | None = None
+    lineno: int | None = None
+    kind: str = field(default="attribute", init=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "annotation": self.annotation,
+            "annotation_path": self.annotation_path,
+            "value": self.value,
+            "lineno": self.lineno,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AttributeInfo:
+        return cls(data["name"], data["annotation"], data["annotation_path"], data["value"], data["lineno"])
+
+
+@dataclass(frozen=True)
+class AliasInfo:
+    """A name bound by an import: `from a.b import c as d` gives `d -> a.b.c`."""
+
+    name: str
+    target: str
+    lineno: int | None = None
+    kind: str = field(default="alias", init=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "target": self.target, "lineno": self.lineno}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AliasInfo:
+        return cls(data["name"], data["target"], data["lineno"])
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    name: str
+    path: str
+    bases: tuple[str, ...] = ()  # canonical paths; `?text` where the expression could not be named
+    metaclass: str | None = None
+    class_keywords: dict[str, str] = field(default_factory=dict)  # other `class C(..., kw=...)` keywords
+    decorators: tuple[Decorator, ...] = ()
+    members: dict[str, Member] = field(default_factory=dict)
+    fields: tuple[FieldSpec, ...] = ()
+    instance_attributes: frozenset[str] = frozenset()  # `self.x = ...` anywhere in the class's methods
+    dynamic_attributes: bool = False  # setattr(self, ...), self.__dict__ updates: attributes unknowable
+    lineno: int | None = None
+    kind: str = field(default="class", init=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "path": self.path,
+            "bases": list(self.bases),
+            "metaclass": self.metaclass,
+            "class_keywords": self.class_keywords,
+            "decorators": [d.as_dict() for d in self.decorators],
+            "members": {name: m.as_dict() for name, m in self.members.items()},
+            "fields": [f.as_dict() for f in self.fields],
+            "instance_attributes": sorted(self.instance_attributes),
+            "dynamic_attributes": self.dynamic_attributes,
+            "lineno": self.lineno,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClassInfo:
+        return cls(
+            name=data["name"],
+            path=data["path"],
+            bases=tuple(data["bases"]),
+            metaclass=data["metaclass"],
+            class_keywords=dict(data["class_keywords"]),
+            decorators=tuple(Decorator.from_dict(d) for d in data["decorators"]),
+            members={name: member_from_dict(m) for name, m in data["members"].items()},
+            fields=tuple(FieldSpec.from_dict(f) for f in data["fields"]),
+            instance_attributes=frozenset(data["instance_attributes"]),
+            dynamic_attributes=data["dynamic_attributes"],
+            lineno=data["lineno"],
+        )
+
+
+@dataclass(frozen=True)
+class ModuleInfo:
+    path: str  # dotted module path
+    filepath: str  # relative to the source root
+    is_package: bool = False
+    is_stub: bool = False
+    members: dict[str, Member] = field(default_factory=dict)
+    exports: tuple[str, ...] | None = None  # `__all__`, when written as a literal
+    star_imports: tuple[str, ...] = ()  # modules star-imported at top level
+    bound_names: frozenset[str] = frozenset()  # every name the module binds at top level, however
+    dynamic_namespace: bool = False  # globals()/sys.modules games or a module `__getattr__`
+    kind: str = field(default="module", init=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "filepath": self.filepath,
+            "is_package": self.is_package,
+            "is_stub": self.is_stub,
+            "members": {name: m.as_dict() for name, m in self.members.items()},
+            "exports": list(self.exports) if self.exports is not None else None,
+            "star_imports": list(self.star_imports),
+            "bound_names": sorted(self.bound_names),
+            "dynamic_namespace": self.dynamic_namespace,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModuleInfo:
+        return cls(
+            path=data["path"],
+            filepath=data["filepath"],
+            is_package=data["is_package"],
+            is_stub=data["is_stub"],
+            members={name: member_from_dict(m) for name, m in data["members"].items()},
+            exports=tuple(data["exports"]) if data["exports"] is not None else None,
+            star_imports=tuple(data["star_imports"]),
+            bound_names=frozenset(data["bound_names"]),
+            dynamic_namespace=data["dynamic_namespace"],
+        )
+
+
+Member = Union[ClassInfo, FunctionInfo, AttributeInfo, AliasInfo]
+
+_DECODERS = {
+    "class": ClassInfo.from_dict,
+    "function": FunctionInfo.from_dict,
+    "attribute": AttributeInfo.from_dict,
+    "alias": AliasInfo.from_dict,
+}
+
+
+def member_from_dict(data: dict[str, Any]) -> Member:
+    return _DECODERS[data["kind"]](data)  # type: ignore[return-value]

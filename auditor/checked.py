@@ -1,0 +1,100 @@
+"""A use site checked against one or two upstream versions: the value rules read.
+
+`check_site` resolves the site's reference, finds the first certain miss along it, and for calls
+picks the signature and binds the call. Rules only read these values; they never resolve anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from apidrift.auditor.bind import Break, Ok, Unknown as BindUnknown, Verdict, bind
+from apidrift.auditor.callables import CallTarget, call_target
+from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.resolve import Missing, Resolution, Resolver, Unknown
+from apidrift.auditor.scan import UseSite
+
+
+@dataclass(frozen=True)
+class SiteCheck:
+    """One site against one upstream version."""
+
+    version: str  # label of the upstream version, e.g. "vllm==0.16.0"
+    resolution: Resolution
+    missing: Missing | None = None  # the first certain miss along the reference
+    target: CallTarget | None = None  # for calls whose signature is known
+    verdict: Verdict | None = None  # for calls: Ok, Break or Unknown
+    unknown_reason: str | None = None  # why the site could not be checked, when it could not
+
+    @property
+    def broken(self) -> bool:
+        return self.missing is not None or isinstance(self.verdict, Break)
+
+    @property
+    def certain(self) -> bool:
+        return self.unknown_reason is None
+
+
+@dataclass(frozen=True)
+class CheckedSite:
+    site: UseSite
+    path: str  # downstream file, relative to the downstream root
+    lines: tuple[str, ...]  # that file's lines
+    upstream: str  # distribution name
+    new: SiteCheck
+    old: SiteCheck | None = None
+
+    def source_line(self, line: int) -> str:
+        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+
+    @property
+    def classification(self) -> str | None:
+        """drift: fine on the old version, broken on the new; pre-existing: broken on both."""
+        if self.old is None:
+            return None
+        if self.old.broken:
+            return "pre-existing"
+        return "drift" if self.old.certain else "unknown-before"
+
+
+def check_site(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
+    resolution = resolver.resolve(site.ref)
+    missing = first_missing(site.ref, resolver)
+    if missing is not None:
+        return SiteCheck(version, resolution, missing=missing)
+    if isinstance(resolution, Unknown):
+        return SiteCheck(version, resolution, unknown_reason=resolution.reason)
+    if site.kind != "call" or site.shape is None:
+        return SiteCheck(version, resolution)
+    target = call_target(resolution, resolver)  # type: ignore[arg-type]
+    if isinstance(target, Unknown):
+        return SiteCheck(version, resolution, unknown_reason=target.reason)
+    verdict = bind(site.shape, target.signature)
+    reason = verdict.reason if isinstance(verdict, BindUnknown) else None
+    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown_reason=reason)
+
+
+def first_missing(ref: Ref, resolver: Resolver) -> Missing | None:
+    """The innermost certain miss along a reference (`a.b.c` with `b` gone: the miss of `b`)."""
+    resolution = resolver.resolve(ref)
+    if isinstance(resolution, Missing):
+        return resolution
+    if isinstance(resolution, Unknown) and resolution.reason in ("parent-missing", "callee-unresolved"):
+        inner = _inner(ref)
+        return first_missing(inner, resolver) if inner is not None else None
+    return None
+
+
+def _inner(ref: Ref) -> Ref | None:
+    if isinstance(ref, AttrRef):
+        return ref.base
+    if isinstance(ref, CallRef):
+        return ref.func
+    if isinstance(ref, InstanceRef):
+        return ref.cls
+    if isinstance(ref, ModuleRef) and "." in ref.path:
+        return ModuleRef(ref.path.rpartition(".")[0])
+    return None
+
+
+__all__ = ["CheckedSite", "SiteCheck", "check_site", "first_missing", "Ok", "Break"]

@@ -1,0 +1,61 @@
+"""Version-independent references from downstream code into an upstream: what a use site names.
+
+The scanner builds these from syntax alone; `resolve` evaluates them against one `ApiIndex`, so that
+the same site can be resolved against the old and the new upstream version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    """A module by its dotted path: `import a.b` binds `a` to ModuleRef("a")."""
+
+    path: str
+
+    def render(self) -> str:
+        return self.path
+
+
+@dataclass(frozen=True)
+class AttrRef:
+    """`base.name`; `from a.b import c` is AttrRef(ModuleRef("a.b"), "c")."""
+
+    base: Ref
+    name: str
+
+    def render(self) -> str:
+        return f"{self.base.render()}.{self.name}"
+
+
+@dataclass(frozen=True)
+class CallRef:
+    """The value a call returns: `Cls(...)` gives an instance of Cls."""
+
+    func: Ref
+
+    def render(self) -> str:
+        return f"{self.func.render()}(...)"
+
+
+@dataclass(frozen=True)
+class InstanceRef:
+    """An instance of the class `cls` names, known from an annotation (a subclass instance is possible)."""
+
+    cls: Ref
+
+    def render(self) -> str:
+        return f"<{self.cls.render()} instance>"
+
+
+Ref = Union[ModuleRef, AttrRef, CallRef, InstanceRef]
+
+
+def root_module(ref: Ref) -> str:
+    """The top-level module a reference starts from."""
+    while not isinstance(ref, ModuleRef):
+        ref = ref.base if isinstance(ref, AttrRef) else ref.func if isinstance(ref, CallRef) else ref.cls
+    return ref.path.split(".")[0]

@@ -1,0 +1,328 @@
+"""Evaluate a downstream reference (`Ref`) against one upstream `ApiIndex`: a value, a certain miss, or unknown.
+
+Follows re-exports and aliases, submodules, star imports, class bases (C3 MRO) and instance types
+(constructor calls, annotations, return annotations). Every answer is three-valued: `Missing` only
+when the miss is certain; anything the analysis cannot see through is `Unknown(reason)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from apidrift.auditor.api.index import ApiIndex
+from apidrift.auditor.api.model import AliasInfo, AttributeInfo, ClassInfo, FunctionInfo, Member, ModuleInfo
+from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+
+# Bases that add nothing a downstream call or attribute could depend on.
+TRANSPARENT_BASES = frozenset(
+    {
+        "builtins.object",
+        "typing.Generic",
+        "typing_extensions.Generic",
+        "abc.ABC",
+        "typing.Protocol",
+        "typing_extensions.Protocol",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ModuleValue:
+    info: ModuleInfo
+
+
+@dataclass(frozen=True)
+class ClassValue:
+    info: ClassInfo
+
+
+@dataclass(frozen=True)
+class FunctionValue:
+    info: FunctionInfo
+    path: str
+    via: str | None = None  # "class" or "instance" when reached through one (binds self/cls)
+
+
+@dataclass(frozen=True)
+class InstanceValue:
+    cls: ClassInfo
+    exact: bool  # built by a constructor call here; False when known from an annotation
+
+
+@dataclass(frozen=True)
+class AttributeValue:
+    info: AttributeInfo
+    path: str
+    on_instance: bool = False
+
+
+@dataclass(frozen=True)
+class ExternalValue:
+    """A name that exists, but lives outside the upstream (an import of typing, torch, ...)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class Missing:
+    owner: str  # dotted path of the module or class searched
+    name: str
+    owner_kind: str  # "module", "class" or "instance"
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str
+
+
+Value = Union[ModuleValue, ClassValue, FunctionValue, InstanceValue, AttributeValue, ExternalValue]
+Resolution = Union[Value, Missing, Unknown]
+
+
+def value_path(value: Value) -> str:
+    if isinstance(value, ModuleValue):
+        return value.info.path
+    if isinstance(value, ClassValue):
+        return value.info.path
+    if isinstance(value, InstanceValue):
+        return value.cls.path
+    return value.path
+
+
+class Resolver:
+    """Resolves references for one upstream version; memoizes per reference."""
+
+    def __init__(self, index: ApiIndex) -> None:
+        self.index = index
+        self._active: set[str] = set()
+        self._memo: dict[Ref, Resolution] = {}
+        self._mro: dict[str, list[ClassInfo | str] | None] = {}
+
+    # -- references -------------------------------------------------------------------------------
+
+    def resolve(self, ref: Ref) -> Resolution:
+        if ref not in self._memo:
+            self._memo[ref] = self._resolve(ref)
+        return self._memo[ref]
+
+    def _resolve(self, ref: Ref) -> Resolution:
+        if isinstance(ref, ModuleRef):
+            if not self.index.owns(ref.path):
+                return Unknown("not-upstream")
+            if self.index.is_compiled(ref.path):
+                return Unknown("compiled-module")
+            info = self.index.module(ref.path)
+            if info is not None:
+                return ModuleValue(info)
+            parent, _, name = ref.path.rpartition(".")
+            if not parent:
+                return Missing(ref.path, ref.path, "module")
+            parent_value = self.resolve(ModuleRef(parent))
+            if not isinstance(parent_value, ModuleValue):
+                return parent_value if isinstance(parent_value, Unknown) else Unknown("parent-missing")
+            return Missing(parent, name, "module")
+        if isinstance(ref, AttrRef):
+            base = self.resolve(ref.base)
+            if isinstance(base, Missing):
+                return Unknown("parent-missing")  # reported once, at the parent
+            if isinstance(base, Unknown):
+                return base
+            return self.attribute(base, ref.name)
+        if isinstance(ref, CallRef):
+            func = self.resolve(ref.func)
+            if isinstance(func, (Missing, Unknown)):
+                return Unknown("callee-unresolved")
+            return self.call_result(func)
+        if isinstance(ref, InstanceRef):
+            cls = self.resolve(ref.cls)
+            if isinstance(cls, ClassValue):
+                return InstanceValue(cls.info, exact=False)
+            if isinstance(cls, ExternalValue):
+                return Unknown("external-class")
+            return Unknown("annotation-not-a-class")
+        raise TypeError(ref)
+
+    def lookup(self, path: str) -> Resolution:
+        """A canonical dotted path (as imports and griffe write them): submodules take precedence."""
+        if not self.index.owns(path):
+            return ExternalValue(path)
+        if path in self._active:
+            return Unknown("alias-cycle")
+        self._active.add(path)
+        try:
+            parts = path.split(".")
+            value: Resolution = self.resolve(ModuleRef(parts[0]))
+            for position, name in enumerate(parts[1:], start=2):
+                if not isinstance(value, ModuleValue):
+                    break
+                prefix = ".".join(parts[:position])
+                if self.index.module(prefix) is not None or self.index.is_compiled(prefix):
+                    value = self.resolve(ModuleRef(prefix))
+                    continue
+                value = self.attribute(value, name)
+            else:
+                return value
+            for name in parts[position - 1 :]:
+                if isinstance(value, (Missing, Unknown)):
+                    return value
+                value = self.attribute(value, name)
+            return value
+        finally:
+            self._active.discard(path)
+
+    # -- attributes -------------------------------------------------------------------------------
+
+    def attribute(self, base: Value, name: str) -> Resolution:
+        if isinstance(base, ModuleValue):
+            return self._module_attribute(base.info, name)
+        if isinstance(base, ClassValue):
+            return self._class_attribute(base.info, name, on_instance=False)
+        if isinstance(base, InstanceValue):
+            return self._class_attribute(base.cls, name, on_instance=True)
+        if isinstance(base, AttributeValue):
+            cls = self._annotated_class(base.info)
+            if cls is None:
+                return Unknown("untyped-attribute")
+            return self._class_attribute(cls, name, on_instance=True)
+        if isinstance(base, ExternalValue):
+            return Unknown("external")
+        return Unknown("attribute-of-function")
+
+    def _module_attribute(self, module: ModuleInfo, name: str, seen: frozenset[str] = frozenset()) -> Resolution:
+        member = module.members.get(name)
+        if member is not None:
+            return self._member_value(member, f"{module.path}.{name}", None)
+        submodule = f"{module.path}.{name}"
+        if self.index.is_compiled(submodule):
+            return Unknown("compiled-module")
+        if self.index.module(submodule) is not None:
+            return ModuleValue(self.index.module(submodule))  # type: ignore[arg-type]
+        if name.startswith("__") and name.endswith("__"):
+            return Unknown("module-dunder")
+        if name in module.bound_names:
+            return Unknown("dynamic-binding")
+        if module.dynamic_namespace:
+            return Unknown("module-getattr")
+        for star in module.star_imports:
+            if star in seen or not self.index.owns(star):
+                return Unknown("star-import")
+            source = self.index.module(star)
+            if source is None:
+                return Unknown("star-import")
+            if (source.exports is not None and name not in source.exports) or (
+                source.exports is None and name.startswith("_")
+            ):
+                continue
+            found = self._module_attribute(source, name, seen | {module.path})
+            if not isinstance(found, Missing):
+                return found
+        return Missing(module.path, name, "module")
+
+    def _class_attribute(self, cls: ClassInfo, name: str, *, on_instance: bool) -> Resolution:
+        mro = self.mro(cls)
+        if mro is None:
+            return Unknown("unresolvable-mro")
+        for entry in mro:
+            if isinstance(entry, str):
+                return Unknown(f"external-base:{entry}")
+            member = entry.members.get(name)
+            if member is not None:
+                return self._member_value(member, f"{entry.path}.{name}", "instance" if on_instance else "class")
+            if on_instance and name in entry.instance_attributes:
+                return Unknown("instance-attribute")  # set in a method: type unknown, existence certain
+        if name.startswith("__") and name.endswith("__"):
+            return Unknown("dunder")
+        for entry in mro:
+            assert isinstance(entry, ClassInfo)
+            if entry.dynamic_attributes or "__getattr__" in entry.members or "__getattribute__" in entry.members:
+                return Unknown("class-getattr")
+        if not on_instance and any(isinstance(e, ClassInfo) and e.metaclass for e in mro):
+            return Unknown("metaclass-attribute")
+        return Missing(cls.path, name, "instance" if on_instance else "class")
+
+    def _member_value(self, member: Member, path: str, via: str | None) -> Resolution:
+        if isinstance(member, AliasInfo):
+            target = self.lookup(member.target)
+            if isinstance(target, Missing):
+                return Unknown("broken-alias")  # e.g. a TYPE_CHECKING-only or optional import
+            return target
+        if isinstance(member, ClassInfo):
+            return ClassValue(member)
+        if isinstance(member, FunctionInfo):
+            if member.has_decorator("builtins.property", "functools.cached_property"):
+                return AttributeValue(
+                    AttributeInfo(member.name, member.signature.returns, member.returns_path),
+                    path,
+                    on_instance=via == "instance",
+                )
+            return FunctionValue(member, path, via)
+        return AttributeValue(member, path, on_instance=via == "instance")
+
+    def _annotated_class(self, attribute: AttributeInfo) -> ClassInfo | None:
+        if not attribute.annotation_path:
+            return None
+        target = self.lookup(attribute.annotation_path)
+        return target.info if isinstance(target, ClassValue) else None
+
+    # -- classes ----------------------------------------------------------------------------------
+
+    def mro(self, cls: ClassInfo) -> list[ClassInfo | str] | None:
+        """C3 linearization; a base outside the upstream stays in it as its path (opaque)."""
+        if cls.path in self._mro:
+            return self._mro[cls.path]
+        self._mro[cls.path] = None  # guards against inheritance cycles
+        result = self._linearize(cls)
+        self._mro[cls.path] = result
+        return result
+
+    def _linearize(self, cls: ClassInfo) -> list[ClassInfo | str] | None:
+        sequences: list[list[ClassInfo | str]] = []
+        direct: list[ClassInfo | str] = []
+        for base in cls.bases:
+            if base in TRANSPARENT_BASES:
+                continue
+            target = self.lookup(base) if not base.startswith("?") else Unknown("expression")
+            if isinstance(target, ClassValue):
+                base_mro = self.mro(target.info)
+                if base_mro is None:
+                    return None
+                sequences.append(list(base_mro))
+                direct.append(target.info)
+            else:
+                sequences.append([base])
+                direct.append(base)
+        sequences.append(list(direct))
+        result: list[ClassInfo | str] = [cls]
+        key = _mro_key
+        while any(sequences):
+            for sequence in sequences:
+                if not sequence:
+                    continue
+                head = sequence[0]
+                if not any(key(head) in map(key, s[1:]) for s in sequences):
+                    break
+            else:
+                return None  # inconsistent hierarchy: Python would refuse the class
+            result.append(head)
+            sequences = [s[1:] if s and key(s[0]) == key(head) else s for s in sequences]
+        return result
+
+    # -- calls ------------------------------------------------------------------------------------
+
+    def call_result(self, func: Value) -> Resolution:
+        """What calling a value returns, when that is certain enough to follow."""
+        if isinstance(func, ClassValue):
+            if func.info.metaclass:
+                return Unknown("metaclass")
+            return InstanceValue(func.info, exact=True)
+        if isinstance(func, FunctionValue) and func.info.returns_path:
+            target = self.lookup(func.info.returns_path)
+            if isinstance(target, ClassValue):
+                return InstanceValue(target.info, exact=False)
+            return Unknown("return-not-a-class")
+        return Unknown("unknown-return")
+
+
+def _mro_key(entry: ClassInfo | str) -> str:
+    return entry if isinstance(entry, str) else entry.path

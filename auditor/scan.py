@@ -1,0 +1,542 @@
+"""Scan one downstream file with libcst: every import, attribute use and call that reaches an upstream.
+
+Input: a file's text and the upstream's top-level import names. Output: a `FileScan` value holding
+`UseSite`s, each with a version-independent `Ref` (see `refs`), the call's shape and exact positions.
+Local data flow is followed where it is unambiguous: imports and aliases, `x = Cls(...)`,
+`self.x = ...` in any method, annotations of parameters and variables, and return annotations.
+A name bound more than one way in a scope is not followed (no guessing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Union
+
+import libcst as cst
+from libcst.metadata import CodeRange, ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider
+
+from apidrift.auditor.bind import CallShape
+from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
+
+# Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
+GUARD_EXCEPTIONS = frozenset(
+    {"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError", "Exception", "BaseException", "NameError"}
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class UseSite:
+    kind: str  # "import", "attribute" or "call"
+    ref: Ref  # what is imported or accessed; for calls, the callee
+    span: Span
+    code: str  # the use as written, first line only
+    shape: CallShape | None = None
+    keyword_spans: tuple[tuple[str, Span], ...] = ()  # call keywords and where each is written
+    guarded: bool = False  # inside try/except ImportError etc., `if TYPE_CHECKING`, or a hasattr check
+
+
+@dataclass(frozen=True)
+class FileScan:
+    path: str
+    sites: tuple[UseSite, ...]
+    lines: tuple[str, ...]  # the file's lines, for showing findings
+
+
+@dataclass
+class _SelfOf:
+    """The `self` (or `cls`) of a downstream class's method."""
+
+    cls: _ClassScope
+
+
+_Value = Union[Ref, _SelfOf, None]
+
+
+@dataclass(eq=False)
+class _Scope:
+    parent: _Scope | None
+    bindings: dict[str, list[_Binding]] = field(default_factory=dict)
+    is_class: bool = False
+
+    def bind(self, name: str, binding: _Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+
+
+@dataclass(eq=False)
+class _ClassScope(_Scope):
+    self_attributes: dict[str, list[_Binding]] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class _Binding:
+    """How a name got its value: a ready value, an expression to evaluate, or an annotation."""
+
+    scope: _Scope
+    value: _Value = None
+    expression: cst.BaseExpression | None = None
+    annotation: cst.BaseExpression | None = None
+
+
+class _Collector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, ExpressionContextProvider)
+
+    def __init__(self, upstream_names: frozenset[str]) -> None:
+        self.upstream_names = upstream_names
+        self.module_scope = _Scope(None)
+        self.scopes: list[_Scope] = [self.module_scope]
+        self.candidates: list[_Candidate] = []
+        self.parents: list[cst.CSTNode] = []
+        self.guard_depth = 0
+        self.method_self: list[tuple[str, _ClassScope] | None] = []
+
+    @property
+    def scope(self) -> _Scope:
+        return self.scopes[-1]
+
+    def _candidate(self, kind: str, node: cst.CSTNode, extra: str | None = None) -> None:
+        self.candidates.append(_Candidate(kind, node, self.scope, self.guard_depth > 0, extra))
+
+    # -- structure --------------------------------------------------------------------------------
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        handler = getattr(self, f"visit_{type(node).__name__}", None)
+        result = handler(node) if handler else True
+        self.parents.append(node)
+        return result is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.parents.pop()
+        handler = getattr(self, f"leave_{type(original_node).__name__}", None)
+        if handler:
+            handler(original_node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.bind(node.name.value, _Binding(self.scope))
+        self.scopes.append(_ClassScope(self.scope, is_class=True))
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scopes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        outer = self.scope
+        outer.bind(node.name.value, _Binding(outer))
+        # Names in a function resolve in enclosing functions and the module, never in a class body.
+        parent = outer
+        while parent.is_class and parent.parent is not None:
+            parent = parent.parent
+        scope = _Scope(parent)
+        params = node.params
+        ordered = [*params.posonly_params, *params.params]
+        is_static = any(_decorator_name(d) == "staticmethod" for d in node.decorators)
+        for index, param in enumerate([*ordered, *params.kwonly_params]):
+            if index == 0 and isinstance(outer, _ClassScope) and not is_static and param in ordered:
+                scope.bind(param.name.value, _Binding(scope, value=_SelfOf(outer)))
+                self.method_self.append((param.name.value, outer))
+            elif param.annotation is not None:
+                scope.bind(param.name.value, _Binding(outer, annotation=param.annotation.annotation))
+            else:
+                scope.bind(param.name.value, _Binding(scope))
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bind(star.name.value, _Binding(scope))
+        if not (ordered and isinstance(outer, _ClassScope) and not is_static):
+            self.method_self.append(None)
+        self.scopes.append(scope)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.method_self.pop()
+        self.scopes.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        scope = _Scope(self.scope)
+        for param in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]:
+            scope.bind(param.name.value, _Binding(scope))
+        self.scopes.append(scope)
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.pop()
+
+    def _enter_comprehension(self, node: cst.BaseComp) -> None:
+        scope = _Scope(self.scope)
+        for_in: cst.CompFor | None = node.for_in
+        while for_in is not None:
+            for name in _target_names(for_in.target):
+                scope.bind(name, _Binding(scope))
+            for_in = for_in.inner_for_in
+        self.scopes.append(scope)
+
+    def _leave_comprehension(self, node: cst.BaseComp) -> None:
+        self.scopes.pop()
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
+
+    # -- guards -----------------------------------------------------------------------------------
+
+    # Only the guarded body counts: a use in the `except` handler or the `else` branch is not guarded.
+    def visit_Try_body(self, node: cst.Try) -> None:
+        if any(_handler_guards(h) for h in node.handlers):
+            self.guard_depth += 1
+
+    def leave_Try_body(self, node: cst.Try) -> None:
+        if any(_handler_guards(h) for h in node.handlers):
+            self.guard_depth -= 1
+
+    def visit_If_body(self, node: cst.If) -> None:
+        if _is_guard_test(node.test):
+            self.guard_depth += 1
+
+    def leave_If_body(self, node: cst.If) -> None:
+        if _is_guard_test(node.test):
+            self.guard_depth -= 1
+
+    # -- bindings ---------------------------------------------------------------------------------
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            dotted = _dotted(alias.name)
+            if dotted is None:
+                continue
+            if alias.asname is not None:
+                name = _name_of(alias.asname.name)
+                if name:
+                    self.scope.bind(name, _Binding(self.scope, value=ModuleRef(dotted)))
+            else:
+                top = dotted.split(".")[0]
+                self.scope.bind(top, _Binding(self.scope, value=ModuleRef(top)))
+            if dotted.split(".")[0] in self.upstream_names:
+                self._candidate("import-module", alias, dotted)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        module = _dotted(node.module) if node.module is not None else None
+        upstream = not node.relative and module is not None and module.split(".")[0] in self.upstream_names
+        if upstream:
+            self._candidate("import-from-module", node, module)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = _name_of(alias.name)
+            if name is None:
+                continue
+            local = _name_of(alias.asname.name) if alias.asname is not None else name
+            value = AttrRef(ModuleRef(module), name) if upstream and module else None
+            if local:
+                self.scope.bind(local, _Binding(self.scope, value=value))
+            if upstream:
+                self._candidate("import-name", alias, module)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.scope.bind(node.target.value, _Binding(self.scope, annotation=node.annotation.annotation))
+        else:
+            self._bind_target(node.target, None, node.annotation.annotation)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind_target(node.target, None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if isinstance(node.target, cst.Name):
+            self.scope.bind(node.target.value, _Binding(self.scope, expression=node.value))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, None)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, None)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind_target(node.name.name, None)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self.scope.bind(item.name.value, _Binding(self.scope))  # rebound elsewhere: not followed
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self.scope.bind(item.name.value, _Binding(self.scope))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind_target(node.target, None)
+
+    def _bind_target(
+        self, target: cst.BaseExpression, value: cst.BaseExpression | None, annotation: cst.BaseExpression | None = None
+    ) -> None:
+        if isinstance(target, cst.Name):
+            self.scope.bind(target.value, _Binding(self.scope, expression=value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind_target(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, None)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and self.method_self:
+            current = self.method_self[-1]
+            if current is not None and target.value.value == current[0]:
+                attrs = current[1].self_attributes.setdefault(target.attr.value, [])
+                attrs.append(_Binding(self.scope, expression=value, annotation=annotation))
+
+    # -- use sites --------------------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._candidate("call", node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        parent = self.parents[-1] if self.parents else None
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return
+        context = self.get_metadata(ExpressionContextProvider, node, None)
+        if context is not ExpressionContext.LOAD:
+            return
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if self.get_metadata(ExpressionContextProvider, parent, None) is ExpressionContext.LOAD:
+                return  # the outer attribute covers this one
+        self._candidate("attribute", node)
+
+
+class _Evaluator:
+    """Turns expressions into `Ref`s through the collected bindings; memoized, cycle-safe."""
+
+    def __init__(self) -> None:
+        self._active: set[int] = set()
+
+    def name(self, name: str, scope: _Scope) -> _Value:
+        current: _Scope | None = scope
+        while current is not None:
+            bindings = current.bindings.get(name)
+            if bindings:
+                return self._unique(bindings)
+            current = current.parent
+        return None
+
+    def _unique(self, bindings: list[_Binding]) -> _Value:
+        values = []
+        for binding in bindings:
+            if isinstance(binding.expression, cst.Name) and binding.expression.value == "None":
+                continue  # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
+            values.append(self.binding(binding))
+        if not values:
+            return None
+        first = values[0]
+        if first is None or any(v != first for v in values[1:]):
+            return None
+        return first
+
+    def binding(self, binding: _Binding) -> _Value:
+        key = id(binding)
+        if key in self._active:
+            return None
+        self._active.add(key)
+        try:
+            if binding.value is not None:
+                return binding.value
+            if binding.annotation is not None:
+                cls = self.annotation(binding.annotation, binding.scope)
+                return InstanceRef(cls) if cls is not None else None
+            if binding.expression is not None:
+                return self.expression(binding.expression, binding.scope)
+            return None
+        finally:
+            self._active.discard(key)
+
+    def expression(self, node: cst.BaseExpression, scope: _Scope) -> _Value:
+        if isinstance(node, cst.Name):
+            return self.name(node.value, scope)
+        if isinstance(node, cst.Attribute):
+            base = self.expression(node.value, scope)
+            if isinstance(base, _SelfOf):
+                bindings = base.cls.self_attributes.get(node.attr.value)
+                if not bindings:
+                    class_level = base.cls.bindings.get(node.attr.value)
+                    return self._unique(class_level) if class_level else None
+                return self._unique(bindings)
+            if base is None:
+                return None
+            return AttrRef(base, node.attr.value)
+        if isinstance(node, cst.Call):
+            func = self.expression(node.func, scope)
+            if func is None or isinstance(func, _SelfOf):
+                return None
+            return CallRef(func)
+        if isinstance(node, cst.NamedExpr):
+            return self.expression(node.value, scope)
+        return None
+
+    def annotation(self, node: cst.BaseExpression, scope: _Scope) -> Ref | None:
+        """The class an annotation names: `C`, `mod.C`, `"C"`, `Optional[C]`, `C | None`."""
+        if isinstance(node, cst.SimpleString):
+            try:
+                parsed = cst.parse_expression(node.evaluated_value)  # type: ignore[arg-type]
+            except (cst.ParserSyntaxError, TypeError, ValueError):
+                return None
+            return self.annotation(parsed, scope)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            sides = [s for s in (node.left, node.right) if not (isinstance(s, cst.Name) and s.value == "None")]
+            return self.annotation(sides[0], scope) if len(sides) == 1 else None
+        if isinstance(node, cst.Subscript):
+            head = _dotted(node.value)
+            if head in ("Optional", "typing.Optional", "t.Optional") and len(node.slice) == 1:
+                element = node.slice[0].slice
+                if isinstance(element, cst.Index):
+                    return self.annotation(element.value, scope)
+            return None
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            value = self.expression(node, scope)
+            return value if value is not None and not isinstance(value, (_SelfOf, InstanceRef, CallRef)) else None
+        return None
+
+
+def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileScan:
+    """Find the use sites of one file. Raises libcst.ParserSyntaxError on a file it cannot parse."""
+    module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    collector = _Collector(upstream_names)
+    wrapper.visit(collector)
+    positions = wrapper.resolve(PositionProvider)
+    evaluator = _Evaluator()
+    lines = tuple(source.splitlines())
+    sites = []
+    for candidate in collector.candidates:
+        site = _site(candidate, evaluator, positions, upstream_names, lines)
+        if site is not None:
+            sites.append(site)
+    return FileScan(path, tuple(sites), lines)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    kind: str
+    node: cst.CSTNode
+    scope: _Scope
+    guarded: bool
+    module: str | None = None  # for imports: the module imported from
+
+
+def _site(
+    candidate: _Candidate,
+    evaluator: _Evaluator,
+    positions: Mapping[cst.CSTNode, CodeRange],
+    upstream_names: frozenset[str],
+    lines: tuple[str, ...],
+) -> UseSite | None:
+    node, guarded = candidate.node, candidate.guarded
+    span = _span(positions[node])
+    if candidate.kind == "import-module" and candidate.module:
+        return UseSite("import", ModuleRef(candidate.module), span, _code(lines, span), guarded=guarded)
+    if candidate.kind == "import-from-module" and candidate.module:
+        assert isinstance(node, cst.ImportFrom) and node.module is not None
+        return UseSite("import", ModuleRef(candidate.module), _span(positions[node.module]), _code(lines, span), guarded=guarded)
+    if candidate.kind == "import-name" and candidate.module:
+        assert isinstance(node, cst.ImportAlias)
+        name = _name_of(node.name) or ""
+        ref = AttrRef(ModuleRef(candidate.module), name)
+        return UseSite("import", ref, _span(positions[node.name]), _code(lines, span), guarded=guarded)
+    if candidate.kind == "call":
+        assert isinstance(node, cst.Call)
+        func = evaluator.expression(node.func, candidate.scope)
+        if func is None or isinstance(func, _SelfOf) or root_module(func) not in upstream_names:
+            return None
+        shape, keyword_spans = _shape(node, positions)
+        return UseSite("call", func, span, _code(lines, span), shape, keyword_spans, guarded)
+    if candidate.kind == "attribute":
+        assert isinstance(node, cst.Attribute)
+        ref = evaluator.expression(node, candidate.scope)
+        if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
+            return None
+        return UseSite("attribute", ref, span, _code(lines, span), guarded=guarded)
+    return None
+
+
+def _shape(node: cst.Call, positions: Mapping[cst.CSTNode, CodeRange]) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
+    positional = 0
+    keywords: list[str] = []
+    spans: list[tuple[str, Span]] = []
+    star_args = star_kwargs = False
+    for arg in node.args:
+        if arg.star == "*":
+            star_args = True
+        elif arg.star == "**":
+            star_kwargs = True
+        elif arg.keyword is not None:
+            keywords.append(arg.keyword.value)
+            spans.append((arg.keyword.value, _span(positions[arg])))
+        else:
+            positional += 1
+    return CallShape(positional, tuple(keywords), star_args, star_kwargs), tuple(spans)
+
+
+def _span(position: CodeRange) -> Span:
+    return Span(position.start.line, position.start.column + 1, position.end.line, position.end.column + 1)
+
+
+def _code(lines: tuple[str, ...], span: Span) -> str:
+    if 0 < span.line <= len(lines):
+        line = lines[span.line - 1]
+        end = span.end_column - 1 if span.end_line == span.line else len(line)
+        return line[span.column - 1 : end].strip() or line.strip()
+    return ""
+
+
+def _dotted(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def _name_of(node: cst.BaseExpression) -> str | None:
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def _decorator_name(decorator: cst.Decorator) -> str | None:
+    return _dotted(decorator.decorator)
+
+
+def _handler_guards(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    names = []
+    for item in types:
+        expression = item.value if isinstance(item, cst.Element) else item
+        dotted = _dotted(expression)
+        if dotted:
+            names.append(dotted.split(".")[-1])
+    return any(n in GUARD_EXCEPTIONS for n in names)
+
+
+def _is_guard_test(test: cst.BaseExpression) -> bool:
+    """`if TYPE_CHECKING:`, `if hasattr(...)`, or a boolean combination containing one."""
+    if isinstance(test, cst.BooleanOperation):
+        return _is_guard_test(test.left) or _is_guard_test(test.right)
+    if isinstance(test, cst.UnaryOperation):
+        return _is_guard_test(test.expression)
+    dotted = _dotted(test)
+    if dotted and dotted.split(".")[-1] == "TYPE_CHECKING":
+        return True
+    return isinstance(test, cst.Call) and _dotted(test.func) in ("hasattr", "getattr")

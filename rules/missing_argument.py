@@ -1,0 +1,54 @@
+"""## What it does
+Finds calls that do not supply a parameter the target version requires (a new parameter without a
+default, or a default that was removed), positional or keyword-only.
+
+## Why is this bad?
+The call raises `TypeError: missing a required argument` when it runs; for a dataclass-like class
+(pydantic, PEP 681), a validation error such as `Field required`.
+
+## Example
+```python
+Scheduler(vllm_config=c, kv_cache_config=k, structured_output_manager=m)
+# vllm 0.16.0 added a required `block_size: int`
+```
+
+## Fix
+Pass the new parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.bind import ProblemKind
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _calls
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD102",
+    "name": "missing-required-argument",
+    "severity": Severity.ERROR,
+    "summary": "Call omits a parameter the callee now requires",
+    "family": "calls",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    problem = _calls.problem(checked, ProblemKind.MISSING_ARGUMENT)
+    if problem is None or checked.new.target is None:
+        return
+    signature = checked.new.target.signature
+    described = []
+    for name in problem.names:
+        param = signature.get(name)
+        described.append(f"`{param.render()}`" if param else f"`{name}`")
+    plural = "s" if len(problem.names) > 1 else ""
+    yield rule.finding(
+        checked,
+        f"{_calls.display(checked)} is missing required argument{plural} {_calls.names(problem.names)} "
+        f"in {checked.new.version}",
+        symbol=_calls.callee(checked),
+        hint=f"pass {', '.join(described)}",
+    )

@@ -1,0 +1,46 @@
+"""## What it does
+Finds uses of an attribute of an upstream module or class (`module.name`, `Class.name`, including
+calls such as `module.func(...)`) that the target version no longer defines.
+
+## Why is this bad?
+The access raises `AttributeError` when that line runs, which may be long after start-up.
+
+## Example
+```python
+import vllm.utils
+vllm.utils.removed_function()
+```
+
+## Fix
+Use the attribute's replacement or its new location.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _names
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD003",
+    "name": "missing-attribute",
+    "severity": Severity.ERROR,
+    "summary": "Attribute of an upstream module or class does not exist",
+    "family": "names",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    missing = _names.miss(checked)
+    if missing is None or checked.site.kind == "import" or missing.owner_kind == "instance":
+        return
+    kind = "module" if missing.owner_kind == "module" else "class"
+    yield rule.finding(
+        checked,
+        f"{kind} `{missing.owner}` has no attribute `{missing.name}` in {checked.new.version}",
+        symbol=_names.missing_path(missing),
+        hint=f"`{missing.name}` was removed from `{missing.owner}` or moved elsewhere",
+    )

@@ -1,0 +1,43 @@
+"""## What it does
+Finds `from module import name` where the upstream module no longer defines `name`.
+
+## Why is this bad?
+The import raises `ImportError: cannot import name ...` when the importing module loads.
+
+## Example
+```python
+from vllm.v1.core.kv_cache_utils import removed_helper
+```
+
+## Fix
+Import the name from where it lives now, or use its replacement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _names
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD002",
+    "name": "missing-import-name",
+    "severity": Severity.ERROR,
+    "summary": "Name imported from an upstream module does not exist",
+    "family": "names",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    missing = _names.miss(checked)
+    if missing is None or not _names.is_name_import(checked):
+        return
+    yield rule.finding(
+        checked,
+        f"cannot import name `{missing.name}` from `{missing.owner}` ({checked.new.version})",
+        symbol=_names.missing_path(missing),
+        hint=f"`{missing.name}` is no longer defined in `{missing.owner}`: import it from its new place",
+    )

@@ -1,0 +1,45 @@
+"""## What it does
+Finds attribute uses and method calls on an instance of a known upstream class (built by a
+constructor call, or typed by an annotation) that the class no longer has, through all its bases.
+
+## Why is this bad?
+`obj.method(...)` raises `AttributeError` when it runs.
+
+## Example
+```python
+scheduler = Scheduler(...)
+scheduler.removed_method()
+```
+
+## Fix
+Call the method's replacement on the new class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _names
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD004",
+    "name": "missing-method",
+    "severity": Severity.ERROR,
+    "summary": "Method or attribute missing on an instance of an upstream class",
+    "family": "names",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    missing = _names.miss(checked)
+    if missing is None or checked.site.kind == "import" or missing.owner_kind != "instance":
+        return
+    yield rule.finding(
+        checked,
+        f"`{missing.owner}` instances have no attribute `{missing.name}` in {checked.new.version}",
+        symbol=_names.missing_path(missing),
+        hint=f"`{missing.owner}` no longer defines `{missing.name}` (nor do its bases)",
+    )

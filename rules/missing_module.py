@@ -1,0 +1,45 @@
+"""## What it does
+Finds imports of upstream modules that do not exist in the target version.
+
+## Why is this bad?
+`import pkg.gone` or `from pkg.gone import x` raises `ModuleNotFoundError` as soon as the importing
+module loads, so nothing in it runs.
+
+## Example
+```python
+from vllm.engine.old_module import helper  # vllm.engine.old_module was removed
+```
+
+## Fix
+Import from the module's new location, or guard the import and fall back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _names
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD001",
+    "name": "missing-module",
+    "severity": Severity.ERROR,
+    "summary": "Imported upstream module does not exist",
+    "family": "names",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    missing = _names.miss(checked)
+    if missing is None or not _names.is_module_import(checked):
+        return
+    module = _names.missing_path(missing)
+    yield rule.finding(
+        checked,
+        f"module `{module}` does not exist in {checked.new.version}",
+        symbol=module,
+        hint=f"find where `{module}`'s contents moved in {checked.new.version}, or pin the old version",
+    )

@@ -1,0 +1,46 @@
+"""## What it does
+Finds calls that pass a positional-only parameter (before `/` in the signature) by keyword.
+
+## Why is this bad?
+The call raises `TypeError: got some positional-only arguments passed as keyword arguments`.
+
+## Example
+```python
+encode(text="hi")  # the new version declares `def encode(text, /)`
+```
+
+## Fix
+Pass the argument by position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.bind import ProblemKind
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _calls
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD104",
+    "name": "positional-only-as-keyword",
+    "severity": Severity.ERROR,
+    "summary": "Call passes a positional-only parameter by keyword",
+    "family": "calls",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    problem = _calls.problem(checked, ProblemKind.POSITIONAL_ONLY_AS_KEYWORD)
+    if problem is None:
+        return
+    for name in problem.names:
+        yield rule.finding(
+            checked,
+            f"{_calls.display(checked)} takes `{name}` by position only in {checked.new.version}",
+            symbol=_calls.callee(checked),
+            span=_calls.keyword_span(checked, name),
+            hint=f"pass `{name}` positionally",
+        )

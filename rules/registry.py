@@ -1,0 +1,42 @@
+"""The one ordered table of rules: codes, families, and lookup by code or name."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from apidrift.rules import (
+    argument_given_twice,
+    missing_argument,
+    missing_attribute,
+    missing_import_name,
+    missing_method,
+    missing_module,
+    positional_only_as_keyword,
+    too_many_positional,
+    unexpected_keyword,
+)
+from apidrift.rules.base import Rule, rule_from_module
+
+_MODULES = (
+    missing_module,
+    missing_import_name,
+    missing_attribute,
+    missing_method,
+    unexpected_keyword,
+    missing_argument,
+    too_many_positional,
+    positional_only_as_keyword,
+    argument_given_twice,
+)
+
+FAMILIES = {"names": "AD0", "calls": "AD1"}
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    return tuple(rule_from_module(module) for module in _MODULES)
+
+
+def get_rule(code_or_name: str) -> Rule | None:
+    wanted = code_or_name.strip()
+    return next((r for r in all_rules() if wanted.upper() == r.code or wanted.lower() == r.name), None)

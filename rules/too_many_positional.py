@@ -1,0 +1,47 @@
+"""## What it does
+Finds calls that pass more positional arguments than the target version's signature takes.
+
+## Why is this bad?
+The call raises `TypeError: takes N positional arguments but M were given` when it runs.
+
+## Example
+```python
+load(path, True)  # the new version made the second parameter keyword-only
+```
+
+## Fix
+Pass the extra arguments by keyword, under the names the new signature gives them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.bind import ProblemKind
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _calls
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD103",
+    "name": "too-many-positional",
+    "severity": Severity.ERROR,
+    "summary": "Call passes more positional arguments than the callee takes",
+    "family": "calls",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    problem = _calls.problem(checked, ProblemKind.TOO_MANY_POSITIONAL)
+    if problem is None:
+        return
+    counts = ""
+    if problem.given is not None and problem.accepted is not None:
+        counts = f": takes {problem.accepted}, {problem.given} given"
+    yield rule.finding(
+        checked,
+        f"{_calls.display(checked)} gets too many positional arguments in {checked.new.version}{counts}",
+        symbol=_calls.callee(checked),
+        hint="pass the surplus arguments by keyword",
+    )

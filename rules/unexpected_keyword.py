@@ -1,0 +1,49 @@
+"""## What it does
+Finds calls that pass a keyword argument the target version's signature does not accept (a removed
+or renamed parameter), where the callee takes no `**kwargs`.
+
+## Why is this bad?
+The call raises `TypeError: got an unexpected keyword argument` when it runs; for a pydantic or
+PEP 681 dataclass with extra fields forbidden, a validation error.
+
+## Example
+```python
+get_kv_cache_config_from_groups(vllm_config=c, kv_cache_groups=g, kv_cache_specs=s, available_memory=m)
+# vllm 0.16.0 removed `kv_cache_specs`
+```
+
+## Fix
+Drop the keyword, or pass its value under the parameter's new name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.bind import ProblemKind
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _calls
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD101",
+    "name": "unexpected-keyword",
+    "severity": Severity.ERROR,
+    "summary": "Call passes a keyword argument the callee no longer accepts",
+    "family": "calls",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    problem = _calls.problem(checked, ProblemKind.UNEXPECTED_KEYWORD)
+    if problem is None:
+        return
+    for name in problem.names:
+        yield rule.finding(
+            checked,
+            f"{_calls.display(checked)} got an unexpected keyword argument `{name}` in {checked.new.version}",
+            symbol=_calls.callee(checked),
+            span=_calls.keyword_span(checked, name),
+            hint=f"remove `{name}=`: {checked.new.version} has no parameter of that name",
+        )
