@@ -59,7 +59,10 @@ class CheckedSite:
 
 def check_site(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
     resolution = resolver.resolve(site.ref)
-    missing = first_missing(site.ref, resolver)
+    # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
+    missing = resolution if isinstance(resolution, Missing) else None
+    if site.kind != "import":
+        missing = first_missing(site.ref, resolver)
     if missing is not None:
         return SiteCheck(version, resolution, missing=missing)
     if isinstance(resolution, Unknown):

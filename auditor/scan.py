@@ -201,7 +201,7 @@ class _Collector(cst.CSTVisitor):
 
     # -- bindings ---------------------------------------------------------------------------------
 
-    def visit_Import(self, node: cst.Import) -> None:
+    def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
             dotted = _dotted(alias.name)
             if dotted is None:
@@ -215,14 +215,15 @@ class _Collector(cst.CSTVisitor):
                 self.scope.bind(top, _Binding(self.scope, value=ModuleRef(top)))
             if dotted.split(".")[0] in self.upstream_names:
                 self._candidate("import-module", alias, dotted)
+        return False  # the dotted names inside are not attribute uses
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         module = _dotted(node.module) if node.module is not None else None
         upstream = not node.relative and module is not None and module.split(".")[0] in self.upstream_names
         if upstream:
             self._candidate("import-from-module", node, module)
         if isinstance(node.names, cst.ImportStar):
-            return
+            return False
         for alias in node.names:
             name = _name_of(alias.name)
             if name is None:
@@ -233,6 +234,7 @@ class _Collector(cst.CSTVisitor):
                 self.scope.bind(local, _Binding(self.scope, value=value))
             if upstream:
                 self._candidate("import-name", alias, module)
+        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -1,0 +1,7 @@
+"""`python -m apidrift`: the same as the `apidrift` command."""
+
+import sys
+
+from apidrift.auditor.cli import main
+
+sys.exit(main())

@@ -1,0 +1,109 @@
+"""Two-version case files: each `tests/cases/*.case` tells a before/after story.
+
+A case file holds sections `[old PATH]`, `[new PATH]` (the upstream package `pkg` in two versions)
+and `[downstream PATH]`. An expected finding is a comment on the downstream line it is reported on:
+`# E: AD101` for an error, `# I: AD002` for info (several codes: `# E: AD101 AD102`). Every other
+line must stay silent. Each case runs twice: as written, and with every upstream module re-exported
+from a private implementation module, so that each check also goes through aliases.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from apidrift import AuditRequest, audit
+
+CASES = sorted((Path(__file__).parent / "cases").glob("*.case"))
+SECTION = re.compile(r"^\[(old|new|downstream) ([^\]]+)\]\s*$")
+EXPECT = re.compile(r"#\s*([EWI]):\s*((?:AD\d{3}\s*)+)")
+LETTER = {"error": "E", "warning": "W", "info": "I"}
+
+
+def parse_case(path: Path) -> dict[str, dict[str, str]]:
+    sections: dict[str, dict[str, str]] = {"old": {}, "new": {}, "downstream": {}}
+    current: tuple[str, str] | None = None
+    for line in path.read_text().splitlines(keepends=True):
+        match = SECTION.match(line)
+        if match:
+            current = (match.group(1), match.group(2).strip())
+            sections[current[0]][current[1]] = ""
+        elif current is not None:
+            sections[current[0]][current[1]] += line
+    return sections
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+def reexported(files: dict[str, str]) -> dict[str, str]:
+    """Move each upstream module's body to `pkg/_impl/...` and re-export its names from the old place."""
+    result: dict[str, str] = {}
+    for relative, text in files.items():
+        parts = Path(relative).parts
+        if parts[0] != "pkg" or parts[-1] == "__init__.py" or "getattr" in text or "import *" in text:
+            result[relative] = text
+            continue
+        hidden = Path("pkg", "_impl", *parts[1:]).as_posix()
+        result[hidden] = text.replace("from . import", "from pkg import").replace("from .", "from pkg.")
+        module = ".".join(Path(hidden).with_suffix("").parts)
+        names = _top_level_names(text)
+        result[relative] = "".join(f"from {module} import {name}\n" for name in names)
+        result.setdefault("pkg/_impl/__init__.py", "")
+    return result
+
+
+def _top_level_names(source: str) -> list[str]:
+    names = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names.extend(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+    return names
+
+
+def expected_findings(files: dict[str, str]) -> set[tuple[str, int, str, str]]:
+    expected = set()
+    for relative, text in files.items():
+        for number, line in enumerate(text.splitlines(), start=1):
+            for letter, codes in EXPECT.findall(line):
+                for code in codes.split():
+                    expected.add((relative, number, letter, code))
+    return expected
+
+
+@pytest.mark.parametrize("variant", ["direct", "reexport"])
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_case(case: Path, variant: str, tmp_path: Path) -> None:
+    sections = parse_case(case)
+    new_files = sections["new"]
+    old_files = sections["old"]
+    if variant == "reexport":
+        new_files, old_files = reexported(new_files), reexported(old_files)
+    new = write_tree(tmp_path / "new", new_files)
+    old = write_tree(tmp_path / "old", old_files) if old_files else None
+    down = write_tree(tmp_path / "down", sections["downstream"])
+    result = audit(
+        AuditRequest(
+            downstream=str(down),
+            against=f"pkg@{new}",
+            old=f"pkg@{old}" if old else None,
+            cache_dir=tmp_path / "cache",
+            offline=True,
+        )
+    )
+    found = {(f.location.path, f.location.line, LETTER[f.severity.value], f.code) for f in result.findings}
+    assert found == expected_findings(sections["downstream"]), "\n".join(
+        f"{f.location.path}:{f.location.line}: {f.code} [{f.severity.value}] {f.message}" for f in result.findings
+    )
