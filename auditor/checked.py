@@ -12,7 +12,7 @@ from apidrift.auditor.bind import Break, Ok, Unknown as BindUnknown, Verdict, bi
 from apidrift.auditor.callables import CallTarget, call_target
 from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
 from apidrift.auditor.resolve import Missing, Resolution, Resolver, Unknown
-from apidrift.auditor.scan import UseSite
+from apidrift.auditor.sites import UseSite
 
 
 @dataclass(frozen=True)

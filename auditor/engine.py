@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -12,15 +14,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import libcst
-
 from apidrift import __version__
 from apidrift.auditor.api.index import ApiIndex
-from apidrift.auditor.cache import Cache
+from apidrift.auditor.cache import Cache, atomic_write_text
 from apidrift.auditor.checked import CheckedSite, check_site
 from apidrift.auditor.resolve import Resolver
 from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo
-from apidrift.auditor.scan import FileScan, scan_source
+from apidrift.auditor.sites import FileScan, site_from_data, site_to_data
 from apidrift.auditor.sources import SourceTree, locate
 from apidrift.rules.registry import all_rules
 
@@ -30,6 +30,7 @@ SKIPPED_DIRS = frozenset(
      ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages"}
 )
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger files are generated code: skipped, and said so
+SCAN_VERSION = 1  # part of the scan cache key: bump when the scanner's output changes
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def audit(request: AuditRequest) -> AuditResult:
     upstream_names = frozenset(new_tree.import_names) | frozenset(old_tree.import_names if old_tree else ())
 
     with timer.phase("scan"):
-        scans = _scan_downstream(down_tree.root, upstream_names, result)
+        scans = _scan_downstream(down_tree.root, upstream_names, result, cache.dir("scan"))
     api_dir = cache.dir("api")
     new_resolver = Resolver(_index(new_tree, api_dir))
     old_resolver = Resolver(_index(old_tree, api_dir)) if old_tree else None
@@ -128,7 +129,7 @@ def _count(coverage: Coverage, check) -> None:  # type: ignore[no-untyped-def]
         coverage.count_unchecked(reason)
 
 
-def _scan_downstream(root: Path, upstream_names: frozenset[str], result: AuditResult) -> list[FileScan]:
+def _scan_downstream(root: Path, upstream_names: frozenset[str], result: AuditResult, cache_dir: Path) -> list[FileScan]:
     """Parse only the files that mention an upstream import name; every file gets an outcome."""
     mention = re.compile(r"\b(?:%s)\b" % "|".join(re.escape(n) for n in sorted(upstream_names))) if upstream_names else None
     scans = []
@@ -150,18 +151,42 @@ def _scan_downstream(root: Path, upstream_names: frozenset[str], result: AuditRe
         if mention is None or not mention.search(text):
             result.files.append(FileOutcome(relative, "skipped", "does not mention the upstream"))
             continue
-        try:
-            scan = scan_source(relative, text, upstream_names)
-        except libcst.ParserSyntaxError as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
-            result.files.append(FileOutcome(relative, "failed", f"syntax error: {first}"))
-            continue
-        except RecursionError:
-            result.files.append(FileOutcome(relative, "failed", "nesting too deep to parse"))
+        scan = _scan_file(relative, data, text, upstream_names, cache_dir)
+        if isinstance(scan, str):
+            result.files.append(FileOutcome(relative, "failed", scan))
             continue
         result.files.append(FileOutcome(relative, "scanned", use_sites=len(scan.sites)))
         scans.append(scan)
     return scans
+
+
+def _scan_file(relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path) -> FileScan | str:
+    """One file's use sites, from the scan cache when its content was scanned before; else why it failed."""
+    key = hashlib.sha256(f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0{relative}\0".encode() + data).hexdigest()
+    entry = cache_dir / key[:2] / f"{key}.json"
+    try:
+        sites = tuple(site_from_data(d) for d in json.loads(entry.read_text(encoding="utf-8")))
+        return FileScan(relative, sites, tuple(text.splitlines()))
+    except FileNotFoundError:
+        pass
+    except (ValueError, KeyError, TypeError, IndexError):
+        pass  # a torn or stale entry: scan again and overwrite it
+    import libcst  # only on a cache miss: a warm run never loads the parser
+
+    from apidrift.auditor.scan import scan_source
+
+    try:
+        scan = scan_source(relative, text, upstream_names)
+    except libcst.ParserSyntaxError as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
+        return f"syntax error: {first}"
+    except RecursionError:
+        return "nesting too deep to parse"
+    try:
+        atomic_write_text(entry, json.dumps([site_to_data(s) for s in scan.sites]))
+    except OSError:
+        pass  # a read-only cache must not stop the audit
+    return scan
 
 
 def _python_files(root: Path) -> list[Path]:

@@ -17,38 +17,13 @@ import libcst as cst
 from libcst.metadata import CodeRange, ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider
 
 from apidrift.auditor.bind import CallShape
+from apidrift.auditor.sites import FileScan, Span, UseSite
 from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
 GUARD_EXCEPTIONS = frozenset(
     {"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError", "Exception", "BaseException", "NameError"}
 )
-
-
-@dataclass(frozen=True)
-class Span:
-    line: int  # 1-based
-    column: int  # 1-based
-    end_line: int
-    end_column: int
-
-
-@dataclass(frozen=True)
-class UseSite:
-    kind: str  # "import", "attribute" or "call"
-    ref: Ref  # what is imported or accessed; for calls, the callee
-    span: Span
-    code: str  # the use as written, first line only
-    shape: CallShape | None = None
-    keyword_spans: tuple[tuple[str, Span], ...] = ()  # call keywords and where each is written
-    guarded: bool = False  # inside try/except ImportError etc., `if TYPE_CHECKING`, or a hasattr check
-
-
-@dataclass(frozen=True)
-class FileScan:
-    path: str
-    sites: tuple[UseSite, ...]
-    lines: tuple[str, ...]  # the file's lines, for showing findings
 
 
 @dataclass

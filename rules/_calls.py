@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apidrift.auditor.bind import Break, Problem, ProblemKind
 from apidrift.auditor.checked import CheckedSite
-from apidrift.auditor.scan import Span
+from apidrift.auditor.sites import Span
 
 
 def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:

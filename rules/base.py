@@ -13,7 +13,7 @@ from apidrift.auditor.results import Severity
 if TYPE_CHECKING:
     from apidrift.auditor.checked import CheckedSite
     from apidrift.auditor.results import Finding
-    from apidrift.auditor.scan import Span
+    from apidrift.auditor.sites import Span
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")
 

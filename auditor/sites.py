@@ -1,0 +1,88 @@
+"""Use sites: what the scanner found in one downstream file, as plain values that serialize themselves.
+
+Kept apart from the libcst scanner so that rules, reports and the scan cache never import libcst.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from apidrift.auditor.bind import CallShape
+from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class UseSite:
+    kind: str  # "import", "attribute" or "call"
+    ref: Ref  # what is imported or accessed; for calls, the callee
+    span: Span
+    code: str  # the use as written, first line only
+    shape: CallShape | None = None
+    keyword_spans: tuple[tuple[str, Span], ...] = ()  # call keywords and where each is written
+    guarded: bool = False  # inside try/except ImportError etc., `if TYPE_CHECKING`, or a hasattr check
+
+
+@dataclass(frozen=True)
+class FileScan:
+    path: str
+    sites: tuple[UseSite, ...]
+    lines: tuple[str, ...]  # the file's lines, for showing findings
+
+
+def ref_to_data(ref: Ref) -> Any:
+    if isinstance(ref, ModuleRef):
+        return {"module": ref.path}
+    if isinstance(ref, AttrRef):
+        return {"attr": ref.name, "of": ref_to_data(ref.base)}
+    if isinstance(ref, CallRef):
+        return {"call": ref_to_data(ref.func)}
+    return {"instance": ref_to_data(ref.cls)}
+
+
+def ref_from_data(data: Any) -> Ref:
+    if "module" in data:
+        return ModuleRef(data["module"])
+    if "attr" in data:
+        return AttrRef(ref_from_data(data["of"]), data["attr"])
+    if "call" in data:
+        return CallRef(ref_from_data(data["call"]))
+    return InstanceRef(ref_from_data(data["instance"]))
+
+
+def site_to_data(site: UseSite) -> dict[str, Any]:
+    shape = site.shape
+    return {
+        "kind": site.kind,
+        "ref": ref_to_data(site.ref),
+        "span": list(_span_tuple(site.span)),
+        "code": site.code,
+        "shape": [shape.positional, list(shape.keywords), shape.star_args, shape.star_kwargs] if shape else None,
+        "keywords": [[name, list(_span_tuple(span))] for name, span in site.keyword_spans],
+        "guarded": site.guarded,
+    }
+
+
+def site_from_data(data: dict[str, Any]) -> UseSite:
+    shape = data["shape"]
+    return UseSite(
+        kind=data["kind"],
+        ref=ref_from_data(data["ref"]),
+        span=Span(*data["span"]),
+        code=data["code"],
+        shape=CallShape(shape[0], tuple(shape[1]), shape[2], shape[3]) if shape else None,
+        keyword_spans=tuple((name, Span(*span)) for name, span in data["keywords"]),
+        guarded=data["guarded"],
+    )
+
+
+def _span_tuple(span: Span) -> tuple[int, int, int, int]:
+    return (span.line, span.column, span.end_line, span.end_column)
