@@ -1,0 +1,66 @@
+"""The distribution installs everything under the single `apidrift` namespace (`pip install .`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    return next(out.glob("apidrift-*.whl"))
+
+
+@pytest.mark.network  # the isolated build fetches setuptools from the index
+def test_wheel_holds_only_the_apidrift_namespace(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    top_levels = {name.split("/")[0] for name in names}
+    assert top_levels == {"apidrift", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
+    for module in ("auditor/engine.py", "auditor/api/loader.py", "rules/registry.py", "rules/unexpected_keyword.py"):
+        assert f"apidrift/{module}" in names
+    assert not any(name.startswith("apidrift/tests/") for name in names)
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert "apidrift = apidrift.auditor.cli:main" in entry_points
+
+
+@pytest.mark.network
+def test_installed_wheel_imports_from_anywhere(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    code = (
+        "import apidrift, apidrift.rules.registry, apidrift.auditor.cli, importlib.util;"
+        "print(apidrift.__file__);"
+        "print(importlib.util.find_spec('rules'), importlib.util.find_spec('reports'), importlib.util.find_spec('auditor'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(target)}, capture_output=True, text=True, check=True
+    )
+    first, second = done.stdout.splitlines()
+    assert first.startswith(str(target))
+    assert second == "None None None"
+
+
+def test_subpackages_live_inside_the_apidrift_package() -> None:
+    import apidrift
+    import apidrift.reports
+    import apidrift.rules.registry
+
+    package = Path(apidrift.__file__).resolve().parent
+    assert Path(apidrift.rules.registry.__file__).resolve().parent == package / "rules"
+    assert Path(apidrift.reports.__file__).resolve().parent == package / "reports"
