@@ -74,7 +74,6 @@ def audit(request: AuditRequest) -> AuditResult:
         old_upstream=_input(old_tree) if old_tree else None,
         tool_version=__version__,
     )
-    result.notes.extend(tree.note for tree in (down_tree, new_tree, old_tree) if tree is not None and tree.note)
     upstream_names = frozenset(new_tree.import_names) | frozenset(old_tree.import_names if old_tree else ())
 
     with timer.phase("scan"):
@@ -134,7 +133,7 @@ def _scan_downstream(root: Path, upstream_names: frozenset[str], result: AuditRe
     mention = re.compile(r"\b(?:%s)\b" % "|".join(re.escape(n) for n in sorted(upstream_names))) if upstream_names else None
     scans = []
     for path in _python_files(root):
-        relative = path.relative_to(root).as_posix()
+        relative = path.name if path == root else path.relative_to(root).as_posix()
         try:
             data = path.read_bytes()
         except OSError as error:

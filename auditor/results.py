@@ -41,7 +41,9 @@ class Finding:
     new_signature: str | None = None
     old_signature: str | None = None
     hint: str | None = None
-    classification: str | None = None  # "drift", "pre-existing", or None without an old version
+    # "drift" (fine on the old version), "pre-existing" (broken on both), "unknown-before" (the old
+    # version could not be checked), or None without an old version.
+    classification: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

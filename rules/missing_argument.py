@@ -41,9 +41,16 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         return
     signature = checked.new.target.signature
     described = []
+    names = [p.name for p in signature.parameters]
     for name in problem.names:
         param = signature.get(name)
-        described.append(f"`{param.render()}`" if param else f"`{name}`")
+        text = f"`{param.render()}`" if param else f"`{name}`"
+        index = names.index(name) if name in names else -1
+        if index > 0:
+            text += f" (after `{names[index - 1]}`)"
+        elif index == 0:
+            text += " (the first parameter)"
+        described.append(text)
     plural = "s" if len(problem.names) > 1 else ""
     yield rule.finding(
         checked,

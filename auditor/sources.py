@@ -1,0 +1,670 @@
+"""Locating sources: a spec string -> a `SourceTree`, a local folder of .py/.pyi files plus the distribution's metadata.
+
+This is the only stage that touches the network (through `index.IndexClient`). Nothing read here is
+imported or executed: metadata comes from METADATA/PKG-INFO/top_level.txt/RECORD/pyproject.toml files,
+and installed distributions are read through `importlib.metadata` without importing them.
+"""
+
+from __future__ import annotations
+
+import configparser
+import csv
+import hashlib
+import importlib.metadata
+import io
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from email.parser import HeaderParser
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+from urllib.request import url2pathname
+
+from packaging.version import InvalidVersion, Version
+
+from .archive import (
+    Extraction,
+    ExtractLimits,
+    archive_kind,
+    compiled_module_name,
+    extract_archive,
+    read_extraction,
+)
+from .cache import Cache
+from .index import DEFAULT_MAX_DOWNLOAD_BYTES, IndexClient, classify_filename, select_release
+from .specs import (
+    DirectorySpec,
+    IndexSpec,
+    NameSpec,
+    PathSpec,
+    Role,
+    SourceError,
+    SpecError,
+    normalize_name,
+    parse_spec,
+)
+
+try:  # Python 3.11+
+    import tomllib as _toml
+except ImportError:  # pragma: no cover - Python 3.10 without tomli reads no pyproject.toml
+    try:
+        import tomli as _toml  # type: ignore[no-redef]
+    except ImportError:
+        _toml = None  # type: ignore[assignment]
+
+__all__ = ["SourceTree", "SourceError", "SpecError", "locate"]
+
+Origin = Literal["index", "path", "installed", "directory"]
+
+# Folders and modules that are never a distribution's import names when we have to find them by looking.
+_NOT_PACKAGES = frozenset(
+    {"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks", "benchmark", "build",
+     "dist", "scripts", "site-packages", "node_modules", "venv", "env", "htmlcov", "__pycache__"}
+)  # fmt: skip
+_NOT_MODULES = frozenset(
+    {"setup", "conftest", "noxfile", "tasks", "fabfile", "versioneer", "dodo", "runtests", "run_tests",
+     "__init__", "__main__"}
+)  # fmt: skip
+_CANDIDATE_SUBROOTS = ("src", "lib", "python")  # where sdists and projects keep their packages
+_MAX_METADATA_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SourceTree:
+    name: str  # distribution name as published
+    version: str | None
+    root: Path  # the importable packages are directly under it
+    import_names: tuple[str, ...]  # top-level import names this distribution provides
+    origin: str  # "index", "path", "installed", "directory"
+    location: str  # archive file name, folder, or installed location
+    sha256: str | None  # of the archive
+    compiled_modules: frozenset[str]  # dotted names of compiled extension modules found
+    requires: tuple[str, ...]  # the distribution's Requires-Dist lines, verbatim
+    note: str | None = None
+
+
+def locate(
+    spec: str,
+    *,
+    role: Role,
+    cache: Cache,
+    index_url: str | None = None,
+    offline: bool = False,
+    max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
+    extract_limits: ExtractLimits | None = None,
+) -> SourceTree:
+    """Resolve `spec` for `role` to a local source tree; raise `SpecError` or `SourceError` with a one-line message."""
+    parsed = parse_spec(spec, role)
+    ctx = _Context(cache, index_url, offline, max_download_bytes, extract_limits or ExtractLimits())
+    if isinstance(parsed, IndexSpec):
+        return _from_index(parsed.name, parsed, ctx)
+    if isinstance(parsed, PathSpec):
+        return _from_path(parsed, ctx)
+    if isinstance(parsed, DirectorySpec):
+        return _from_directory(parsed.path, origin="directory")
+    return _from_name(parsed, role, ctx)
+
+
+@dataclass(frozen=True)
+class _Context:
+    cache: Cache
+    index_url: str | None
+    offline: bool
+    max_download_bytes: int
+    limits: ExtractLimits
+
+    def client(self) -> IndexClient:
+        return IndexClient(
+            self.cache, self.index_url, offline=self.offline, max_download_bytes=self.max_download_bytes
+        )
+
+
+# --- bare names ----------------------------------------------------------------------------------
+
+
+def _from_name(spec: NameSpec, role: Role, ctx: _Context) -> SourceTree:
+    name = spec.name
+    if role == "upstream":
+        tree = _from_installed(name)
+        if tree is None:
+            raise SourceError(
+                f"{name} is not installed in this environment; give a version ({name}==VERSION) "
+                f"or a path ({name}@PATH)"
+            )
+        return _with_note(tree, f"{name}: using the version installed in this environment, {tree.version}")
+    folder = Path(name)
+    if folder.is_dir():
+        tree = _from_directory(folder, origin="directory")
+        return _with_note(tree, f"{name} is a local folder: using it ({folder.resolve()})")
+    tree = _from_installed(name)
+    if tree is not None:
+        return _with_note(
+            tree, f"{name} is not a local folder: using the installed distribution, {tree.version}"
+        )
+    tree = _from_index(name, None, ctx)
+    return _with_note(
+        tree, f"{name} is not a local folder nor installed: using the latest release on the index, {tree.version}"
+    )
+
+
+def _with_note(tree: SourceTree, note: str) -> SourceTree:
+    return replace(tree, note=f"{note}; {tree.note}" if tree.note else note)
+
+
+# --- the index -----------------------------------------------------------------------------------
+
+
+def _from_index(name: str, spec: IndexSpec | None, ctx: _Context) -> SourceTree:
+    key = normalize_name(name)
+    with ctx.client() as client:
+        pinned = spec.pinned if spec else None
+        if pinned is not None:
+            # An exact pin that is already extracted needs no index request at all.
+            cached = _cached_release(ctx.cache, key, pinned, client.display_url)
+            if cached is not None:
+                tree = _tree_from_extraction(cached[0], origin="index", name_hint=name)
+                return _with_note(tree, cached[1]) if cached[1] else tree
+            if ctx.offline:
+                raise SourceError(
+                    f"offline: {spec} from {client.display_url} is not in the cache {ctx.cache.root}; "
+                    "run once without --offline"
+                )
+        listing = client.project(name)
+        release = select_release(listing, spec)
+        file = release.file
+        if file.sha256:
+            hit = read_extraction(ctx.cache.source_dir(key, release.version, file.sha256))
+            if hit is not None:
+                return _tree_from_extraction(hit, origin="index", name_hint=name)
+        if ctx.offline:
+            raise SourceError(
+                f"offline: {name} {release.version} ({file.filename}) is not in the cache {ctx.cache.root}; "
+                "run once without --offline"
+            )
+        archive, digest = client.download(file)
+    unverified = None if file.sha256 else f"the index publishes no sha256 for {file.filename}: not verified"
+    info = {
+        "origin": "index",
+        "index": client.display_url,
+        "filename": file.filename,
+        "sha256": digest,
+        "version": release.version,
+        "note": "; ".join(filter(None, [release.note, unverified])) or None,
+    }
+    try:
+        extraction = _extract(archive, ctx.cache.source_dir(key, release.version, digest), ctx.limits, info)
+    finally:
+        archive.unlink(missing_ok=True)  # the extracted tree is what the cache keeps
+    return _tree_from_extraction(extraction, origin="index", name_hint=name)
+
+
+def _cached_release(cache: Cache, key: str, pinned: Version, index: str) -> tuple[Extraction, str | None] | None:
+    """A cached extraction of release `pinned`, preferably fetched from `index`, with a note when it was not."""
+    folder = cache.sources_of(key)
+    if not folder.is_dir():
+        return None
+    found: list[Extraction] = []
+    for child in sorted(folder.iterdir()):
+        label, _, _sha = child.name.rpartition("-")
+        if child.name.startswith(".") or not label:
+            continue
+        try:
+            if Version(label) != pinned:
+                continue
+        except InvalidVersion:
+            continue
+        extraction = read_extraction(child)
+        if extraction and extraction.info.get("origin") == "index":
+            found.append(extraction)
+    for extraction in found:
+        if extraction.info.get("index") == index:
+            return extraction, None
+    if not found:
+        return None
+    # A release is the same whichever index served it (mirrors); say where this copy came from.
+    extraction = found[0]
+    info = extraction.info
+    return extraction, f"{key} {info.get('version')} comes from the cache, fetched from {info.get('index')}"
+
+
+def _extract(archive: Path, dest: Path, limits: ExtractLimits, info: dict[str, Any]) -> Extraction:
+    existing = read_extraction(dest)
+    if existing is not None:
+        return existing
+    if dest.exists():  # an incomplete or outdated extraction: start over
+        shutil.rmtree(dest, ignore_errors=True)
+    return extract_archive(archive, dest, limits=limits, info=info)
+
+
+# --- NAME@PATH -----------------------------------------------------------------------------------
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _from_path(spec: PathSpec, ctx: _Context) -> SourceTree:
+    path = spec.path
+    if path.is_dir():
+        tree = _from_directory(path, origin="path", name_hint=spec.name)
+    elif path.is_file():
+        if archive_kind(path.name) is None:
+            raise SourceError(f"{path}: not a directory, a wheel (.whl) nor an sdist (.tar.gz, .zip, ...)")
+        try:
+            digest = _sha256_of(path)
+        except OSError as exc:
+            raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+        parsed = classify_filename(path.name)
+        info = {"origin": "path", "filename": path.name, "sha256": digest,
+                "version": parsed[1] if parsed else None}  # fmt: skip
+        dest = ctx.cache.source_dir(spec.key, "file", digest)
+        extraction = _extract(path, dest, ctx.limits, info)
+        tree = _tree_from_extraction(extraction, origin="path", name_hint=spec.name, location=str(path.resolve()))
+    else:
+        raise SourceError(f"{path} does not exist (from {spec.text!r})")
+    if normalize_name(tree.name) != spec.key:
+        return _with_note(tree, f"{path} holds the distribution {tree.name}, read as {spec.name}")
+    return tree
+
+
+# --- reading metadata files ----------------------------------------------------------------------
+
+
+@dataclass
+class _Meta:
+    name: str | None = None
+    version: str | None = None
+    requires: tuple[str, ...] | None = None  # None: not declared (as opposed to declared empty)
+    declared: tuple[str, ...] = ()  # import names from top_level.txt or RECORD
+
+    def fill(self, other: _Meta) -> None:
+        """Take from `other` what this one lacks."""
+        self.name = self.name or other.name
+        self.version = self.version or other.version
+        if self.requires is None:
+            self.requires = other.requires
+        self.declared = self.declared or other.declared
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > _MAX_METADATA_BYTES:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _core_metadata(text: str | None) -> _Meta:
+    """Name, Version and Requires-Dist of a METADATA or PKG-INFO file."""
+    if not text:
+        return _Meta()
+    headers = HeaderParser().parsestr(text)
+    requires = headers.get_all("Requires-Dist")
+    return _Meta(
+        name=(headers.get("Name") or "").strip() or None,
+        version=(headers.get("Version") or "").strip() or None,
+        requires=tuple(r.strip() for r in requires) if requires else None,
+    )
+
+
+def _lines(text: str | None) -> tuple[str, ...]:
+    return tuple(line.strip() for line in (text or "").splitlines() if line.strip())
+
+
+def _identifiers(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted({n for n in names if n.isidentifier() and not n.startswith("__editable__")}))
+
+
+def _record_top_names(paths: Iterable[str]) -> tuple[str, ...]:
+    """Top-level import names from RECORD-style paths: packages, modules and compiled modules."""
+    names: set[str] = set()
+    for path in paths:
+        parts = path.replace("\\", "/").split("/")
+        first = parts[0]
+        if not first or first == ".." or first.endswith((".dist-info", ".data", ".egg-info")):
+            continue
+        if len(parts) == 1:
+            if first.endswith((".py", ".pyi")):
+                names.add(first.rsplit(".", 1)[0])
+            elif first.endswith((".so", ".pyd")):
+                names.add(first.split(".", 1)[0])
+        else:
+            names.add(first)
+    return _identifiers(names)
+
+
+def _record_paths(text: str | None) -> list[str]:
+    return [row[0] for row in csv.reader(io.StringIO(text or "")) if row]
+
+
+def _requires_txt(text: str | None) -> tuple[str, ...] | None:
+    """setuptools' requires.txt (`[extra:marker]` sections) as Requires-Dist lines, for old sdists."""
+    if not text:
+        return None
+    out: list[str] = []
+    extra = marker = ""
+    for line in _lines(text):
+        if line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            extra, _, marker = line[1:-1].partition(":")
+            continue
+        markers = []
+        if marker:
+            markers.append(f"({marker})" if extra else marker)
+        if extra:
+            markers.append(f'extra == "{extra}"')
+        out.append(f"{line}; {' and '.join(markers)}" if markers else line)
+    return tuple(out)
+
+
+def _with_extra(requirement: str, extra: str) -> str:
+    req, sep, marker = requirement.partition(";")
+    if sep and marker.strip():
+        return f'{req.strip()}; ({marker.strip()}) and extra == "{extra}"'
+    return f'{req.strip()}; extra == "{extra}"'
+
+
+def _project_metadata(project_dir: Path) -> _Meta:
+    """Name, version and dependencies declared statically in pyproject.toml or setup.cfg."""
+    meta = _Meta()
+    text = _read_text(project_dir / "pyproject.toml")
+    if text and _toml is not None:
+        try:
+            project = _toml.loads(text).get("project") or {}
+        except (ValueError, AttributeError):
+            project = {}
+        if isinstance(project, dict):
+            meta.name = project.get("name") if isinstance(project.get("name"), str) else None
+            meta.version = project.get("version") if isinstance(project.get("version"), str) else None
+            deps = project.get("dependencies")
+            extras = project.get("optional-dependencies")
+            if isinstance(deps, list) or isinstance(extras, dict):
+                requires = [d for d in deps or [] if isinstance(d, str)]
+                for extra, items in (extras or {}).items():
+                    requires += [_with_extra(d, extra) for d in items if isinstance(d, str)]
+                meta.requires = tuple(requires)
+    text = _read_text(project_dir / "setup.cfg")
+    if text:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            return meta
+        setup = _Meta(
+            name=parser.get("metadata", "name", fallback=None),
+            version=parser.get("metadata", "version", fallback=None),
+        )
+        if setup.version and ":" in setup.version:  # `attr:` / `file:` directives are not static
+            setup.version = None
+        if parser.has_option("options", "install_requires") or parser.has_section("options.extras_require"):
+            requires = list(_lines(parser.get("options", "install_requires", fallback="")))
+            if parser.has_section("options.extras_require"):
+                for extra, value in parser.items("options.extras_require"):
+                    requires += [_with_extra(d, extra) for d in _lines(value)]
+            setup.requires = tuple(requires)
+        meta.fill(setup)
+    return meta
+
+
+# --- finding the root and the import names in a tree ---------------------------------------------
+
+
+def _dist_name_of(folder: Path) -> str:
+    """`PyYAML.egg-info` -> `pyyaml`, `speculators-0.3.0.dist-info` -> `speculators`."""
+    return normalize_name(folder.name.rsplit(".", 1)[0].split("-")[0])
+
+
+def _pick(folders: list[Path], name_hint: str | None) -> Path | None:
+    if name_hint:
+        key = normalize_name(name_hint)
+        for folder in folders:
+            if _dist_name_of(folder) == key:
+                return folder
+    return folders[0] if len(folders) == 1 else None
+
+
+def _is_package(folder: Path) -> bool:
+    return (folder / "__init__.py").is_file() or (folder / "__init__.pyi").is_file()
+
+
+def _has_python(folder: Path) -> bool:
+    return any(p.suffix in (".py", ".pyi") and p.is_file() for p in folder.iterdir())
+
+
+def _provides(root: Path, name: str) -> bool:
+    """Whether `root` holds `name` as Python: a module, a package, or a namespace with .py files inside."""
+    if (root / f"{name}.py").is_file() or (root / f"{name}.pyi").is_file():
+        return True
+    folder = root / name
+    if not folder.is_dir():
+        return False
+    return _is_package(folder) or any(True for _ in folder.rglob("*.py"))
+
+
+def _scan(root: Path) -> tuple[tuple[str, ...], bool]:
+    """Import names found by looking in `root`, and whether any is a regular package (`__init__.py`)."""
+    if not root.is_dir():
+        return (), False
+    packages: list[str] = []
+    folders: list[str] = []
+    modules: list[str] = []
+    for child in sorted(root.iterdir()):
+        stem = child.name.rsplit(".", 1)[0] if child.is_file() else child.name
+        if child.name.startswith(".") or not stem.isidentifier():
+            continue
+        if child.is_dir():
+            if child.name in _NOT_PACKAGES:
+                continue
+            if _is_package(child):
+                packages.append(child.name)
+            elif _has_python(child):
+                folders.append(child.name)
+        elif child.suffix in (".py", ".pyi") and stem not in _NOT_MODULES:
+            modules.append(stem)
+    # Folders without __init__.py count only when there is no regular package (then they are
+    # namespace packages); otherwise they are usually scripts or tooling next to the package.
+    names = packages + (folders if not packages else []) + modules
+    return _identifiers(names), bool(packages)
+
+
+@dataclass
+class _Analysis:
+    root: Path
+    import_names: tuple[str, ...]
+    meta: _Meta = field(default_factory=_Meta)
+
+
+def _find_root(tree: Path, declared: tuple[str, ...], preferred: list[Path]) -> _Analysis:
+    candidates = [*preferred, tree, *(tree / sub for sub in _CANDIDATE_SUBROOTS)]
+    candidates = [c for c in dict.fromkeys(candidates) if c.is_dir()]
+    if declared:
+        for candidate in candidates:
+            if any(_provides(candidate, name) for name in declared):
+                return _Analysis(candidate, declared)
+        return _Analysis(preferred[0] if preferred else tree, declared)
+    # Nothing declared: prefer a src/ layout, then the tree itself, then lib/ and python/.
+    ordered = [c for c in candidates if c.name == "src" and c.parent == tree] + candidates
+    scans = [(c, *_scan(c)) for c in dict.fromkeys(ordered)]
+    for candidate, names, regular in scans:
+        if regular:
+            return _Analysis(candidate, names)
+    for candidate, names, _regular in scans:
+        if names:
+            return _Analysis(candidate, names)
+    return _Analysis(tree, ())
+
+
+def _analyse(tree: Path, name_hint: str | None, declared: tuple[str, ...] = ()) -> _Analysis:
+    """Root, import names and metadata of an extracted wheel or sdist, or of a project folder."""
+    dist_info = _pick(sorted(tree.glob("*.dist-info")), name_hint)
+    if dist_info is not None:  # a wheel (or a folder laid out like site-packages)
+        meta = _core_metadata(_read_text(dist_info / "METADATA"))
+        meta.declared = declared or _identifiers(_lines(_read_text(dist_info / "top_level.txt")))
+        meta.declared = meta.declared or _record_top_names(_record_paths(_read_text(dist_info / "RECORD")))
+        if meta.declared:
+            return _Analysis(tree, meta.declared, meta)
+        names, _regular = _scan(tree)
+        return _Analysis(tree, names, meta)
+
+    meta = _core_metadata(_read_text(tree / "PKG-INFO"))
+    egg_infos = sorted([*tree.glob("*.egg-info"), *tree.glob("*/*.egg-info")])
+    egg_info = _pick([e for e in egg_infos if e.is_dir()], name_hint)
+    if egg_info is not None:
+        egg_meta = _core_metadata(_read_text(egg_info / "PKG-INFO"))
+        egg_meta.declared = _identifiers(_lines(_read_text(egg_info / "top_level.txt")))
+        if egg_meta.requires is None:
+            egg_meta.requires = _requires_txt(_read_text(egg_info / "requires.txt"))
+        meta.fill(egg_meta)
+    meta.fill(_project_metadata(tree))
+    analysis = _find_root(tree, declared or meta.declared, [egg_info.parent] if egg_info else [])
+    analysis.meta = meta
+    return analysis
+
+
+# --- building SourceTrees ------------------------------------------------------------------------
+
+
+def _compiled_under(root: Path, relpaths: Iterable[str], base: Path) -> frozenset[str]:
+    """Dotted names, relative to `root`, of compiled modules given as paths relative to `base`."""
+    try:
+        prefix = root.relative_to(base).as_posix()
+    except ValueError:
+        return frozenset()
+    found: set[str] = set()
+    for path in relpaths:
+        if prefix != ".":
+            if not path.startswith(prefix + "/"):
+                continue
+            path = path[len(prefix) + 1 :]
+        dotted = compiled_module_name(path)
+        if dotted:
+            found.add(dotted)
+    return frozenset(found)
+
+
+def _tree_from_extraction(
+    extraction: Extraction, *, origin: Origin, name_hint: str, location: str | None = None
+) -> SourceTree:
+    info = extraction.info
+    analysis = _analyse(extraction.tree, name_hint)
+    meta = analysis.meta
+    version = info.get("version") if origin == "index" else (meta.version or info.get("version"))
+    return SourceTree(
+        name=meta.name or name_hint,
+        version=version,
+        root=analysis.root,
+        import_names=analysis.import_names,
+        origin=origin,
+        location=location or str(info.get("filename") or extraction.folder),
+        sha256=info.get("sha256"),
+        compiled_modules=_compiled_under(analysis.root, extraction.compiled, extraction.tree),
+        requires=meta.requires or (),
+        note=info.get("note") if origin == "index" else None,
+    )
+
+
+def _walk_compiled(root: Path, import_names: Iterable[str]) -> frozenset[str]:
+    """Compiled modules on disk under a folder's own packages (a local tree is not extracted by us)."""
+    paths: list[str] = []
+    for name in import_names:
+        paths += [p.name for p in root.glob(f"{name}.*") if p.suffix in (".so", ".pyd") and p.is_file()]
+        top = root / name
+        if top.is_dir():
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+                rel = Path(folder).relative_to(root).as_posix()
+                paths += [f"{rel}/{f}" for f in files if f.endswith((".so", ".pyd"))]
+    return _compiled_under(root, paths, root)
+
+
+def _project_dir_of(folder: Path) -> Path:
+    """The nearest folder (this one or up to two parents) with pyproject.toml, setup.cfg or setup.py."""
+    for candidate in [folder, *list(folder.parents)[:2]]:
+        if any((candidate / f).is_file() for f in ("pyproject.toml", "setup.cfg", "setup.py")):
+            return candidate
+    return folder
+
+
+def _from_directory(
+    path: Path, *, origin: Origin, name_hint: str | None = None, declared: tuple[str, ...] = ()
+) -> SourceTree:
+    folder = path.expanduser().resolve()
+    if not folder.is_dir():
+        raise SourceError(f"{path} is not a directory")
+    if _is_package(folder) and folder.name.isidentifier():
+        # One package folder: its parent is the root; metadata comes from the enclosing project, if any.
+        analysis = _Analysis(folder.parent, (folder.name,), _project_metadata(_project_dir_of(folder)))
+    else:
+        analysis = _analyse(folder, name_hint, declared)
+        if analysis.root != folder:
+            analysis.meta.fill(_project_metadata(_project_dir_of(analysis.root)))
+    if not analysis.import_names:
+        raise SourceError(f"no Python package or module found in {folder}")
+    meta = analysis.meta
+    return SourceTree(
+        name=meta.name or name_hint or folder.name,
+        version=meta.version,
+        root=analysis.root,
+        import_names=analysis.import_names,
+        origin=origin,
+        location=str(folder),
+        sha256=None,
+        compiled_modules=_walk_compiled(analysis.root, analysis.import_names),
+        requires=meta.requires or (),
+    )
+
+
+# --- installed distributions ---------------------------------------------------------------------
+
+
+def _editable_project(dist: importlib.metadata.Distribution) -> Path | None:
+    """The project folder of an editable install, from its PEP 610 direct_url.json."""
+    try:
+        data = json.loads(dist.read_text("direct_url.json") or "null")
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not (data.get("dir_info") or {}).get("editable"):
+        return None
+    url = urlsplit(str(data.get("url", "")))
+    if url.scheme != "file":
+        return None
+    folder = Path(url2pathname(unquote(url.path)))
+    return folder if folder.is_dir() else None
+
+
+def _from_installed(name: str) -> SourceTree | None:
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    files = [str(f) for f in dist.files or []]
+    declared = _identifiers(_lines(dist.read_text("top_level.txt"))) or _record_top_names(files)
+    published = dist.metadata["Name"] or name
+    requires = tuple(dist.requires or ())
+    project = _editable_project(dist)
+    if project is not None:
+        tree = _from_directory(project, origin="installed", name_hint=published, declared=declared)
+        return replace(tree, name=published, version=dist.version, requires=requires)
+    site = Path(str(dist.locate_file(""))).resolve()
+    if not declared:
+        raise SourceError(f"the installed {published} lists no files, so its import names are unknown")
+    return SourceTree(
+        name=published,
+        version=dist.version,
+        root=site,
+        import_names=declared,
+        origin="installed",
+        location=str(site),
+        sha256=None,
+        compiled_modules=_compiled_under(site, files, site),
+        requires=requires,
+    )

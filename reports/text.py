@@ -1,0 +1,143 @@
+"""Compiler-style text report: one block per finding, grouped by file, then a summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Location, Severity
+
+_RESET = "\x1b[0m"
+_BOLD = "\x1b[1m"
+_DIM = "\x1b[2m"
+_SEVERITY_COLOR = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.INFO: "\x1b[36m"}
+_CODE_COLOR = "\x1b[35m"
+_GREEN = "\x1b[32m"
+
+GUTTER = 6  # width of the line-number column; wider numbers just push the bar right
+
+
+class _Style:
+    """Wraps text in ANSI codes only when colour was asked for, so the plain output stays byte-identical."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, text: str, *codes: str) -> str:
+        if not self.enabled or not codes or not text:
+            return text
+        return "".join(codes) + text + _RESET
+
+
+def render(result: AuditResult, *, color: bool = False) -> str:
+    """The whole report, ending with a newline; ANSI colours only when `color` is True."""
+    style = _Style(color)
+    blocks = [_finding_block(finding, style) for finding in sorted_findings(result.findings)]
+    blocks.append(_summary(result, style))
+    return "\n\n".join(blocks) + "\n"
+
+
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Grouped by file (files sorted), then by position; code and message only break ties, for stable output."""
+    return sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message))
+
+
+def _finding_block(finding: Finding, style: _Style) -> str:
+    loc = finding.location
+    tags = finding.severity.value + (f", {finding.classification}" if finding.classification else "")
+    severity_color = _SEVERITY_COLOR[finding.severity]
+    header = (
+        f"{style(f'{loc.path}:{loc.line}:{loc.column}:', _BOLD)} {style(finding.code, _BOLD, _CODE_COLOR)} "
+        f"{style(f'[{tags}]', severity_color)} {finding.message}"
+    )
+    lines = [header]
+    if loc.source_line.strip():
+        number = str(loc.line).rjust(GUTTER)
+        lines.append(f"{style(number + ' |', _DIM)} {loc.source_line}")
+        carets = caret_line(loc)
+        indent = carets.rstrip("^")
+        lines.append(
+            f"{style(' ' * len(number) + ' |', _DIM)} {indent}{style(carets[len(indent) :], _BOLD, severity_color)}"
+        )
+    if finding.new_signature:
+        lines.append(f"  new: {finding.new_signature}")
+    if finding.old_signature:
+        lines.append(f"  old: {finding.old_signature}")
+    if finding.hint:
+        lines.append(f"  {style('hint:', _BOLD)} {finding.hint}")
+    return "\n".join(lines)
+
+
+def caret_line(location: Location) -> str:
+    """Spaces up to the column, then one caret per character of the span on that line (at least one)."""
+    line = location.source_line
+    start = min(max(location.column, 1), len(line) + 1) - 1
+    # A span running onto later lines is marked to the end of its first line (trailing blanks excluded).
+    end = location.end_column - 1 if location.end_line == location.line else len(line.rstrip())
+    end = min(max(end, start + 1), max(len(line), start + 1))
+    # Tabs stay tabs, so the carets line up however the terminal expands them.
+    indent = "".join("\t" if char == "\t" else " " for char in line[:start])
+    return indent + "^" * (end - start)
+
+
+def _summary(result: AuditResult, style: _Style) -> str:
+    lines = ["Audited:"]
+    inputs = [("downstream", result.downstream), ("upstream", result.upstream), ("old upstream", result.old_upstream)]
+    for role, info in inputs:
+        if info is not None:
+            lines.append(f"  {role + ':':<13} {_describe(info, result.notes)}")
+    lines += [f"  note: {note}" for note in result.notes]
+    errors, warnings, infos = (result.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
+    counts = f"Findings: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
+    classes = Counter(f.classification for f in result.findings if f.classification)
+    if classes:
+        counts += f" ({_counted(classes)})"
+    lines.append(counts)
+    for coverage in result.coverage:
+        lines += _coverage_lines(coverage)
+    lines += _file_lines(result.files)
+    if result.findings:
+        final = f"Found {_plural(errors, 'error')} ({_plural(warnings, 'warning')}, {infos} info)."
+        final = style(final, _BOLD, _SEVERITY_COLOR[result.worst() or Severity.INFO])
+    else:
+        final = style("No breaking changes found.", _BOLD, _GREEN)
+    lines += ["", final]
+    return "\n".join(lines)
+
+
+def _describe(info: InputInfo, notes: list[str]) -> str:
+    text = f"{info.label} ({info.origin}: {info.location})"
+    if info.note and info.note not in notes:  # the engine usually copies input notes into the notes too
+        text += f": {info.note}"
+    return text
+
+
+def _coverage_lines(coverage: Coverage) -> list[str]:
+    lines = [f"Coverage of {coverage.upstream}: {coverage.summary()}"]
+    if coverage.not_checkable:
+        lines.append(f"  not checkable: {_counted(coverage.not_checkable)}")
+    return lines
+
+
+def _file_lines(files: list[FileOutcome]) -> list[str]:
+    by_status: dict[str, list[FileOutcome]] = {"scanned": [], "skipped": [], "failed": []}
+    for outcome in files:
+        by_status.setdefault(outcome.status, []).append(outcome)
+    counts = ", ".join(f"{len(group)} {status}" for status, group in by_status.items())
+    lines = [f"Files: {counts}"]
+    skipped = Counter(outcome.reason or "no reason given" for outcome in by_status["skipped"])
+    if skipped:
+        # Many files are skipped for the same dull reason, so these are counted, not listed.
+        lines.append(f"  skipped: {_counted(skipped)}")
+    for outcome in sorted(by_status["failed"], key=lambda o: o.path):
+        lines.append(f"  failed: {outcome.path}: {outcome.reason or 'no reason given'}")
+    return lines
+
+
+def _counted(counts: dict[str, int]) -> str:
+    """`reason count` pairs, most frequent first, then by name so equal counts keep a stable order."""
+    return ", ".join(f"{reason} {count}" for reason, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
