@@ -5,32 +5,25 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
+import fnmatch
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from apidrift import __version__
 from apidrift.auditor.api.index import ApiIndex
-from apidrift.auditor.cache import Cache, atomic_write_text
+from apidrift.auditor.cache import Cache
 from apidrift.auditor.checked import CheckedSite, check_site
 from apidrift.auditor.resolve import Resolver
-from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo
-from apidrift.auditor.sites import FileScan, site_from_data, site_to_data
+from apidrift.auditor.results import AuditResult, Coverage, Finding, InputInfo, Severity
+from apidrift.auditor.downstream import scan_downstream
 from apidrift.auditor.sources import SourceTree, locate
+from apidrift.auditor.suppressions import Suppression, all_suppressions, suppression_on
+from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
 
-# Folders of a local tree that hold no code of the project itself.
-SKIPPED_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist",
-     ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages"}
-)
-MAX_FILE_BYTES = 5 * 1024 * 1024  # larger files are generated code: skipped, and said so
-SCAN_VERSION = 1  # part of the scan cache key: bump when the scanner's output changes
 
 
 @dataclass(frozen=True)
@@ -41,6 +34,11 @@ class AuditRequest:
     cache_dir: Path | None = None
     offline: bool = False
     index_url: str | None = None
+    ignore_rules: frozenset[str] = frozenset()  # codes, names or families never reported
+    severities: dict[str, str] = field(default_factory=dict)  # code/name/family -> "error"/"warning"/"info"
+    exclude: tuple[str, ...] = ()  # glob patterns of downstream paths not to scan
+    ignore_symbols: tuple[str, ...] = ()  # upstream dotted paths (or glob patterns) not to report
+    warn_unused_ignores: bool = False
 
 
 @dataclass
@@ -77,7 +75,8 @@ def audit(request: AuditRequest) -> AuditResult:
     upstream_names = frozenset(new_tree.import_names) | frozenset(old_tree.import_names if old_tree else ())
 
     with timer.phase("scan"):
-        scans = _scan_downstream(down_tree.root, upstream_names, result, cache.dir("scan"))
+        scans, outcomes = scan_downstream(down_tree.root, upstream_names, cache.dir("scan"), request.exclude)
+        result.files.extend(outcomes)
     api_dir = cache.dir("api")
     new_resolver = Resolver(_index(new_tree, api_dir))
     old_resolver = Resolver(_index(old_tree, api_dir)) if old_tree else None
@@ -92,10 +91,7 @@ def audit(request: AuditRequest) -> AuditResult:
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 _count(coverage, new)
     with timer.phase("rules"):
-        findings: list[Finding] = []
-        for checked in checked_sites:
-            for rule in rules:
-                findings.extend(rule.run(checked))
+        findings = _apply_rules(checked_sites, rules, request, result)
     result.findings = sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     result.coverage.append(coverage)
     for resolver in filter(None, (new_resolver, old_resolver)):
@@ -103,6 +99,44 @@ def audit(request: AuditRequest) -> AuditResult:
             result.notes.append(f"{resolver.index.label}: module {module} could not be parsed ({error}); its names are not checked")
     result.timings = timer.timings
     return result
+
+
+def _apply_rules(checked_sites: list[CheckedSite], rules: tuple[Rule, ...], request: AuditRequest, result: AuditResult) -> list[Finding]:
+    """Run every enabled rule on every site; honour inline suppressions, ignores and re-grading."""
+    enabled = [r for r in rules if not _selected(r, request.ignore_rules)]
+    findings: list[Finding] = []
+    used: set[Suppression] = set()
+    for checked in checked_sites:
+        for rule in enabled:
+            for finding in rule.run(checked):
+                if any(fnmatch.fnmatchcase(finding.symbol, pattern) for pattern in request.ignore_symbols):
+                    continue
+                suppression = _suppression_for(checked, finding, rule)
+                if suppression is not None:
+                    used.add(suppression)
+                    continue
+                severity = next((Severity(v) for k, v in request.severities.items() if _selected(rule, {k})), None)
+                findings.append(replace(finding, severity=severity) if severity else finding)
+    if request.warn_unused_ignores:
+        seen_files = {c.path: c.lines for c in checked_sites}
+        for path, lines in sorted(seen_files.items()):
+            for suppression in all_suppressions(path, lines):
+                if suppression not in used:
+                    result.notes.append(f"unused suppression: {suppression.render()}")
+    return findings
+
+
+def _selected(rule: Rule, selectors: frozenset[str] | set[str]) -> bool:
+    wanted = {s.lower() for s in selectors}
+    return bool({rule.code.lower(), rule.name, rule.family} & wanted)
+
+
+def _suppression_for(checked: CheckedSite, finding: Finding, rule: Rule) -> Suppression | None:
+    for line in dict.fromkeys((finding.location.line, checked.site.span.line)):
+        suppression = suppression_on(checked.path, checked.lines, line)
+        if suppression is not None and suppression.matches(rule.code, rule.name, rule.family):
+            return suppression
+    return None
 
 
 def _index(tree: SourceTree, api_dir: Path) -> ApiIndex:
@@ -126,87 +160,6 @@ def _count(coverage: Coverage, check) -> None:  # type: ignore[no-untyped-def]
         if check.target is not None or reason in ("star-arguments", "invalid-signature"):
             coverage.resolved += 1  # the target is known; only this call's arguments are not
         coverage.count_unchecked(reason)
-
-
-def _scan_downstream(root: Path, upstream_names: frozenset[str], result: AuditResult, cache_dir: Path) -> list[FileScan]:
-    """Parse only the files that mention an upstream import name; every file gets an outcome."""
-    mention = re.compile(r"\b(?:%s)\b" % "|".join(re.escape(n) for n in sorted(upstream_names))) if upstream_names else None
-    scans = []
-    for path in _python_files(root):
-        relative = path.name if path == root else path.relative_to(root).as_posix()
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            result.files.append(FileOutcome(relative, "failed", f"unreadable: {error.strerror}"))
-            continue
-        if len(data) > MAX_FILE_BYTES:
-            result.files.append(FileOutcome(relative, "skipped", f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB"))
-            continue
-        try:
-            text = _decode(data)
-        except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-            result.files.append(FileOutcome(relative, "failed", f"cannot decode: {error}"))
-            continue
-        if mention is None or not mention.search(text):
-            result.files.append(FileOutcome(relative, "skipped", "does not mention the upstream"))
-            continue
-        scan = _scan_file(relative, data, text, upstream_names, cache_dir)
-        if isinstance(scan, str):
-            result.files.append(FileOutcome(relative, "failed", scan))
-            continue
-        result.files.append(FileOutcome(relative, "scanned", use_sites=len(scan.sites)))
-        scans.append(scan)
-    return scans
-
-
-def _scan_file(relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path) -> FileScan | str:
-    """One file's use sites, from the scan cache when its content was scanned before; else why it failed."""
-    key = hashlib.sha256(f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0{relative}\0".encode() + data).hexdigest()
-    entry = cache_dir / key[:2] / f"{key}.json"
-    try:
-        sites = tuple(site_from_data(d) for d in json.loads(entry.read_text(encoding="utf-8")))
-        return FileScan(relative, sites, tuple(text.splitlines()))
-    except FileNotFoundError:
-        pass
-    except (ValueError, KeyError, TypeError, IndexError):
-        pass  # a torn or stale entry: scan again and overwrite it
-    import libcst  # only on a cache miss: a warm run never loads the parser
-
-    from apidrift.auditor.scan import scan_source
-
-    try:
-        scan = scan_source(relative, text, upstream_names)
-    except libcst.ParserSyntaxError as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
-        return f"syntax error: {first}"
-    except RecursionError:
-        return "nesting too deep to parse"
-    try:
-        atomic_write_text(entry, json.dumps([site_to_data(s) for s in scan.sites]))
-    except OSError:
-        pass  # a read-only cache must not stop the audit
-    return scan
-
-
-def _python_files(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    files = []
-    for path in sorted(root.rglob("*.py")):
-        parts = path.relative_to(root).parts[:-1]
-        if any(part in SKIPPED_DIRS or part.endswith(".egg-info") for part in parts):
-            continue
-        if path.is_file() and not path.is_symlink():
-            files.append(path)
-    return files
-
-
-def _decode(data: bytes) -> str:
-    import io
-    import tokenize
-
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding)
 
 
 def _input(tree: SourceTree) -> InputInfo:
