@@ -47,14 +47,11 @@ class CheckedSite:
     def source_line(self, line: int) -> str:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
 
-    @property
-    def classification(self) -> str | None:
-        """drift: fine on the old version, broken on the new; pre-existing: broken on both."""
+    def as_of_old(self) -> CheckedSite | None:
+        """The same site seen against the old version alone: what the rules said before the upgrade."""
         if self.old is None:
             return None
-        if self.old.broken:
-            return "pre-existing"
-        return "drift" if self.old.certain else "unknown-before"
+        return CheckedSite(self.site, self.path, self.lines, self.upstream, self.old)
 
 
 def check_site(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:

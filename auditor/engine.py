@@ -107,8 +107,12 @@ def _apply_rules(checked_sites: list[CheckedSite], rules: tuple[Rule, ...], requ
     findings: list[Finding] = []
     used: set[Suppression] = set()
     for checked in checked_sites:
+        before = checked.as_of_old()
         for rule in enabled:
+            prior = {_finding_key(f) for f in rule.run(before)} if before is not None else None
             for finding in rule.run(checked):
+                if prior is not None:
+                    finding = replace(finding, classification=_classify(finding, prior, checked))
                 if any(fnmatch.fnmatchcase(finding.symbol, pattern) for pattern in request.ignore_symbols):
                     continue
                 suppression = _suppression_for(checked, finding, rule)
@@ -124,6 +128,20 @@ def _apply_rules(checked_sites: list[CheckedSite], rules: tuple[Rule, ...], requ
                 if suppression not in used:
                     result.notes.append(f"unused suppression: {suppression.render()}")
     return findings
+
+
+def _finding_key(finding: Finding) -> tuple[str, int, int]:
+    return (finding.code, finding.location.line, finding.location.column)
+
+
+def _classify(finding: Finding, prior: set[tuple[str, int, int]], checked: CheckedSite) -> str:
+    """drift: the rule is silent on the old version; pre-existing: it said the same before."""
+    if _finding_key(finding) in prior:
+        return "pre-existing"
+    old = checked.old
+    if old is not None and not old.certain and not old.broken:
+        return "unknown-before"  # the old version could not be checked at this site
+    return "drift"
 
 
 def _selected(rule: Rule, selectors: frozenset[str] | set[str]) -> bool:

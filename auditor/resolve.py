@@ -252,7 +252,9 @@ class Resolver:
         if isinstance(member, FunctionInfo):
             if member.has_decorator("builtins.property", "functools.cached_property"):
                 return AttributeValue(
-                    AttributeInfo(member.name, member.signature.returns, member.returns_path),
+                    AttributeInfo(
+                        member.name, member.signature.returns, member.returns_path, deprecated=member.deprecated
+                    ),
                     path,
                     on_instance=via == "instance",
                 )

@@ -93,5 +93,4 @@ def make_finding(
         new_signature=new_target.signature.render() if new_target else None,
         old_signature=old_target.signature.render() if old_target else None,
         hint=hint,
-        classification=checked.classification,
     )

@@ -6,12 +6,16 @@ from functools import cache
 
 from apidrift.rules import (
     argument_given_twice,
+    default_changed,
+    deprecated_target,
     missing_argument,
     missing_attribute,
     missing_import_name,
     missing_method,
     missing_module,
     positional_only_as_keyword,
+    positional_remapped,
+    private_name,
     too_many_positional,
     unexpected_keyword,
 )
@@ -27,9 +31,13 @@ _MODULES = (
     too_many_positional,
     positional_only_as_keyword,
     argument_given_twice,
+    positional_remapped,
+    default_changed,
+    deprecated_target,
+    private_name,
 )
 
-FAMILIES = {"names": "AD0", "calls": "AD1"}
+FAMILIES = {"names": "AD0", "calls": "AD1", "drift": "AD2", "risk": "AD3"}
 
 
 @cache

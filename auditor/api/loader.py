@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -114,8 +115,11 @@ def _convert_member(obj: Any, path: str) -> Member | None:
 def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
     facts = cls.extra.get(_FACTS, {})
     members: dict[str, Member] = {}
+    deprecations = facts.get("member_deprecations", {})
     for name, member in cls.members.items():
         converted = _convert_member(member, f"{path}.{name}")
+        if isinstance(converted, (AttributeInfo, FunctionInfo)) and name in deprecations and not converted.deprecated:
+            converted = replace(converted, deprecated=deprecations[name])
         if converted is not None:
             members[name] = converted
     keywords = dict(cls.keywords) if getattr(cls, "keywords", None) else {}
@@ -132,6 +136,7 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         instance_attributes=frozenset(facts.get("instance_attributes", ())),
         dynamic_attributes=facts.get("dynamic_attributes", False),
         lineno=cls.lineno,
+        deprecated=facts.get("deprecated"),
     )
 
 
@@ -187,6 +192,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         identity=facts.get("identity", False),
         dataclass_transform=transform,
         lineno=func.lineno,
+        deprecated=facts.get("deprecated"),
     )
 
 
@@ -307,11 +313,22 @@ class _FactsExtension(griffe.Extension):
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
         ]
         instance, dynamic = _instance_attributes(node)
-        cls.extra[_FACTS] = {"fields": fields, "instance_attributes": sorted(instance), "dynamic_attributes": dynamic}
+        cls.extra[_FACTS] = {
+            "fields": fields,
+            "instance_attributes": sorted(instance),
+            "dynamic_attributes": dynamic,
+            "deprecated": _deprecation(node),
+            # griffe turns properties into attributes: keep their getters' deprecations by name.
+            "member_deprecations": {
+                stmt.name: message
+                for stmt in node.body
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (message := _deprecation(stmt))
+            },
+        }
 
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            func.extra[_FACTS] = {"identity": _is_identity(node)}
+            func.extra[_FACTS] = {"identity": _is_identity(node), "deprecated": _deprecation(node)}
 
 
 def _top_level_names(module: ast.Module) -> set[str]:
@@ -401,3 +418,44 @@ def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         and isinstance(body[0].value, ast.Name)
         and body[0].value.id == first
     )
+
+
+_DEPRECATION_CATEGORIES = ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning")
+
+
+def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str | None:
+    """The message of a deprecation declared by PEP 702 `@deprecated(...)`, a `warnings.warn(...,
+    DeprecationWarning)` at the top of the body, or a `.. deprecated::` docstring directive."""
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Call) and _last_name(decorator.func) == "deprecated" and decorator.args:
+            return _message(decorator.args[0])
+    body = node.body
+    docstring = ast.get_docstring(node) if not isinstance(node, ast.ClassDef) or body else None
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if not isinstance(node, ast.ClassDef):
+        for stmt in body[:3]:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if not isinstance(call, ast.Call) or _last_name(call.func) != "warn" or not call.args:
+                continue
+            category = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "category"), None)
+            if category is not None and _last_name(category) in _DEPRECATION_CATEGORIES:
+                return _message(call.args[0])
+    if docstring and ".. deprecated::" in docstring:
+        after = docstring.split(".. deprecated::", 1)[1].strip().splitlines()
+        return " ".join(line.strip() for line in after[:3] if line.strip()) or "deprecated"
+    return None
+
+
+def _last_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _message(node: ast.expr) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return ast.unparse(node)

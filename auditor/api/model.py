@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.signature import Signature
 
-MODEL_VERSION = 3  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 4  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class FunctionInfo:
     identity: bool = False  # body is `return <first parameter>`: a decorator that changes nothing
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
     lineno: int | None = None
+    deprecated: str | None = None  # the deprecation message (PEP 702, warnings.warn, docstring)
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -87,6 +88,7 @@ class FunctionInfo:
             "identity": self.identity,
             "dataclass_transform": self.dataclass_transform,
             "lineno": self.lineno,
+            "deprecated": self.deprecated,
         }
 
     @classmethod
@@ -100,6 +102,7 @@ class FunctionInfo:
             identity=data["identity"],
             dataclass_transform=data["dataclass_transform"],
             lineno=data["lineno"],
+            deprecated=data["deprecated"],
         )
 
 
@@ -110,6 +113,7 @@ class AttributeInfo:
     annotation_path: str | None = None  # canonical path of the annotated class, when plain or Optional
     value: str | None = None
     lineno: int | None = None
+    deprecated: str | None = None  # for properties built from a deprecated getter
     kind: str = field(default="attribute", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -120,11 +124,14 @@ class AttributeInfo:
             "annotation_path": self.annotation_path,
             "value": self.value,
             "lineno": self.lineno,
+            "deprecated": self.deprecated,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AttributeInfo:
-        return cls(data["name"], data["annotation"], data["annotation_path"], data["value"], data["lineno"])
+        return cls(
+            data["name"], data["annotation"], data["annotation_path"], data["value"], data["lineno"], data["deprecated"]
+        )
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,7 @@ class ClassInfo:
     instance_attributes: frozenset[str] = frozenset()  # `self.x = ...` anywhere in the class's methods
     dynamic_attributes: bool = False  # setattr(self, ...), self.__dict__ updates: attributes unknowable
     lineno: int | None = None
+    deprecated: str | None = None
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -173,6 +181,7 @@ class ClassInfo:
             "instance_attributes": sorted(self.instance_attributes),
             "dynamic_attributes": self.dynamic_attributes,
             "lineno": self.lineno,
+            "deprecated": self.deprecated,
         }
 
     @classmethod
@@ -189,6 +198,7 @@ class ClassInfo:
             instance_attributes=frozenset(data["instance_attributes"]),
             dynamic_attributes=data["dynamic_attributes"],
             lineno=data["lineno"],
+            deprecated=data["deprecated"],
         )
 
 

@@ -1,0 +1,49 @@
+"""## What it does
+Finds uses of upstream functions, classes, methods and properties that the target version
+deprecates (PEP 702 `@deprecated`, `warnings.warn(..., DeprecationWarning)` at the top of the body,
+or a `.. deprecated::` docstring directive), and quotes the upstream's message.
+
+## Why is this bad?
+It works today, and breaks in a coming release; the message usually names the replacement.
+
+## Example
+```python
+request.eos_token_id  # "Request.eos_token_id will be removed in v0.18. Please use ..."
+```
+
+## Fix
+Move to the replacement the message names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.resolve import AttributeValue, ClassValue, FunctionValue, value_path
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD203",
+    "name": "deprecated-target",
+    "severity": Severity.WARNING,
+    "summary": "Use of an upstream object the target version deprecates",
+    "family": "drift",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    value = checked.new.resolution
+    if not isinstance(value, (FunctionValue, ClassValue, AttributeValue)):
+        return
+    message = value.info.deprecated
+    if not message:
+        return
+    path = value_path(value)
+    yield rule.finding(
+        checked,
+        f"`{path}` is deprecated in {checked.new.version}: {message}",
+        symbol=path,
+        hint="move to the replacement the deprecation names",
+    )

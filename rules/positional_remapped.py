@@ -1,0 +1,63 @@
+"""## What it does
+Finds calls that bind under both the old and the new version, but where a positional argument now
+lands in a different parameter: parameters were reordered, or one was inserted before it. A
+parameter renamed in place (same position, old name gone) is not a remap.
+
+## Why is this bad?
+Nothing raises: the value silently means something else, which is the hardest kind of break to
+find by running the program.
+
+## Example
+```python
+resize(img, 64)  # old: resize(img, size, scale=1.0); new: resize(img, scale=1.0, size=None)
+```
+
+## Fix
+Pass the argument by keyword, under the parameter it was meant for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _calls, _drift
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD201",
+    "name": "positional-argument-remapped",
+    "severity": Severity.ERROR,
+    "summary": "A positional argument now lands in a different parameter",
+    "family": "drift",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    bound = _drift.both_bound(checked)
+    if bound is None:
+        return
+    old_ok, new_ok, old_signature, new_signature = bound
+    old_names = {p.name for p in old_signature.parameters}
+    new_names = {p.name for p in new_signature.parameters}
+    old_by_index = {index: name for index, name in old_ok.assignments if isinstance(index, int)}
+    moves = []
+    for index, new_name in new_ok.assignments:
+        if not isinstance(index, int) or index not in old_by_index:
+            continue
+        old_name = old_by_index[index]
+        if old_name == new_name:
+            continue
+        if old_name not in new_names and new_name not in old_names:
+            continue  # renamed in place: the same parameter under a new name
+        moves.append((index, old_name, new_name))
+    if not moves:
+        return
+    described = "; ".join(f"argument {i + 1} went to `{old}`, now to `{new}`" for i, old, new in moves)
+    yield rule.finding(
+        checked,
+        f"{_calls.display(checked)}: positional arguments land in other parameters in {checked.new.version} ({described})",
+        symbol=_calls.callee(checked),
+        hint="pass " + ", ".join(f"`{old}=` by keyword" for _, old, _ in moves) + " to keep the old meaning",
+    )
