@@ -20,6 +20,8 @@ from apidrift.auditor.resolve import Resolver
 from apidrift.auditor.results import AuditResult, Coverage, Finding, InputInfo, Severity
 from apidrift.auditor.downstream import scan_downstream
 from apidrift.auditor.sources import SourceTree, locate
+from apidrift.auditor.specs import SourceError, SpecError
+from apidrift.auditor.written_for import choose_old
 from apidrift.auditor.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
@@ -58,19 +60,26 @@ def audit(request: AuditRequest) -> AuditResult:
     """Run the whole audit. Raises `SpecError`/`SourceError` when an input cannot be had at all."""
     timer = _Timer()
     cache = Cache(request.cache_dir)
+    notes: list[str] = []
     with timer.phase("fetch"):
         new_tree = locate(request.against, role="upstream", cache=cache, index_url=request.index_url, offline=request.offline)
-        old_tree = (
-            locate(request.old, role="upstream", cache=cache, index_url=request.index_url, offline=request.offline)
-            if request.old
-            else None
-        )
         down_tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)
+        choice = choose_old(request.old, new_tree.name, _label(down_tree), down_tree.requires)
+        notes.append(choice.note)
+        old_tree = None
+        if choice.spec is not None:
+            try:
+                old_tree = locate(choice.spec, role="upstream", cache=cache, index_url=request.index_url, offline=request.offline)
+            except (SpecError, SourceError) as error:
+                if request.old is not None:
+                    raise  # the user named it: not having it is an input error
+                notes.append(f"the inferred old version could not be had ({error}): auditing without it")
     result = AuditResult(
         downstream=_input(down_tree),
         upstream=_input(new_tree),
         old_upstream=_input(old_tree) if old_tree else None,
         tool_version=__version__,
+        notes=notes,
     )
     upstream_names = frozenset(new_tree.import_names) | frozenset(old_tree.import_names if old_tree else ())
 

@@ -61,6 +61,18 @@ def test_vllm_0_16_breaks_three_call_sites(cache_dir: Path, tmp_path: Path) -> N
     assert coverage["found"] >= 50 and coverage["checked"] >= 0.9 * coverage["found"]
 
 
+def test_old_version_is_inferred_and_the_breaks_are_drift(cache_dir: Path, tmp_path: Path) -> None:
+    _, report = run_audit(cache_dir, tmp_path, "vllm==0.16.0")
+    assert report["old_upstream"]["version"] == "0.11.0"
+    assert any("vllm==0.11.0" in note and "datagen" in note for note in report["notes"])
+    breaks = [f for f in report["findings"] if f["severity"] == "error"]
+    assert [f["classification"] for f in breaks] == ["drift", "drift", "drift"]
+    by_line = {f["location"]["line"]: f for f in breaks}
+    assert "kv_cache_specs" in by_line[139]["old_signature"]
+    assert "block_size" not in by_line[148]["old_signature"]
+    assert "after `structured_output_manager`" in by_line[148]["hint"]
+
+
 def test_vllm_0_17_adds_the_eos_token_id_keyword(cache_dir: Path, tmp_path: Path) -> None:
     status, report = run_audit(cache_dir, tmp_path, "vllm==0.17.0")
     assert status == 1
