@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from apidrift.auditor.bind import Break, Ok, Unknown as BindUnknown, Verdict, bind
 from apidrift.auditor.callables import CallTarget, call_target
 from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.relocate import Relocator, kind_of
 from apidrift.auditor.resolve import Missing, Resolution, Resolver, Unknown
 from apidrift.auditor.sites import UseSite
 
@@ -25,6 +26,7 @@ class SiteCheck:
     target: CallTarget | None = None  # for calls whose signature is known
     verdict: Verdict | None = None  # for calls: Ok, Break or Unknown
     unknown_reason: str | None = None  # why the site could not be checked, when it could not
+    relocated: tuple[str, ...] = ()  # for a missing name: where an object of that name and kind lives now
 
     @property
     def broken(self) -> bool:
@@ -54,14 +56,21 @@ class CheckedSite:
         return CheckedSite(self.site, self.path, self.lines, self.upstream, self.old)
 
 
-def check_site(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
+def check_site(
+    site: UseSite, resolver: Resolver, version: str, relocator: Relocator | None = None, old: SiteCheck | None = None
+) -> SiteCheck:
+    """Check one site against one version; with a relocator, a missing name is looked for elsewhere."""
     resolution = resolver.resolve(site.ref)
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
     if site.kind != "import":
         missing = first_missing(site.ref, resolver)
     if missing is not None:
-        return SiteCheck(version, resolution, missing=missing)
+        relocated: tuple[str, ...] = ()
+        if relocator is not None:
+            before = old.resolution if old is not None and missing_path_is_site(site.ref, missing) else None
+            relocated = relocator.find(missing.name, kind_of(before), missing.owner)
+        return SiteCheck(version, resolution, missing=missing, relocated=relocated)
     if isinstance(resolution, Unknown):
         return SiteCheck(version, resolution, unknown_reason=resolution.reason)
     if site.kind != "call" or site.shape is None:
@@ -72,6 +81,13 @@ def check_site(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
     verdict = bind(site.shape, target.signature)
     reason = verdict.reason if isinstance(verdict, BindUnknown) else None
     return SiteCheck(version, resolution, target=target, verdict=verdict, unknown_reason=reason)
+
+
+def missing_path_is_site(ref: Ref, missing: Missing) -> bool:
+    """Whether the miss is the site's own name (so the old resolution of the site tells its kind)."""
+    if isinstance(ref, AttrRef):
+        return ref.name == missing.name
+    return isinstance(ref, ModuleRef) and ref.path == f"{missing.owner}.{missing.name}"
 
 
 def first_missing(ref: Ref, resolver: Resolver) -> Missing | None:

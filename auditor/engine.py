@@ -16,6 +16,7 @@ from apidrift import __version__
 from apidrift.auditor.api.index import ApiIndex
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.checked import CheckedSite, check_site
+from apidrift.auditor.relocate import Relocator
 from apidrift.auditor.resolve import Resolver
 from apidrift.auditor.results import AuditResult, Coverage, Finding, InputInfo, Severity
 from apidrift.auditor.downstream import scan_downstream
@@ -89,14 +90,15 @@ def audit(request: AuditRequest) -> AuditResult:
     api_dir = cache.dir("api")
     new_resolver = Resolver(_index(new_tree, api_dir))
     old_resolver = Resolver(_index(old_tree, api_dir)) if old_tree else None
+    relocator = Relocator(new_resolver)
     coverage = Coverage(upstream=new_tree.name)
     rules = all_rules()
     with timer.phase("resolve"):
         checked_sites = []
         for scan in scans:
             for site in scan.sites:
-                new = check_site(site, new_resolver, _label(new_tree))
                 old = check_site(site, old_resolver, _label(old_tree)) if old_resolver and old_tree else None
+                new = check_site(site, new_resolver, _label(new_tree), relocator, old)
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 _count(coverage, new)
     with timer.phase("rules"):

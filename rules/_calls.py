@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from difflib import SequenceMatcher
+
 from apidrift.auditor.bind import Break, Problem, ProblemKind
 from apidrift.auditor.checked import CheckedSite
 from apidrift.auditor.sites import Span
@@ -32,3 +34,37 @@ def keyword_span(checked: CheckedSite, name: str) -> Span | None:
 
 def names(items: tuple[str, ...]) -> str:
     return ", ".join(f"`{n}`" for n in items)
+
+
+def renamed_to(checked: CheckedSite, name: str) -> tuple[str, str] | None:
+    """A parameter `name` of the old signature that now stands, under another name, at the same place.
+
+    Only a parameter absent from the old signature counts, and it must share the old one's
+    annotation or have a similar name: that is the confidence the hint rests on.
+    """
+    old, new = checked.old, checked.new
+    if old is None or old.target is None or new.target is None:
+        return None
+    old_params, new_params = old.target.signature.parameters, new.target.signature.parameters
+    old_names = {p.name for p in old_params}
+    position = next((i for i, p in enumerate(old_params) if p.name == name), None)
+    if position is None or position >= len(new_params):
+        return None
+    before, after = old_params[position], new_params[position]
+    if after.name in old_names or after.kind is not before.kind and "var" in after.kind.value:
+        return None
+    if before.annotation and before.annotation == after.annotation:
+        return after.name, f"same position, same annotation `{after.annotation}`"
+    similarity = SequenceMatcher(None, before.name, after.name).ratio()
+    if similarity >= 0.6:
+        return after.name, f"same position, similar name ({similarity:.0%} alike)"
+    return None
+
+
+def deprecated_member(checked: CheckedSite, name: str) -> str | None:
+    """For a constructor call: the deprecation message of a class member named like the keyword."""
+    value = checked.new.resolution
+    members = getattr(getattr(value, "info", None), "members", None)
+    if not isinstance(members, dict) or name not in members:
+        return None
+    return getattr(members[name], "deprecated", None)

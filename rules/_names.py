@@ -21,3 +21,22 @@ def is_name_import(checked: CheckedSite) -> bool:
 
 def missing_path(missing: Missing) -> str:
     return f"{missing.owner}.{missing.name}" if missing.owner != missing.name else missing.name
+
+
+def hint(checked: CheckedSite, missing: Missing, fallback: str) -> str:
+    """Where the name went, or the old version's deprecation notice, or the fallback."""
+    relocated = checked.new.relocated
+    if relocated:
+        others = f" (also: {', '.join(f'`{p}`' for p in relocated[1:3])})" if len(relocated) > 1 else ""
+        module = relocated[0].rpartition(".")[0]
+        return f"moved: now importable as `{relocated[0]}` (from {module} import {missing.name}){others}"
+    deprecated = _old_deprecation(checked)
+    if deprecated:
+        return f"{checked.old.version if checked.old else 'the old version'} deprecated it: \u201c{deprecated}\u201d"
+    return fallback
+
+
+def _old_deprecation(checked: CheckedSite) -> str | None:
+    old = checked.old
+    info = getattr(old.resolution, "info", None) if old is not None else None
+    return getattr(info, "deprecated", None)

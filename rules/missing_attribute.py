@@ -42,5 +42,5 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         checked,
         f"{kind} `{missing.owner}` has no attribute `{missing.name}` in {checked.new.version}",
         symbol=_names.missing_path(missing),
-        hint=f"`{missing.name}` was removed from `{missing.owner}` or moved elsewhere",
+        hint=_names.hint(checked, missing, f"`{missing.name}` was removed from `{missing.owner}`"),
     )

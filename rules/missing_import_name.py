@@ -39,5 +39,5 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         checked,
         f"cannot import name `{missing.name}` from `{missing.owner}` ({checked.new.version})",
         symbol=_names.missing_path(missing),
-        hint=f"`{missing.name}` is no longer defined in `{missing.owner}`: import it from its new place",
+        hint=_names.hint(checked, missing, f"`{missing.name}` is no longer defined in `{missing.owner}` nor found elsewhere"),
     )

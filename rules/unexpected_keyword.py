@@ -45,5 +45,17 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             f"{_calls.display(checked)} got an unexpected keyword argument `{name}` in {checked.new.version}",
             symbol=_calls.callee(checked),
             span=_calls.keyword_span(checked, name),
-            hint=f"remove `{name}=`: {checked.new.version} has no parameter of that name",
+            hint=_hint(checked, name),
         )
+
+
+def _hint(checked: CheckedSite, name: str) -> str:
+    renamed = _calls.renamed_to(checked, name)
+    if renamed is not None:
+        new_name, why = renamed
+        return f"renamed to `{new_name}`? ({why}): pass `{new_name}=` instead"
+    hint = f"remove `{name}=`: {checked.new.version} has no parameter of that name"
+    remains = _calls.deprecated_member(checked, name)
+    if remains:
+        hint += f"; a deprecated `{name}` attribute remains on the class: “{remains}”"
+    return hint

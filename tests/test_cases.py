@@ -107,3 +107,33 @@ def test_case(case: Path, variant: str, tmp_path: Path) -> None:
     assert found == expected_findings(sections["downstream"]), "\n".join(
         f"{f.location.path}:{f.location.line}: {f.code} [{f.severity.value}] {f.message}" for f in result.findings
     )
+
+
+def run_case(name: str, tmp_path: Path) -> list:
+    sections = parse_case(Path(__file__).parent / "cases" / f"{name}.case")
+    new = write_tree(tmp_path / "new", sections["new"])
+    old = write_tree(tmp_path / "old", sections["old"]) if sections["old"] else None
+    down = write_tree(tmp_path / "down", sections["downstream"])
+    request = AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}" if old else None, cache_dir=tmp_path / "cache")
+    return audit(request).findings
+
+
+def test_explanations_name_the_rename_the_move_and_the_deprecation(tmp_path: Path) -> None:
+    hints = {(f.location.line, f.code): f.hint for f in run_case("explanations", tmp_path)}
+    assert hints[(1, "AD002")] == "moved: now importable as `pkg.Reader` (from pkg import Reader)"
+    assert "\u201cretired() is deprecated: use helper()\u201d" in hints[(2, "AD002")]
+    assert "nor found elsewhere" in hints[(3, "AD002")]  # no false move
+    assert hints[(5, "AD101")].startswith("renamed to `file_path`? (same position, same annotation `str`)")
+    assert hints[(6, "AD101")].startswith("remove `filename=`")  # `source` is not similar: no false rename
+    assert "(the first parameter)" in hints[(5, "AD102")]
+
+
+def test_drift_findings_quote_old_and_new(tmp_path: Path) -> None:
+    findings = {(f.location.line, f.code): f for f in run_case("drift", tmp_path)}
+    remap = findings[(4, "AD201")]
+    assert "argument 2 went to `size`, now to `scale`" in remap.message
+    assert remap.old_signature == "(img, size, scale=1.0)" and remap.new_signature == "(img, scale=1.0, size=None)"
+    assert "from 30 to 5" in findings[(7, "AD202")].message
+    assert "will be removed in v0.18" in findings[(13, "AD203")].message
+    assert findings[(2, "AD301")].classification == "pre-existing"
+    assert remap.classification == "drift"
