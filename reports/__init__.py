@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from apidrift.auditor.results import AuditResult
-from apidrift.reports import json, sarif, text
+from apidrift.reports import github, html, json, markdown, sarif, text
 
 Renderer = Callable[[AuditResult], str]
 
@@ -16,13 +16,16 @@ RENDERERS: dict[str, Renderer] = {
     "text": text.render,
     "json": json.render,
     "sarif": sarif.render,
+    "html": html.render,
+    "github": github.render,
+    "markdown": markdown.render,
 }
 
 __all__ = ["RENDERERS", "Renderer", "render"]
 
 
 def render(result: AuditResult, fmt: str, *, color: bool = False) -> str:
-    """Render `result` as `fmt` ("text", "json" or "sarif"); `color` applies to text only."""
+    """Render `result` as `fmt` (a key of `RENDERERS`); `color` applies to text only."""
     if fmt == "text":
         return text.render(result, color=color)
     try:

@@ -1,0 +1,277 @@
+"""Self-contained HTML report: one file, inline CSS and JS, no network; jinja2 templates in `templates/`.
+
+Everything is in the markup (readable without JavaScript, and printable); the script only adds the
+filters (severity, rule, file, text search). Rule docs are included, so a finding links to its rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup, escape
+
+from apidrift.auditor.results import AuditResult, Finding, Location, Severity
+from apidrift.reports.sigdiff import Row, diff_signatures, single_side
+from apidrift.rules.base import Rule
+from apidrift.rules.registry import all_rules
+
+TEMPLATES = Path(__file__).parent / "templates"
+SEVERITIES = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=jinja2.select_autoescape(["html", "j2"], default=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["slug"] = slug
+    env.filters["plural"] = plural
+    env.filters["inline_md"] = inline_markdown
+    return env
+
+
+def render(result: AuditResult) -> str:
+    """The whole HTML document, ending with a newline."""
+    html = _environment().get_template("report.html.j2").render(**context(result))
+    return html if html.endswith("\n") else html + "\n"
+
+
+# ---- the view model
+
+
+@dataclass(frozen=True)
+class SignatureView:
+    old_label: str | None
+    new_label: str | None
+    old_rows: tuple[Row, ...] | None  # None: that side is unknown
+    new_rows: tuple[Row, ...] | None
+    old_returns: str | None
+    new_returns: str | None
+    summary: str  # "1 parameter removed, 1 added" in words, for everyone (and screen readers)
+    old_text: str | None
+    new_text: str | None
+
+
+@dataclass(frozen=True)
+class FindingView:
+    id: str
+    finding: Finding
+    rule: Rule | None
+    before: str
+    marked: str
+    after: str
+    signature: SignatureView | None
+    search: str
+
+
+def context(result: AuditResult) -> dict[str, Any]:
+    rules = {rule.code: rule for rule in all_rules()}
+    findings = sorted(
+        result.findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message)
+    )
+    views = [_finding_view(i, f, rules.get(f.code), result) for i, f in enumerate(findings, start=1)]
+    by_file: dict[str, list[FindingView]] = {}
+    for view in views:
+        by_file.setdefault(view.finding.location.path, []).append(view)
+    fired = {f.code for f in findings}
+    rule_rows = []
+    for rule in all_rules():
+        if rule.code in fired:
+            counts = Counter(f.severity.value for f in findings if f.code == rule.code)
+            rule_rows.append({"rule": rule, "counts": counts, "total": sum(counts.values())})
+    for code in sorted(fired - set(rules)):  # an unregistered code still gets a row
+        counts = Counter(f.severity.value for f in findings if f.code == code)
+        rule_rows.append({"rule": None, "code": code, "counts": counts, "total": sum(counts.values())})
+    widest = max((len(group) for group in by_file.values()), default=1)
+    file_rows = [
+        {
+            "path": path,
+            "id": "file-" + slug(path),
+            "total": len(group),
+            "counts": Counter(v.finding.severity.value for v in group),
+            "percent": round(100 * len(group) / widest, 1),
+            "text": _file_text(group),
+        }
+        for path, group in by_file.items()
+    ]
+    statuses = Counter(outcome.status for outcome in result.files)
+    skipped = Counter(o.reason or "no reason given" for o in result.files if o.status == "skipped")
+    title = f"apidrift: {result.downstream.label} against {result.upstream.label}"
+    return {
+        "title": title,
+        "result": result,
+        "severities": [s.value for s in SEVERITIES],
+        "totals": {s.value: result.count(s) for s in SEVERITIES},
+        "classes": dict(sorted(Counter(f.classification for f in findings if f.classification).items())),
+        "findings": views,
+        "by_file": by_file,
+        "file_rows": file_rows,
+        "rule_rows": rule_rows,
+        "rule_docs": [(rule, rule_docs_html(rule)) for rule in all_rules() if rule.code in fired],
+        "coverage": [
+            {
+                "c": c,
+                "reasons": sorted(c.not_checkable.items(), key=lambda kv: (-kv[1], kv[0])),
+            }
+            for c in result.coverage
+        ],
+        "file_counts": {s: statuses.get(s, 0) for s in ("scanned", "skipped", "failed")},
+        "skipped": sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])),
+        "failed": sorted((o for o in result.files if o.status == "failed"), key=lambda o: o.path),
+    }
+
+
+def _finding_view(number: int, finding: Finding, rule: Rule | None, result: AuditResult) -> FindingView:
+    before, marked, after = split_marked(finding.location)
+    search = " ".join(
+        filter(None, (finding.code, finding.rule, finding.message, finding.symbol, finding.location.path,
+                      finding.hint, finding.location.source_line.strip()))
+    ).lower()
+    return FindingView(
+        id=f"finding-{number}",
+        finding=finding,
+        rule=rule,
+        before=before,
+        marked=marked,
+        after=after,
+        signature=_signature_view(finding, result),
+        search=search,
+    )
+
+
+def split_marked(location: Location) -> tuple[str, str, str]:
+    """The source line cut into (before, the span, after); a span running past its first line is marked
+    to the end of that line, trailing blanks excluded (as the text report's carets)."""
+    line = location.source_line
+    start = min(max(location.column, 1), len(line) + 1) - 1
+    end = location.end_column - 1 if location.end_line == location.line else len(line.rstrip())
+    end = min(max(end, start + 1), len(line))
+    return line[:start], line[start:end], line[end:]
+
+
+def _signature_view(finding: Finding, result: AuditResult) -> SignatureView | None:
+    old, new = finding.old_signature, finding.new_signature
+    if not old and not new:
+        return None
+    new_label = result.upstream.label
+    old_label = result.old_upstream.label if result.old_upstream else "old"
+    if old and new:
+        diff = diff_signatures(old, new)
+        if diff is not None:
+            words = []
+            for label, names in (("removed", diff.removed), ("added", diff.added), ("changed", diff.changed)):
+                if names:
+                    words.append(f"{plural(len(names), 'parameter')} {label} ({', '.join(names)})")
+            if diff.returns_changed:
+                words.append("return type changed")
+            return SignatureView(
+                old_label, new_label, diff.old, diff.new, diff.old_returns, diff.new_returns,
+                "; ".join(words) or "no parameter differences", old, new,
+            )
+    mentioned = set(_INLINE_CODE.findall(finding.message))
+    old_rows = _focus(single_side(old), mentioned) if old else None
+    new_rows = _focus(single_side(new), mentioned) if new else None
+    returns = {}
+    for side, text in (("old", old), ("new", new)):
+        returns[side] = text.split(") -> ", 1)[1] if text and ") -> " in text else None
+    if new and not old:
+        summary = f"unknown in {old_label}" if result.old_upstream else "no earlier version to compare with"
+    else:
+        summary = f"unknown in {new_label}"
+    return SignatureView(
+        old_label if old else None, new_label if new else None, old_rows, new_rows,
+        returns["old"], returns["new"], summary, old, new,
+    )
+
+
+def _file_text(group: list[FindingView]) -> str:
+    counts = Counter(v.finding.severity.value for v in group)
+    parts = [
+        plural(counts[s.value], s.value) if s is not Severity.INFO else f"{counts[s.value]} info"
+        for s in SEVERITIES
+        if counts.get(s.value)
+    ]
+    return f"{plural(len(group), 'finding')}: {', '.join(parts)}"
+
+
+def _focus(rows: tuple[Row, ...] | None, names: set[str]) -> tuple[Row, ...] | None:
+    """Mark the parameters the finding's message names (`block_size`), when there is no old side to diff."""
+    if rows is None:
+        return None
+    return tuple(Row(row.param, "named") if row.param.name in names else row for row in rows)
+
+
+# ---- small helpers the template uses
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+_INLINE_CODE = re.compile(r"`([^`]+)`")
+
+
+def inline_markdown(text: str) -> Markup:
+    """Escape `text`, then turn `code` spans into <code> (messages and hints use them)."""
+    escaped = str(escape(text))
+    return Markup(_INLINE_CODE.sub(lambda m: f"<code>{m.group(1)}</code>", escaped))
+
+
+def rule_docs_html(rule: Rule) -> Markup:
+    """The rule's markdown docs (## sections, paragraphs, fenced code, inline code) as HTML; headings
+    are demoted to h4 so they sit under the rule's own h3."""
+    out: list[str] = []
+    paragraph: list[str] = []
+    lines = rule.docs.splitlines()
+
+    def flush() -> None:
+        if paragraph:
+            out.append(f"<p>{inline_markdown(' '.join(paragraph))}</p>")
+            paragraph.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            flush()
+            language = line[3:].strip()
+            block = []
+            i += 1
+            while i < len(lines) and not lines[i].startswith("```"):
+                block.append(lines[i])
+                i += 1
+            label = f' data-lang="{escape(language)}"' if language else ""
+            out.append(f"<pre{label}><code>{escape(chr(10).join(block))}</code></pre>")
+        elif line.startswith("#"):
+            flush()
+            out.append(f"<h4>{inline_markdown(line.lstrip('#').strip())}</h4>")
+        elif line.lstrip().startswith(("- ", "* ")):
+            flush()
+            items = []
+            while i < len(lines) and lines[i].lstrip().startswith(("- ", "* ")):
+                items.append(f"<li>{inline_markdown(lines[i].lstrip()[2:])}</li>")
+                i += 1
+            out.append("<ul>" + "".join(items) + "</ul>")
+            continue
+        elif not line.strip():
+            flush()
+        else:
+            paragraph.append(line.strip())
+        i += 1
+    flush()
+    return Markup("\n".join(out))

@@ -1,0 +1,68 @@
+(function () {
+  "use strict";
+  var form = document.getElementById("filters");
+  if (!form) { return; }
+  var findings = Array.prototype.slice.call(document.querySelectorAll("article.finding"));
+  var files = Array.prototype.slice.call(document.querySelectorAll("section.file"));
+  var status = document.getElementById("filter-status");
+  var noMatch = document.getElementById("no-match");
+  var fields = {
+    severity: document.getElementById("filter-severity"),
+    rule: document.getElementById("filter-rule"),
+    file: document.getElementById("filter-file"),
+    text: document.getElementById("filter-text")
+  };
+
+  function apply() {
+    var severity = fields.severity.value;
+    var rule = fields.rule.value;
+    var file = fields.file.value;
+    var words = fields.text.value.toLowerCase().split(/\s+/).filter(Boolean);
+    var shown = 0;
+    findings.forEach(function (article) {
+      var data = article.dataset;
+      var visible = (!severity || data.severity === severity) &&
+        (!rule || data.rule === rule) &&
+        (!file || data.file === file) &&
+        words.every(function (word) { return data.search.indexOf(word) !== -1; });
+      article.hidden = !visible;
+      if (visible) { shown += 1; }
+    });
+    files.forEach(function (section) {
+      var all = section.querySelectorAll("article.finding").length;
+      var visible = section.querySelectorAll("article.finding:not([hidden])").length;
+      var count = section.querySelector(".count");
+      section.hidden = visible === 0;
+      if (count) {
+        count.textContent = visible === all
+          ? all + (all === 1 ? " finding" : " findings")
+          : visible + " of " + all + " findings shown";
+      }
+    });
+    var total = findings.length;
+    status.textContent = shown === total
+      ? total + (total === 1 ? " finding" : " findings")
+      : shown + " of " + total + " findings shown";
+    noMatch.hidden = shown > 0 || total === 0;
+  }
+
+  // Filters can be given in the address: report.html#rule=AD101&severity=error
+  function fromHash() {
+    var hash = window.location.hash.replace(/^#/, "");
+    if (hash.indexOf("=") === -1) { return; }
+    hash.split("&").forEach(function (pair) {
+      var parts = pair.split("=");
+      var field = fields[decodeURIComponent(parts[0])];
+      if (field) { field.value = decodeURIComponent(parts[1] || ""); }
+    });
+  }
+
+  form.hidden = false;
+  form.addEventListener("input", apply);
+  form.addEventListener("change", apply);
+  form.addEventListener("submit", function (event) { event.preventDefault(); });
+  form.addEventListener("reset", function () { window.setTimeout(apply, 0); });
+  window.addEventListener("hashchange", function () { fromHash(); apply(); });
+  fromHash();
+  apply();
+}());
