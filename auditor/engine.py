@@ -19,6 +19,7 @@ from apidrift.auditor.checked import CheckedSite, check_site
 from apidrift.auditor.relocate import Relocator
 from apidrift.auditor.resolve import Resolver
 from apidrift.auditor.results import AuditResult, Coverage, Finding, InputInfo, Severity
+from apidrift.auditor.diff import ApiChange, all_paths, diff, used_paths
 from apidrift.auditor.downstream import scan_downstream
 from apidrift.auditor.sources import SourceTree, locate
 from apidrift.auditor.specs import SourceError, SpecError
@@ -207,3 +208,55 @@ def _label(tree: SourceTree | None) -> str:
     if tree is None:
         return ""
     return f"{tree.name}=={tree.version}" if tree.version else tree.name
+
+
+@dataclass(frozen=True)
+class DiffRequest:
+    old: str
+    new: str
+    used_by: str | None = None  # a downstream: only the changes that touch what it uses
+    cache_dir: Path | None = None
+    offline: bool = False
+    index_url: str | None = None
+
+
+@dataclass
+class DiffResult:
+    old: InputInfo
+    new: InputInfo
+    downstream: InputInfo | None
+    changes: list[ApiChange]
+    notes: list[str] = field(default_factory=list)
+    tool_version: str = __version__
+
+    def as_dict(self) -> dict[str, object]:
+        from dataclasses import asdict
+
+        return {
+            "tool": {"name": "apidrift", "version": self.tool_version},
+            "old": asdict(self.old),
+            "new": asdict(self.new),
+            "downstream": asdict(self.downstream) if self.downstream else None,
+            "changes": [c.as_dict() for c in self.changes],
+            "notes": self.notes,
+        }
+
+
+def diff_versions(request: DiffRequest) -> DiffResult:
+    """The API changes between two upstream versions (with `used_by`: only those a downstream meets)."""
+    cache = Cache(request.cache_dir)
+    options = {"cache": cache, "index_url": request.index_url, "offline": request.offline}
+    old_tree = locate(request.old, role="upstream", **options)  # type: ignore[arg-type]
+    new_tree = locate(request.new, role="upstream", **options)  # type: ignore[arg-type]
+    api_dir = cache.dir("api")
+    old, new = Resolver(_index(old_tree, api_dir)), Resolver(_index(new_tree, api_dir))
+    down_tree = None
+    if request.used_by:
+        down_tree = locate(request.used_by, role="downstream", **options)  # type: ignore[arg-type]
+        names = frozenset(old_tree.import_names) | frozenset(new_tree.import_names)
+        scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
+        uses = used_paths(((scan.path, scan.sites) for scan in scans), old)
+        changes = diff(old, new, uses, uses)
+    else:
+        changes = diff(old, new, all_paths(old))
+    return DiffResult(_input(old_tree), _input(new_tree), _input(down_tree) if down_tree else None, changes)

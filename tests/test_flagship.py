@@ -18,8 +18,8 @@ GENERATOR = "speculators/data_generation/vllm_hidden_states_generator.py"
 
 
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("flagship-cache")
+def cache_dir(index_cache: Path) -> Path:
+    return index_cache
 
 
 def run_audit(cache_dir: Path, tmp_path: Path, against: str, *extra: str) -> tuple[int, dict]:

@@ -1,0 +1,222 @@
+"""`apidrift diff`: the API changes between two upstream versions, optionally only those a downstream uses.
+
+Input: two `ApiIndex`es (and, with `--used-by`, the downstream's use sites). Output: `ApiChange`
+values: removed, moved, signature changes (removed, added-required, renamed, reordered, kind and
+default changes), and new deprecations. Without `--used-by` every module of the old version is
+loaded; with it, only what the downstream reaches (the same lazy loading and cache as `audit`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Any
+
+from apidrift.auditor.callables import call_target
+from apidrift.auditor.refs import ModuleRef
+from apidrift.auditor.relocate import Relocator, kind_of
+from apidrift.auditor.resolve import (
+    AttributeValue,
+    ClassValue,
+    FunctionValue,
+    Missing,
+    ModuleValue,
+    Resolver,
+    Unknown,
+    Value,
+    value_path,
+)
+from apidrift.auditor.signature import Parameter, ParamKind, Signature
+
+
+@dataclass(frozen=True)
+class ApiChange:
+    kind: str  # removed, moved, parameter-removed, parameter-added-required, parameter-renamed, ...
+    path: str  # dotted path in the old version
+    detail: str
+    breaking: bool
+    old: str | None = None  # old signature or location
+    new: str | None = None
+    uses: tuple[str, ...] = field(default=())  # "path:line" of downstream uses, with --used-by
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "detail": self.detail,
+            "breaking": self.breaking,
+            "old": self.old,
+            "new": self.new,
+            "uses": list(self.uses),
+        }
+
+
+def all_paths(resolver: Resolver) -> list[str]:
+    """Every module-level class and function, and every class's methods, of one version."""
+    relocator = Relocator(resolver)
+    paths: list[str] = []
+    for dotted, _ in relocator._modules():
+        value = resolver.resolve(ModuleRef(dotted))
+        if not isinstance(value, ModuleValue):
+            continue
+        for name, member in value.info.members.items():
+            if member.kind == "class":
+                paths.append(f"{dotted}.{name}")
+                paths.extend(f"{dotted}.{name}.{m}" for m, inner in member.members.items() if inner.kind == "function")  # type: ignore[union-attr]
+            elif member.kind == "function":
+                paths.append(f"{dotted}.{name}")
+    return paths
+
+
+def diff(old: Resolver, new: Resolver, paths: Iterable[str], uses: dict[str, list[str]] | None = None) -> list[ApiChange]:
+    """Compare each old path with the new version. `uses` maps a path to the downstream sites using it."""
+    relocator = Relocator(new)
+    changes: dict[tuple[str, str], ApiChange] = {}  # one change, seen through several paths, is one entry
+    for path in dict.fromkeys(paths):
+        for change in _changes_of(path, old, new, relocator, tuple((uses or {}).get(path, ()))):
+            key = (change.kind, change.detail if change.kind not in ("removed", "moved") else change.new or change.path)
+            if key in changes:
+                merged = tuple(sorted(set(changes[key].uses) | set(change.uses)))
+                changes[key] = ApiChange(**{**changes[key].as_dict(), "uses": merged})
+            else:
+                changes[key] = change
+    return list(changes.values())
+
+
+def _changes_of(path: str, old: Resolver, new: Resolver, relocator: Relocator, sites: tuple[str, ...]) -> list[ApiChange]:
+    before = _lookup(old, path)
+    if not isinstance(before, (ClassValue, FunctionValue, ModuleValue, AttributeValue)):
+        return []
+    after = _lookup(new, path)
+    if isinstance(after, Unknown):
+        return []
+    if not isinstance(after, Missing):
+        return _compare(path, before, after, old, new, sites)
+    name, owner = path.rsplit(".", 1)[-1], path.rpartition(".")[0]
+    moved = relocator.find(name, kind_of(before), owner)
+    if moved:
+        return [ApiChange("moved", path, f"now importable as `{moved[0]}`", True, path, moved[0], sites)]
+    deprecated = getattr(before.info, "deprecated", None)
+    note = f" (deprecated before: {deprecated})" if deprecated else ""
+    return [ApiChange("removed", path, f"`{path}` no longer exists{note}", True, path, None, sites)]
+
+
+def _lookup(resolver: Resolver, path: str) -> Any:
+    value = resolver.lookup(path)
+    if isinstance(value, Unknown) and value.reason == "parent-missing":
+        return Missing(path.rpartition(".")[0], path.rsplit(".", 1)[-1], "module")
+    return value
+
+
+def _compare(path: str, before: Value, after: Value, old: Resolver, new: Resolver, sites: tuple[str, ...]) -> list[ApiChange]:
+    changes: list[ApiChange] = []
+    if kind_of(before) and kind_of(after) and kind_of(before) != kind_of(after):
+        changes.append(ApiChange("kind-changed", path, f"was a {kind_of(before)}, now a {kind_of(after)}", True, uses=sites))
+        return changes
+    old_deprecated = getattr(getattr(before, "info", None), "deprecated", None)
+    new_deprecated = getattr(getattr(after, "info", None), "deprecated", None)
+    if new_deprecated and not old_deprecated:
+        changes.append(ApiChange("deprecated", path, new_deprecated, False, uses=sites))
+    if isinstance(before, (ClassValue, FunctionValue)) and isinstance(after, (ClassValue, FunctionValue)):
+        old_target = call_target(before, old)
+        new_target = call_target(after, new)
+        if not isinstance(old_target, Unknown) and not isinstance(new_target, Unknown):
+            for kind, detail, breaking in compare_signatures(old_target.signature, new_target.signature):
+                changes.append(
+                    ApiChange(kind, path, detail, breaking, old_target.signature.render(), new_target.signature.render(), sites)
+                )
+    return changes
+
+
+def compare_signatures(old: Signature, new: Signature) -> list[tuple[str, str, bool]]:
+    """(kind, detail, breaking) for each difference a caller can feel."""
+    found: list[tuple[str, str, bool]] = []
+    old_names = [p.name for p in old.parameters]
+    new_names = [p.name for p in new.parameters]
+    renamed: dict[str, str] = {}
+    for index, before in enumerate(old.parameters):
+        if before.name in new_names or index >= len(new.parameters):
+            continue
+        after = new.parameters[index]
+        if after.name in old_names or after.kind is not before.kind:
+            continue
+        same_annotation = bool(before.annotation) and before.annotation == after.annotation
+        if same_annotation or SequenceMatcher(None, before.name, after.name).ratio() >= 0.6:
+            renamed[before.name] = after.name
+            found.append(("parameter-renamed", f"`{before.name}` renamed to `{after.name}`", True))
+    for before in old.parameters:
+        if before.name not in new_names and before.name not in renamed:
+            if before.kind is ParamKind.VAR_KEYWORD:
+                found.append(("parameter-removed", f"no longer takes arbitrary keywords (`**{before.name}`)", True))
+            elif before.kind is ParamKind.VAR_POSITIONAL:
+                found.append(("parameter-removed", f"no longer takes extra positional arguments (`*{before.name}`)", True))
+            else:
+                found.append(("parameter-removed", f"`{before.name}` removed", True))
+    positional = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    new_positional = [p.name for p in new.parameters if p.kind in positional]
+    for after in new.parameters:
+        if after.name in old_names or after.name in renamed.values():
+            continue
+        shifted = after.kind in positional and any(
+            n in old_names or n in renamed.values() for n in new_positional[new_positional.index(after.name) + 1 :]
+        )
+        shift = " (shifts the positional arguments after it)" if shifted else ""
+        if after.required:
+            detail = f"new required parameter `{after.render()}`{_position(new, after)}{shift}"
+            found.append(("parameter-added-required", detail, True))
+        elif after.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+            found.append(("parameter-added", f"new optional parameter `{after.render()}`{shift}", bool(shifted)))
+    for before in old.parameters:
+        after = new.get(renamed.get(before.name, before.name))
+        if after is None:
+            continue
+        if before.kind is not after.kind:
+            found.append(("parameter-kind-changed", f"`{before.name}` was {before.kind.value}, now {after.kind.value}", True))
+        if before.has_default and not after.has_default and after.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+            found.append(("parameter-now-required", f"`{before.name}` lost its default {before.default}", True))
+        elif before.has_default and after.has_default and _literal_differs(before.default, after.default):
+            found.append(("default-changed", f"default of `{before.name}`: {before.default} -> {after.default}", False))
+    # A reorder is a change in the relative order of the positional parameters both versions have.
+    old_order = [renamed.get(p.name, p.name) for p in old.parameters if p.kind in positional]
+    common = [n for n in old_order if n in new_positional]
+    new_order = [n for n in new_positional if n in common]
+    if common != new_order:
+        matcher = SequenceMatcher(None, common, new_order, autojunk=False)
+        kept = {name for block in matcher.get_matching_blocks() for name in common[block.a : block.a + block.size]}
+        for name in (n for n in common if n not in kept):
+            detail = f"`{name}` moved from position {old_order.index(name) + 1} to {new_positional.index(name) + 1}"
+            found.append(("parameter-moved", detail, True))
+    return found
+
+
+def _position(signature: Signature, param: Parameter) -> str:
+    names = [p.name for p in signature.parameters]
+    index = names.index(param.name)
+    return f", after `{names[index - 1]}`" if index > 0 else ", first"
+
+
+def _literal_differs(old: str | None, new: str | None) -> bool:
+    try:
+        return ast.literal_eval(old or "") != ast.literal_eval(new or "")
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
+def used_paths(sites_by_file: Iterable[tuple[str, Iterable[Any]]], old: Resolver) -> dict[str, list[str]]:
+    """Old-version canonical paths the downstream uses, each with its "file:line" use sites."""
+    uses: dict[str, list[str]] = {}
+    for path, sites in sites_by_file:
+        for site in sites:
+            value = old.resolve(site.ref)
+            if not isinstance(value, (ClassValue, FunctionValue, ModuleValue, AttributeValue)):
+                continue
+            where = f"{path}:{site.span.line}"
+            # The path as the downstream writes it (a re-export can vanish while its target stays)...
+            written = site.ref.render()
+            if "(" not in written and "<" not in written:
+                uses.setdefault(written, []).append(where)
+            # ...and where the object is defined.
+            uses.setdefault(value_path(value), []).append(where)
+    return {k: sorted(set(v), key=lambda s: (s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1]))) for k, v in uses.items()}

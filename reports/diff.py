@@ -1,0 +1,53 @@
+"""Renderers for `apidrift diff`: the API changes between two versions, as text or JSON."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from apidrift.auditor.diff import ApiChange
+from apidrift.auditor.engine import DiffResult
+
+
+def render(result: DiffResult, fmt: str = "text") -> str:
+    if fmt == "json":
+        return json.dumps(result.as_dict(), indent=2) + "\n"
+    return render_text(result)
+
+
+def render_text(result: DiffResult) -> str:
+    lines = [f"API changes from {result.old.name}=={result.old.version} to {result.new.name}=={result.new.version}"]
+    if result.downstream is not None:
+        lines[0] += f" that {result.downstream.name}{'==' + result.downstream.version if result.downstream.version else ''} uses"
+    lines.append("")
+    by_path: dict[str, list[ApiChange]] = {}
+    for change in result.changes:
+        by_path.setdefault(change.path, []).append(change)
+    for path in sorted(by_path, key=lambda p: (not any(c.breaking for c in by_path[p]), p)):
+        changes = sorted(by_path[path], key=lambda c: (not c.breaking, c.kind))
+        lines.append(path)
+        for change in changes:
+            lines.append(f"  {'BREAKING' if change.breaking else 'changed '}  {change.kind}: {change.detail}")
+        signed = next((c for c in changes if c.old and c.new and c.kind not in ("moved", "removed")), None)
+        if signed is not None:
+            lines.append(f"  old: {signed.old}")
+            lines.append(f"  new: {signed.new}")
+        uses = sorted({u for c in changes for u in c.uses}, key=_site_order)
+        by_file: dict[str, list[str]] = {}
+        for use in uses:
+            file, _, line = use.rpartition(":")
+            by_file.setdefault(file, []).append(line)
+        for file, numbers in by_file.items():
+            lines.append(f"  used at {file}: lines {', '.join(numbers)}")
+        lines.append("")
+    lines.append("")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    counts = Counter("breaking" if c.breaking else "other" for c in result.changes)
+    lines.append(f"{len(result.changes)} changes ({counts['breaking']} breaking, {counts['other']} other).")
+    return "\n".join(lines) + "\n"
+
+
+def _site_order(site: str) -> tuple[str, int]:
+    path, _, line = site.rpartition(":")
+    return path, int(line) if line.isdigit() else 0

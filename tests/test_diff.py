@@ -1,0 +1,99 @@
+"""`apidrift diff`: API changes between two versions, with and without a downstream's uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apidrift.auditor.diff import compare_signatures
+from apidrift.auditor.engine import DiffRequest, diff_versions
+from apidrift.auditor.signature import Parameter, ParamKind, Signature
+from apidrift.reports.diff import render
+
+P = ParamKind.POSITIONAL_OR_KEYWORD
+
+
+def sig(*params: Parameter) -> Signature:
+    return Signature(tuple(params))
+
+
+def kinds(old: Signature, new: Signature) -> list[tuple[str, bool]]:
+    return [(kind, breaking) for kind, _, breaking in compare_signatures(old, new)]
+
+
+def test_signature_changes_are_named_and_graded() -> None:
+    a, b = Parameter("a", P), Parameter("b", P, True, "1")
+    assert kinds(sig(a, b), sig(a, b)) == []
+    assert kinds(sig(a, b), sig(a)) == [("parameter-removed", True)]
+    assert kinds(sig(a), sig(a, Parameter("c", P))) == [("parameter-added-required", True)]
+    assert kinds(sig(a), sig(a, Parameter("c", P, True, "0"))) == [("parameter-added", False)]
+    assert kinds(sig(a, b), sig(a, Parameter("c", P, True, "0"), b)) == [("parameter-added", True)]  # shifts b
+    assert kinds(sig(a, b), sig(a, Parameter("b", P, True, "2"))) == [("default-changed", False)]
+    assert kinds(sig(a, b), sig(a, Parameter("b", P))) == [("parameter-now-required", True)]
+    assert kinds(sig(a, b), sig(b, a)) == [("parameter-moved", True)]
+    assert kinds(sig(a, b), sig(a, Parameter("b", ParamKind.KEYWORD_ONLY, True, "1"))) == [("parameter-kind-changed", True)]
+    renamed = compare_signatures(sig(Parameter("path", P, annotation="str")), sig(Parameter("file_path", P, annotation="str")))
+    assert renamed == [("parameter-renamed", "`path` renamed to `file_path`", True)]
+    unrelated = compare_signatures(sig(Parameter("filename", P)), sig(Parameter("source", P)))
+    assert [k for k, _, _ in unrelated] == ["parameter-removed", "parameter-added-required"]  # no false rename
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    return root
+
+
+OLD = {
+    "pkg/__init__.py": "from pkg.core import Reader\n",
+    "pkg/core.py": "class Reader:\n    def __init__(self, source):\n        pass\n\ndef load(path, fast=False):\n    pass\n\ndef unused(x):\n    pass\n\ndef gone(x):\n    pass\n",
+}
+NEW = {
+    "pkg/__init__.py": "from pkg.io import Reader\n",
+    "pkg/io.py": "class Reader:\n    def __init__(self, source, *, strict):\n        pass\n",
+    "pkg/core.py": "def load(path, mode, fast=False):\n    pass\n\ndef unused(x, y):\n    pass\n",
+}
+DOWN = {"app.py": "from pkg import Reader\nfrom pkg.core import load\n\nReader('s')\nload('p')\n"}
+
+
+def test_diff_of_whole_versions_lists_every_change(tmp_path: Path) -> None:
+    request = DiffRequest(f"pkg@{write(tmp_path / 'old', OLD)}", f"pkg@{write(tmp_path / 'new', NEW)}", cache_dir=tmp_path / "c")
+    result = diff_versions(request)
+    found = {(c.path, c.kind) for c in result.changes}
+    assert ("pkg.core.Reader", "moved") in found
+    assert ("pkg.core.load", "parameter-added-required") in found
+    assert ("pkg.core.unused", "parameter-added-required") in found
+    assert ("pkg.core.gone", "removed") in found
+    moved = next(c for c in result.changes if c.kind == "moved")
+    assert moved.new == "pkg.Reader"
+
+
+def test_diff_used_by_keeps_only_what_the_downstream_touches(tmp_path: Path) -> None:
+    request = DiffRequest(
+        f"pkg@{write(tmp_path / 'old', OLD)}",
+        f"pkg@{write(tmp_path / 'new', NEW)}",
+        used_by=str(write(tmp_path / "down", DOWN)),
+        cache_dir=tmp_path / "c",
+    )
+    result = diff_versions(request)
+    paths = {c.path for c in result.changes}
+    assert "pkg.core.unused" not in paths and "pkg.core.gone" not in paths
+    load = next(c for c in result.changes if c.path == "pkg.core.load")
+    assert load.kind == "parameter-added-required" and "`mode`" in load.detail
+    assert load.uses == ("app.py:2", "app.py:5")
+    reader = [c for c in result.changes if c.path in ("pkg.Reader", "pkg.core.Reader")]
+    assert any(c.kind == "parameter-added-required" and "strict" in c.detail for c in reader)
+    text = render(result)
+    assert "used at app.py: lines 2, 5" in text
+    assert text.strip().endswith("breaking, 0 other).")
+
+
+@pytest.mark.network
+def test_flagship_diff_names_the_three_breaks(index_cache: Path) -> None:
+    result = diff_versions(DiffRequest("vllm==0.11.0", "vllm==0.16.0", used_by="speculators==0.3.0", cache_dir=index_cache))
+    details = {(c.path, c.kind, c.detail) for c in result.changes}
+    assert ("vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups", "parameter-removed", "`kv_cache_specs` removed") in details
+    assert any(p.endswith("Scheduler") and k == "parameter-added-required" and "`block_size: int`" in d for p, k, d in details)
+    assert any(p.endswith("SchedulerConfig") and k == "parameter-added-required" and "is_encoder_decoder" in d for p, k, d in details)
