@@ -6,9 +6,15 @@ Exit status: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 bad
 from __future__ import annotations
 
 import logging
+import os
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 import click
 
@@ -16,7 +22,9 @@ from apidrift import __version__
 from apidrift.auditor.results import AuditResult, Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-FORMATS = ("text", "json", "sarif")
+FORMATS = ("text", "json", "sarif", "html", "github", "markdown")
+FAIL_ON = ("error", "warning", "info", "never")
+LEVELS = ("error", "warning", "info")
 
 
 class InputError(click.ClickException):
@@ -28,6 +36,41 @@ class InputError(click.ClickException):
         click.echo(f"apidrift: error: {self.format_message()}", err=True)
 
 
+@dataclass(frozen=True)
+class Output:
+    fmt: str
+    path: Path | None  # None: standard output
+
+
+def parse_outputs(formats: Sequence[str], output: Path | None) -> list[Output]:
+    """`--format FMT[:PATH]` (repeatable) and `--output PATH` into where each report goes."""
+    outputs = []
+    for item in formats or ("text",):
+        fmt, sep, path = item.partition(":")
+        fmt = fmt.strip().lower()
+        if fmt not in FORMATS:
+            raise InputError(f"unknown format {fmt!r} in --format {item!r}; choose from {', '.join(FORMATS)}")
+        if sep and not path:
+            raise InputError(f"--format {item!r}: no path after the colon")
+        outputs.append(Output(fmt, Path(path) if path else None))
+    to_stdout = [o for o in outputs if o.path is None]
+    if output is not None:
+        if len(outputs) != 1 or not to_stdout:
+            raise InputError("--output takes one report; with several formats use --format FMT:PATH for each")
+        outputs = [Output(outputs[0].fmt, output)]
+    elif len(to_stdout) > 1:
+        raise InputError("only one --format can go to standard output; give the others a path (--format FMT:PATH)")
+    targets = [o.path.resolve() for o in outputs if o.path is not None]
+    if len(set(targets)) != len(targets):
+        raise InputError("two reports would be written to the same file")
+    for target in targets:
+        if not target.parent.is_dir():
+            raise InputError(f"cannot write {target}: folder {target.parent} does not exist")
+        if target.is_dir():
+            raise InputError(f"cannot write {target}: it is a folder")
+    return outputs
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="apidrift")
 def cli() -> None:
@@ -36,47 +79,141 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("downstream")
-@click.option("--against", "against", required=True, metavar="UPSTREAM", help="Upstream version to check against: NAME==VER, NAME@PATH or NAME.")
+@click.option("--against", "against", metavar="UPSTREAM", help="Upstream version to check against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].")
 @click.option("--from", "old", metavar="UPSTREAM", help="Upstream version the downstream was written for.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here instead of stdout.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True)
+@click.option("--format", "formats", metavar="FMT[:PATH]", multiple=True, help=f"Report format, repeatable: {', '.join(FORMATS)}; with :PATH written to that file (default: text to stdout).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the (single) report here instead of stdout.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the run (exit 1). Default: `fail-on` in [tool.apidrift], else error.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Read [tool.apidrift] from this file instead of the downstream's pyproject.toml.")
+@click.option("--no-config", is_flag=True, help="Ignore any [tool.apidrift] configuration.")
+@click.option("--ignore", "ignore", metavar="RULE", multiple=True, help="Never report this rule (code, name or family); repeatable, added to the configuration's.")
+@click.option("--severity", "severity", metavar="RULE=LEVEL", multiple=True, help="Re-grade a rule (code, name or family) to error, warning or info; repeatable.")
+@click.option("--exclude", "exclude", metavar="GLOB", multiple=True, help="Do not scan downstream paths matching this glob; repeatable.")
+@click.option("--ignore-symbol", "ignore_symbols", metavar="PATTERN", multiple=True, help="Do not report uses of this upstream dotted path (globs allowed); repeatable.")
+@click.option("--warn-unused-ignores", is_flag=True, help="Note `# apidrift: ignore` comments that silenced nothing.")
+@click.option("--baseline", "baseline", type=click.Path(dir_okay=False, path_type=Path), help="Accepted-findings file: fail only on findings not in it.")
+@click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record today's findings as accepted in this file.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir).")
 @click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
 @click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
-@click.option("--verbose", "-v", is_flag=True, help="Say what is fetched and cached.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the text report.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted).")
+@click.option("--verbose", "-v", is_flag=True, help="Say what was fetched, from where, and what came from the cache.")
 def audit(
     downstream: str,
-    against: str,
+    against: str | None,
     old: str | None,
-    fmt: str,
+    formats: tuple[str, ...],
     output: Path | None,
-    fail_on: str,
+    fail_on: str | None,
+    config_path: Path | None,
+    no_config: bool,
+    ignore: tuple[str, ...],
+    severity: tuple[str, ...],
+    exclude: tuple[str, ...],
+    ignore_symbols: tuple[str, ...],
+    warn_unused_ignores: bool,
+    baseline: Path | None,
+    write_baseline: Path | None,
     cache_dir: Path | None,
     offline: bool,
     index_url: str | None,
+    color: str,
+    quiet: bool,
     verbose: bool,
 ) -> None:
     """Audit DOWNSTREAM (NAME==VER, a folder, or an installed NAME) against an upstream version."""
+    from apidrift.auditor.baseline import BaselineError, read_baseline, split, write_baseline as write_accepted
+    from apidrift.auditor.config import Config, ConfigError, find_config, load_config
     from apidrift.auditor.engine import AuditRequest, audit as run_audit
     from apidrift.auditor.specs import SourceError, SpecError
     from apidrift.reports import render
 
-    if verbose:
+    outputs = parse_outputs(formats, output)
+    say = Messages(quiet=quiet)
+    if verbose and not quiet:
         logging.basicConfig(level=logging.INFO, format="apidrift: %(message)s")
-    request = AuditRequest(downstream, against, old, cache_dir, offline, index_url)
+
     try:
-        result = run_audit(request)
+        if config_path is not None:
+            config = load_config(config_path, explicit=True)
+        elif not no_config and (found := find_config(downstream)) is not None:
+            config = load_config(found)
+        else:
+            config = Config()
+    except ConfigError as error:
+        raise InputError(str(error)) from None
+    if verbose and config.found:
+        say(f"configuration: [tool.apidrift] in {config.path}")
+
+    against = against or config.against
+    if not against:
+        raise InputError("no upstream to audit against: give --against NAME==VERSION or set `against` in [tool.apidrift]")
+    request = AuditRequest(
+        downstream,
+        against,
+        old or config.old,
+        cache_dir,
+        offline,
+        index_url,
+        ignore_rules=frozenset(config.ignore) | frozenset(_rule_selectors(ignore, "--ignore")),
+        severities={**config.severity, **_severities(severity)},
+        exclude=config.exclude + exclude,
+        ignore_symbols=config.ignore_symbols + ignore_symbols,
+        warn_unused_ignores=warn_unused_ignores,
+    )
+    fail_on = fail_on or config.fail_on or "error"
+
+    accepted_counts = None
+    if baseline is not None and write_baseline is None:
+        try:
+            accepted_counts = read_baseline(baseline)  # before the audit: a bad file should not cost a run
+        except BaselineError as error:
+            raise InputError(str(error)) from None
+
+    cache_before = CacheSnapshot.take(cache_dir) if verbose else None
+    label = f"auditing {downstream} against {against}"
+    try:
+        with progress(label, enabled=not quiet and _is_tty(sys.stderr)):
+            result = run_audit(request)
     except (SpecError, SourceError) as error:
         raise InputError(str(error)) from None
-    report = render(result, fmt)
-    if output is not None:
+
+    if write_baseline is not None:
         try:
-            output.write_text(report, encoding="utf-8")
+            written = write_accepted(write_baseline, result.findings)
+        except BaselineError as error:
+            raise InputError(str(error)) from None
+        say(f"wrote {written} accepted finding{'s' if written != 1 else ''} to {write_baseline}")
+        result.notes.append(f"baseline {write_baseline}: recorded {written} finding{'s' if written != 1 else ''} as accepted")
+        result.findings = []
+    elif accepted_counts is not None and baseline is not None:
+        parts = split(result.findings, accepted_counts)
+        result.findings = parts.new
+        note = (
+            f"baseline {baseline}: {len(parts.accepted)} accepted finding{'s' if len(parts.accepted) != 1 else ''} "
+            f"not shown, {len(parts.new)} new"
+        )
+        if parts.unmatched:
+            note += f"; {parts.unmatched} accepted no longer found (fixed? refresh it with --write-baseline)"
+        result.notes.append(note)
+
+    if verbose and cache_before is not None:
+        for line in describe_run(result, request, cache_before):
+            say(line)
+
+    for out in outputs:
+        use_color = out.fmt == "text" and out.path is None and _want_color(color)
+        report = render(result, out.fmt, color=use_color)
+        if out.path is None:
+            click.echo(report, nl=not report.endswith("\n"))
+            continue
+        try:
+            out.path.write_text(report, encoding="utf-8")
         except OSError as error:
-            raise InputError(f"cannot write {output}: {error.strerror}") from None
-    else:
-        click.echo(report, nl=not report.endswith("\n"))
+            raise InputError(f"cannot write {out.path}: {error.strerror}") from None
+        if verbose:
+            say(f"wrote the {out.fmt} report to {out.path}")
     raise SystemExit(exit_status(result, fail_on))
 
 
@@ -101,6 +238,172 @@ def exit_status(result: AuditResult, fail_on: str) -> int:
         return EXIT_OK
     threshold = Severity(fail_on).rank
     return EXIT_FINDINGS if any(f.severity.rank >= threshold for f in result.findings) else EXIT_OK
+
+
+# ---- option helpers
+
+
+def _rule_selectors(values: Sequence[str], option: str) -> list[str]:
+    from apidrift.auditor.config import known_selectors
+    from apidrift.rules.registry import all_rules
+
+    known = known_selectors(all_rules())
+    selectors = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    for selector in selectors:
+        if selector.lower() not in known:
+            raise InputError(f"{option}: no rule, rule name or family {selector!r}; `apidrift rules` lists them")
+    return selectors
+
+
+def _severities(values: Sequence[str]) -> dict[str, str]:
+    result = {}
+    for value in values:
+        selector, sep, level = value.partition("=")
+        if not sep or level.strip().lower() not in LEVELS:
+            raise InputError(f"--severity {value!r}: expected RULE=LEVEL with LEVEL one of {', '.join(LEVELS)}")
+        (selector,) = _rule_selectors([selector], "--severity")
+        result[selector] = level.strip().lower()
+    return result
+
+
+def _is_tty(stream: IO[Any]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _want_color(mode: str) -> bool:
+    if mode != "auto":
+        return mode == "always"
+    return _is_tty(sys.stdout) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+class Messages:
+    """Informational lines on stderr, silenced by --quiet (errors are not routed through here)."""
+
+    def __init__(self, *, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def __call__(self, text: str) -> None:
+        if not self.quiet:
+            click.echo(f"apidrift: {text}", err=True)
+
+
+# ---- progress on a terminal
+
+
+class Progress:
+    """A one-line spinner with the elapsed time on a terminal, redrawn from a thread; erased at the end.
+
+    The engine does not report its phases while it runs, so this says what is being done and for how long.
+    """
+
+    FRAMES = "|/-\\"
+
+    def __init__(self, label: str, stream: IO[str], interval: float = 0.1) -> None:
+        self.label = label
+        self.stream = stream
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="apidrift-progress", daemon=True)
+        self._start = 0.0
+        self.frames_drawn = 0
+
+    def __enter__(self) -> Progress:
+        self._start = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.stream.write("\r\x1b[2K")
+        self.stream.flush()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval if self.frames_drawn else 0.3):  # quick runs draw nothing
+            elapsed = time.monotonic() - self._start
+            frame = self.FRAMES[self.frames_drawn % len(self.FRAMES)]
+            self.stream.write(f"\r\x1b[2K{frame} {self.label} ({elapsed:.1f}s)")
+            self.stream.flush()
+            self.frames_drawn += 1
+
+
+@contextmanager
+def progress(label: str, *, enabled: bool, stream: IO[str] | None = None) -> Iterator[Progress | None]:
+    if not enabled:
+        yield None
+        return
+    with Progress(label, stream or sys.stderr) as shown:
+        yield shown
+
+
+# ---- --verbose: what was fetched and what came from the cache
+
+
+@dataclass(frozen=True)
+class CacheSnapshot:
+    root: Path
+    entries: dict[str, frozenset[str]]  # sub-folder -> relative paths of what is in it
+
+    WATCHED = ("sources", "downloads", "api", "scan", "index")
+
+    @classmethod
+    def take(cls, cache_dir: Path | None) -> CacheSnapshot:
+        from apidrift.auditor.cache import Cache
+
+        root = Cache(cache_dir).root
+        entries = {}
+        for name in cls.WATCHED:
+            folder = root / name
+            depth = 2 if name in ("sources", "downloads") else 8
+            entries[name] = frozenset(_listing(folder, depth)) if folder.is_dir() else frozenset()
+        return cls(root, entries)
+
+
+def _listing(folder: Path, depth: int) -> Iterator[str]:
+    for dirpath, dirnames, filenames in os.walk(folder):
+        relative = Path(dirpath).relative_to(folder)
+        level = len(relative.parts)
+        if level + 1 >= depth:
+            yield from ((relative / d).as_posix() for d in dirnames)
+            dirnames[:] = []
+        yield from ((relative / f).as_posix() for f in filenames if not f.startswith("."))
+
+
+def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> list[str]:
+    """Lines for --verbose: each input and where it came from (cache or fetched), cache reuse, timings."""
+    from apidrift.auditor.index import redact_url, resolve_index_url
+    from apidrift.auditor.specs import normalize_name
+
+    after = CacheSnapshot.take(request.cache_dir)
+    lines = [f"cache: {after.root}"]
+    index = redact_url(resolve_index_url(request.index_url))
+    roles = [("downstream", result.downstream), ("upstream", result.upstream), ("old upstream", result.old_upstream)]
+    for role, info in roles:
+        if info is None:
+            continue
+        if info.origin == "index":
+            stem = f"{normalize_name(info.name)}/"
+            cached = any(e.startswith(stem) and info.sha256 and e.endswith(info.sha256[:16]) for e in before.entries["sources"])
+            how = "from the cache (extracted earlier)" if cached else f"fetched from {index}"
+            if request.offline and not cached:
+                how = "from the cache"
+            digest = f", sha256 {info.sha256}" if info.sha256 else ""
+            lines.append(f"{role}: {info.label}: {info.location} {how}{digest}")
+        elif info.origin == "path":
+            lines.append(f"{role}: {info.label}: read from {info.location}")
+        else:
+            lines.append(f"{role}: {info.label}: {info.origin} at {info.location}")
+    for name, what in (("api", "parsed upstream modules"), ("scan", "scanned downstream files")):
+        new = len(after.entries[name] - before.entries[name])
+        kept = len(after.entries[name] & before.entries[name])
+        lines.append(f"{what}: {new} written to the cache, {kept} cache entries already there")
+    if result.timings:
+        phases = ", ".join(f"{phase} {seconds:.2f}s" for phase, seconds in result.timings.items())
+        lines.append(f"timings: {phases} (total {sum(result.timings.values()):.2f}s)")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
