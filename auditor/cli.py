@@ -159,7 +159,7 @@ def audit(
         ignore_rules=frozenset(config.ignore) | frozenset(_rule_selectors(ignore, "--ignore")),
         severities={**config.severity, **_severities(severity)},
         exclude=config.exclude + exclude,
-        ignore_symbols=config.ignore_symbols + ignore_symbols,
+        ignore_symbols=symbol_patterns(config.ignore_symbols + ignore_symbols),
         warn_unused_ignores=warn_unused_ignores,
     )
     fail_on = fail_on or config.fail_on or "error"
@@ -206,7 +206,7 @@ def audit(
         use_color = out.fmt == "text" and out.path is None and _want_color(color)
         report = render(result, out.fmt, color=use_color)
         if out.path is None:
-            click.echo(report, nl=not report.endswith("\n"))
+            click.echo(report, nl=not report.endswith("\n"), color=use_color)
             continue
         try:
             out.path.write_text(report, encoding="utf-8")
@@ -253,6 +253,17 @@ def _rule_selectors(values: Sequence[str], option: str) -> list[str]:
         if selector.lower() not in known:
             raise InputError(f"{option}: no rule, rule name or family {selector!r}; `apidrift rules` lists them")
     return selectors
+
+
+def symbol_patterns(patterns: Sequence[str]) -> tuple[str, ...]:
+    """A dotted path stands for that symbol and everything under it (`pkg.Scheduler` covers
+    `pkg.Scheduler.__init__`), so each pattern also gets its `.*` form."""
+    result: list[str] = []
+    for pattern in patterns:
+        result.append(pattern)
+        if not pattern.endswith("*"):
+            result.append(pattern + ".*")
+    return tuple(dict.fromkeys(result))
 
 
 def _severities(values: Sequence[str]) -> dict[str, str]:
