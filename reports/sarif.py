@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, Location, Severity
+from apidrift.reports.paths import source_root
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
 
@@ -178,8 +179,11 @@ def _srcroot(result: AuditResult) -> dict[str, Any]:
             "text": f"The root of the downstream {downstream.label} ({downstream.origin}: {downstream.location})."
         }
     }
-    root = Path(downstream.location)
-    if downstream.origin == "directory" and root.is_absolute():
+    # Paths are relative to the source root, which may be the folder's src/ (or its parent): found on disk.
+    root = None
+    if downstream.origin == "directory" and Path(downstream.location).is_absolute():
+        root = source_root(result) or Path(downstream.location)
+    if root is not None:
         entry["uri"] = root.as_uri().rstrip("/") + "/"  # SARIF requires the trailing slash on a base URI
     return entry
 
