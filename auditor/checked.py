@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apidrift.auditor.bind import Break, Ok, Unknown as BindUnknown, Verdict, bind
+from apidrift.auditor.bind import Break, CallShape, Ok, Unknown as BindUnknown, Verdict, bind
 from apidrift.auditor.callables import CallTarget, call_target
 from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
 from apidrift.auditor.relocate import Relocator, kind_of
@@ -65,6 +65,9 @@ def check_site(
     missing = resolution if isinstance(resolution, Missing) else None
     if site.kind != "import":
         missing = first_missing(site.ref, resolver)
+    if missing is not None and not missing.exact and not _found_before(old):
+        # Typed by an annotation only: a subclass instance may have it. Certain only as a removal.
+        return SiteCheck(version, resolution, unknown_reason="attribute-of-annotated-type")
     if missing is not None:
         relocated: tuple[str, ...] = ()
         if relocator is not None:
@@ -78,9 +81,32 @@ def check_site(
     target = call_target(resolution, resolver)  # type: ignore[arg-type]
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown_reason=target.reason)
-    verdict = bind(site.shape, target.signature)
+    verdict = bind_target(site.shape, target)
     reason = verdict.reason if isinstance(verdict, BindUnknown) else None
     return SiteCheck(version, resolution, target=target, verdict=verdict, unknown_reason=reason)
+
+
+def _found_before(old: SiteCheck | None) -> bool:
+    return old is not None and old.missing is None and not isinstance(old.resolution, (Missing, Unknown))
+
+
+def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
+    """Bind against the signature; for overload-only targets, a break only if every overload breaks."""
+    if target.requires_also:
+        verdicts = [bind(shape, s) for s in (target.signature, *target.requires_also)]
+        broken = next((v for v in verdicts if isinstance(v, Break)), None)
+        if broken is not None:
+            return broken
+        return verdicts[0] if all(isinstance(v, Ok) for v in verdicts) else BindUnknown("star-arguments")
+    if not target.alternatives:
+        return bind(shape, target.signature)
+    verdicts = [bind(shape, alternative) for alternative in target.alternatives]
+    ok = next((v for v in verdicts if isinstance(v, Ok)), None)
+    if ok is not None:
+        return ok
+    if all(isinstance(v, Break) for v in verdicts):
+        return verdicts[0]
+    return BindUnknown("overloads")
 
 
 def missing_path_is_site(ref: Ref, missing: Missing) -> bool:

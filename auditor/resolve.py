@@ -69,6 +69,9 @@ class Missing:
     owner: str  # dotted path of the module or class searched
     name: str
     owner_kind: str  # "module", "class" or "instance"
+    # For instances: built by a constructor call here (exact), or only typed by an annotation, where a
+    # subclass instance could carry the attribute.
+    exact: bool = True
 
 
 @dataclass(frozen=True)
@@ -179,12 +182,12 @@ class Resolver:
         if isinstance(base, ClassValue):
             return self._class_attribute(base.info, name, on_instance=False)
         if isinstance(base, InstanceValue):
-            return self._class_attribute(base.cls, name, on_instance=True)
+            return self._class_attribute(base.cls, name, on_instance=True, exact=base.exact)
         if isinstance(base, AttributeValue):
             cls = self._annotated_class(base.info)
             if cls is None:
                 return Unknown("untyped-attribute")
-            return self._class_attribute(cls, name, on_instance=True)
+            return self._class_attribute(cls, name, on_instance=True, exact=False)
         if isinstance(base, ExternalValue):
             return Unknown("external")
         return Unknown("attribute-of-function")
@@ -219,7 +222,7 @@ class Resolver:
                 return found
         return Missing(module.path, name, "module")
 
-    def _class_attribute(self, cls: ClassInfo, name: str, *, on_instance: bool) -> Resolution:
+    def _class_attribute(self, cls: ClassInfo, name: str, *, on_instance: bool, exact: bool = True) -> Resolution:
         mro = self.mro(cls)
         if mro is None:
             return Unknown("unresolvable-mro")
@@ -239,7 +242,7 @@ class Resolver:
                 return Unknown("class-getattr")
         if not on_instance and any(isinstance(e, ClassInfo) and e.metaclass for e in mro):
             return Unknown("metaclass-attribute")
-        return Missing(cls.path, name, "instance" if on_instance else "class")
+        return Missing(cls.path, name, "instance" if on_instance else "class", exact or not on_instance)
 
     def _member_value(self, member: Member, path: str, via: str | None) -> Resolution:
         if isinstance(member, AliasInfo):

@@ -9,6 +9,7 @@ A name bound more than one way in a scope is not followed (no guessing).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Union
@@ -41,6 +42,7 @@ class _Scope:
     parent: _Scope | None
     bindings: dict[str, list[_Binding]] = field(default_factory=dict)
     is_class: bool = False
+    narrowed: set[str] = field(default_factory=set)  # names tested with isinstance(): types not followed
 
     def bind(self, name: str, binding: _Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
@@ -72,6 +74,8 @@ class _Collector(cst.CSTVisitor):
         self.parents: list[cst.CSTNode] = []
         self.guard_depth = 0
         self.method_self: list[tuple[str, _ClassScope] | None] = []
+        self.version_names: set[str] = set()  # names computed from a version or feature test
+        self.guarding_ifs: set[int] = set()
 
     @property
     def scope(self) -> _Scope:
@@ -157,7 +161,8 @@ class _Collector(cst.CSTVisitor):
 
     # -- guards -----------------------------------------------------------------------------------
 
-    # Only the guarded body counts: a use in the `except` handler or the `else` branch is not guarded.
+    # The guarded body of a try, and the fallback in an `except ImportError` handler (it runs only when
+    # the first import failed); the `else` and `finally` branches are not guarded.
     def visit_Try_body(self, node: cst.Try) -> None:
         if any(_handler_guards(h) for h in node.handlers):
             self.guard_depth += 1
@@ -166,13 +171,34 @@ class _Collector(cst.CSTVisitor):
         if any(_handler_guards(h) for h in node.handlers):
             self.guard_depth -= 1
 
-    def visit_If_body(self, node: cst.If) -> None:
-        if _is_guard_test(node.test):
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        if _catches_import_error(node):
             self.guard_depth += 1
 
-    def leave_If_body(self, node: cst.If) -> None:
-        if _is_guard_test(node.test):
+    def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        if _catches_import_error(node):
             self.guard_depth -= 1
+
+    # Both branches of a feature or version test: each runs only where its side of the test holds.
+    def visit_If(self, node: cst.If) -> None:
+        if self._is_guard(node.test):
+            self.guard_depth += 1
+            self.guarding_ifs.add(id(node))
+
+    def leave_If(self, node: cst.If) -> None:
+        if id(node) in self.guarding_ifs:
+            self.guard_depth -= 1
+
+    def _is_guard(self, test: cst.BaseExpression) -> bool:
+        if _is_guard_test(test):
+            return True
+        names = {n.value for n in _names_in(test)}
+        return bool(names & self.version_names)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _dotted(node.func) == "isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
+            self.scope.narrowed.add(node.args[0].value.value)  # its annotated type no longer holds
+        self._candidate("call", node)
 
     # -- bindings ---------------------------------------------------------------------------------
 
@@ -214,6 +240,10 @@ class _Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind_target(target.target, node.value)
+        # `sqla_14 = _vers >= (1, 4)` where `_vers` came from `__version__`: a version flag.
+        if self._is_guard(node.value) or _VERSIONISH.search(cst.Module([]).code_for_node(node.value)):
+            for target in node.targets:
+                self.version_names.update(n.value for n in _names_in(target.target))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name):
@@ -268,9 +298,6 @@ class _Collector(cst.CSTVisitor):
 
     # -- use sites --------------------------------------------------------------------------------
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self._candidate("call", node)
-
     def visit_Attribute(self, node: cst.Attribute) -> None:
         parent = self.parents[-1] if self.parents else None
         if isinstance(parent, cst.Call) and parent.func is node:
@@ -295,7 +322,10 @@ class _Evaluator:
         while current is not None:
             bindings = current.bindings.get(name)
             if bindings:
-                return self._unique(bindings)
+                value = self._unique(bindings)
+                if isinstance(value, InstanceRef) and name in current.narrowed:
+                    return None  # `isinstance(x, Sub)` narrows x: its annotation no longer says what x is
+                return value
             current = current.parent
         return None
 
@@ -507,8 +537,33 @@ def _handler_guards(handler: cst.ExceptHandler) -> bool:
     return any(n in GUARD_EXCEPTIONS for n in names)
 
 
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+    node.visit(_Names())
+    return found
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    names = {(_dotted(t.value if isinstance(t, cst.Element) else t) or "").split(".")[-1] for t in types}
+    return bool(names & {"ImportError", "ModuleNotFoundError"})
+
+
+# Names that tell a feature or version test: `sqla_14`, `PY38`, `HAS_FOO`, `_vers`, `IS_PYDANTIC_V2`...
+_VERSIONISH = re.compile(
+    r"(?i)(__version__|version_info|version|\b_?vers\b|\b(?:py|sqla|sa|np|pd|v|is_py|pydantic_v)_?\d+\b|\bhas_\w+|_available\b)"
+)
+
+
 def _is_guard_test(test: cst.BaseExpression) -> bool:
-    """`if TYPE_CHECKING:`, `if hasattr(...)`, or a boolean combination containing one."""
+    """`if TYPE_CHECKING:`, `hasattr(...)`, a version or feature flag, or a boolean combination with one."""
     if isinstance(test, cst.BooleanOperation):
         return _is_guard_test(test.left) or _is_guard_test(test.right)
     if isinstance(test, cst.UnaryOperation):
@@ -516,4 +571,6 @@ def _is_guard_test(test: cst.BaseExpression) -> bool:
     dotted = _dotted(test)
     if dotted and dotted.split(".")[-1] == "TYPE_CHECKING":
         return True
-    return isinstance(test, cst.Call) and _dotted(test.func) in ("hasattr", "getattr")
+    if isinstance(test, cst.Call) and _dotted(test.func) in ("hasattr", "getattr"):
+        return True
+    return bool(_VERSIONISH.search(cst.Module([]).code_for_node(test)))

@@ -55,6 +55,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         converted = _convert_member(member, f"{dotted}.{member_name}")
         if converted is not None:
             members[member_name] = converted
+    members.update(_overload_only(module, members))
     dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members
     return ModuleInfo(
         path=dotted,
@@ -122,6 +123,7 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
             converted = replace(converted, deprecated=deprecations[name])
         if converted is not None:
             members[name] = converted
+    members.update(_overload_only(cls, members))
     keywords = dict(cls.keywords) if getattr(cls, "keywords", None) else {}
     metaclass = keywords.pop("metaclass", None)
     return ClassInfo(
@@ -138,6 +140,18 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         lineno=cls.lineno,
         deprecated=facts.get("deprecated"),
     )
+
+
+def _overload_only(owner: Any, members: dict[str, Member]) -> dict[str, Member]:
+    """Functions declared only by `@overload`s (stubs): griffe keeps them aside, without an implementation."""
+    found: dict[str, Member] = {}
+    for name, overloads in getattr(owner, "overloads", {}).items():
+        if name in members or not overloads:
+            continue
+        last = overloads[-1]
+        converted = _convert_function(last)
+        found[name] = replace(converted, overloads=tuple(_signature(o) for o in overloads))
+    return found
 
 
 def _field_spec(cls: griffe.Class, name: str, lineno: int, annotation: str, head: str | None) -> FieldSpec:
@@ -307,11 +321,17 @@ class _FactsExtension(griffe.Extension):
     def on_class_members(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:
         if not isinstance(node, ast.ClassDef):
             return
-        fields = [
-            (stmt.target.id, stmt.lineno, ast.unparse(stmt.annotation), _head_text(stmt.annotation))
-            for stmt in node.body
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-        ]
+        fields = []
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                fields.append((stmt.target.id, stmt.lineno, ast.unparse(stmt.annotation), _head_text(stmt.annotation)))
+            elif (  # `x = attr.ib()`: a field of classic attrs classes, unannotated
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Call)
+            ):
+                fields.append((stmt.targets[0].id, stmt.lineno, "", None))
         instance, dynamic = _instance_attributes(node)
         cls.extra[_FACTS] = {
             "fields": fields,

@@ -1,0 +1,255 @@
+"""Constructors that classes get from their fields, in one place, one style per function.
+
+Styles: stdlib dataclasses, pydantic dataclasses, PEP 681 `dataclass_transform` (decorators, bases and
+metaclasses), attrs (`@attr.s`/`attr.ib`, `@define`/`field`), pydantic `BaseModel`, `typing.NamedTuple`,
+and builtin exceptions. Each turns the class-body facts the loader recorded (`FieldSpec`s, in source
+order) into the `Signature` the synthesized `__init__` has, or `Unknown` when it cannot be certain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from apidrift.auditor.api.model import ClassInfo, FieldSpec, FunctionInfo
+from apidrift.auditor.resolve import FunctionValue, Resolver, Unknown
+from apidrift.auditor.signature import Parameter, ParamKind, Signature
+
+# Class decorators that leave the constructor as it is.
+TRANSPARENT_CLASS_DECORATORS = frozenset(
+    {
+        "typing.final",
+        "typing_extensions.final",
+        "typing.runtime_checkable",
+        "typing_extensions.runtime_checkable",
+        "functools.total_ordering",
+        "enum.unique",
+        "typing_extensions.deprecated",
+        "warnings.deprecated",
+        "typing.type_check_only",
+    }
+)
+STDLIB_DATACLASS = "dataclasses.dataclass"
+PYDANTIC_DATACLASS = "pydantic.dataclasses.dataclass"
+ATTRS_CLASSIC = frozenset({"attr.s", "attr.attrs", "attr.attributes", "attrs.attrs"})
+ATTRS_NEXT_GEN = frozenset(
+    {"attr.define", "attr.mutable", "attr.frozen", "attrs.define", "attrs.mutable", "attrs.frozen", "attr.dataclass"}
+)
+DATACLASS_TRANSFORM = frozenset({"typing.dataclass_transform", "typing_extensions.dataclass_transform"})
+CLASSVAR = frozenset({"typing.ClassVar", "typing_extensions.ClassVar"})
+KW_ONLY = "dataclasses.KW_ONLY"
+STDLIB_FIELD = frozenset({"dataclasses.field"})  # every dataclass-like machinery also honours it
+PYDANTIC_FIELD = frozenset({"pydantic.Field", "pydantic.fields.Field", "dataclasses.field"})
+ATTRS_FIELD = frozenset({"attr.ib", "attr.attrib", "attr.attr", "attr.field", "attrs.field"})
+PYDANTIC_MODELS = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
+NAMED_TUPLES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
+# Validators that may rewrite the input before fields are checked: the constructor is then unknowable.
+PRE_VALIDATORS = ("model_validator", "root_validator")
+
+
+@dataclass(frozen=True)
+class Style:
+    kind: str  # "stdlib", "pydantic", "pep681" or "attrs"
+    options: dict[str, str]  # decorator or class keywords
+    field_specifiers: frozenset[str]
+    strict_keywords: bool  # unexpected keywords raise (False: pydantic's default extra="ignore")
+    kw_only_default: bool = False
+    classic_attrs: bool = False  # `@attr.s` without auto_attribs: fields are the `attr.ib()` assignments
+
+
+def marks_dataclass_transform(cls: ClassInfo) -> bool:
+    return any(d.path in DATACLASS_TRANSFORM for d in cls.decorators)
+
+
+def dataclass_style(cls: ClassInfo, mro: list[ClassInfo | str], resolver: Resolver) -> Style | Unknown | None:
+    """How `cls` itself is turned into a dataclass-like class, if it is one."""
+    style: Style | None = None
+    for decorator in cls.decorators:
+        path, keywords = decorator.path, decorator.keywords
+        if path in TRANSPARENT_CLASS_DECORATORS:
+            continue
+        if path == STDLIB_DATACLASS:
+            style = Style("stdlib", keywords, STDLIB_FIELD, True)
+        elif path == PYDANTIC_DATACLASS:
+            style = Style("pydantic", keywords, PYDANTIC_FIELD, "forbid" in keywords.get("config", ""))
+        elif path in ATTRS_CLASSIC or path in ATTRS_NEXT_GEN:
+            classic = path in ATTRS_CLASSIC and keywords.get("auto_attribs") != "True"
+            style = Style("attrs", keywords, ATTRS_FIELD, True, keywords.get("kw_only") == "True", classic)
+        elif path.startswith("?") or not resolver.index.owns(path):
+            return Unknown(f"class-decorator:{path}")
+        else:
+            target = resolver.lookup(path)
+            if isinstance(target, FunctionValue) and target.info.dataclass_transform is not None:
+                options = target.info.dataclass_transform
+                specifiers = frozenset(filter(None, options.get("field_specifiers", "").split(",")))
+                style = Style("pep681", keywords, specifiers | STDLIB_FIELD, True, options.get("kw_only_default") == "True")
+            elif not (isinstance(target, FunctionValue) and target.info.identity and not decorator.called):
+                return Unknown(f"class-decorator:{path}")
+    if style is None:  # PEP 681 through a marked base class or metaclass
+        for entry in mro[1:]:
+            if isinstance(entry, ClassInfo) and marks_dataclass_transform(entry):
+                return Style("pep681", dict(cls.class_keywords), STDLIB_FIELD, True)
+    return style
+
+
+def synthesize(mro: list[ClassInfo | str], owner: ClassInfo, resolver: Resolver) -> Signature | Unknown:
+    """The `__init__` a dataclass-like class gets from its own fields and those of dataclass-like bases."""
+    fields: dict[str, Parameter] = {}
+    strict = True
+    for entry in reversed(mro[mro.index(owner) :]):
+        if isinstance(entry, str):
+            return Unknown(f"external-base:{entry}")
+        style = dataclass_style(entry, mro[mro.index(entry) :], resolver)
+        if isinstance(style, Unknown):
+            return style
+        if style is None:
+            continue  # annotations of plain bases are not fields
+        if style.kind == "pydantic" and _has_pre_validator(entry):
+            return Unknown("pydantic-pre-validator")
+        strict = style.strict_keywords
+        kw_only = style.kw_only_default or style.options.get("kw_only") == "True"
+        for spec in entry.fields:
+            if _is_classvar(spec):
+                continue
+            if spec.annotation_path == KW_ONLY:
+                kw_only = True
+                continue
+            if not (_calls(spec, style) if style.classic_attrs else spec.annotation):
+                continue  # classic attrs: only `x = attr.ib()` makes a field; the others: annotated names
+            parameter = _field_parameter(spec, style, kw_only)
+            if isinstance(parameter, Unknown):
+                return parameter
+            if parameter is None:  # init=False: a field, but not a parameter
+                fields.pop(spec.name, None)
+            else:  # a redefinition keeps the base's position (dicts keep the first insertion's place)
+                fields[spec.name] = parameter
+    return _signature(list(fields.values()), strict)
+
+
+def pydantic_model(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature | Unknown:
+    """`BaseModel.__init__(self, /, **data)`: every field by keyword; extras ignored unless forbidden."""
+    fields: dict[str, Parameter] = {}
+    strict = False
+    below = mro[: next(i for i, e in enumerate(mro) if isinstance(e, str))]
+    for entry in reversed(below):
+        assert isinstance(entry, ClassInfo)
+        if _has_pre_validator(entry):
+            return Unknown("pydantic-pre-validator")
+        config = entry.members.get("model_config")
+        config_text = (getattr(config, "value", None) or "") + entry.class_keywords.get("extra", "")
+        nested = entry.members.get("Config")
+        if isinstance(nested, ClassInfo):
+            config_text += getattr(nested.members.get("extra"), "value", None) or ""
+        if "forbid" in config_text:
+            strict = True
+        elif "allow" in config_text or "ignore" in config_text:
+            strict = False
+        for spec in entry.fields:
+            if _is_classvar(spec) or spec.name.startswith("_") or spec.name == "model_config":
+                continue
+            parameter = _field_parameter(spec, Style("pydantic", {}, PYDANTIC_FIELD, strict), kw_only=True)
+            if isinstance(parameter, Unknown):
+                return parameter
+            if parameter is not None:
+                # pydantic v1 gives `Optional[X]` fields an implicit None default, v2 does not: not certain.
+                optional = "Optional[" in spec.annotation or "None" in spec.annotation.replace(" ", "").split("|")
+                fields[spec.name] = parameter if parameter.has_default or not optional else Parameter(
+                    parameter.name, parameter.kind, True, "None?", parameter.annotation
+                )
+    return _signature(list(fields.values()), strict, keyword_only=True)
+
+
+def named_tuple(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature | Unknown:
+    """`class P(NamedTuple)`: one positional-or-keyword parameter per annotated field, in order."""
+    if len([e for e in mro if isinstance(e, ClassInfo)]) != 1:
+        return Unknown("named-tuple-subclass")
+    params = [
+        Parameter(s.name, ParamKind.POSITIONAL_OR_KEYWORD, s.has_value, s.value, s.annotation)
+        for s in cls.fields
+        if s.annotation and not _is_classvar(s)
+    ]
+    return Signature(tuple(params), "None")
+
+
+def exception(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature:
+    """Builtin exceptions take any positional arguments and no keywords."""
+    return Signature((Parameter("args", ParamKind.VAR_POSITIONAL),), "None")
+
+
+def _signature(params: list[Parameter], strict: bool, keyword_only: bool = False) -> Signature:
+    positional = [p for p in params if p.kind is ParamKind.POSITIONAL_OR_KEYWORD and not keyword_only]
+    keyword = [p if not keyword_only else Parameter(p.name, ParamKind.KEYWORD_ONLY, p.has_default, p.default, p.annotation)
+               for p in params if keyword_only or p.kind is ParamKind.KEYWORD_ONLY]
+    result = positional + keyword
+    if not strict:
+        result.append(Parameter("extra", ParamKind.VAR_KEYWORD, annotation="ignored by pydantic"))
+    return Signature(tuple(result), "None")
+
+
+def _field_parameter(spec: FieldSpec, style: Style, kw_only: bool) -> Parameter | None | Unknown:
+    has_default = spec.has_value
+    default = spec.value
+    name = spec.name
+    if style.kind == "attrs":
+        name = name.lstrip("_")  # attrs strips leading underscores from init parameter names
+    if spec.call_path and is_field_specifier(spec.call_path, style.field_specifiers):
+        keywords = spec.call_keywords
+        if keywords.get("init") == "False":
+            return None
+        if "validation_alias" in keywords or ("alias" in keywords and style.kind != "attrs"):
+            return Unknown("field-alias")
+        if "alias" in keywords:
+            name = keywords["alias"].strip("'\"")
+        if keywords.get("kw_only") == "True":
+            kw_only = True
+        elif keywords.get("kw_only") == "False":
+            kw_only = False
+        if "default" in keywords:
+            has_default, default = keywords["default"] != "...", keywords["default"]
+        elif "default_factory" in keywords or "factory" in keywords:
+            has_default, default = True, f"<{keywords.get('default_factory') or keywords.get('factory')}()>"
+        elif style.kind in ("pydantic", "pep681") and spec.call_positional:
+            # pydantic's Field(default, ...): the first positional argument is the default; `...` is none.
+            has_default = not (spec.value or "").split("(", 1)[-1].startswith("...")
+        elif style.kind == "attrs" and spec.call_positional:
+            has_default = True  # attr.ib(default) takes the default first
+        else:
+            has_default, default = False, None
+    return Parameter(
+        name,
+        ParamKind.KEYWORD_ONLY if kw_only else ParamKind.POSITIONAL_OR_KEYWORD,
+        has_default=has_default,
+        default=default if has_default else None,
+        annotation=spec.annotation or None,
+    )
+
+
+def is_field_specifier(path: str, specifiers: frozenset[str]) -> bool:
+    if path in specifiers:
+        return True
+    # `pydantic.Field` and `pydantic.fields.Field` are one object re-exported: same package, same name.
+    top, name = path.split(".")[0], path.rsplit(".", 1)[-1]
+    return any(s.split(".")[0] == top and s.rsplit(".", 1)[-1] == name for s in specifiers)
+
+
+def _calls(spec: FieldSpec, style: Style) -> bool:
+    return bool(spec.call_path and is_field_specifier(spec.call_path, style.field_specifiers))
+
+
+def _is_classvar(spec: FieldSpec) -> bool:
+    return spec.annotation_path in CLASSVAR or spec.annotation.startswith(("ClassVar", "typing.ClassVar"))
+
+
+def _has_pre_validator(cls: ClassInfo) -> bool:
+    for member in cls.members.values():
+        if not isinstance(member, FunctionInfo):
+            continue
+        for decorator in member.decorators:
+            if decorator.path.rsplit(".", 1)[-1] not in PRE_VALIDATORS:
+                continue
+            mode = decorator.keywords.get("mode", "")
+            if "before" in mode or "wrap" in mode or decorator.keywords.get("pre") == "True":
+                return True
+            if decorator.path.endswith("root_validator") and not decorator.called:
+                return True
+    return False
+
