@@ -52,7 +52,7 @@ def render(result: AuditResult) -> str:
 
 @dataclass(frozen=True)
 class SignatureView:
-    old_label: str | None
+    old_label: str | None  # None: the old version is not named
     new_label: str | None
     old_rows: tuple[Row, ...] | None  # None: that side is unknown
     new_rows: tuple[Row, ...] | None
@@ -165,7 +165,7 @@ def _signature_view(finding: Finding, result: AuditResult) -> SignatureView | No
     if not old and not new:
         return None
     new_label = result.upstream.label
-    old_label = result.old_upstream.label if result.old_upstream else "old"
+    old_label = result.old_upstream.label if result.old_upstream else None
     if old and new:
         diff = diff_signatures(old, new)
         if diff is not None:
