@@ -12,7 +12,8 @@ from apidrift.auditor.bind import Break, CallShape, Ok, Unknown as BindUnknown, 
 from apidrift.auditor.callables import CallTarget, call_target
 from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
 from apidrift.auditor.relocate import Relocator, kind_of
-from apidrift.auditor.resolve import Missing, Resolution, Resolver, Unknown
+from apidrift.auditor.resolve import FunctionValue, Missing, Resolution, Resolver, Unknown
+from apidrift.auditor.signature import ParamKind, Signature
 from apidrift.auditor.sites import UseSite
 
 
@@ -60,6 +61,8 @@ def check_site(
     site: UseSite, resolver: Resolver, version: str, relocator: Relocator | None = None, old: SiteCheck | None = None
 ) -> SiteCheck:
     """Check one site against one version; with a relocator, a missing name is looked for elsewhere."""
+    if site.kind == "override":
+        return _check_override(site, resolver, version)
     resolution = resolver.resolve(site.ref)
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
@@ -84,6 +87,29 @@ def check_site(
     verdict = bind_target(site.shape, target)
     reason = verdict.reason if isinstance(verdict, BindUnknown) else None
     return SiteCheck(version, resolution, target=target, verdict=verdict, unknown_reason=reason)
+
+
+def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
+    """Will the upstream's own calls still bind to the downstream's override of its method?"""
+    resolution = resolver.resolve(site.ref)
+    if not isinstance(resolution, FunctionValue) or site.signature is None:
+        return SiteCheck(version, resolution, unknown_reason="not-an-upstream-method")  # a method of its own
+    target = call_target(resolution, resolver)
+    if isinstance(target, Unknown):
+        return SiteCheck(version, resolution, unknown_reason=target.reason)
+    verdict = bind(upstream_call_shape(target.signature), site.signature)
+    reason = verdict.reason if isinstance(verdict, BindUnknown) else None
+    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown_reason=reason)
+
+
+def upstream_call_shape(signature: Signature) -> CallShape:
+    """How the upstream calls its own method at the least: every required parameter, as declared."""
+    positional = sum(1 for p in signature.parameters if p.required and p.kind in _POSITIONAL)
+    keywords = tuple(p.name for p in signature.parameters if p.required and p.kind is ParamKind.KEYWORD_ONLY)
+    return CallShape(positional, keywords)
+
+
+_POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
 
 
 def _found_before(old: SiteCheck | None) -> bool:

@@ -101,7 +101,8 @@ def audit(request: AuditRequest) -> AuditResult:
                 old = check_site(site, old_resolver, _label(old_tree)) if old_resolver and old_tree else None
                 new = check_site(site, new_resolver, _label(new_tree), relocator, old)
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
-                _count(coverage, new)
+                if not (site.kind == "override" and new.unknown_reason == "not-an-upstream-method"):
+                    _count(coverage, new)  # a method of the downstream's own is no use of the upstream
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result)
     result.findings = sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))

@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider
 
 from apidrift.auditor.bind import CallShape
+from apidrift.auditor.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.sites import FileScan, Span, UseSite
 from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
 
@@ -29,12 +30,26 @@ GUARD_EXCEPTIONS = frozenset(
 
 @dataclass
 class _SelfOf:
-    """The `self` (or `cls`) of a downstream class's method."""
+    """An instance of a downstream class: `self` in its methods, or what calling it returns."""
 
     cls: _ClassScope
 
 
-_Value = Union[Ref, _SelfOf, None]
+@dataclass
+class _DownClass:
+    """A class defined in the downstream (possibly a subclass of an upstream class)."""
+
+    cls: _ClassScope
+
+
+@dataclass
+class _SuperOf:
+    """`super()` in a method of a downstream class."""
+
+    cls: _ClassScope
+
+
+_Value = Union[Ref, _SelfOf, _DownClass, _SuperOf, None]
 
 
 @dataclass(eq=False)
@@ -43,6 +58,7 @@ class _Scope:
     bindings: dict[str, list[_Binding]] = field(default_factory=dict)
     is_class: bool = False
     narrowed: set[str] = field(default_factory=set)  # names tested with isinstance(): types not followed
+    owner: _ClassScope | None = None  # for a method's scope: its class (what `super()` refers to)
 
     def bind(self, name: str, binding: _Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
@@ -51,6 +67,8 @@ class _Scope:
 @dataclass(eq=False)
 class _ClassScope(_Scope):
     self_attributes: dict[str, list[_Binding]] = field(default_factory=dict)
+    node: cst.ClassDef | None = None
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -99,11 +117,13 @@ class _Collector(cst.CSTVisitor):
             handler(original_node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.bind(node.name.value, _Binding(self.scope))
-        self.scopes.append(_ClassScope(self.scope, is_class=True))
+        cls = _ClassScope(self.scope, is_class=True, node=node)
+        self.scope.bind(node.name.value, _Binding(self.scope, value=_DownClass(cls)))
+        self.scopes.append(cls)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scopes.pop()
+        cls = self.scopes.pop()
+        self.candidates.append(_Candidate("class", node, cls, self.guard_depth > 0))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         outer = self.scope
@@ -112,7 +132,9 @@ class _Collector(cst.CSTVisitor):
         parent = outer
         while parent.is_class and parent.parent is not None:
             parent = parent.parent
-        scope = _Scope(parent)
+        scope = _Scope(parent, owner=outer if isinstance(outer, _ClassScope) else None)
+        if isinstance(outer, _ClassScope):
+            outer.methods[node.name.value] = node
         params = node.params
         ordered = [*params.posonly_params, *params.params]
         is_static = any(_decorator_name(d) == "staticmethod" for d in node.decorators)
@@ -363,23 +385,84 @@ class _Evaluator:
         if isinstance(node, cst.Name):
             return self.name(node.value, scope)
         if isinstance(node, cst.Attribute):
-            base = self.expression(node.value, scope)
-            if isinstance(base, _SelfOf):
-                bindings = base.cls.self_attributes.get(node.attr.value)
-                if not bindings:
-                    class_level = base.cls.bindings.get(node.attr.value)
-                    return self._unique(class_level) if class_level else None
-                return self._unique(bindings)
-            if base is None:
-                return None
-            return AttrRef(base, node.attr.value)
+            return self.attribute(self.expression(node.value, scope), node.attr.value)
         if isinstance(node, cst.Call):
+            if _dotted(node.func) == "super" and not node.args:
+                owner = _method_owner(scope)
+                return _SuperOf(owner) if owner is not None else None
             func = self.expression(node.func, scope)
-            if func is None or isinstance(func, _SelfOf):
+            if isinstance(func, _DownClass):
+                return _SelfOf(func.cls)
+            if func is None or isinstance(func, (_SelfOf, _SuperOf)):
                 return None
             return CallRef(func)
         if isinstance(node, cst.NamedExpr):
             return self.expression(node.value, scope)
+        return None
+
+    def attribute(self, base: _Value, name: str) -> _Value:
+        if isinstance(base, _SelfOf):
+            bindings = base.cls.self_attributes.get(name)
+            if bindings:
+                return self._unique(bindings)
+            return self._class_member(base.cls, name, instance=True)
+        if isinstance(base, _DownClass):
+            return self._class_member(base.cls, name, instance=False)
+        if isinstance(base, _SuperOf):
+            parent = self.single_base(base.cls)
+            if isinstance(parent, _DownClass):
+                return self._class_member(parent.cls, name, instance=True)
+            return AttrRef(InstanceRef(parent), name) if parent is not None else None
+        if base is None:
+            return None
+        return AttrRef(base, name)
+
+    def _class_member(self, cls: _ClassScope, name: str, *, instance: bool) -> _Value:
+        """A member of a downstream class: its own, else inherited from its one upstream base."""
+        own = cls.bindings.get(name)
+        if own:
+            return None if name in cls.methods else self._unique(own)
+        if name in cls.self_attributes:
+            return None
+        parent = self.single_base(cls)
+        if isinstance(parent, _DownClass):
+            return self._class_member(parent.cls, name, instance=instance)
+        if parent is None:
+            return None
+        return AttrRef(InstanceRef(parent) if instance else parent, name)
+
+    def single_base(self, cls: _ClassScope) -> Ref | _DownClass | None:
+        """The one base a downstream class has (besides object and typing helpers), when it has one."""
+        assert cls.node is not None and cls.parent is not None
+        bases = [a.value for a in cls.node.bases if a.keyword is None and not _is_trivial_base(a.value)]
+        if len(bases) != 1 or any(a.keyword is not None for a in cls.node.keywords):
+            return None
+        value = self.expression(bases[0], cls.parent)
+        return value if isinstance(value, (AttrRef, ModuleRef, _DownClass)) else None
+
+    def upstream_base(self, cls: _ClassScope, upstream_names: frozenset[str]) -> Ref | None:
+        parent = self.single_base(cls)
+        if isinstance(parent, _DownClass):
+            return self.upstream_base(parent.cls, upstream_names) if parent.cls is not cls else None
+        if parent is not None and root_module(parent) in upstream_names:
+            return parent
+        return None
+
+    def inherited_constructor(self, cls: _ClassScope, upstream_names: frozenset[str]) -> Ref | None:
+        """The upstream class whose constructor `cls(...)` runs: no class on the way defines one."""
+        current: _ClassScope | None = cls
+        seen = 0
+        while current is not None and seen < 50:
+            seen += 1
+            node = current.node
+            assert node is not None
+            if node.decorators or "__init__" in current.methods or "__new__" in current.methods:
+                return None
+            parent = self.single_base(current)
+            if isinstance(parent, _DownClass):
+                current = parent.cls
+                continue
+            return parent if parent is not None and root_module(parent) in upstream_names else None
         return None
 
     def annotation(self, node: cst.BaseExpression, scope: _Scope) -> Ref | None:
@@ -406,6 +489,11 @@ class _Evaluator:
         return None
 
 
+_REFS = (ModuleRef, AttrRef, CallRef, InstanceRef)
+# Decorators under which a method keeps the signature the upstream calls it with.
+_OVERRIDE_DECORATORS = frozenset({"classmethod", "staticmethod", "override", "abstractmethod", "final"})
+
+
 def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileScan:
     """Find the use sites of one file. Raises libcst.ParserSyntaxError on a file it cannot parse."""
     module = cst.parse_module(source)
@@ -415,12 +503,74 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
     positions = wrapper.resolve(PositionProvider)
     evaluator = _Evaluator()
     lines = tuple(source.splitlines())
-    sites = []
+    sites: list[UseSite] = []
     for candidate in collector.candidates:
+        if candidate.kind == "class":
+            assert isinstance(candidate.scope, _ClassScope)
+            sites.extend(_override_sites(candidate.scope, evaluator, positions, upstream_names, lines))
+            continue
         site = _site(candidate, evaluator, positions, upstream_names, lines)
         if site is not None:
             sites.append(site)
     return FileScan(path, tuple(sites), lines)
+
+
+def _override_sites(
+    cls: _ClassScope,
+    evaluator: _Evaluator,
+    positions: Mapping[cst.CSTNode, CodeRange],
+    upstream_names: frozenset[str],
+    lines: tuple[str, ...],
+) -> list[UseSite]:
+    """One site per method that overrides a method of the class's upstream base: the upstream calls it."""
+    base = evaluator.upstream_base(cls, upstream_names)
+    if base is None:
+        return []
+    sites = []
+    for name, function in cls.methods.items():
+        if name.startswith("__") and name.endswith("__"):
+            continue
+        decorators = {(_dotted(d.decorator) or "?").rsplit(".", 1)[-1] for d in function.decorators}
+        if decorators - _OVERRIDE_DECORATORS or _defined_between(cls, name, evaluator):
+            continue
+        signature = _signature_of(function)
+        if "staticmethod" not in decorators:
+            signature = signature.bound()
+        span = _span(positions[function.name])
+        sites.append(UseSite("override", AttrRef(InstanceRef(base), name), span, f"def {name}(...)", signature=signature))
+    return sites
+
+
+def _defined_between(cls: _ClassScope, name: str, evaluator: _Evaluator) -> bool:
+    """Whether a downstream class between `cls` and its upstream base already defines `name`."""
+    parent = evaluator.single_base(cls)
+    while isinstance(parent, _DownClass):
+        if name in parent.cls.methods:
+            return True
+        parent = evaluator.single_base(parent.cls)
+    return False
+
+
+def _signature_of(function: cst.FunctionDef) -> Signature:
+    code = cst.Module([]).code_for_node
+    params: list[Parameter] = []
+
+    def add(param: cst.Param, kind: ParamKind) -> None:
+        default = code(param.default) if param.default is not None else None
+        annotation = code(param.annotation.annotation) if param.annotation is not None else None
+        params.append(Parameter(param.name.value, kind, param.default is not None, default, annotation))
+
+    for param in function.params.posonly_params:
+        add(param, ParamKind.POSITIONAL_ONLY)
+    for param in function.params.params:
+        add(param, ParamKind.POSITIONAL_OR_KEYWORD)
+    if isinstance(function.params.star_arg, cst.Param):
+        add(function.params.star_arg, ParamKind.VAR_POSITIONAL)
+    for param in function.params.kwonly_params:
+        add(param, ParamKind.KEYWORD_ONLY)
+    if isinstance(function.params.star_kwarg, cst.Param):
+        add(function.params.star_kwarg, ParamKind.VAR_KEYWORD)
+    return Signature(tuple(params))
 
 
 @dataclass(frozen=True)
@@ -454,7 +604,9 @@ def _site(
     if candidate.kind == "call":
         assert isinstance(node, cst.Call)
         func = evaluator.expression(node.func, candidate.scope)
-        if func is None or isinstance(func, _SelfOf) or root_module(func) not in upstream_names:
+        if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
+            func = evaluator.inherited_constructor(func.cls, upstream_names)
+        if not isinstance(func, _REFS) or root_module(func) not in upstream_names:
             return None
         shape, keyword_spans = _shape(node, positions)
         return UseSite("call", func, span, _code(lines, span), shape, keyword_spans, guarded)
@@ -535,6 +687,22 @@ def _handler_guards(handler: cst.ExceptHandler) -> bool:
         if dotted:
             names.append(dotted.split(".")[-1])
     return any(n in GUARD_EXCEPTIONS for n in names)
+
+
+def _method_owner(scope: _Scope) -> _ClassScope | None:
+    current: _Scope | None = scope
+    while current is not None:
+        if current.owner is not None:
+            return current.owner
+        current = current.parent
+    return None
+
+
+def _is_trivial_base(node: cst.BaseExpression) -> bool:
+    """`object`, `Generic[T]`, `Protocol`: bases that add nothing to what is inherited."""
+    head = node.value if isinstance(node, cst.Subscript) else node
+    name = (_dotted(head) or "").rsplit(".", 1)[-1]
+    return name in ("object", "Generic", "Protocol")
 
 
 def _names_in(node: cst.CSTNode) -> list[cst.Name]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from apidrift.auditor.bind import CallShape
 from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.signature import Signature
 
 
 @dataclass(frozen=True)
@@ -22,13 +23,14 @@ class Span:
 
 @dataclass(frozen=True)
 class UseSite:
-    kind: str  # "import", "attribute" or "call"
+    kind: str  # "import", "attribute", "call" or "override" (a method overriding an upstream one)
     ref: Ref  # what is imported or accessed; for calls, the callee
     span: Span
     code: str  # the use as written, first line only
     shape: CallShape | None = None
     keyword_spans: tuple[tuple[str, Span], ...] = ()  # call keywords and where each is written
     guarded: bool = False  # inside try/except ImportError etc., `if TYPE_CHECKING`, or a hasattr check
+    signature: Signature | None = None  # for "override" sites: the downstream method's own signature
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "shape": [shape.positional, list(shape.keywords), shape.star_args, shape.star_kwargs] if shape else None,
         "keywords": [[name, list(_span_tuple(span))] for name, span in site.keyword_spans],
         "guarded": site.guarded,
+        "signature": site.signature.as_dict() if site.signature else None,
     }
 
 
@@ -81,6 +84,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         shape=CallShape(shape[0], tuple(shape[1]), shape[2], shape[3]) if shape else None,
         keyword_spans=tuple((name, Span(*span)) for name, span in data["keywords"]),
         guarded=data["guarded"],
+        signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
     )
 
 

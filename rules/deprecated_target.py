@@ -35,7 +35,7 @@ RULE = {
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     value = checked.new.resolution
-    if not isinstance(value, (FunctionValue, ClassValue, AttributeValue)):
+    if checked.site.kind == "override" or not isinstance(value, (FunctionValue, ClassValue, AttributeValue)):
         return
     message = value.info.deprecated
     if not message:

@@ -1,0 +1,52 @@
+"""## What it does
+Finds methods of downstream subclasses that override an upstream method whose signature the target
+version changed so that the upstream's own calls no longer bind to the override: a new required
+parameter, say, which the upstream now passes.
+
+## Why is this bad?
+The upstream calls the override itself (a template method, a hook) and raises `TypeError` inside
+the upstream's code, far from the downstream line that must change.
+
+## Example
+```python
+class MyParam(click.Parameter):
+    def make_metavar(self):  # click 8.2 calls make_metavar(ctx)
+        ...
+```
+
+## Fix
+Give the override the new signature (accept the new parameters), and pass them on to `super()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.bind import Break
+from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD106",
+    "name": "override-incompatible",
+    "severity": Severity.ERROR,
+    "summary": "An override no longer accepts the upstream's calls to the method it overrides",
+    "family": "calls",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    site = checked.site
+    target = checked.new.target
+    if site.kind != "override" or not isinstance(checked.new.verdict, Break) or target is None:
+        return
+    required = [p.render() for p in target.signature.parameters if p.required]
+    name = target.defined_at.rsplit(".", 1)[-1]
+    yield rule.finding(
+        checked,
+        f"`{name}` overrides `{target.defined_at}`, which {checked.new.version} calls with "
+        f"({', '.join(required)}); the override takes {site.signature.render() if site.signature else '?'}",
+        symbol=target.defined_at,
+        hint=f"accept the new parameters: def {name}(self, {', '.join(required)}{', ' if required else ''}...)",
+    )
