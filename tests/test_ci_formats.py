@@ -237,3 +237,68 @@ def test_sarif_render_is_stable() -> None:
         findings=[_finding("a.py", "f(x=1)")],
     )
     assert render(result, "sarif") == render(result, "sarif")
+
+
+# ---- the composite action and the pre-commit hook
+
+
+def test_action_audit_step(reports: dict[str, Path], tmp_path: Path) -> None:
+    """Run the action's own audit script as the runner would, on the project of `reports`."""
+    import sys
+
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "audit"]
+    runner_temp = tmp_path / "runner"
+    (runner_temp / "apidrift-venv" / "bin").mkdir(parents=True)
+    installed = Path(sys.executable).parent / "apidrift"
+    if not installed.exists():
+        pytest.skip("the apidrift console script is not installed in this environment")
+    (runner_temp / "apidrift-venv" / "bin" / "apidrift").symlink_to(installed)
+    root = reports["root"]
+    env = {
+        **os.environ,
+        "RUNNER_TEMP": str(runner_temp),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_WORKSPACE": str(root),
+        "DOWNSTREAM": str(root / "repo"),
+        "AGAINST": f"pkg@{root / 'new'}",
+        "FROM": "",
+        "FAIL_ON": "",
+        "BASELINE": "",
+        "SARIF_FILE": str(tmp_path / "apidrift.sarif"),
+        "HTML_FILE": str(tmp_path / "report.html"),
+        "EXTRA_ARGS": f"--offline --cache-dir {root / 'cache'} --quiet",
+    }
+    completed = subprocess.run(["bash", "-e", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr  # findings do not fail this step: the last step does
+    assert (tmp_path / "output").read_text() == "exit-code=1\n"
+    assert "::error file=repo/src/app/__init__.py,line=8," in completed.stdout  # relative to the workspace
+    assert (tmp_path / "summary.md").read_text().startswith("### apidrift: app==1.0 against pkg")
+    assert json.loads((tmp_path / "apidrift.sarif").read_text())["runs"][0]["results"]
+    assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
+    fail = next(s for s in action["runs"]["steps"] if s.get("name") == "Fail on findings")
+    assert fail["if"] == "steps.audit.outputs.exit-code == '1'"
+
+    env["AGAINST"] = "pkg==!!"  # bad input: this step itself fails with status 2
+    completed = subprocess.run(["bash", "-e", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 2 and "apidrift: error: cannot parse" in completed.stderr
+
+
+def test_pre_commit_hook(reports: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                         capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "apidrift" and hook["language"] == "python" and hook["pass_filenames"] is False
+    program, *args = hook["entry"].split()
+    assert program == "apidrift"
+    root = reports["root"]
+    (root / "repo" / "pyproject.toml").write_text(
+        f'[project]\nname = "app"\nversion = "1.0"\n\n[tool.apidrift]\nagainst = "pkg@{root / "new"}"\n'
+    )
+    monkeypatch.chdir(root / "repo")
+    assert main([*args, "--offline", "--cache-dir", str(root / "cache")]) == 1
+    assert "AD101" in capsys.readouterr().out
