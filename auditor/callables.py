@@ -104,7 +104,7 @@ def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, tr
         if decorator.path.startswith("?") or not resolver.index.owns(decorator.path):
             return decorator.path
         target = resolver.lookup(decorator.path)
-        if isinstance(target, FunctionValue) and target.info.identity and not decorator.called:
+        if isinstance(target, FunctionValue) and (target.info.factory_identity if decorator.called else target.info.identity):
             continue
         return decorator.path
     return None

@@ -374,6 +374,8 @@ class _Evaluator:
                 return binding.value
             if binding.annotation is not None:
                 cls = self.annotation(binding.annotation, binding.scope)
+                if isinstance(cls, _DownClass):
+                    return _SelfOf(cls.cls)  # an instance of a downstream class (or of a subclass)
                 return InstanceRef(cls) if cls is not None else None
             if binding.expression is not None:
                 return self.expression(binding.expression, binding.scope)
@@ -465,7 +467,7 @@ class _Evaluator:
             return parent if parent is not None and root_module(parent) in upstream_names else None
         return None
 
-    def annotation(self, node: cst.BaseExpression, scope: _Scope) -> Ref | None:
+    def annotation(self, node: cst.BaseExpression, scope: _Scope) -> Ref | _DownClass | None:
         """The class an annotation names: `C`, `mod.C`, `"C"`, `Optional[C]`, `C | None`."""
         if isinstance(node, cst.SimpleString):
             try:
@@ -485,7 +487,7 @@ class _Evaluator:
             return None
         if isinstance(node, (cst.Name, cst.Attribute)):
             value = self.expression(node, scope)
-            return value if value is not None and not isinstance(value, (_SelfOf, InstanceRef, CallRef)) else None
+            return value if isinstance(value, (ModuleRef, AttrRef, _DownClass)) else None
         return None
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import builtins
 import logging
+import re
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -197,13 +199,15 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
                 if specifiers is not None:
                     transform["field_specifiers"] = ",".join(_tuple_paths(specifiers))
     overloads = tuple(_signature(o) for o in (func.overloads or ()))
+    keeps = _keeps_signature(func)
     return FunctionInfo(
         name=func.name,
         signature=_signature(func),
         decorators=decorators,
         overloads=overloads,
         returns_path=_class_path(func.returns),
-        identity=facts.get("identity", False),
+        identity=facts.get("identity", False) or keeps[0],
+        factory_identity=keeps[1],
         dataclass_transform=transform,
         lineno=func.lineno,
         deprecated=facts.get("deprecated"),
@@ -348,7 +352,8 @@ class _FactsExtension(griffe.Extension):
 
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            func.extra[_FACTS] = {"identity": _is_identity(node), "deprecated": _deprecation(node)}
+            identity = _is_identity(node) or _is_forwarding_wrapper(node)
+            func.extra[_FACTS] = {"identity": identity, "deprecated": _deprecation(node)}
 
 
 def _top_level_names(module: ast.Module) -> set[str]:
@@ -425,19 +430,85 @@ def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
 
 
 def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """`def deco(cls): return cls` (docstring allowed): applying it changes nothing."""
+    """A decorator that hands back what it was given: every `return` returns the first parameter, which
+    the body never rebinds (registration decorators such as `def register(cls): REGISTRY.add(cls); return cls`)."""
     if isinstance(node, ast.AsyncFunctionDef) or not node.args.args:
         return False
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
     first = node.args.args[0].arg
-    return (
-        len(body) == 1
-        and isinstance(body[0], ast.Return)
-        and isinstance(body[0].value, ast.Name)
-        and body[0].value.id == first
+    returns = []
+    for inner in _own_nodes(node):
+        if isinstance(inner, ast.Return):
+            returns.append(inner)
+        elif isinstance(inner, ast.Name) and inner.id == first and not isinstance(inner.ctx, ast.Load):
+            return False
+        elif isinstance(inner, (ast.Yield, ast.YieldFrom)):
+            return False
+    return bool(returns) and all(isinstance(r.value, ast.Name) and r.value.id == first for r in returns)
+
+
+def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`def deco(f): @functools.wraps(f) def w(*a, **k): ...; return f(*a, **k) ...; return w`:
+    the wrapper hands every argument to the function unchanged, so a call binds as the function's own."""
+    if not node.args.args:
+        return False
+    first = node.args.args[0].arg
+    inner = {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    returned = [r.value.id for r in _own_nodes(node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)]
+    if len(returned) != 1 or returned[0] not in inner:
+        return False
+    wrapper = inner[returned[0]]
+    wraps = any(
+        isinstance(d, ast.Call) and _last_name(d.func) == "wraps" and d.args and isinstance(d.args[0], ast.Name)
+        and d.args[0].id == first
+        for d in wrapper.decorator_list
     )
+    args = wrapper.args
+    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
+        return False
+    star, double = args.vararg.arg, args.kwarg.arg
+    return any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == first
+        and len(call.args) == 1 and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name) and call.args[0].value.id == star
+        and len(call.keywords) == 1 and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == double
+        for call in ast.walk(wrapper)
+    )
+
+
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of a function's body, not those of functions or classes nested in it."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+_TYPEVAR_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9_]{0,9}$")
+
+
+def _keeps_signature(func: griffe.Function) -> tuple[bool, bool]:
+    """(as a decorator, as a decorator factory): typed `def d(f: F) -> F` or `-> Callable[[F], F]` with a
+    TypeVar F, the contract type checkers rely on that the decorated function keeps its signature."""
+    params = [p for p in func.parameters if p.name not in ("self", "cls")]
+    returns = str(func.returns) if func.returns is not None else ""
+    first = str(params[0].annotation) if params and params[0].annotation is not None else ""
+    plain = bool(first) and first == returns and _is_typevar(func, first)
+    factory = re.fullmatch(r"Callable\[\[(\w+)\], (\w+)\]", returns.replace("typing.", ""))
+    called = bool(factory) and factory.group(1) == factory.group(2) and _is_typevar(func, factory.group(1))
+    return plain, called
+
+
+def _is_typevar(func: griffe.Function, name: str) -> bool:
+    member = func.module.members.get(name)
+    if member is None:
+        return False
+    if member.is_alias:
+        return member.target_path.rsplit(".", 1)[-1] == name and bool(_TYPEVAR_NAME.match(name))
+    value = str(getattr(member, "value", "") or "")
+    return value.startswith(("TypeVar(", "typing.TypeVar(", "typing_extensions.TypeVar("))
 
 
 _DEPRECATION_CATEGORIES = ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning")

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.signature import Signature
 
-MODEL_VERSION = 6  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 8  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,8 @@ class FunctionInfo:
     decorators: tuple[Decorator, ...] = ()
     overloads: tuple[Signature, ...] = ()
     returns_path: str | None = None  # canonical path of the return annotation's class, when plain
-    identity: bool = False  # body is `return <first parameter>`: a decorator that changes nothing
+    identity: bool = False  # as a decorator, hands back what it is given: changes no signature
+    factory_identity: bool = False  # `@it(...)` returns such a decorator (typed `-> Callable[[F], F]`)
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
     lineno: int | None = None
     deprecated: str | None = None  # the deprecation message (PEP 702, warnings.warn, docstring)
@@ -86,6 +87,7 @@ class FunctionInfo:
             "overloads": [s.as_dict() for s in self.overloads],
             "returns_path": self.returns_path,
             "identity": self.identity,
+            "factory_identity": self.factory_identity,
             "dataclass_transform": self.dataclass_transform,
             "lineno": self.lineno,
             "deprecated": self.deprecated,
@@ -100,6 +102,7 @@ class FunctionInfo:
             overloads=tuple(Signature.from_dict(s) for s in data["overloads"]),
             returns_path=data["returns_path"],
             identity=data["identity"],
+            factory_identity=data["factory_identity"],
             dataclass_transform=data["dataclass_transform"],
             lineno=data["lineno"],
             deprecated=data["deprecated"],
