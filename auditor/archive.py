@@ -50,6 +50,31 @@ class ExtractLimits:
     max_entries: int = 1_000_000  # archive entries looked at, written or not
     max_scanned_bytes: int = 8 * 1024 * 1024 * 1024  # tar only: bytes decompressed to walk past entries
 
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ExtractLimits:
+        """The defaults, with `APIDRIFT_MAX_EXTRACT_BYTES` / `_FILES` / `_ENTRIES` overriding them when set."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, int] = {}
+        for field_name, variable in _LIMIT_VARIABLES.items():
+            text = environ.get(variable, "").strip()
+            if not text:
+                continue
+            try:
+                value = int(text.replace("_", ""))
+            except ValueError:
+                value = 0
+            if value <= 0:
+                raise SourceError(f"{variable}={text!r}: expected a positive whole number")
+            values[field_name] = value
+        return cls(**values)
+
+
+_LIMIT_VARIABLES = {
+    "max_bytes": "APIDRIFT_MAX_EXTRACT_BYTES",
+    "max_files": "APIDRIFT_MAX_EXTRACT_FILES",
+    "max_entries": "APIDRIFT_MAX_EXTRACT_ENTRIES",
+}
+
 
 @dataclass(frozen=True)
 class Extraction:

@@ -3,28 +3,38 @@
 Input: a folder (or one file) and the upstream's import names. Output: the `FileScan`s and, for every
 file, a `FileOutcome` (scanned, skipped with a reason, failed with the error): one bad file never
 stops the audit. Scans are cached per file content, so a warm run never loads the parser.
+
+Files are hostile input: unreadable files and folders, FIFOs and devices, symlinks, undecodable bytes,
+syntax errors, null bytes, files too large or too deeply nested to parse in bounded time, names that
+are not UTF-8 and scanner failures all become an outcome with its reason, never an exception.
+Nothing is imported or executed.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import hashlib
-import io
 import json
+import logging
+import os
 import re
-import tokenize
+import stat
 from pathlib import Path
 
 from apidrift.auditor.cache import atomic_write_text
+from apidrift.auditor.pysource import SourceDecodeError, decode_source, nesting_problem
 from apidrift.auditor.results import FileOutcome
 from apidrift.auditor.sites import FileScan, site_from_data, site_to_data
+
+log = logging.getLogger(__name__)
 
 # Folders of a local tree that hold no code of the project itself.
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist",
      ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages"}
 )
-MAX_FILE_BYTES = 5 * 1024 * 1024  # larger files are generated code: skipped, and said so
+# Larger files are generated code, and LibCST takes about 20 s a MiB on them: skipped, and said so.
+MAX_FILE_BYTES = 2 * 1024 * 1024
 SCAN_VERSION = 3  # part of the scan cache key: bump when the scanner's output changes
 
 
@@ -35,22 +45,23 @@ def scan_downstream(
     outcomes: list[FileOutcome] = []
     mention = re.compile(r"\b(?:%s)\b" % "|".join(re.escape(n) for n in sorted(upstream_names))) if upstream_names else None
     scans = []
-    for path in _python_files(root):
-        relative = path.name if path == root else path.relative_to(root).as_posix()
+    files, unreadable = _python_files(root)
+    outcomes.extend(unreadable)
+    for path, relative in files:
         if any(fnmatch.fnmatchcase(relative, pattern) or relative.startswith(pattern.rstrip("/") + "/") for pattern in exclude):
             outcomes.append(FileOutcome(relative, "skipped", "excluded by configuration"))
             continue
         try:
-            data = path.read_bytes()
+            data = _read_bounded(path)
         except OSError as error:
-            outcomes.append(FileOutcome(relative, "failed", f"unreadable: {error.strerror}"))
+            outcomes.append(FileOutcome(relative, "failed", f"unreadable: {error.strerror or error}"))
             continue
-        if len(data) > MAX_FILE_BYTES:
+        if data is None:
             outcomes.append(FileOutcome(relative, "skipped", f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB"))
             continue
         try:
-            text = _decode(data)
-        except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+            text = decode_source(data)
+        except SourceDecodeError as error:
             outcomes.append(FileOutcome(relative, "failed", f"cannot decode: {error}"))
             continue
         if mention is None or not mention.search(text):
@@ -65,17 +76,28 @@ def scan_downstream(
     return scans, outcomes
 
 
+def _read_bounded(path: Path) -> bytes | None:
+    """The file's bytes, or None when it is larger than MAX_FILE_BYTES (then never read whole)."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    return None if len(data) > MAX_FILE_BYTES else data
+
+
 def _scan_file(relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path) -> FileScan | str:
     """One file's use sites, from the scan cache when its content was scanned before; else why it failed."""
-    key = hashlib.sha256(f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0{relative}\0".encode() + data).hexdigest()
+    head = f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0".encode() + relative.encode("utf-8", "replace") + b"\0"
+    key = hashlib.sha256(head + data).hexdigest()
     entry = cache_dir / key[:2] / f"{key}.json"
     try:
         sites = tuple(site_from_data(d) for d in json.loads(entry.read_text(encoding="utf-8")))
         return FileScan(relative, sites, tuple(text.splitlines()))
     except FileNotFoundError:
         pass
-    except (ValueError, KeyError, TypeError, IndexError):
-        pass  # a torn or stale entry: scan again and overwrite it
+    except Exception as error:  # a torn, stale or corrupted entry (or not a file at all): scan again
+        log.debug("ignoring bad scan cache entry %s: %s", entry, error)
+    problem = nesting_problem(text)  # LibCST's native parser would overflow the C stack on these
+    if problem is not None:
+        return problem
     import libcst  # only on a cache miss: a warm run never loads the parser
 
     from apidrift.auditor.scan import scan_source
@@ -85,8 +107,11 @@ def _scan_file(relative: str, data: bytes, text: str, upstream_names: frozenset[
     except libcst.ParserSyntaxError as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
         return f"syntax error: {first}"
-    except RecursionError:
+    except (RecursionError, MemoryError):
         return "nesting too deep to parse"
+    except Exception as error:  # a scanner bug must cost one file, not the audit
+        first = (str(error).strip().splitlines() or [""])[0][:200]
+        return f"scanner error: {type(error).__name__}" + (f": {first}" if first else "")
     try:
         atomic_write_text(entry, json.dumps([site_to_data(s) for s in scan.sites]))
     except OSError:
@@ -94,20 +119,46 @@ def _scan_file(relative: str, data: bytes, text: str, upstream_names: frozenset[
     return scan
 
 
-def _python_files(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    files = []
-    for path in sorted(root.rglob("*.py")):
-        parts = path.relative_to(root).parts[:-1]
-        if any(part in SKIPPED_DIRS or part.endswith(".egg-info") for part in parts):
+def _display(relative: str) -> str:
+    """A path as the file system gave it, with bytes that are not UTF-8 shown as escapes so any report can print it."""
+    try:
+        relative.encode("utf-8")
+        return relative
+    except UnicodeEncodeError:
+        return os.fsencode(relative).decode("utf-8", "backslashreplace")
+
+
+def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[FileOutcome]]:
+    """The regular `.py` files under `root` with their display paths (sorted), and the folders that could not be read.
+
+    Iterative (deep trees hit no recursion limit); symlinks are never followed, so a link can neither
+    leave the tree nor loop; FIFOs and devices are never opened.
+    """
+    if not root.is_dir():
+        return ([(root, _display(root.name))] if root.is_file() else []), []
+    files: list[tuple[Path, str]] = []
+    problems: list[FileOutcome] = []
+    stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        folder, parts = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                listed = list(entries)
+        except OSError as error:
+            relative = _display("/".join(parts) or ".")
+            problems.append(FileOutcome(relative + "/", "failed", f"unreadable folder: {error.strerror or error}"))
             continue
-        if path.is_file() and not path.is_symlink():
-            files.append(path)
-    return files
-
-
-def _decode(data: bytes) -> str:
-    """Source bytes to text, honouring a PEP 263 coding cookie."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding)
+        for entry in listed:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                if entry.name in SKIPPED_DIRS or entry.name.endswith(".egg-info"):
+                    continue
+                stack.append((Path(entry.path), (*parts, entry.name)))
+            elif stat.S_ISREG(mode) and entry.name.endswith(".py"):
+                files.append((Path(entry.path), _display("/".join((*parts, entry.name)))))
+    files.sort(key=lambda item: item[1].split("/"))  # as paths sort: by component
+    problems.sort(key=lambda outcome: outcome.path)
+    return files, problems

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import logging
 import os
 import time
 import uuid
@@ -18,12 +19,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-import pypi_simple
-import requests
-import urllib3
 from packaging.tags import Tag
 from packaging.utils import (
     InvalidSdistFilename,
@@ -32,16 +30,22 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
-from requests.adapters import HTTPAdapter
-from urllib3.util.retry import Retry
 
 from .. import __version__
 from .cache import Cache, atomic_write_text
 from .specs import IndexSpec, SourceError, normalize_name
 
+if TYPE_CHECKING:  # imported for real only when the index is contacted: a warm run never loads them
+    import pypi_simple
+
+log = logging.getLogger(__name__)
+
 DEFAULT_MAX_DOWNLOAD_BYTES = 1 << 30
-DEFAULT_TIMEOUT = (10.0, 60.0)  # (connect, read) seconds
+DEFAULT_TIMEOUT = (10.0, 60.0)  # (connect, read) seconds, per socket operation
 DEFAULT_RETRIES = 3
+DEFAULT_BACKOFF = 0.5  # seconds; doubled after each failed attempt
+DEFAULT_MAX_DOWNLOAD_SECONDS = 30 * 60.0  # a whole download, however slowly the server trickles it
+MAX_RETRY_AFTER = 10.0  # seconds: a server's Retry-After is honoured up to this
 LISTING_FORMAT = 1
 _CHUNK = 1 << 16
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
@@ -50,9 +54,19 @@ _OTHER_TAR_SUFFIXES = (".tgz", ".tar.bz2", ".tbz", ".tbz2", ".tar.xz", ".txz")
 FileKind = Literal["wheel", "sdist"]
 
 
+def configured_index_url(explicit: str | None = None) -> str | None:
+    """The index the user chose: the explicit argument, else `$PIP_INDEX_URL`; None for the default one."""
+    return explicit or os.environ.get("PIP_INDEX_URL") or None
+
+
 def resolve_index_url(explicit: str | None = None) -> str:
     """The index to use: the explicit argument, else `$PIP_INDEX_URL`, else pypi_simple's default endpoint."""
-    return explicit or os.environ.get("PIP_INDEX_URL") or pypi_simple.PYPI_SIMPLE_ENDPOINT
+    configured = configured_index_url(explicit)
+    if configured:
+        return configured
+    import pypi_simple
+
+    return pypi_simple.PYPI_SIMPLE_ENDPOINT
 
 
 def redact_url(url: str) -> str:
@@ -279,10 +293,41 @@ def _short(exc: BaseException) -> str:
     return lines[0][:300] if lines else type(exc).__name__
 
 
+class _Interrupted(Exception):
+    """A download that broke off mid-body (reset, timeout, short read): worth another attempt."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(_short(cause))
+        self.cause = cause
+
+
+def _retry_policy(retries: int, backoff: float) -> Any:
+    """urllib3's Retry for connection errors and 429/5xx answers, with a server's Retry-After capped."""
+    from urllib3.util.retry import Retry
+
+    class BoundedRetry(Retry):  # a hostile or confused server must not make us sleep for an hour
+        def get_retry_after(self, response: Any) -> float | None:
+            seconds = super().get_retry_after(response)
+            return None if seconds is None else min(seconds, MAX_RETRY_AFTER)
+
+    return BoundedRetry(
+        total=retries,
+        connect=retries,
+        read=retries,
+        status=retries,
+        backoff_factor=backoff,
+        status_forcelist=_RETRY_STATUSES,
+        allowed_methods=frozenset({"GET", "HEAD"}),
+        raise_on_status=False,
+    )
+
+
 class IndexClient:
     """Talks to one index; never touches the network when `offline`.
 
-    Use as a context manager (or call `close`) so its HTTP connections are released.
+    Use as a context manager (or call `close`) so its HTTP connections are released. The HTTP stack
+    (`requests`, `pypi_simple`) is imported only when the index is actually asked something.
+    Omitted tuning arguments take the module's DEFAULT_* values at construction time.
     """
 
     def __init__(
@@ -292,19 +337,21 @@ class IndexClient:
         *,
         offline: bool = False,
         max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
-        timeout: tuple[float, float] = DEFAULT_TIMEOUT,
-        retries: int = DEFAULT_RETRIES,
-        backoff: float = 0.5,
+        timeout: tuple[float, float] | None = None,
+        retries: int | None = None,
+        backoff: float | None = None,
+        max_download_seconds: float | None = None,
     ) -> None:
         self.cache = cache
-        self.index_url = resolve_index_url(index_url)
-        self.display_url = redact_url(self.index_url)
+        self.configured_url = configured_index_url(index_url)
         self.offline = offline
         self.max_download_bytes = max_download_bytes
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
+        self.timeout = timeout if timeout is not None else DEFAULT_TIMEOUT
+        self.retries = retries if retries is not None else DEFAULT_RETRIES
+        self.backoff = backoff if backoff is not None else DEFAULT_BACKOFF
+        self.max_download_seconds = max_download_seconds if max_download_seconds is not None else DEFAULT_MAX_DOWNLOAD_SECONDS
         self._client: pypi_simple.PyPISimple | None = None
+        self._index_url: str | None = self.configured_url
 
     def __enter__(self) -> IndexClient:
         return self
@@ -320,24 +367,42 @@ class IndexClient:
             self._client = None
 
     @property
+    def index_url(self) -> str:
+        if self._index_url is None:
+            self._index_url = resolve_index_url(None)  # the default endpoint: imports pypi_simple
+        return self._index_url
+
+    @property
+    def display_url(self) -> str:
+        return redact_url(self.index_url)
+
+    @property
+    def uses_default(self) -> bool:
+        return self.configured_url is None
+
+    def provenance(self) -> dict[str, Any]:
+        """What a cached extraction records about the index it came from (see `serves`)."""
+        return {"index": self.display_url, "default_index": self.uses_default}
+
+    def serves(self, info: Any) -> bool:
+        """Whether cached `info` (from `provenance`) says it came from this index, asking the network nothing."""
+        if info.get("default_index") is True and self.uses_default:
+            return True  # both the default endpoint: no need to know its URL
+        return info.get("index") == self.display_url
+
+    @property
     def client(self) -> pypi_simple.PyPISimple:
         if self.offline:  # a guard: callers check first and explain what is missing
             raise SourceError("offline: the index cannot be asked")
         if self._client is None:
+            import pypi_simple
+            import requests
+            from requests.adapters import HTTPAdapter
+
             session = requests.Session()
             session.headers["User-Agent"] = f"apidrift/{__version__}"
-            # Connection errors and 5xx answers are retried with exponential backoff.
-            retry = Retry(
-                total=self.retries,
-                connect=self.retries,
-                read=self.retries,
-                status=self.retries,
-                backoff_factor=self.backoff,
-                status_forcelist=_RETRY_STATUSES,
-                allowed_methods=frozenset({"GET", "HEAD"}),
-                raise_on_status=False,
-            )
-            adapter = HTTPAdapter(max_retries=retry)
+            # Connection errors and 429/5xx answers are retried with exponential backoff.
+            adapter = HTTPAdapter(max_retries=_retry_policy(self.retries, self.backoff))
             session.mount("http://", adapter)
             session.mount("https://", adapter)
             self._client = pypi_simple.PyPISimple(endpoint=self.index_url, session=session)
@@ -349,10 +414,15 @@ class IndexClient:
         return self.cache.index_file(index_key(self.index_url), normalize_name(name))
 
     def cached_listing(self, name: str) -> ProjectListing | None:
-        try:
-            return ProjectListing.from_json(self.listing_path(name).read_text(encoding="utf-8"))
-        except OSError:
-            return None
+        path = self.listing_path(name)
+        for candidate in dict.fromkeys([path, self.cache.write_path(path) if self.cache.fallback else path]):
+            try:
+                listing = ProjectListing.from_json(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                listing = None
+            if listing is not None:
+                return listing
+        return None
 
     def project(self, name: str) -> ProjectListing:
         """The project's files, from the index (and then cached), or from the cache only when offline."""
@@ -364,79 +434,104 @@ class IndexClient:
                     f"{self.cache.root}; run once without --offline"
                 )
             return cached
+        page = self._project_page(name)
+        try:
+            files = tuple(f for f in map(_file_from_package, page.packages) if f is not None)
+            listing = ProjectListing(name=page.project or name, index_url=self.display_url, files=files)
+        except Exception as exc:  # a hostile or broken page must not crash the audit
+            raise SourceError(
+                f"cannot read the index page of {name} at {self.display_url}: {type(exc).__name__}: {_short(exc)}"
+            ) from None
+        try:
+            atomic_write_text(self.cache.write_path(self.listing_path(name)), listing.to_json())
+        except OSError as exc:  # only `--offline` needs it later
+            log.debug("cannot cache the listing of %s: %s", name, exc)
+        return listing
+
+    def _project_page(self, name: str) -> pypi_simple.ProjectPage:
+        import pypi_simple
+        import requests
+        import urllib3
+
+        where = self.display_url
         try:
             with warnings.catch_warnings():
                 # A newer minor version of the simple API is still readable; don't fail on the warning.
                 warnings.simplefilter("ignore", pypi_simple.UnexpectedRepoVersionWarning)
-                page = self.client.get_project_page(name, timeout=self.timeout)
+                return self.client.get_project_page(name, timeout=self.timeout)
         except pypi_simple.NoSuchProjectError:
-            raise SourceError(f"no distribution named {name!r} on the index {self.display_url}") from None
+            raise SourceError(f"no distribution named {name!r} on the index {where}") from None
         except requests.HTTPError as exc:
             status = exc.response.status_code if exc.response is not None else "an error"
-            raise SourceError(f"the index {self.display_url} answered {status} for {name}") from None
+            raise SourceError(f"the index {where} answered {status} for {name}") from None
+        except (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
+                requests.exceptions.InvalidSchema) as exc:  # fmt: skip
+            raise SourceError(f"the index URL {where} is not usable: {_short(exc)}") from None
+        except requests.exceptions.JSONDecodeError as exc:
+            raise SourceError(f"cannot read the index page of {name} at {where}: {_short(exc)}") from None
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             raise SourceError(
-                f"cannot reach the index {self.display_url}: {_short(exc)} (--offline uses the cache only)"
+                f"cannot reach the index {where}: {_short(exc)} (--offline uses the cache only)"
             ) from None
-        except (ValueError, pypi_simple.UnsupportedRepoVersionError) as exc:
-            raise SourceError(f"cannot read the index page of {name} at {self.display_url}: {_short(exc)}") from None
-        files = tuple(f for f in map(_file_from_package, page.packages) if f is not None)
-        listing = ProjectListing(name=page.project or name, index_url=self.display_url, files=files)
-        atomic_write_text(self.listing_path(name), listing.to_json())
-        return listing
+        except Exception as exc:  # unsupported content type or API version, malformed JSON or HTML...
+            raise SourceError(
+                f"cannot read the index page of {name} at {where}: {type(exc).__name__}: {_short(exc)}"
+            ) from None
 
     # downloads
 
-    def cached_download(self, file: IndexFile) -> Path | None:
-        if not file.sha256:
-            return None
-        path = self.cache.root / "downloads" / file.sha256[:16] / file.filename
-        return path if path.is_file() else None
-
     def download(self, file: IndexFile) -> tuple[Path, str]:
-        """Download `file` into the cache; return its path and sha256. The published sha256 must match."""
-        cached = self.cached_download(file)
-        if cached is not None:
-            return cached, file.sha256 or ""
+        """Download `file` into a private folder of the cache; return its path and sha256.
+
+        The published sha256 must match. The caller deletes the file (and its folder) when done; each
+        download has its own folder, so concurrent runs never read each other's partial files.
+        """
         if self.offline:
             raise SourceError(f"offline: {file.filename} is not in the cache {self.cache.root}")
-        if "/" in file.filename or "\\" in file.filename or file.filename.startswith("."):
+        if "/" in file.filename or "\\" in file.filename or file.filename.startswith(".") or "\0" in file.filename:
             raise SourceError(f"the index lists an unsafe file name {file.filename!r}")
-        staging = self.cache.downloads
-        part = staging / f".{file.filename}.{uuid.uuid4().hex[:8]}.part"
+        folder = self.cache.downloads / uuid.uuid4().hex
+        folder.mkdir()
+        part = folder / file.filename
         digest = ""
-        for attempt in range(self.retries + 1):
-            try:
-                digest = self._fetch(file, part)
-                break
-            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
-                    urllib3.exceptions.HTTPError) as exc:  # fmt: skip
-                part.unlink(missing_ok=True)
-                if attempt == self.retries:
-                    raise SourceError(
-                        f"cannot download {file.filename} after {attempt + 1} attempts: {_short(exc)}"
-                    ) from None
-                time.sleep(self.backoff * 2**attempt)
-            except BaseException:
-                part.unlink(missing_ok=True)
-                raise
-        if file.sha256 and digest != file.sha256:
-            part.unlink(missing_ok=True)
-            raise SourceError(
-                f"sha256 mismatch for {file.filename}: the index publishes {file.sha256}, the download is "
-                f"{digest}; refused, and the partial file was deleted"
-            )
-        final = staging / digest[:16] / file.filename
-        final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(part, final)
-        return final, digest
+        try:
+            for attempt in range(self.retries + 1):
+                try:
+                    digest = self._fetch(file, part)
+                    break
+                except _Interrupted as exc:
+                    part.unlink(missing_ok=True)
+                    if attempt == self.retries:
+                        raise SourceError(
+                            f"cannot download {file.filename} after {attempt + 1} attempts: {exc}"
+                        ) from None
+                    log.info("download of %s broke off (%s); retrying", file.filename, exc)
+                    time.sleep(self.backoff * 2**attempt)
+            if file.sha256 and digest != file.sha256:
+                raise SourceError(
+                    f"sha256 mismatch for {file.filename}: the index publishes {file.sha256}, the download is "
+                    f"{digest}; refused, and the partial file was deleted"
+                )
+        except BaseException:
+            remove_download(part)
+            raise
+        return part, digest
 
     def _fetch(self, file: IndexFile, part: Path) -> str:
+        import requests
+        import urllib3
+
         limit = self.max_download_bytes
         too_big = f"{file.filename} is larger than the download limit of {limit} bytes; refused"
         if file.size is not None and file.size > limit:
             raise SourceError(too_big)
-        with self.client.s.get(file.url, stream=True, timeout=self.timeout) as response:
+        started = time.monotonic()
+        try:
+            response = self.client.s.get(file.url, stream=True, timeout=self.timeout)
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            # Connection errors were already retried (with backoff) by the session's retry policy.
+            raise SourceError(f"cannot download {file.filename}: {_short(exc)}") from None
+        with response:
             if response.status_code >= 400:
                 raise SourceError(f"downloading {file.filename} failed: HTTP {response.status_code}")
             length = response.headers.get("Content-Length", "")
@@ -444,13 +539,30 @@ class IndexClient:
                 raise SourceError(too_big)
             sha = hashlib.sha256()
             received = 0
-            with open(part, "wb") as out:
-                # Raw bytes: the published digest is of the file, not of any transfer encoding's decoding.
-                for chunk in response.raw.stream(_CHUNK, decode_content=False):
-                    received += len(chunk)
-                    if received > limit:
-                        raise SourceError(too_big)
-                    sha.update(chunk)
-                    out.write(chunk)
+            try:
+                with open(part, "wb") as out:
+                    # Raw bytes: the published digest is of the file, not of any transfer encoding's decoding.
+                    for chunk in response.raw.stream(_CHUNK, decode_content=False):
+                        received += len(chunk)
+                        if received > limit:
+                            raise SourceError(too_big)
+                        if time.monotonic() - started > self.max_download_seconds:
+                            raise SourceError(
+                                f"downloading {file.filename} took longer than {self.max_download_seconds:g} s; refused"
+                            )
+                        sha.update(chunk)
+                        out.write(chunk)
+            except (requests.RequestException, urllib3.exceptions.HTTPError, ConnectionError, TimeoutError) as exc:
+                raise _Interrupted(exc) from None
+            except OSError as exc:
+                raise SourceError(f"cannot write {file.filename} into the cache: {exc.strerror or exc}") from None
         return sha.hexdigest()
 
+
+def remove_download(path: Path) -> None:
+    """Delete a downloaded archive and the private folder `IndexClient.download` made for it."""
+    path.unlink(missing_ok=True)
+    try:
+        path.parent.rmdir()
+    except OSError:
+        pass

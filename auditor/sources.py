@@ -34,7 +34,7 @@ from .archive import (
     read_extraction,
 )
 from .cache import Cache
-from .index import DEFAULT_MAX_DOWNLOAD_BYTES, IndexClient, classify_filename, select_release
+from .index import DEFAULT_MAX_DOWNLOAD_BYTES, IndexClient, classify_filename, remove_download, select_release
 from .specs import (
     DirectorySpec,
     IndexSpec,
@@ -96,16 +96,35 @@ def locate(
     max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
     extract_limits: ExtractLimits | None = None,
 ) -> SourceTree:
-    """Resolve `spec` for `role` to a local source tree; raise `SpecError` or `SourceError` with a one-line message."""
+    """Resolve `spec` for `role` to a local source tree; raise `SpecError` or `SourceError` with a one-line message.
+
+    Nothing found is imported or executed. A cache root that cannot be written is not an error: new
+    entries then go to a temporary folder, and the first tree located carries a note that says so.
+    """
     parsed = parse_spec(spec, role)
-    ctx = _Context(cache, index_url, offline, max_download_bytes, extract_limits or ExtractLimits())
-    if isinstance(parsed, IndexSpec):
-        return _from_index(parsed.name, parsed, ctx)
-    if isinstance(parsed, PathSpec):
-        return _from_path(parsed, ctx)
-    if isinstance(parsed, DirectorySpec):
-        return _from_directory(parsed.path, origin="directory")
-    return _from_name(parsed, role, ctx)
+    ctx = _Context(cache, index_url, offline, max_download_bytes, extract_limits or ExtractLimits.from_env())
+    reported = cache.note
+    cache.check_writable()
+    try:
+        if isinstance(parsed, IndexSpec):
+            tree = _from_index(parsed.name, parsed, ctx)
+        elif isinstance(parsed, PathSpec):
+            tree = _from_path(parsed, ctx)
+        elif isinstance(parsed, DirectorySpec):
+            tree = _from_directory(parsed.path, origin="directory")
+        else:
+            tree = _from_name(parsed, role, ctx)
+    except OSError as exc:  # a folder that vanished, a name too long, a disk that is full...
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        raise SourceError(f"cannot read {spec!r}: {exc.strerror or _first_line(exc)}{where}") from None
+    if cache.note and cache.note != reported:
+        tree = _with_note(tree, cache.note)
+    return tree
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 @dataclass(frozen=True)
@@ -163,7 +182,7 @@ def _from_index(name: str, spec: IndexSpec | None, ctx: _Context) -> SourceTree:
         pinned = spec.pinned if spec else None
         if pinned is not None:
             # An exact pin that is already extracted needs no index request at all.
-            cached = _cached_release(ctx.cache, key, pinned, client.display_url)
+            cached = _cached_release(ctx.cache, key, pinned, client)
             if cached is not None:
                 tree = _tree_from_extraction(cached[0], origin="index", name_hint=name)
                 return _with_note(tree, cached[1]) if cached[1] else tree
@@ -176,7 +195,8 @@ def _from_index(name: str, spec: IndexSpec | None, ctx: _Context) -> SourceTree:
         release = select_release(listing, spec)
         file = release.file
         if file.sha256:
-            hit = read_extraction(ctx.cache.source_dir(key, release.version, file.sha256))
+            dest = ctx.cache.source_dir(key, release.version, file.sha256)
+            hit = read_extraction(dest) or read_extraction(ctx.cache.write_path(dest))
             if hit is not None:
                 return _tree_from_extraction(hit, origin="index", name_hint=name)
         if ctx.offline:
@@ -188,26 +208,30 @@ def _from_index(name: str, spec: IndexSpec | None, ctx: _Context) -> SourceTree:
     unverified = None if file.sha256 else f"the index publishes no sha256 for {file.filename}: not verified"
     info = {
         "origin": "index",
-        "index": client.display_url,
+        **client.provenance(),
         "filename": file.filename,
         "sha256": digest,
         "version": release.version,
         "note": "; ".join(filter(None, [release.note, unverified])) or None,
     }
     try:
-        extraction = _extract(archive, ctx.cache.source_dir(key, release.version, digest), ctx.limits, info)
+        dest = ctx.cache.write_path(ctx.cache.source_dir(key, release.version, digest))
+        extraction = _extract(archive, dest, ctx.limits, info)
     finally:
-        archive.unlink(missing_ok=True)  # the extracted tree is what the cache keeps
+        remove_download(archive)  # the extracted tree is what the cache keeps
     return _tree_from_extraction(extraction, origin="index", name_hint=name)
 
 
-def _cached_release(cache: Cache, key: str, pinned: Version, index: str) -> tuple[Extraction, str | None] | None:
-    """A cached extraction of release `pinned`, preferably fetched from `index`, with a note when it was not."""
-    folder = cache.sources_of(key)
-    if not folder.is_dir():
-        return None
+def _cached_release(
+    cache: Cache, key: str, pinned: Version, client: IndexClient
+) -> tuple[Extraction, str | None] | None:
+    """A cached extraction of release `pinned`, preferably fetched from `client`'s index, with a note when it was not."""
+    folders = [cache.sources_of(key)]
+    if cache.fallback is not None:
+        folders.append(cache.write_path(folders[0]))
+    children = sorted(child for folder in folders if folder.is_dir() for child in folder.iterdir())
     found: list[Extraction] = []
-    for child in sorted(folder.iterdir()):
+    for child in children:
         label, _, _sha = child.name.rpartition("-")
         if child.name.startswith(".") or not label:
             continue
@@ -220,7 +244,7 @@ def _cached_release(cache: Cache, key: str, pinned: Version, index: str) -> tupl
         if extraction and extraction.info.get("origin") == "index":
             found.append(extraction)
     for extraction in found:
-        if extraction.info.get("index") == index:
+        if client.serves(extraction.info):
             return extraction, None
     if not found:
         return None
@@ -265,7 +289,7 @@ def _from_path(spec: PathSpec, ctx: _Context) -> SourceTree:
         info = {"origin": "path", "filename": path.name, "sha256": digest,
                 "version": parsed[1] if parsed else None}  # fmt: skip
         dest = ctx.cache.source_dir(spec.key, "file", digest)
-        extraction = _extract(path, dest, ctx.limits, info)
+        extraction = read_extraction(dest) or _extract(path, ctx.cache.write_path(dest), ctx.limits, info)
         tree = _tree_from_extraction(extraction, origin="path", name_hint=spec.name, location=str(path.resolve()))
     else:
         raise SourceError(f"{path} does not exist (from {spec.text!r})")
@@ -558,6 +582,16 @@ def _tree_from_extraction(
     analysis = _analyse(extraction.tree, name_hint)
     meta = analysis.meta
     version = info.get("version") if origin == "index" else (meta.version or info.get("version"))
+    filename = info.get("filename") or extraction.folder.name
+    compiled = _compiled_under(analysis.root, extraction.compiled, extraction.tree)
+    if not analysis.import_names:
+        raise SourceError(
+            f"{filename} holds no Python source (.py or .pyi) nor compiled module of {name_hint}: nothing to read"
+        )
+    note = info.get("note") if origin == "index" else None
+    if compiled and not _has_sources(analysis.root, analysis.import_names):
+        only = f"{filename} holds only compiled modules, no Python sources: names in them cannot be checked"
+        note = f"{note}; {only}" if note else only
     return SourceTree(
         name=meta.name or name_hint,
         version=version,
@@ -566,10 +600,21 @@ def _tree_from_extraction(
         origin=origin,
         location=location or str(info.get("filename") or extraction.folder),
         sha256=info.get("sha256"),
-        compiled_modules=_compiled_under(analysis.root, extraction.compiled, extraction.tree),
+        compiled_modules=compiled,
         requires=meta.requires or (),
-        note=info.get("note") if origin == "index" else None,
+        note=note,
     )
+
+
+def _has_sources(root: Path, import_names: Iterable[str]) -> bool:
+    """Whether any import name has a .py/.pyi file under `root` (a module, or in its package folder)."""
+    for name in import_names:
+        if (root / f"{name}.py").is_file() or (root / f"{name}.pyi").is_file():
+            return True
+        folder = root / name
+        if folder.is_dir() and any(p.suffix in (".py", ".pyi") for p in folder.rglob("*.py*")):
+            return True
+    return False
 
 
 def _walk_compiled(root: Path, import_names: Iterable[str]) -> frozenset[str]:

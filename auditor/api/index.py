@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from apidrift.auditor.api.model import MODEL_VERSION, ModuleInfo
+from apidrift.auditor.pysource import SourceDecodeError, decode_source
 
 log = logging.getLogger(__name__)
+
+MAX_MODULE_BYTES = 5 * 1024 * 1024  # larger upstream modules are generated code: not parsed, and said so
 
 
 @dataclass
@@ -59,12 +62,18 @@ class ApiIndex:
 
     def module_file(self, dotted: str) -> Path | None:
         """The file of a module, stubs first as type checkers do; a namespace package is its folder."""
-        base = self.root.joinpath(*dotted.split("."))
-        for candidate in (base.with_suffix(".pyi"), base.with_suffix(".py"), base / "__init__.pyi", base / "__init__.py"):
-            if candidate.is_file():
-                return candidate
-        if base.is_dir() and any(p.suffix in (".py", ".pyi") or p.is_dir() for p in base.iterdir()):
-            return base  # namespace package (PEP 420)
+        parts = dotted.split(".")
+        if not all(part.isidentifier() for part in parts):
+            return None  # never a path outside the root (`..`, `/`) nor a file that is no module
+        base = self.root.joinpath(*parts)
+        try:
+            for candidate in (base.with_suffix(".pyi"), base.with_suffix(".py"), base / "__init__.pyi", base / "__init__.py"):
+                if candidate.is_file():
+                    return candidate
+            if base.is_dir() and any(p.suffix in (".py", ".pyi") or p.is_dir() for p in base.iterdir()):
+                return base  # namespace package (PEP 420)
+        except OSError as error:  # an unreadable folder, a name too long...
+            log.debug("cannot look for module %s: %s", dotted, error)
         return None
 
     def module(self, dotted: str) -> ModuleInfo | None:
@@ -79,9 +88,23 @@ class ApiIndex:
         filepath = self.module_file(dotted)
         if filepath is None:
             return None
+        relative = filepath.relative_to(self.root).as_posix()
         if filepath.is_dir():
-            return ModuleInfo(path=dotted, filepath=filepath.relative_to(self.root).as_posix(), is_package=True)
-        data = filepath.read_bytes()
+            return ModuleInfo(path=dotted, filepath=relative, is_package=True)
+        # A module that cannot be read or parsed has names that are unknowable, not missing: it is kept
+        # as a dynamic namespace (nothing in it is reported) and the reason goes to `stats.failed`.
+        unknowable = ModuleInfo(
+            path=dotted, filepath=relative, is_package=filepath.stem == "__init__", dynamic_namespace=True
+        )
+        try:
+            with open(filepath, "rb") as handle:
+                data = handle.read(MAX_MODULE_BYTES + 1)
+        except OSError as error:
+            self.stats.failed[dotted] = f"unreadable: {error.strerror or error}"
+            return unknowable
+        if len(data) > MAX_MODULE_BYTES:
+            self.stats.failed[dotted] = f"larger than {MAX_MODULE_BYTES // 1024 // 1024} MiB, not parsed"
+            return unknowable
         key = hashlib.sha256(f"{MODEL_VERSION}\0{dotted}\0{filepath.name}\0".encode() + data).hexdigest()
         cached = self._read_cache(key)
         if cached is not None:
@@ -90,11 +113,17 @@ class ApiIndex:
         from apidrift.auditor.api.loader import load_module  # griffe is imported only on a cache miss
 
         try:
-            info = load_module(dotted, filepath, _decode(data), self.root)
-        except (SyntaxError, ValueError, RecursionError, UnicodeDecodeError) as error:
-            # Unparsable module (Python 2, broken encoding...): its names are unknowable, not missing.
-            self.stats.failed[dotted] = f"{type(error).__name__}: {error}".splitlines()[0]
-            return ModuleInfo(path=dotted, filepath=filepath.relative_to(self.root).as_posix(), dynamic_namespace=True)
+            info = load_module(dotted, filepath, decode_source(data), self.root)
+        except SourceDecodeError as error:
+            self.stats.failed[dotted] = f"cannot decode: {error}"
+            return unknowable
+        except (RecursionError, MemoryError):  # CPython's parser refuses pathological nesting this way
+            self.stats.failed[dotted] = "nesting too deep to parse"
+            return unknowable
+        except Exception as error:  # Python 2, null bytes, or a griffe failure: one module, not the audit
+            message = str(error).strip().splitlines()
+            self.stats.failed[dotted] = f"{type(error).__name__}: {message[0][:200]}" if message else type(error).__name__
+            return unknowable
         self.stats.parsed += 1
         self._write_cache(key, info)
         return info
@@ -107,7 +136,7 @@ class ApiIndex:
             return ModuleInfo.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except FileNotFoundError:
             return None
-        except (ValueError, KeyError, TypeError) as error:  # a torn or stale entry: rebuild it
+        except Exception as error:  # a torn, stale or corrupted entry (or not a file at all): rebuild it
             log.debug("ignoring bad API cache entry %s: %s", path, error)
             return None
 
@@ -120,12 +149,3 @@ class ApiIndex:
             atomic_write_text(self.cache_dir / key[:2] / f"{key}.json", json.dumps(info.as_dict()))
         except OSError as error:  # a read-only cache must not stop the audit
             log.debug("cannot write API cache entry: %s", error)
-
-
-def _decode(data: bytes) -> str:
-    """Source bytes to text, honouring a PEP 263 coding cookie."""
-    import io
-    import tokenize
-
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding)
