@@ -309,11 +309,14 @@ def test_report_without_javascript_and_in_print(browser: Browser, report: tuple[
 @pytest.mark.flagship
 def test_flagship_html_report(browser: Browser, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page_path, data_path = tmp_path / "flagship.html", tmp_path / "flagship.json"
-    status = main(
-        ["audit", "speculators==0.3.0", "--against", "vllm==0.16.0", "--cache-dir", str(tmp_path / "cache"),
-         "--quiet", "--format", f"html:{page_path}", "--format", f"json:{data_path}"]
-    )
-    assert status == 1
+    args = ["audit", "speculators==0.3.0", "--against", "vllm==0.16.0", "--cache-dir", str(tmp_path / "cache"),
+            "--verbose", "--format", f"html:{page_path}", "--format", f"json:{data_path}"]
+    assert main(args) == 1
+    err = capsys.readouterr().err  # --verbose: what was fetched, then (second run) what came from the cache
+    assert re.search(r"upstream: vllm==0\.16\.0: vllm-0\.16\.0\S* fetched from \S+, sha256 [0-9a-f]{64}", err), err
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "upstream: vllm==0.16.0: " in err and "from the cache (extracted earlier)" in err and "fetched" not in err
     findings = json.loads(data_path.read_text())["findings"]
     assert {f["code"] for f in findings} >= {"AD101", "AD102"}
     page = browser.page(page_path)
