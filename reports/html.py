@@ -61,6 +61,7 @@ class SignatureView:
     summary: str  # "1 parameter removed, 1 added" in words, for everyone (and screen readers)
     old_text: str | None
     new_text: str | None
+    named: frozenset[str] = frozenset()  # parameters the finding's message names, emphasized
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,7 @@ def _signature_view(finding: Finding, result: AuditResult) -> SignatureView | No
     old, new = finding.old_signature, finding.new_signature
     if not old and not new:
         return None
+    mentioned = frozenset(_INLINE_CODE.findall(finding.message))
     new_label = result.upstream.label
     old_label = result.old_upstream.label if result.old_upstream else None
     if old and new:
@@ -177,9 +179,8 @@ def _signature_view(finding: Finding, result: AuditResult) -> SignatureView | No
                 words.append("return type changed")
             return SignatureView(
                 old_label, new_label, diff.old, diff.new, diff.old_returns, diff.new_returns,
-                "; ".join(words) or "no parameter differences", old, new,
+                "; ".join(words) or "no parameter differences", old, new, mentioned,
             )
-    mentioned = set(_INLINE_CODE.findall(finding.message))
     old_rows = _focus(single_side(old), mentioned) if old else None
     new_rows = _focus(single_side(new), mentioned) if new else None
     returns = {}
@@ -205,7 +206,7 @@ def _file_text(group: list[FindingView]) -> str:
     return f"{plural(len(group), 'finding')}: {', '.join(parts)}"
 
 
-def _focus(rows: tuple[Row, ...] | None, names: set[str]) -> tuple[Row, ...] | None:
+def _focus(rows: tuple[Row, ...] | None, names: frozenset[str]) -> tuple[Row, ...] | None:
     """Mark the parameters the finding's message names (`block_size`), when there is no old side to diff."""
     if rows is None:
         return None

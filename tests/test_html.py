@@ -101,6 +101,8 @@ def test_finding_markup() -> None:
     assert "default: 1 \u2192 2" in page and "type: none \u2192 int" in page
     assert "1 parameter removed (x); 2 parameters changed (a, b); return type changed" in page
     assert "<strong>Fix:</strong> remove <code>x=</code>" in page
+    named = html_report.render(_result(message="the default of `b` changed"))
+    assert "<strong><code>b=1</code></strong>" in named and "<strong><code>b: int = 2</code></strong>" in named
 
 
 def test_split_marked() -> None:
