@@ -30,6 +30,16 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """What would repair a finding, as data for `apidrift fix` (and for a reader)."""
+
+    kind: str  # "rename-keyword", "remove-keyword", "move-import" or "manual"
+    applicability: str  # "safe" (keeps behaviour), "unsafe" (changes it), or "manual" (no edit)
+    description: str
+    data: dict[str, str] = field(default_factory=dict)  # e.g. {"old": "path", "new": "file_path"}
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str  # stable rule code, e.g. "AD101"
     rule: str  # kebab-case rule name, e.g. "unexpected-keyword"
@@ -44,6 +54,7 @@ class Finding:
     # "drift" (fine on the old version), "pre-existing" (broken on both), "unknown-before" (the old
     # version could not be checked), or None without an old version.
     classification: str | None = None
+    fix: Fix | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -12,7 +12,7 @@ from apidrift.auditor.results import Severity
 
 if TYPE_CHECKING:
     from apidrift.auditor.checked import CheckedSite
-    from apidrift.auditor.results import Finding
+    from apidrift.auditor.results import Finding, Fix
     from apidrift.auditor.sites import Span
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")
@@ -64,6 +64,7 @@ def make_finding(
     symbol: str,
     span: Span | None = None,
     hint: str | None = None,
+    fix: Fix | None = None,
 ) -> Finding:
     """A finding at `span` (default: the whole use site), with both versions' signatures when known."""
     from apidrift.auditor.results import Finding, Location
@@ -93,4 +94,5 @@ def make_finding(
         new_signature=new_target.signature.render() if new_target else None,
         old_signature=old_target.signature.render() if old_target else None,
         hint=hint,
+        fix=fix,
     )

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from apidrift.auditor.bind import ProblemKind
 from apidrift.auditor.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Finding, Fix, Severity
 from apidrift.rules import _calls
 from apidrift.rules.base import Rule
 
@@ -58,4 +58,15 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         f"in {checked.new.version}",
         symbol=_calls.callee(checked),
         hint=f"pass {', '.join(described)}",
+        fix=Fix(
+            "manual",
+            "manual",
+            f"pass {', '.join(described)} to {_calls.display(checked)}",
+            {
+                "parameters": ",".join(problem.names),
+                "annotations": ",".join((signature.get(n).annotation or "") if signature.get(n) else "" for n in problem.names),
+                "after": ",".join(names[names.index(n) - 1] if n in names and names.index(n) > 0 else "" for n in problem.names),
+                "callee": _calls.callee(checked),
+            },
+        ),
     )

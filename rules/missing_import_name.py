@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Finding, Fix, Severity
 from apidrift.rules import _names
 from apidrift.rules.base import Rule
 
@@ -40,4 +40,18 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         f"cannot import name `{missing.name}` from `{missing.owner}` ({checked.new.version})",
         symbol=_names.missing_path(missing),
         hint=_names.hint(checked, missing, f"`{missing.name}` is no longer defined in `{missing.owner}` nor found elsewhere"),
+        fix=_move(checked, missing.owner, missing.name),
+    )
+
+
+def _move(checked: CheckedSite, module: str, name: str) -> Fix | None:
+    relocated = checked.new.relocated
+    if not relocated or checked.site.kind != "import":
+        return None
+    new_module = relocated[0].rpartition(".")[0]
+    return Fix(
+        "move-import",
+        "safe",
+        f"import `{name}` from `{new_module}`",
+        {"module": module, "name": name, "new_module": new_module},
     )

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from apidrift.auditor.bind import ProblemKind
 from apidrift.auditor.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Finding, Fix, Severity
 from apidrift.rules import _calls
 from apidrift.rules.base import Rule
 
@@ -46,7 +46,20 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             symbol=_calls.callee(checked),
             span=_calls.keyword_span(checked, name),
             hint=_hint(checked, name),
+            fix=_fix(checked, name),
         )
+
+
+def _fix(checked: CheckedSite, name: str) -> Fix:
+    renamed = _calls.renamed_to(checked, name)
+    if renamed is not None:
+        return Fix("rename-keyword", "safe", f"rename `{name}=` to `{renamed[0]}=`", {"old": name, "new": renamed[0]})
+    return Fix(
+        "remove-keyword",
+        "unsafe",
+        f"drop `{name}=`: its value is no longer passed anywhere",
+        {"name": name},
+    )
 
 
 def _hint(checked: CheckedSite, name: str) -> str:
