@@ -161,6 +161,46 @@ def flagship() -> AuditResult:
             new_signature="(tokenizer_name: str | Path, /, *args: Any, **kwargs: Any) -> AnyTokenizer",
             hint="pass `tokenizer_name` positionally",
         ),
+        finding(
+            "AD106",
+            f"`make_metavar` overrides `vllm.config.Param.make_metavar`, which {NEW} calls with (ctx: Context); "
+            "the override takes ()",
+            at("speculators/utils/vllm_utils.py", 71, 9, "    def make_metavar(self) -> str:", end_column=21),
+            "vllm.config.Param.make_metavar",
+            new_signature="(ctx: Context) -> str",
+            hint="accept the new parameters: def make_metavar(self, ctx: Context, ...)",
+        ),
+        finding(
+            "AD201",
+            f"resize(): positional arguments land in other parameters in {NEW} (argument 2 went to `size`, now to `scale`)",
+            at("speculators/utils/vllm_utils.py", 80, 5, "    resize(image, 64)", end_column=22),
+            "vllm.multimodal.image.resize",
+            new_signature="(img, scale=1.0, size=None)",
+            old_signature="(img, size, scale=1.0)",
+            hint="pass `size=` by keyword to keep the old behaviour",
+        ),
+        finding(
+            "AD202",
+            f"CacheConfig(): the default of `enable_prefix_caching` changed from None to True in {NEW}",
+            at(GENERATOR, 166, 24, "        cache_config = CacheConfig(", end_column=35),
+            "vllm.config.CacheConfig",
+            hint="pass `enable_prefix_caching=None` to keep the old behaviour",
+        ),
+        finding(
+            "AD203",
+            f"`vllm.v1.request.Request.eos_token_id` is deprecated in {NEW}: will be removed in v0.18",
+            at(GENERATOR, 250, 13, "            request.eos_token_id", end_column=33),
+            "vllm.v1.request.Request.eos_token_id",
+            hint="move to the replacement the deprecation names",
+        ),
+        finding(
+            "AD301",
+            "uses the private upstream name `_get_kv_cache_groups_uniform_spec` of `vllm.v1.core.kv_cache_utils`",
+            at(GENERATOR, 16, 5, "    _get_kv_cache_groups_uniform_spec,", end_column=38),
+            "vllm.v1.core.kv_cache_utils._get_kv_cache_groups_uniform_spec",
+            classification="pre-existing",
+            hint="private names carry no compatibility promise: prefer a public API or pin the upstream",
+        ),
     ]
     return AuditResult(
         downstream=InputInfo(
@@ -303,14 +343,14 @@ def test_text_summary(result: AuditResult) -> None:
     out = render(result, "text")
     assert "  downstream:   speculators==0.3.0 (index: speculators-0.3.0-py3-none-any.whl)" in out
     assert "  old upstream: vllm==0.15.1 (index: vllm-0.15.1-cp38-abi3-manylinux1_x86_64.whl): the version" in out
-    assert "Findings: 9 errors, 0 warnings, 1 info (drift 9, pre-existing 1)" in out
+    assert "Findings: 11 errors, 2 warnings, 2 info (drift 13, pre-existing 2)" in out
     assert "  note: vllm==0.16.0: module vllm.model_executor.layers.fused_moe.configs" in out
     assert "Coverage of vllm: 52 use sites found, 49 resolved, 47 checked, 5 not checkable" in out
     assert "  not checkable: external-base:msgspec.Struct 3, star-arguments 2" in out  # most frequent first
     assert "Files: 3 scanned, 2 skipped, 1 failed" in out
     assert "  failed: speculators/legacy/broken.py: syntax error: Syntax Error @ 12:5." in out
     assert "[info, drift] module `vllm.worker.worker_base` does not exist" in out
-    assert out.endswith("\nFound 9 errors (0 warnings, 1 info).\n")
+    assert out.endswith("\nFound 11 errors (2 warnings, 2 info).\n")
 
 
 def test_text_input_note_said_once() -> None:
@@ -357,7 +397,7 @@ def test_json_round_trips(result: AuditResult) -> None:
     assert data["tool"] == {"name": "apidrift", "version": "0.1.0"}
     assert [f["code"] for f in data["findings"]] == [f.code for f in result.findings]
     assert data["findings"] == [f.as_dict() for f in result.findings]
-    assert data["summary"] == {"error": 9, "warning": 0, "info": 1}
+    assert data["summary"] == {"error": 11, "warning": 2, "info": 2}
     assert data["coverage"][0]["not_checkable"] == {"star-arguments": 2, "external-base:msgspec.Struct": 3}
     assert {k: v for k, v in data.items() if k != "rules"} == json.loads(json.dumps(result.as_dict()))
 
@@ -391,7 +431,8 @@ def test_sarif_run_and_rules(log: dict[str, Any]) -> None:
         assert descriptor["fullDescription"]["text"] == rule.section("What it does") != ""
         assert descriptor["help"]["markdown"] == rule.docs
         assert descriptor["helpUri"].endswith(f"#rule-{rule.code.lower()}")
-        assert descriptor["defaultConfiguration"]["level"] == "error"
+        level = {"error": "error", "warning": "warning", "info": "note"}[rule.severity.value]
+        assert descriptor["defaultConfiguration"]["level"] == level
         assert rule.family in descriptor["properties"]["tags"]
     invocation = run["invocations"][0]
     assert invocation["executionSuccessful"] is True

@@ -1,0 +1,55 @@
+"""Real packages from the index: clean pairs give no error, real breaks are found.
+
+Each downstream is audited against the upstream release of its time (`--from none`: no drift labels
+needed). Every error on a clean pair is either a proven bug in the downstream or a false alarm to
+fix, so the expected count is zero. Coverage figures are printed in the test summary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apidrift import AuditRequest, audit
+from apidrift.auditor.results import AuditResult
+
+pytestmark = pytest.mark.network
+
+CLEAN_PAIRS = [
+    ("pytest==8.3.4", "pluggy==1.5.0"),
+    ("fastapi==0.115.6", "starlette==0.41.3"),
+    ("celery==5.4.0", "kombu==5.3.7"),
+    ("typer==0.15.1", "click==8.1.8"),
+    ("alembic==1.14.0", "sqlalchemy==2.0.36"),
+    ("transformers==4.46.0", "huggingface_hub==0.26.1"),
+]
+
+
+def run(downstream: str, upstream: str, cache: Path, coverage_report: list[str]) -> AuditResult:
+    result = audit(AuditRequest(downstream, upstream, old="none", cache_dir=cache))
+    coverage = result.coverage[0]
+    checked = coverage.checked / coverage.found if coverage.found else 1.0
+    coverage_report.append(f"{downstream} against {upstream}: {coverage.summary()} ({checked:.0%} checked)")
+    return result
+
+
+@pytest.mark.parametrize(("downstream", "upstream"), CLEAN_PAIRS, ids=[f"{d}-{u}" for d, u in CLEAN_PAIRS])
+def test_clean_pair_has_no_error(downstream: str, upstream: str, index_cache: Path, coverage_report: list[str]) -> None:
+    result = run(downstream, upstream, index_cache, coverage_report)
+    errors = [f"{f.location.path}:{f.location.line} {f.code} {f.message}" for f in result.findings if f.severity.value == "error"]
+    assert errors == []
+    coverage = result.coverage[0]
+    assert coverage.found >= 50
+    assert coverage.checked >= 0.8 * coverage.found, coverage.not_checkable
+
+
+def test_typer_against_click_8_2_finds_the_make_metavar_break(index_cache: Path, coverage_report: list[str]) -> None:
+    result = run("typer==0.15.1", "click==8.2.0", index_cache, coverage_report)
+    errors = {(f.location.path, f.location.line, f.code) for f in result.findings if f.severity.value == "error"}
+    # TyperArgument.make_metavar(self) overrides click's make_metavar(self, ctx), which click 8.2 calls with ctx.
+    assert ("typer/core.py", 381, "AD106") in errors
+    # typer's own calls that click 8.2 broke: ParamType.get_metavar(param, ctx) and Option.make_metavar(ctx).
+    assert ("typer/core.py", 389, "AD102") in errors
+    assert ("typer/core.py", 504, "AD102") in errors
+    assert len(errors) == 3
