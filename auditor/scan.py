@@ -338,6 +338,7 @@ class _Evaluator:
 
     def __init__(self) -> None:
         self._active: set[int] = set()
+        self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
 
     def name(self, name: str, scope: _Scope) -> _Value:
         current: _Scope | None = scope
@@ -352,36 +353,43 @@ class _Evaluator:
         return None
 
     def _unique(self, bindings: list[_Binding]) -> _Value:
-        values = []
+        """The one value all of a name's bindings agree on; None as soon as one is unknown or differs."""
+        first: _Value = None
+        seen = False
         for binding in bindings:
             if isinstance(binding.expression, cst.Name) and binding.expression.value == "None":
                 continue  # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
-            values.append(self.binding(binding))
-        if not values:
-            return None
-        first = values[0]
-        if first is None or any(v != first for v in values[1:]):
-            return None
+            value = self.binding(binding)
+            if value is None or (seen and value != first):
+                return None
+            first, seen = value, True
         return first
 
     def binding(self, binding: _Binding) -> _Value:
         key = id(binding)
+        if key in self._memo:
+            return self._memo[key]
         if key in self._active:
-            return None
+            return None  # a cycle (`x = x.parent`): unknown
         self._active.add(key)
         try:
-            if binding.value is not None:
-                return binding.value
-            if binding.annotation is not None:
-                cls = self.annotation(binding.annotation, binding.scope)
-                if isinstance(cls, _DownClass):
-                    return _SelfOf(cls.cls)  # an instance of a downstream class (or of a subclass)
-                return InstanceRef(cls) if cls is not None else None
-            if binding.expression is not None:
-                return self.expression(binding.expression, binding.scope)
-            return None
+            value = self._evaluate(binding)
         finally:
             self._active.discard(key)
+        self._memo[key] = value
+        return value
+
+    def _evaluate(self, binding: _Binding) -> _Value:
+        if binding.value is not None:
+            return binding.value
+        if binding.annotation is not None:
+            cls = self.annotation(binding.annotation, binding.scope)
+            if isinstance(cls, _DownClass):
+                return _SelfOf(cls.cls)  # an instance of a downstream class (or of a subclass)
+            return InstanceRef(cls) if cls is not None else None
+        if binding.expression is not None:
+            return self.expression(binding.expression, binding.scope)
+        return None
 
     def expression(self, node: cst.BaseExpression, scope: _Scope) -> _Value:
         if isinstance(node, cst.Name):

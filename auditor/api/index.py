@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -70,7 +71,7 @@ class ApiIndex:
             for candidate in (base.with_suffix(".pyi"), base.with_suffix(".py"), base / "__init__.pyi", base / "__init__.py"):
                 if candidate.is_file():
                     return candidate
-            if base.is_dir() and any(p.suffix in (".py", ".pyi") or p.is_dir() for p in base.iterdir()):
+            if base.is_dir() and _holds_python(base):
                 return base  # namespace package (PEP 420)
         except OSError as error:  # an unreadable folder, a name too long...
             log.debug("cannot look for module %s: %s", dotted, error)
@@ -149,3 +150,9 @@ class ApiIndex:
             atomic_write_text(self.cache_dir / key[:2] / f"{key}.json", json.dumps(info.as_dict()))
         except OSError as error:  # a read-only cache must not stop the audit
             log.debug("cannot write API cache entry: %s", error)
+
+
+def _holds_python(folder: Path) -> bool:
+    """A folder with Python files or sub-folders: a namespace package (PEP 420)."""
+    with os.scandir(folder) as entries:  # closed even when the search stops early
+        return any(e.name.endswith((".py", ".pyi")) or e.is_dir() for e in entries)
