@@ -8,6 +8,7 @@ renamed into place, so a folder that exists with its manifest is complete.
 
 from __future__ import annotations
 
+import errno
 import json
 import lzma
 import os
@@ -38,6 +39,8 @@ _METADATA_NAMES = frozenset(
 )
 _COMPILED_RE = re.compile(r"^(?P<module>[A-Za-z_][A-Za-z0-9_]*)(\.[A-Za-z0-9_-]+)*\.(so|pyd)$")
 _CHUNK = 1 << 16
+MAX_PATH_PARTS = 64  # deeper entries are skipped: no real package nests so, and deep trees strain every walker
+_BAD_NAME_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ})
 
 
 @dataclass(frozen=True)
@@ -251,9 +254,21 @@ class _Writer:
             # An entry that is both a file and a folder (`a.py` and `a.py/b.py`): keep whichever came first.
             self.skip("path conflict")
             return
+        except OSError as error:
+            if error.errno in _BAD_NAME_ERRNOS:  # a component longer than the file system allows...
+                self.skip("name the file system refuses")
+                return
+            raise
         if parts in self.written:
             self.skip("duplicate entry (last one kept)")
-        with entry.open() as src, open(target, "wb") as out:
+        try:
+            out = open(target, "wb")
+        except OSError as error:
+            if error.errno in _BAD_NAME_ERRNOS:
+                self.skip("name the file system refuses")
+                return
+            raise
+        with entry.open() as src, out:
             while chunk := src.read(_CHUNK):
                 self.bytes += len(chunk)
                 if self.bytes > self.limits.max_bytes:
@@ -314,6 +329,9 @@ def extract_archive(
             parts = _safe_parts(entry.name)
             if parts is None:
                 writer.skip("unsafe path")
+                continue
+            if len(parts) > MAX_PATH_PARTS:
+                writer.skip("path too deep")
                 continue
             top_names.add(parts[0])
             has_top_file = has_top_file or (len(parts) == 1 and entry.type != "dir")

@@ -31,8 +31,11 @@ def decode_source(data: bytes) -> str:
     """Source bytes to text, honouring a BOM or a PEP 263 coding cookie; raise `SourceDecodeError`."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as error:  # a BOM and a cookie that disagree, or an unknown encoding
-        raise SourceDecodeError(_first_line(error)) from None
+    except SyntaxError as error:  # a BOM and a cookie that disagree, an unknown encoding, or bad UTF-8 early on
+        if str(error).startswith("invalid or missing encoding declaration"):
+            encoding = "utf-8"  # no cookie, and the first lines are not UTF-8: say where, below
+        else:
+            raise SourceDecodeError(_first_line(error)) from None
     try:
         return data.decode(encoding)
     except LookupError:

@@ -15,7 +15,7 @@ import io
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from email.parser import HeaderParser
 from pathlib import Path
@@ -460,8 +460,31 @@ def _is_package(folder: Path) -> bool:
     return (folder / "__init__.py").is_file() or (folder / "__init__.pyi").is_file()
 
 
+def _walk_files(top: Path) -> Iterator[tuple[str, str]]:
+    """(relative folder, file name) of every regular file under `top`: iterative, so a tree of any
+    depth is fine, and symlinks are never followed (a link can neither leave the tree nor loop)."""
+    stack = [(top, "")]
+    while stack:
+        folder, relative = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in listed:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith(".") and entry.name != "__pycache__":
+                        stack.append((Path(entry.path), f"{relative}/{entry.name}" if relative else entry.name))
+                elif entry.is_file(follow_symlinks=False):
+                    yield relative, entry.name
+            except OSError:
+                continue
+
+
 def _has_python(folder: Path) -> bool:
-    return any(p.suffix in (".py", ".pyi") and p.is_file() for p in folder.iterdir())
+    """Whether a folder holds Python files, directly or in sub-folders (a PEP 420 namespace package)."""
+    return any(name.endswith((".py", ".pyi")) for _, name in _walk_files(folder))
 
 
 def _provides(root: Path, name: str) -> bool:
@@ -471,7 +494,7 @@ def _provides(root: Path, name: str) -> bool:
     folder = root / name
     if not folder.is_dir():
         return False
-    return _is_package(folder) or any(True for _ in folder.rglob("*.py"))
+    return _is_package(folder) or _has_python(folder)
 
 
 def _scan(root: Path) -> tuple[tuple[str, ...], bool]:
@@ -612,7 +635,7 @@ def _has_sources(root: Path, import_names: Iterable[str]) -> bool:
         if (root / f"{name}.py").is_file() or (root / f"{name}.pyi").is_file():
             return True
         folder = root / name
-        if folder.is_dir() and any(p.suffix in (".py", ".pyi") for p in folder.rglob("*.py*")):
+        if folder.is_dir() and _has_python(folder):
             return True
     return False
 
@@ -624,10 +647,9 @@ def _walk_compiled(root: Path, import_names: Iterable[str]) -> frozenset[str]:
         paths += [p.name for p in root.glob(f"{name}.*") if p.suffix in (".so", ".pyd") and p.is_file()]
         top = root / name
         if top.is_dir():
-            for folder, dirs, files in os.walk(top):
-                dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
-                rel = Path(folder).relative_to(root).as_posix()
-                paths += [f"{rel}/{f}" for f in files if f.endswith((".so", ".pyd"))]
+            for relative, filename in _walk_files(top):
+                if filename.endswith((".so", ".pyd")):
+                    paths.append("/".join(filter(None, (name, relative, filename))))
     return _compiled_under(root, paths, root)
 
 
