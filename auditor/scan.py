@@ -17,7 +17,7 @@ from typing import Union
 import libcst as cst
 from libcst.metadata import CodeRange, ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider
 
-from apidrift.auditor.bind import CallShape
+from apidrift.auditor.bind import CallShape, Ok, bind
 from apidrift.auditor.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.sites import FileScan, Span, UseSite
 from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
@@ -458,21 +458,34 @@ class _Evaluator:
             return parent
         return None
 
-    def inherited_constructor(self, cls: _ClassScope, upstream_names: frozenset[str]) -> Ref | None:
-        """The upstream class whose constructor `cls(...)` runs: no class on the way defines one."""
+    def inherited_constructor(
+        self, cls: _ClassScope, upstream_names: frozenset[str]
+    ) -> tuple[Ref, _Forwarding | None] | None:
+        """The upstream class whose constructor `cls(...)` runs: no class on the way defines one, except
+        one `__init__(self, ..., **kwargs)` that hands its extra keywords on to `super().__init__`."""
         current: _ClassScope | None = cls
-        seen = 0
-        while current is not None and seen < 50:
-            seen += 1
+        forwarding: _Forwarding | None = None
+        for _ in range(50):
+            if current is None:
+                return None
             node = current.node
             assert node is not None
-            if node.decorators or "__init__" in current.methods or "__new__" in current.methods:
+            if node.decorators or "__new__" in current.methods:
                 return None
+            init = current.methods.get("__init__")
+            if init is not None:
+                if forwarding is not None:
+                    return None  # forwarding through forwarding: not followed
+                forwarding = _forwarding(init)
+                if forwarding is None:
+                    return None
             parent = self.single_base(current)
             if isinstance(parent, _DownClass):
                 current = parent.cls
                 continue
-            return parent if parent is not None and root_module(parent) in upstream_names else None
+            if parent is None or root_module(parent) not in upstream_names:
+                return None
+            return parent, forwarding
         return None
 
     def annotation(self, node: cst.BaseExpression, scope: _Scope) -> Ref | _DownClass | None:
@@ -614,12 +627,24 @@ def _site(
     if candidate.kind == "call":
         assert isinstance(node, cst.Call)
         func = evaluator.expression(node.func, candidate.scope)
+        shape, keyword_spans = _shape(node, positions)
+        forwarded: tuple[str, ...] = ()
         if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
-            func = evaluator.inherited_constructor(func.cls, upstream_names)
+            inherited = evaluator.inherited_constructor(func.cls, upstream_names)
+            if inherited is None:
+                return None
+            func, forwarding = inherited
+            if forwarding is not None:
+                handed_on = forwarding.shape_for(shape)
+                if handed_on is None:
+                    return None
+                shape, forwarded = handed_on
+                if not forwarded:
+                    return None  # nothing of this call reaches the upstream: its super() call is checked there
+                keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
         if not isinstance(func, _REFS) or root_module(func) not in upstream_names:
             return None
-        shape, keyword_spans = _shape(node, positions)
-        return UseSite("call", func, span, _code(lines, span), shape, keyword_spans, guarded)
+        return UseSite("call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded)
     if candidate.kind == "attribute":
         assert isinstance(node, cst.Attribute)
         ref = evaluator.expression(node, candidate.scope)
@@ -697,6 +722,61 @@ def _handler_guards(handler: cst.ExceptHandler) -> bool:
         if dotted:
             names.append(dotted.split(".")[-1])
     return any(n in GUARD_EXCEPTIONS for n in names)
+
+
+@dataclass(frozen=True)
+class _Forwarding:
+    """`def __init__(self, own..., **kwargs): ...; super().__init__(args..., **kwargs)`."""
+
+    own: Signature  # the downstream __init__, self bound
+    kwargs: str  # the name of its `**kwargs`
+    super_shape: CallShape  # what the super() call itself passes, besides **kwargs
+
+    def shape_for(self, call: CallShape) -> tuple[CallShape, tuple[str, ...]] | None:
+        """The upstream call a `Cls(...)` call makes, and the keywords it hands on; None if unknowable."""
+        verdict = bind(call, self.own)
+        if not isinstance(verdict, Ok):
+            return None  # the call fails (or may) on the downstream's own signature: not ours to report
+        forwarded = tuple(k for k, param in verdict.assignments if isinstance(k, str) and param == self.kwargs)
+        keywords = self.super_shape.keywords + forwarded
+        return CallShape(self.super_shape.positional, keywords, self.super_shape.star_args, call.star_kwargs), forwarded
+
+
+def _forwarding(init: cst.FunctionDef) -> _Forwarding | None:
+    star_kwarg = init.params.star_kwarg
+    if not isinstance(star_kwarg, cst.Param):
+        return None
+    kwargs = star_kwarg.name.value
+    supers: list[cst.Call] = []
+    uses = 0
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "__init__"
+                and isinstance(func.value, cst.Call)
+                and _dotted(func.value.func) == "super"
+            ):
+                supers.append(call)
+
+        def visit_Name(self, name: cst.Name) -> None:
+            nonlocal uses
+            if name.value == kwargs:
+                uses += 1
+
+    init.body.visit(_Find())
+    if len(supers) != 1 or uses != 1:
+        return None  # kwargs read or changed elsewhere, or several super() calls: not certain
+    call = supers[0]
+    passes = [a for a in call.args if a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs]
+    if len(passes) != 1 or any(a.star == "**" and a not in passes for a in call.args):
+        return None
+    positional = sum(1 for a in call.args if not a.star and a.keyword is None)
+    keywords = tuple(a.keyword.value for a in call.args if a.keyword is not None)
+    star_args = any(a.star == "*" for a in call.args)
+    return _Forwarding(_signature_of(init).bound(), kwargs, CallShape(positional, keywords, star_args, False))
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:

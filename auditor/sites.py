@@ -31,6 +31,9 @@ class UseSite:
     keyword_spans: tuple[tuple[str, Span], ...] = ()  # call keywords and where each is written
     guarded: bool = False  # inside try/except ImportError etc., `if TYPE_CHECKING`, or a hasattr check
     signature: Signature | None = None  # for "override" sites: the downstream method's own signature
+    # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
+    # keywords of this call that reach the upstream (only their problems are this site's).
+    forwarded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "keywords": [[name, list(_span_tuple(span))] for name, span in site.keyword_spans],
         "guarded": site.guarded,
         "signature": site.signature.as_dict() if site.signature else None,
+        "forwarded": list(site.forwarded),
     }
 
 
@@ -85,6 +89,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         keyword_spans=tuple((name, Span(*span)) for name, span in data["keywords"]),
         guarded=data["guarded"],
         signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
+        forwarded=tuple(data.get("forwarded", ())),
     )
 
 

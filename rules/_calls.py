@@ -13,7 +13,15 @@ def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:
     verdict = checked.new.verdict
     if checked.site.kind != "call" or not isinstance(verdict, Break):
         return None
-    return next((p for p in verdict.problems if p.kind is kind), None)
+    found = next((p for p in verdict.problems if p.kind is kind), None)
+    forwarded = checked.site.forwarded
+    if forwarded and found is not None:
+        # Through a forwarding `__init__`: only the keywords this call hands on are its own problem.
+        names = tuple(n for n in found.names if n in forwarded)
+        if kind is not ProblemKind.UNEXPECTED_KEYWORD or not names:
+            return None
+        found = Problem(kind, names)
+    return found
 
 
 def callee(checked: CheckedSite) -> str:
