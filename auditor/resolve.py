@@ -27,6 +27,14 @@ TRANSPARENT_BASES = frozenset(
 )
 
 
+# Enum classes: class-level access finds the members the body defines and this API, nothing else.
+ENUM_BASES = frozenset({"enum.Enum", "enum.Flag"})
+ENUM_CLASS_API = frozenset(
+    {"name", "value", "_name_", "_value_", "_missing_", "_generate_next_value_", "_member_names_", "_member_map_",
+     "_value2member_map_", "_ignore_", "_order_", "_numeric_repr_", "_boundary_", "_iter_member_", "mro"}
+)
+
+
 @dataclass(frozen=True)
 class ModuleValue:
     info: ModuleInfo
@@ -228,6 +236,10 @@ class Resolver:
             return Unknown("unresolvable-mro")
         for entry in mro:
             if isinstance(entry, str):
+                if entry in ENUM_BASES and not on_instance:
+                    if name in ENUM_CLASS_API:
+                        return Unknown("enum-api")
+                    continue  # an enum class has its members and Enum's own API, nothing else
                 return Unknown(f"external-base:{entry}")
             member = entry.members.get(name)
             if member is not None:
@@ -237,7 +249,8 @@ class Resolver:
         if name.startswith("__") and name.endswith("__"):
             return Unknown("dunder")
         for entry in mro:
-            assert isinstance(entry, ClassInfo)
+            if isinstance(entry, str):
+                continue
             if entry.dynamic_attributes or "__getattr__" in entry.members or "__getattribute__" in entry.members:
                 return Unknown("class-getattr")
         if not on_instance and any(isinstance(e, ClassInfo) and e.metaclass for e in mro):
