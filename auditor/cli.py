@@ -233,6 +233,48 @@ def rules(code: str | None) -> None:
     click.echo(f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family})\n\n{rule.docs}")
 
 
+@cli.command()
+@click.argument("old")
+@click.argument("new")
+@click.option("--used-by", metavar="DOWNSTREAM", help="Only the changes that touch what this downstream uses, with its use sites.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here instead of stdout.")
+@click.option("--fail-on-breaking", is_flag=True, help="Exit 1 when a breaking change is listed.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir).")
+@click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
+@click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
+def diff(
+    old: str,
+    new: str,
+    used_by: str | None,
+    fmt: str,
+    output: Path | None,
+    fail_on_breaking: bool,
+    cache_dir: Path | None,
+    offline: bool,
+    index_url: str | None,
+) -> None:
+    """List the API changes between two upstream versions OLD and NEW (NAME==VER or NAME@PATH)."""
+    from apidrift.auditor.engine import DiffRequest, diff_versions
+    from apidrift.auditor.specs import SourceError, SpecError
+    from apidrift.reports.diff import render as render_diff
+
+    try:
+        result = diff_versions(DiffRequest(old, new, used_by, cache_dir, offline, index_url))
+    except (SpecError, SourceError) as error:
+        raise InputError(str(error)) from None
+    report = render_diff(result, fmt)
+    if output is not None:
+        try:
+            output.write_text(report, encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"cannot write {output}: {error.strerror}") from None
+    else:
+        click.echo(report, nl=False)
+    breaking = any(change.breaking for change in result.changes)
+    raise SystemExit(EXIT_FINDINGS if fail_on_breaking and breaking else EXIT_OK)
+
+
 def exit_status(result: AuditResult, fail_on: str) -> int:
     if fail_on == "never":
         return EXIT_OK

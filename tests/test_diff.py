@@ -97,3 +97,22 @@ def test_flagship_diff_names_the_three_breaks(index_cache: Path) -> None:
     assert ("vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups", "parameter-removed", "`kv_cache_specs` removed") in details
     assert any(p.endswith("Scheduler") and k == "parameter-added-required" and "`block_size: int`" in d for p, k, d in details)
     assert any(p.endswith("SchedulerConfig") and k == "parameter-added-required" and "is_encoder_decoder" in d for p, k, d in details)
+
+
+def test_diff_command_prints_and_gates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from apidrift.auditor.cli import main
+
+    old, new = write(tmp_path / "old", OLD), write(tmp_path / "new", NEW)
+    down = write(tmp_path / "down", DOWN)
+    args = ["diff", f"pkg@{old}", f"pkg@{new}", "--used-by", str(down), "--cache-dir", str(tmp_path / "c")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "pkg.core.load" in out and "BREAKING" in out and "used at app.py: lines 2, 5" in out
+    assert main([*args, "--fail-on-breaking"]) == 1
+    capsys.readouterr()
+    assert main([*args, "--format", "json"]) == 0
+    import json
+
+    data = json.loads(capsys.readouterr().out)
+    assert {c["path"] for c in data["changes"]} >= {"pkg.core.load"}
+    assert main(["diff", "pkg@/nonexistent/folder", f"pkg@{new}"]) == 2
