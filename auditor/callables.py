@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from apidrift.auditor.api.model import ClassInfo, Decorator, FunctionInfo
 from apidrift.auditor.resolve import (
+    AttributeValue,
     ClassValue,
     FunctionValue,
     InstanceValue,
@@ -73,6 +74,11 @@ def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
         return _function_target(value, resolver)
     if isinstance(value, ClassValue):
         return constructor(value.info, resolver)
+    if isinstance(value, AttributeValue) and not value.on_instance:
+        assigned = resolver.assigned_value(value)  # `dumps = registry.dumps`, `app = App()`
+        if isinstance(assigned, (FunctionValue, ClassValue, InstanceValue)):
+            return call_target(assigned, resolver)
+        return Unknown("not-callable")
     if isinstance(value, InstanceValue):
         call = resolver.attribute(ClassValue(value.cls), "__call__")
         if isinstance(call, FunctionValue):

@@ -193,9 +193,12 @@ class Resolver:
             return self._class_attribute(base.cls, name, on_instance=True, exact=base.exact)
         if isinstance(base, AttributeValue):
             cls = self._annotated_class(base.info)
-            if cls is None:
+            if cls is not None:
+                return self._class_attribute(cls, name, on_instance=True, exact=False)
+            assigned = self.assigned_value(base)
+            if isinstance(assigned, (Missing, Unknown)):
                 return Unknown("untyped-attribute")
-            return self._class_attribute(cls, name, on_instance=True, exact=False)
+            return self.attribute(assigned, name)
         if isinstance(base, ExternalValue):
             return Unknown("external")
         return Unknown("attribute-of-function")
@@ -276,6 +279,27 @@ class Resolver:
                 )
             return FunctionValue(member, path, via)
         return AttributeValue(member, path, on_instance=via == "instance")
+
+    def assigned_value(self, value: AttributeValue) -> Resolution:
+        """What a module or class attribute holds, from its assignment: `x = other.thing` or `x = Cls()`.
+
+        An attribute may be reassigned elsewhere, so an instance found this way is never exact."""
+        info = value.info
+        key = f"assigned:{value.path}"
+        if key in self._active:
+            return Unknown("alias-cycle")
+        self._active.add(key)
+        try:
+            if info.value_path and not info.value_path.startswith("?"):
+                target = self.lookup(info.value_path)
+                return target if not isinstance(target, Missing) else Unknown("broken-alias")
+            if info.value_call and not info.value_call.startswith("?"):
+                callee = self.lookup(info.value_call)
+                if isinstance(callee, ClassValue) and not callee.info.metaclass:
+                    return InstanceValue(callee.info, exact=False)
+            return Unknown("untyped-attribute")
+        finally:
+            self._active.discard(key)
 
     def _annotated_class(self, attribute: AttributeInfo) -> ClassInfo | None:
         if not attribute.annotation_path:

@@ -103,12 +103,16 @@ def _convert_member(obj: Any, path: str) -> Member | None:
     if obj.is_function:
         return _convert_function(obj)
     if obj.is_attribute:
+        value = obj.value
+        named = isinstance(value, (griffe.ExprName, griffe.ExprAttribute))
         return AttributeInfo(
             name=obj.name,
             annotation=_text(obj.annotation),
             annotation_path=_class_path(obj.annotation),
-            value=_text(obj.value),
+            value=_text(value),
             lineno=obj.lineno,
+            value_path=_path_or_text(value) if named else None,
+            value_call=_path_or_text(value.function) if isinstance(value, griffe.ExprCall) else None,
         )
     if obj.is_module:  # a submodule griffe attached: the index finds submodules itself
         return None

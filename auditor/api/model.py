@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.signature import Signature
 
-MODEL_VERSION = 8  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 9  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,8 @@ class AttributeInfo:
     value: str | None = None
     lineno: int | None = None
     deprecated: str | None = None  # for properties built from a deprecated getter
+    value_path: str | None = None  # `x = other.name`: the canonical path the value names
+    value_call: str | None = None  # `x = Cls(...)`: the canonical path of the callee
     kind: str = field(default="attribute", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -128,12 +130,21 @@ class AttributeInfo:
             "value": self.value,
             "lineno": self.lineno,
             "deprecated": self.deprecated,
+            "value_path": self.value_path,
+            "value_call": self.value_call,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AttributeInfo:
         return cls(
-            data["name"], data["annotation"], data["annotation_path"], data["value"], data["lineno"], data["deprecated"]
+            data["name"],
+            data["annotation"],
+            data["annotation_path"],
+            data["value"],
+            data["lineno"],
+            data["deprecated"],
+            data["value_path"],
+            data["value_call"],
         )
 
 
