@@ -175,8 +175,10 @@ def _zip_entries(path: Path) -> Iterator[_Entry]:
                     name = ""
             name = name.replace("\\", "/")  # zips made on Windows may use backslashes
             mode = info.external_attr >> 16
-            if info.is_dir():
-                kind: EntryType = "dir"
+            if not info.filename:  # a nameless entry: nothing to extract (zipfile's is_dir() would fail on it)
+                kind: EntryType = "other"
+            elif info.is_dir():
+                kind = "dir"
             elif stat.S_ISLNK(mode):
                 kind = "link"
             elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):
@@ -268,7 +270,7 @@ class _Writer:
                 self.skip("name the file system refuses")
                 return
             raise
-        with entry.open() as src, out:
+        with out, entry.open() as src:  # `out` first: closed even when the entry cannot be opened
             while chunk := src.read(_CHUNK):
                 self.bytes += len(chunk)
                 if self.bytes > self.limits.max_bytes:
@@ -367,6 +369,10 @@ def extract_archive(
     except OSError as exc:  # corrupt compressed data (bz2, gzip) or a failed write
         shutil.rmtree(work, ignore_errors=True)
         raise SourceError(f"cannot extract {archive.name}: {_one_line(exc)}") from None
+    except Exception as exc:  # anything else a damaged archive makes tarfile or zipfile raise (found by fuzzing)
+        shutil.rmtree(work, ignore_errors=True)
+        what = "sdist" if kind == "sdist" else "wheel"
+        raise SourceError(f"{archive.name} is not a readable {what} archive: {type(exc).__name__}: {_one_line(exc)}") from None
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

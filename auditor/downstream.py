@@ -104,7 +104,7 @@ def _scan_file(relative: str, data: bytes, text: str, upstream_names: frozenset[
 
     try:
         scan = scan_source(relative, text, upstream_names)
-    except libcst.ParserSyntaxError as error:
+    except (libcst.ParserSyntaxError, libcst.CSTValidationError) as error:  # the latter: e.g. an invalid identifier
         first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
         return f"syntax error: {first}"
     except (RecursionError, MemoryError):

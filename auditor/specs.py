@@ -134,6 +134,8 @@ def parse_spec(text: str, role: Role = "downstream") -> Spec:
     text = text.strip()
     if not text:
         raise SpecError("empty spec: give NAME, NAME==VERSION, NAME@PATH or a directory")
+    if any(ord(char) < 32 or ord(char) == 127 for char in text):
+        raise SpecError(f"{raw!r}: control characters (NUL, newline...) are not allowed in a spec")
 
     if "@" in text:
         name, _, path = (part.strip() for part in text.partition("@"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import stat
 import tarfile
 import zipfile
@@ -326,3 +327,39 @@ def test_existing_destination_is_reused(tmp_path: Path) -> None:
     second = extract_archive(archive, tmp_path / "out")  # as if another process finished first
     assert second == first
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_nameless_deep_and_overlong_entries_are_skipped(tmp_path: Path) -> None:
+    # Found by fuzzing: a zip entry without a name made zipfile itself fail on it.
+    path = tmp_path / "odd-1.0.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("odd-1.0/ok.py", b"")
+        archive.writestr(zipfile.ZipInfo("odd-1.0/placeholder"), b"x")
+    path.write_bytes(path.read_bytes().replace(b"odd-1.0/placeholder", b"\0" * len("odd-1.0/placeholder")))
+    result = extract_archive(path, tmp_path / "out")
+    assert listing(result.tree) == {"ok.py"}
+    # Entries deeper than any real package, or with a name no file system takes, are skipped.
+    deep = "/".join(["d"] * 100)
+    archive = make_tar(
+        tmp_path / "deep-1.0.tar.gz",
+        {"deep-1.0/ok.py": b"", f"deep-1.0/{deep}/x.py": b"", f"deep-1.0/{'n' * 300}.py": b""},
+    )
+    result = extract_archive(archive, tmp_path / "out-deep")
+    assert result.skipped == {"name the file system refuses": 1, "path too deep": 1}
+    assert listing(result.tree) == {"ok.py"}
+
+
+def test_damaged_archives_are_clean_errors_and_leave_nothing(tmp_path: Path) -> None:
+    good = make_zip(tmp_path / "good.zip", {f"z-1.0/m{i}.py": b"x = 1\n" * 50 for i in range(5)}).read_bytes()
+    for at in range(0, len(good), max(1, len(good) // 40)):
+        damaged = bytearray(good)
+        damaged[at : at + 8] = b"\xff" * len(damaged[at : at + 8])
+        path = tmp_path / "z-1.0.zip"
+        path.write_bytes(bytes(damaged))
+        try:
+            extract_archive(path, tmp_path / "out")
+        except SourceError as error:
+            assert "\n" not in str(error)
+            assert_nothing_left(tmp_path, tmp_path / "out")
+        else:
+            shutil.rmtree(tmp_path / "out")
