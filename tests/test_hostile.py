@@ -722,3 +722,26 @@ def test_engine_contextlib_suppress_is_a_guard(tmp_path: Path) -> None:
 def test_engine_callable_getattr_is_a_guard(tmp_path: Path) -> None:
     found = findings_of(tmp_path, GUARDED, "import pkg\nif callable(getattr(pkg, 'old_api', None)):\n    pkg.old_api(1)\n")
     assert found == {(3, "info", "AD003")}
+
+
+# --- the warm path never loads the HTTP stack nor the parsers ------------------------------------
+
+PROBE = (
+    "import sys\nfrom apidrift.auditor.cli import main\nstatus = main(sys.argv[1:])\n"
+    "heavy = ('pypi_simple', 'requests', 'urllib3', 'pydantic', 'bs4', 'libcst', 'griffe')\n"
+    "print('LOADED', sorted(m for m in heavy if m in sys.modules), status)\n"
+)
+
+
+def test_warm_run_imports_no_http_stack_and_no_parser(index: Index, down: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    index.project("zzup", {"zzup-1.0.tar.gz": sdist("zzup", "1.0", UPSTREAM)})
+    args = [str(down), "--against", "zzup==1.0", "--from", "none", "--index-url", index.url,
+            "--cache-dir", str(tmp_path / "c"), "--no-config", "--quiet"]  # fmt: skip
+    runs = [subprocess.run([sys.executable, "-c", PROBE, "audit", *args], capture_output=True, text=True, timeout=120) for _ in range(2)]
+    cold, warm = (run.stdout.splitlines()[-1] for run in runs)
+    assert cold.startswith("LOADED [") and "'pypi_simple'" in cold and "'libcst'" in cold and cold.endswith(" 1"), runs[0].stderr
+    assert warm == "LOADED [] 1", runs[1].stderr  # same answer, from the cache alone
+    assert index.hits.count("/simple/zzup/") == 1
