@@ -206,6 +206,8 @@ class Resolver:
     def _module_attribute(self, module: ModuleInfo, name: str, seen: frozenset[str] = frozenset()) -> Resolution:
         member = module.members.get(name)
         if member is not None:
+            if name in module.rebound:
+                return Unknown("defined-more-than-once")  # bound for sure, but which definition runs?
             return self._member_value(member, f"{module.path}.{name}", None)
         submodule = f"{module.path}.{name}"
         if self.index.is_compiled(submodule):
@@ -246,6 +248,8 @@ class Resolver:
                 return Unknown(f"external-base:{entry}")
             member = entry.members.get(name)
             if member is not None:
+                if name in entry.rebound:
+                    return Unknown("defined-more-than-once")
                 return self._member_value(member, f"{entry.path}.{name}", "instance" if on_instance else "class")
             if on_instance and name in entry.instance_attributes:
                 return Unknown("instance-attribute")  # set in a method: type unknown, existence certain

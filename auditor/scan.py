@@ -201,6 +201,15 @@ class _Collector(cst.CSTVisitor):
         if _catches_import_error(node):
             self.guard_depth -= 1
 
+    # `with contextlib.suppress(ImportError, ...):` swallows what a guarded use may raise.
+    def visit_With_body(self, node: cst.With) -> None:
+        if _suppresses(node):
+            self.guard_depth += 1
+
+    def leave_With_body(self, node: cst.With) -> None:
+        if _suppresses(node):
+            self.guard_depth -= 1
+
     # Both branches of a feature or version test: each runs only where its side of the test holds.
     def visit_If(self, node: cst.If) -> None:
         if self._is_guard(node.test):
@@ -806,6 +815,27 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
     return found
 
 
+def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(call)
+
+    node.visit(_Calls())
+    return found
+
+
+def _suppresses(node: cst.With) -> bool:
+    for item in node.items:
+        call = item.item
+        if isinstance(call, cst.Call) and (_dotted(call.func) or "").rsplit(".", 1)[-1] == "suppress":
+            names = {(_dotted(a.value) or "").rsplit(".", 1)[-1] for a in call.args}
+            if names & GUARD_EXCEPTIONS:
+                return True
+    return False
+
+
 def _catches_import_error(handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
@@ -829,6 +859,6 @@ def _is_guard_test(test: cst.BaseExpression) -> bool:
     dotted = _dotted(test)
     if dotted and dotted.split(".")[-1] == "TYPE_CHECKING":
         return True
-    if isinstance(test, cst.Call) and _dotted(test.func) in ("hasattr", "getattr"):
-        return True
+    if any(_dotted(call.func) in ("hasattr", "getattr") for call in _calls_in(test)):
+        return True  # `hasattr(m, "x")`, `callable(getattr(m, "x", None))`, `getattr(m, "x", None) is not None`
     return bool(_VERSIONISH.search(cst.Module([]).code_for_node(test)))

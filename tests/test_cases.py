@@ -56,7 +56,7 @@ def reexported(files: dict[str, str]) -> dict[str, str]:
         result[hidden] = text.replace("from . import", "from pkg import").replace("from .", "from pkg.")
         module = ".".join(Path(hidden).with_suffix("").parts)
         names = _top_level_names(text)
-        result[relative] = "".join(f"from {module} import {name}\n" for name in names)
+        result[relative] = "".join(f"from {module} import {name}\n" for name in dict.fromkeys(names))
         result.setdefault("pkg/_impl/__init__.py", "")
     return result
 

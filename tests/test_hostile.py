@@ -3,8 +3,7 @@ else a diagnostic in the report and the partial result; never a traceback, a han
 
 The index is a local HTTP server on 127.0.0.1 whose every answer a test chooses (truncated bodies,
 lies about sizes and digests, hangs, error statuses, garbage pages). The CLI is run in-process
-through `apidrift.auditor.cli.main`. Engine bugs found here are the `xfail(strict=True)` tests at
-the end, for the engine's owner.
+through `apidrift.auditor.cli.main`. The tests at the end pin engine bugs found here, since fixed.
 """
 
 from __future__ import annotations
@@ -689,15 +688,11 @@ CONDITIONAL = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a function defined differently per `if sys.version_info` branch is "
-                   "checked against the last definition only (false AD102); names bound more than one way must stay silent")  # fmt: skip
 def test_engine_version_conditional_definitions_are_not_certain(tmp_path: Path) -> None:
     found = findings_of(tmp_path, CONDITIONAL, "from pkg.cond import versioned\nversioned(1)\nversioned(1, 2)\n")
     assert not any(severity == "error" for _, severity, _ in found), found
 
 
-@pytest.mark.xfail(strict=True, reason="engine: the `except ImportError` fallback definition is taken as certain, though "
-                   "the accelerated import (a compiled module, absent from sources) may have any signature (false AD103)")  # fmt: skip
 def test_engine_import_fallback_definitions_are_not_certain(tmp_path: Path) -> None:
     found = findings_of(tmp_path, CONDITIONAL, "from pkg.cond import accelerated\naccelerated(1, 2, 3)\n")
     assert not any(severity == "error" for _, severity, _ in found), found
@@ -706,8 +701,6 @@ def test_engine_import_fallback_definitions_are_not_certain(tmp_path: Path) -> N
 GUARDED = {"pkg/__init__.py": "def new_api(a):\n    return a\n"}
 
 
-@pytest.mark.xfail(strict=True, reason="scanner: `with contextlib.suppress(ImportError/AttributeError):` is not seen "
-                   "as a guard: the uses inside are errors instead of info")  # fmt: skip
 def test_engine_contextlib_suppress_is_a_guard(tmp_path: Path) -> None:
     found = findings_of(tmp_path, GUARDED, (
         "import contextlib\nimport pkg\n"
@@ -717,8 +710,6 @@ def test_engine_contextlib_suppress_is_a_guard(tmp_path: Path) -> None:
     assert found == {(4, "info", "AD002"), (6, "info", "AD003")}
 
 
-@pytest.mark.xfail(strict=True, reason="scanner: `if callable(getattr(pkg, 'x', None)):` is not seen as a guard "
-                   "(only a bare hasattr/getattr test is)")  # fmt: skip
 def test_engine_callable_getattr_is_a_guard(tmp_path: Path) -> None:
     found = findings_of(tmp_path, GUARDED, "import pkg\nif callable(getattr(pkg, 'old_api', None)):\n    pkg.old_api(1)\n")
     assert found == {(3, "info", "AD003")}

@@ -68,6 +68,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         exports=_exports(module),
         star_imports=tuple(facts.get("star_imports", ())),
         bound_names=frozenset(facts.get("bound_names", ())),
+        rebound=frozenset(facts.get("rebound", ())),
         dynamic_namespace=dynamic,
     )
 
@@ -145,6 +146,7 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         dynamic_attributes=facts.get("dynamic_attributes", False),
         lineno=cls.lineno,
         deprecated=facts.get("deprecated"),
+        rebound=frozenset(facts.get("rebound", ())),
     )
 
 
@@ -324,6 +326,7 @@ class _FactsExtension(griffe.Extension):
             mod.extra[_FACTS] = {
                 "bound_names": sorted(_top_level_names(node)),
                 "star_imports": _star_imports(node, mod),
+                "rebound": sorted(_rebound_names(node.body)),
             }
 
     def on_class_members(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:
@@ -342,6 +345,7 @@ class _FactsExtension(griffe.Extension):
                 fields.append((stmt.targets[0].id, stmt.lineno, "", None))
         instance, dynamic = _instance_attributes(node)
         cls.extra[_FACTS] = {
+            "rebound": sorted(_rebound_names(node.body)),
             "fields": fields,
             "instance_attributes": sorted(instance),
             "dynamic_attributes": dynamic,
@@ -395,6 +399,43 @@ def _top_level_names(module: ast.Module) -> set[str]:
 
     visit(module.body)
     return names
+
+
+def _rebound_names(body: list[ast.stmt]) -> set[str]:
+    """Names a body binds more than once to a function, class or import (per branch of `if`/`try`
+    included): which definition runs depends on the platform or on what imported, so no one is certain.
+    Overloads and property setters are one definition, not several."""
+    counts: dict[str, int] = {}
+
+    def count(statements: list[ast.stmt]) -> None:
+        for stmt in statements:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if not any(_last_name_of(d) in ("overload", "setter", "deleter", "getter") for d in stmt.decorator_list):
+                    counts[stmt.name] = counts.get(stmt.name, 0) + 1
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        name = alias.asname or alias.name.split(".")[0]
+                        counts[name] = counts.get(name, 0) + 1
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name) and target.id in counts:
+                        counts[target.id] += 1  # `f = wrap(f)` after `def f`: rebound
+            for field_name in ("body", "orelse", "finalbody"):
+                nested = getattr(stmt, field_name, None)
+                if isinstance(nested, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    count(nested)
+            for handler in getattr(stmt, "handlers", []) or []:
+                count(handler.body)
+
+    count(body)
+    return {name for name, n in counts.items() if n > 1}
+
+
+def _last_name_of(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Call):
+        node = node.func
+    return _last_name(node)
 
 
 def _star_imports(node: ast.Module, mod: griffe.Module) -> list[str]:

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.signature import Signature
 
-MODEL_VERSION = 9  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 10  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,7 @@ class ClassInfo:
     dynamic_attributes: bool = False  # setattr(self, ...), self.__dict__ updates: attributes unknowable
     lineno: int | None = None
     deprecated: str | None = None
+    rebound: frozenset[str] = frozenset()  # members defined more than once (per branch): not certain
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -196,6 +197,7 @@ class ClassInfo:
             "dynamic_attributes": self.dynamic_attributes,
             "lineno": self.lineno,
             "deprecated": self.deprecated,
+            "rebound": sorted(self.rebound),
         }
 
     @classmethod
@@ -213,6 +215,7 @@ class ClassInfo:
             dynamic_attributes=data["dynamic_attributes"],
             lineno=data["lineno"],
             deprecated=data["deprecated"],
+            rebound=frozenset(data["rebound"]),
         )
 
 
@@ -226,6 +229,7 @@ class ModuleInfo:
     exports: tuple[str, ...] | None = None  # `__all__`, when written as a literal
     star_imports: tuple[str, ...] = ()  # modules star-imported at top level
     bound_names: frozenset[str] = frozenset()  # every name the module binds at top level, however
+    rebound: frozenset[str] = frozenset()  # names defined more than once (per branch): not certain
     dynamic_namespace: bool = False  # globals()/sys.modules games or a module `__getattr__`
     kind: str = field(default="module", init=False)
 
@@ -240,6 +244,7 @@ class ModuleInfo:
             "exports": list(self.exports) if self.exports is not None else None,
             "star_imports": list(self.star_imports),
             "bound_names": sorted(self.bound_names),
+            "rebound": sorted(self.rebound),
             "dynamic_namespace": self.dynamic_namespace,
         }
 
@@ -254,6 +259,7 @@ class ModuleInfo:
             exports=tuple(data["exports"]) if data["exports"] is not None else None,
             star_imports=tuple(data["star_imports"]),
             bound_names=frozenset(data["bound_names"]),
+            rebound=frozenset(data["rebound"]),
             dynamic_namespace=data["dynamic_namespace"],
         )
 
