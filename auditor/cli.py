@@ -275,6 +275,117 @@ def diff(
     raise SystemExit(EXIT_FINDINGS if fail_on_breaking and breaking else EXIT_OK)
 
 
+@cli.command()
+@click.argument("downstream")
+@click.option("--against", "against", metavar="UPSTREAM", help="Upstream version to fix against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].")
+@click.option("--from", "old", metavar="UPSTREAM", help="Upstream version the downstream was written for (renames are recognised against it).")
+@click.option("--diff", "mode", flag_value="diff", default=True, help="Print the fixes as a unified diff (the default); change nothing.")
+@click.option("--write", "mode", flag_value="write", help="Apply the fixes to the files of a local DOWNSTREAM folder.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (drop a keyword whose parameter was removed).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Read [tool.apidrift] from this file instead of the downstream's pyproject.toml.")
+@click.option("--no-config", is_flag=True, help="Ignore any [tool.apidrift] configuration.")
+@click.option("--ignore", "ignore", metavar="RULE", multiple=True, help="Never fix (nor report) this rule (code, name or family); repeatable.")
+@click.option("--exclude", "exclude", metavar="GLOB", multiple=True, help="Do not touch downstream paths matching this glob; repeatable.")
+@click.option("--ignore-symbol", "ignore_symbols", metavar="PATTERN", multiple=True, help="Leave uses of this upstream dotted path (globs allowed) alone; repeatable.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir).")
+@click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
+@click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted).")
+def fix(
+    downstream: str,
+    against: str | None,
+    old: str | None,
+    mode: str,
+    unsafe_fixes: bool,
+    config_path: Path | None,
+    no_config: bool,
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    ignore_symbols: tuple[str, ...],
+    cache_dir: Path | None,
+    offline: bool,
+    index_url: str | None,
+    quiet: bool,
+) -> None:
+    """Fix DOWNSTREAM's call sites that the upstream's new version breaks, where the fix is mechanical.
+
+    Prints a unified diff (--diff, the default) or applies it (--write, local folders only), and
+    lists what is left to do by hand. Exit status: 0 nothing left to do, 1 changes to apply or
+    errors left that need a manual step, 2 bad usage or input.
+    """
+    from apidrift.auditor.engine import AuditRequest
+    from apidrift.auditor.fix import FixError, run_fix, write_changes
+    from apidrift.auditor.specs import SourceError, SpecError
+    from apidrift.reports.fix import render as render_fix
+
+    writing = mode == "write"
+    if writing:
+        _refuse_write_early(downstream)
+    config = _fix_config(downstream, config_path, no_config)
+    against = against or config.against
+    if not against:
+        raise InputError("no upstream to fix against: give --against NAME==VERSION or set `against` in [tool.apidrift]")
+    request = AuditRequest(
+        downstream,
+        against,
+        old or config.old,
+        cache_dir,
+        offline,
+        index_url,
+        ignore_rules=frozenset(config.ignore) | frozenset(_rule_selectors(ignore, "--ignore")),
+        severities=dict(config.severity),
+        exclude=config.exclude + exclude,
+        ignore_symbols=symbol_patterns(config.ignore_symbols + ignore_symbols),
+    )
+    try:
+        with progress(f"fixing {downstream} against {against}", enabled=not quiet and _is_tty(sys.stderr)):
+            result = run_fix(request, unsafe=unsafe_fixes)
+    except (SpecError, SourceError) as error:
+        raise InputError(str(error)) from None
+    if not writing:
+        click.echo(render_fix(result), nl=False)
+        pending = bool(result.changes) or bool(result.remaining_errors)
+        raise SystemExit(EXIT_FINDINGS if pending else EXIT_OK)
+    try:
+        written = write_changes(result)
+    except FixError as error:
+        raise InputError(str(error)) from None
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror or error}") from None
+    click.echo(render_fix(result, written=written), nl=False)
+    Messages(quiet=quiet)(f"wrote {len(written)} file{'s' if len(written) != 1 else ''}")
+    raise SystemExit(EXIT_FINDINGS if result.remaining_errors else EXIT_OK)
+
+
+def _refuse_write_early(downstream: str) -> None:
+    """`--write` only into a local folder the user named: say so before anything is fetched."""
+    from apidrift.auditor.specs import DirectorySpec, IndexSpec, NameSpec, SpecError, parse_spec
+
+    try:
+        spec = parse_spec(downstream, "downstream")
+    except SpecError as error:
+        raise InputError(str(error)) from None
+    if isinstance(spec, DirectorySpec) or (isinstance(spec, NameSpec) and Path(spec.name).is_dir()):
+        return
+    what = "a release from the package index" if isinstance(spec, IndexSpec) else "not a local folder (an installed distribution or a release)"
+    raise InputError(
+        f"--write: {downstream!r} is {what}; apidrift writes only into a local source tree you name (use --diff to see the fixes)"
+    )
+
+
+def _fix_config(downstream: str, config_path: Path | None, no_config: bool) -> Any:
+    from apidrift.auditor.config import Config, ConfigError, find_config, load_config
+
+    try:
+        if config_path is not None:
+            return load_config(config_path, explicit=True)
+        if not no_config and (found := find_config(downstream)) is not None:
+            return load_config(found)
+    except ConfigError as error:
+        raise InputError(str(error)) from None
+    return Config()
+
+
 def exit_status(result: AuditResult, fail_on: str) -> int:
     if fail_on == "never":
         return EXIT_OK

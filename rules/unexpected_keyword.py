@@ -51,14 +51,20 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 
 
 def _fix(checked: CheckedSite, name: str) -> Fix:
+    call = checked.site.span
+    where = f"{call.line}:{call.column}"  # the call's own position: a missing argument there may be this keyword
     renamed = _calls.renamed_to(checked, name)
     if renamed is not None:
-        return Fix("rename-keyword", "safe", f"rename `{name}=` to `{renamed[0]}=`", {"old": name, "new": renamed[0]})
+        data = {"old": name, "new": renamed[0], "call": where}
+        param = checked.new.target.signature.get(renamed[0]) if checked.new.target else None
+        if param is not None:
+            data["kind"] = param.kind.value  # a positional-only parameter cannot take the renamed keyword
+        return Fix("rename-keyword", "safe", f"rename `{name}=` to `{renamed[0]}=`", data)
     return Fix(
         "remove-keyword",
         "unsafe",
         f"drop `{name}=`: its value is no longer passed anywhere",
-        {"name": name},
+        {"name": name, "call": where},
     )
 
 

@@ -1,0 +1,687 @@
+"""`apidrift fix`: apply the findings' structured fixes to the downstream's source, as LibCST codemods.
+
+Input: an `AuditResult` and the folder its finding paths are relative to. Each finding's `Fix` says
+what would repair it (`results.Fix`); this module turns the mechanical ones into edits:
+
+- `move-import` (safe): `from old import a, Moved as m, b` keeps `a, b` and gains a line
+  `from new import Moved as m` after it; when every name of the statement moves to one module, only
+  the module is rewritten (parentheses, comments and aliases stay as they are).
+- `rename-keyword` (safe): `f(path=x)` becomes `f(file_path=x)`; only the keyword's name changes.
+- `remove-keyword` (unsafe, only when asked): the argument is dropped with its comma; the comment on
+  its own line goes with it, comment lines above and below stay, and the trailing-comma and
+  one-argument-per-line layout of the call is kept.
+- `manual`: no edit; the renderer lists it as a step (parameter, annotation, position, no default).
+
+The call or import is found by the finding's exact position (line and column, as the scanner's
+`PositionProvider` gave them) and the keyword or name it names; a node that is no longer there (the
+file changed, or the fix was already applied) is left alone, which makes a second run a no-op.
+Everything else in the file is reproduced byte for byte by LibCST, and a file whose fixed text
+CPython's parser rejects is left unchanged. Nothing is imported or executed.
+
+Writing is a separate step (`write_changes`) and only ever into a local tree the user named: never
+into a release fetched from an index, an installed distribution, or apidrift's cache.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import json
+import os
+import sysconfig
+import tempfile
+import tokenize
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from apidrift.auditor.cache import Cache
+from apidrift.auditor.pysource import SourceDecodeError, decode_source
+from apidrift.auditor.results import AuditResult, Finding, Severity
+from apidrift.auditor.specs import SourceError
+
+EDIT_KINDS = ("rename-keyword", "remove-keyword", "move-import")
+GUARDED_SUFFIX = " (guarded: the code handles its absence)"  # what `rules.base.make_finding` appends
+
+# What happened to each finding's fix.
+APPLIED = "applied"  # edited (in the diff, or written)
+RESOLVED = "resolved"  # no edit of its own: another fix repairs it (a rename passes the missing argument)
+NEEDS_UNSAFE = "needs-unsafe"  # an unsafe fix, not applied without --unsafe-fixes
+MANUAL = "manual"  # no edit possible: a step for the developer
+NOT_APPLIED = "not-applied"  # a fix that could not be applied here (the reason says why)
+GUARDED = "guarded"  # the use is guarded (try/except ImportError...): the code expects it may fail
+NO_FIX = "no-fix"  # the finding carries no fix
+
+
+class FixError(Exception):
+    """A fix run that cannot proceed (e.g. writing outside a local tree): one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    finding: Finding
+    status: str  # one of APPLIED, NEEDS_UNSAFE, MANUAL, NOT_APPLIED, GUARDED, NO_FIX
+    reason: str | None = None  # for NOT_APPLIED: why; for APPLIED unsafe fixes: what changes
+    supplied: tuple[str, ...] = ()  # for MANUAL and RESOLVED: the parameters a rename in the same call passes
+
+
+@dataclass
+class FileChange:
+    """One downstream file before and after its fixes."""
+
+    path: str  # POSIX, relative to the root (as in the findings)
+    before: str
+    after: str
+    encoding: str
+
+    def diff(self) -> str:
+        """A unified diff with `a/` and `b/` prefixes, as `git apply` and `patch -p1` take it."""
+        lines = difflib.unified_diff(
+            self.before.splitlines(keepends=True),
+            self.after.splitlines(keepends=True),
+            f"a/{self.path}",
+            f"b/{self.path}",
+        )
+        out = []
+        for line in lines:
+            if not line.endswith(("\n", "\r")):
+                line += "\n\\ No newline at end of file\n"
+            out.append(line)
+        return "".join(out)
+
+
+@dataclass
+class FixResult:
+    audit: AuditResult
+    root: Path  # the folder the finding paths are relative to
+    local: bool  # a local tree the user named: the only kind `write_changes` writes into
+    unsafe: bool  # --unsafe-fixes was given
+    changes: list[FileChange] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    not_local_reason: str | None = None  # why it is not a local tree, when it is not
+
+    def with_status(self, *statuses: str) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status in statuses]
+
+    @property
+    def remaining_errors(self) -> list[Outcome]:
+        """Error findings this run does not fix: what still fails the audit afterwards."""
+        return [o for o in self.outcomes if o.status not in (APPLIED, RESOLVED) and o.finding.severity is Severity.ERROR]
+
+
+# ---- the whole run: audit, then plan the edits
+
+
+def run_fix(request: object, *, unsafe: bool = False) -> FixResult:
+    """Audit `request` (an `engine.AuditRequest`) and plan the fixes of its findings; writes nothing."""
+    from apidrift.auditor.engine import AuditRequest, audit
+    from apidrift.auditor.sources import locate
+
+    assert isinstance(request, AuditRequest)
+    cache = Cache(request.cache_dir)
+    tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)
+    result = audit(request)
+    seen = result.downstream
+    if (seen.location, seen.version, seen.sha256) != (tree.location, tree.version, tree.sha256):
+        raise SourceError(f"{request.downstream!r} changed while it was audited; run again")
+    reason = not_local_reason(tree.origin, tree.root, cache.root)
+    return plan_fixes(result, tree.root, unsafe=unsafe, local=reason is None, not_local_reason=reason)
+
+
+def not_local_reason(origin: str, root: Path, cache_root: Path | None = None) -> str | None:
+    """Why apidrift must not write into `root`, or None for a local source tree the user named."""
+    if origin == "index":
+        return "it is a release fetched from the package index"
+    if origin == "installed":
+        return "it is an installed distribution"
+    if origin != "directory":
+        return f"it is not a local source tree (origin {origin})"
+    resolved = root.resolve()
+    if cache_root is not None and _within(resolved, cache_root.resolve()):
+        return f"it is inside apidrift's cache ({cache_root})"
+    for key in ("purelib", "platlib"):
+        site = sysconfig.get_paths().get(key)
+        if site and _within(resolved, Path(site).resolve()):
+            return f"it is inside this environment's installed packages ({site})"
+    if any(part in ("site-packages", "dist-packages") for part in resolved.parts):
+        return "it is inside a folder of installed packages"
+    return None
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def plan_fixes(
+    result: AuditResult, root: Path, *, unsafe: bool = False, local: bool = True, not_local_reason: str | None = None
+) -> FixResult:
+    """Compute every file's fixed text from the findings; decide what each finding's fix became."""
+    fixed = FixResult(result, root, local, unsafe, not_local_reason=not_local_reason)
+    by_path: dict[str, list[Finding]] = {}
+    statuses: dict[int, Outcome] = {}
+    for index, finding in enumerate(result.findings):
+        fix = finding.fix
+        if finding.message.endswith(GUARDED_SUFFIX):
+            statuses[index] = Outcome(finding, GUARDED, "the code handles its absence")
+        elif fix is None:
+            statuses[index] = Outcome(finding, NO_FIX)
+        elif fix.kind == "manual" or fix.applicability == "manual":
+            statuses[index] = Outcome(finding, MANUAL)
+        elif fix.kind not in EDIT_KINDS:
+            statuses[index] = Outcome(finding, NOT_APPLIED, f"apidrift fix does not know fixes of kind {fix.kind!r}")
+        elif fix.applicability == "unsafe" and not unsafe:
+            statuses[index] = Outcome(finding, NEEDS_UNSAFE, unsafe_consequence(finding))
+        else:
+            by_path.setdefault(finding.location.path, []).append(finding)
+    done: dict[int, Outcome] = {}
+    for path, findings in sorted(by_path.items()):
+        change, outcomes = _fix_file(root, path, findings)
+        if change is not None:
+            fixed.changes.append(change)
+        for finding, outcome in zip(findings, outcomes):
+            done[id(finding)] = outcome
+    for index, finding in enumerate(result.findings):
+        fixed.outcomes.append(statuses.get(index) or done[id(finding)])
+    fixed.outcomes = _resolved_by_renames(fixed.outcomes)
+    return fixed
+
+
+def _resolved_by_renames(outcomes: list[Outcome]) -> list[Outcome]:
+    """A call that passed `path=` lacks `file_path`: renaming the keyword passes it, so that missing
+    argument is no manual step. Matched by file, the call's exact position and its callee."""
+    renamed: dict[tuple[str, str, str], dict[str, str]] = {}
+    for outcome in outcomes:
+        fix, finding = outcome.finding.fix, outcome.finding
+        if outcome.status == APPLIED and fix is not None and fix.kind == "rename-keyword" and fix.data.get("call"):
+            key = (finding.location.path, fix.data["call"], finding.symbol)
+            renamed.setdefault(key, {})[fix.data.get("new", "")] = fix.data.get("old", "")
+    result = []
+    for outcome in outcomes:
+        finding = outcome.finding
+        key = (finding.location.path, f"{finding.location.line}:{finding.location.column}", finding.symbol)
+        if outcome.status != MANUAL or key not in renamed:
+            result.append(outcome)
+            continue
+        wanted = [p.name for p in manual_parameters(finding)]
+        supplied = tuple(name for name in wanted if name in renamed[key])
+        if supplied and len(supplied) == len(wanted):
+            how = ", ".join(f"`{renamed[key][name]}=` to `{name}=`" for name in supplied)
+            result.append(Outcome(finding, RESOLVED, f"the rename of {how} passes it", supplied))
+        else:
+            result.append(Outcome(finding, MANUAL, outcome.reason, supplied))
+    return result
+
+
+def _fix_file(root: Path, path: str, findings: list[Finding]) -> tuple[FileChange | None, list[Outcome]]:
+    def failed(reason: str) -> tuple[None, list[Outcome]]:
+        return None, [Outcome(f, NOT_APPLIED, reason) for f in findings]
+
+    target = root / path
+    if target.is_symlink():
+        return failed("the file is a symbolic link: not edited")
+    try:
+        data = target.read_bytes()
+        text = decode_source(data)
+    except OSError as error:
+        return failed(f"cannot read {path}: {error.strerror or error}")
+    except SourceDecodeError as error:
+        return failed(f"cannot decode {path}: {error}")
+    encoding = source_encoding(data)
+    lines = text.splitlines()
+    fresh = []
+    outcomes: dict[int, Outcome] = {}
+    for finding in findings:
+        line = finding.location.line
+        if not 0 < line <= len(lines) or lines[line - 1] != finding.location.source_line:
+            outcomes[id(finding)] = Outcome(finding, NOT_APPLIED, "the file changed since the audit")
+        else:
+            fresh.append(finding)
+    try:
+        fixes = apply_fixes(text, fresh)
+    except cst.ParserSyntaxError as error:
+        return failed(f"LibCST cannot parse {path}: {str(error).splitlines()[0]}")
+    after = fixes.code
+    for finding, reason, value in zip(fresh, fixes.reasons, fixes.dropped_values):
+        if reason is None:
+            unsafe = finding.fix is not None and finding.fix.applicability == "unsafe"
+            outcomes[id(finding)] = Outcome(finding, APPLIED, unsafe_consequence(finding, value) if unsafe else None)
+        else:
+            outcomes[id(finding)] = Outcome(finding, NOT_APPLIED, reason)
+    ordered = [outcomes[id(f)] for f in findings]
+    if after == text:
+        return None, ordered
+    problem = _compile_problem(text, after, path)
+    if problem is not None:
+        return None, [Outcome(o.finding, NOT_APPLIED, problem) if o.status == APPLIED else o for o in ordered]
+    return FileChange(path, text, after, encoding), ordered
+
+
+def source_encoding(data: bytes) -> str:
+    """The encoding to write a file back in: its PEP 263 cookie or BOM, else UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        return "utf-8"
+    return encoding
+
+
+def _compile_problem(before: str, after: str, path: str) -> str | None:
+    """CPython's parser as the judge: a file it took before must still parse after the edits."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. SyntaxWarning for invalid escapes: not ours to report
+        try:
+            ast.parse(before, path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None  # newer syntax than this Python's, or not parseable here: LibCST is the only judge
+        try:
+            ast.parse(after, path)
+        except (SyntaxError, ValueError) as error:
+            return f"the fixed file would not parse ({error}); left unchanged"
+    return None
+
+
+def unsafe_consequence(finding: Finding, value: str | None = None) -> str:
+    """What an unsafe fix changes, said to the user (never written into the code)."""
+    fix = finding.fix
+    if fix is not None and fix.kind == "remove-keyword":
+        callee = finding.message.split(" ", 1)[0]
+        name = fix.data.get("name", "?")
+        what = f"`{_shorten(value)}` (passed as `{name}=`)" if value else f"the value passed as `{name}=`"
+        return (
+            f"changes behaviour: {callee} no longer receives {what}; "
+            f"check how {finding.upstream}'s new version gets what it used to be told"
+        )
+    return "changes behaviour: review it"
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---- the codemod on one file's text
+
+
+@dataclass
+class FileFixes:
+    """The codemod's result on one file: the new text and, per finding in the order given, why its fix
+    was not applied (None: applied) and, for a dropped keyword, the source of the value it passed."""
+
+    code: str
+    reasons: list[str | None]
+    dropped_values: list[str | None]
+
+
+def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
+    """Apply the edit fixes of `findings` (all in this file) to `source`.
+
+    Raises `libcst.ParserSyntaxError` when LibCST cannot parse `source`.
+    """
+    reasons: list[str | None] = [None] * len(findings)
+    values: list[str | None] = [None] * len(findings)
+    if not findings:
+        return FileFixes(source, reasons, values)
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    locator = _Locator()
+    wrapper.visit(locator)
+    empty = cst.Module([])
+    call_edits: dict[cst.Call, dict[int, tuple[str, str]]] = {}
+    import_edits: dict[cst.ImportFrom, dict[int, str]] = {}
+    for number, finding in enumerate(findings):
+        fix = finding.fix
+        if fix is None or fix.kind not in EDIT_KINDS:
+            reasons[number] = "no fix to apply"
+            continue
+        where = (finding.location.line, finding.location.column)
+        if fix.kind == "move-import":
+            name, new_module = fix.data.get("name", ""), fix.data.get("new_module", "")
+            found = locator.aliases.get((*where, name))
+            module = fix.data.get("module")
+            if found is None or (module and found[0].module is not None and empty.code_for_node(found[0].module) != module):
+                reasons[number] = f"no import of `{name}` from `{module or '?'}` at {where[0]}:{where[1]} (already fixed?)"
+            elif not _is_dotted(new_module):
+                reasons[number] = f"`{new_module}` is not a module path"
+            else:
+                statement, index = found
+                import_edits.setdefault(statement, {})[index] = new_module
+            continue
+        keyword = fix.data.get("old" if fix.kind == "rename-keyword" else "name", "")
+        found_arg = locator.keywords.get((*where, keyword))
+        if found_arg is None:
+            reasons[number] = f"no keyword argument `{keyword}=` at {where[0]}:{where[1]} (already fixed?)"
+            continue
+        call, index = found_arg
+        edits = call_edits.setdefault(call, {})
+        if fix.kind == "rename-keyword":
+            new = fix.data.get("new", "")
+            passed = {a.keyword.value for a in call.args if a.keyword is not None}
+            if not new.isidentifier():
+                reasons[number] = f"`{new}` is not a parameter name"
+            elif new in passed or ("rename", new) in edits.values():
+                reasons[number] = f"the call already passes `{new}=`: merge the two by hand"
+            elif fix.data.get("kind") in ("positional-only", "var-positional", "var-keyword"):
+                reasons[number] = f"`{new}` is {fix.data['kind']} now: pass the value by position"
+            else:
+                edits.setdefault(index, ("rename", new))
+        else:
+            edits[index] = ("remove", keyword)
+            values[number] = empty.code_for_node(call.args[index].value)
+    if call_edits or import_edits:
+        source = wrapper.module.visit(_Rewriter(call_edits, import_edits)).code
+    return FileFixes(source, reasons, values)
+
+
+def _is_dotted(text: str) -> bool:
+    return bool(text) and all(part.isidentifier() for part in text.split("."))
+
+
+class _Locator(cst.CSTVisitor):
+    """Every keyword argument and every imported name, by the position the scanner reported."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keywords: dict[tuple[int, int, str], tuple[cst.Call, int]] = {}
+        self.aliases: dict[tuple[int, int, str], tuple[cst.ImportFrom, int]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for index, arg in enumerate(node.args):
+            if arg.keyword is not None and not arg.star:
+                start = self.get_metadata(PositionProvider, arg).start
+                self.keywords[(start.line, start.column + 1, arg.keyword.value)] = (node, index)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or isinstance(node.names, cst.ImportStar):
+            return
+        for index, alias in enumerate(node.names):
+            if isinstance(alias.name, cst.Name):
+                start = self.get_metadata(PositionProvider, alias.name).start
+                self.aliases[(start.line, start.column + 1, alias.name.value)] = (node, index)
+
+
+class _Rewriter(cst.CSTTransformer):
+    def __init__(
+        self, call_edits: dict[cst.Call, dict[int, tuple[str, str]]], import_edits: dict[cst.ImportFrom, dict[int, str]]
+    ) -> None:
+        super().__init__()
+        self.call_edits = call_edits
+        self.import_edits = import_edits
+        # New imports (with the comments that travel with their names), per enclosing statement line.
+        self.pending: list[list[tuple[cst.ImportFrom, list[cst.Comment]]]] = []
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        edits = self.call_edits.get(original_node)
+        if not edits:
+            return updated_node
+        args = list(updated_node.args)
+        for index, (action, name) in edits.items():
+            if action == "rename":
+                arg = args[index]
+                assert arg.keyword is not None
+                args[index] = arg.with_changes(keyword=arg.keyword.with_changes(value=name))
+        call = updated_node.with_changes(args=args)
+        for index in sorted((i for i, (action, _) in edits.items() if action == "remove"), reverse=True):
+            call = _remove_arg(call, index)
+        return call
+
+    # Statements that may hold an import: new `from new import X` statements go right after them.
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.pending.append([])
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.BaseStatement]:
+        added = self.pending.pop()
+        if not added:
+            return updated_node
+        return cst.FlattenSentinel([updated_node, *(_statement_line(statement, comments) for statement, comments in added)])
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.pending.append([])
+
+    def leave_SimpleStatementSuite(
+        self, original_node: cst.SimpleStatementSuite, updated_node: cst.SimpleStatementSuite
+    ) -> cst.SimpleStatementSuite:
+        added = self.pending.pop()
+        if not added:
+            return updated_node
+        body = list(updated_node.body)
+        body[-1] = body[-1].with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" ")))
+        return updated_node.with_changes(body=[*body, *(statement for statement, _ in added)])  # one line: no comments
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        edits = self.import_edits.get(original_node)
+        if not edits or isinstance(updated_node.names, cst.ImportStar):
+            return updated_node
+        names = list(updated_node.names)
+        groups: dict[str, list[int]] = {}
+        for index in sorted(edits):
+            groups.setdefault(edits[index], []).append(index)
+        statement = updated_node
+        if len(edits) == len(names):
+            # Every name moves: the statement itself takes the first new module, in place.
+            first, *others = groups
+            statement = statement.with_changes(module=_dotted_node(first))
+            del groups[first]
+            moved_away = [i for module in others for i in groups[module]]
+        else:
+            moved_away = sorted(edits)
+        comments: dict[int, cst.Comment] = {}
+        for index in sorted(moved_away, reverse=True):
+            statement, comment = _remove_alias(statement, index)
+            if comment is not None:
+                comments[index] = comment  # the comment on a moved name's own line moves with it
+        if groups and self.pending:
+            self.pending[-1].extend(
+                (_import_statement(module, [names[i] for i in indices]), [comments[i] for i in indices if i in comments])
+                for module, indices in groups.items()
+            )
+        return statement
+
+
+def _dotted_node(dotted: str) -> cst.Attribute | cst.Name:
+    node = cst.parse_expression(dotted)
+    assert isinstance(node, (cst.Attribute, cst.Name))
+    return node
+
+
+def _statement_line(statement: cst.ImportFrom, comments: list[cst.Comment]) -> cst.SimpleStatementLine:
+    """A new import line; one carried comment trails it, several go on their own lines above it."""
+    if len(comments) == 1:
+        trailing = cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=comments[0])
+        return cst.SimpleStatementLine(body=[statement], trailing_whitespace=trailing)
+    leading = [cst.EmptyLine(comment=comment) for comment in comments]
+    return cst.SimpleStatementLine(body=[statement], leading_lines=leading)
+
+
+def _import_statement(module: str, aliases: Iterable[cst.ImportAlias]) -> cst.ImportFrom:
+    names = [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) for alias in aliases]
+    spaced = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in names[:-1]]
+    return cst.ImportFrom(module=_dotted_node(module), names=[*spaced, names[-1]])
+
+
+# ---- removing one item from a comma-separated, possibly multi-line list, tidily
+
+_Whitespace = cst.BaseParenthesizableWhitespace
+
+
+def _gap(lead: _Whitespace, trail: _Whitespace, *, closing: bool) -> tuple[_Whitespace, cst.Comment | None]:
+    """The whitespace left where an item was, from the whitespace before it (`lead`) and after its
+    comma (`trail`); `closing` when the item was the last one, before the closing bracket. Also the
+    comment dropped with the item, if any.
+
+    An item on its own line takes its line with it, the comment on that line included; comment
+    lines above and below it stay. An item sharing its line with the previous one leaves that line
+    (and its comment) as it was. The next item, or the closing bracket, keeps its indentation.
+    """
+    if isinstance(trail, cst.ParenthesizedWhitespace):
+        if isinstance(lead, cst.ParenthesizedWhitespace):
+            merged = cst.ParenthesizedWhitespace(
+                first_line=lead.first_line,
+                empty_lines=[*lead.empty_lines, *trail.empty_lines],
+                indent=trail.indent,
+                last_line=trail.last_line,
+            )
+            return merged, trail.first_line.comment
+        return trail, None
+    if not closing:
+        return lead, None
+    if isinstance(lead, cst.ParenthesizedWhitespace) and _has_comment_lines(lead):
+        # `)` followed the item on its line; the comment lines above it stay, `)` goes on a line of its own
+        return lead.with_changes(indent=True, last_line=cst.SimpleWhitespace("")), None
+    return trail, None
+
+
+def _has_comment_lines(whitespace: _Whitespace) -> bool:
+    return isinstance(whitespace, cst.ParenthesizedWhitespace) and (
+        whitespace.first_line.comment is not None or any(line.comment is not None for line in whitespace.empty_lines)
+    )
+
+
+def _remove_arg(call: cst.Call, index: int) -> cst.Call:
+    args = list(call.args)
+    arg = args.pop(index)
+    previous = args[index - 1] if index > 0 else None
+    lead = previous.comma.whitespace_after if isinstance(previous, cst.Arg) and isinstance(previous.comma, cst.Comma) else call.whitespace_before_args
+    has_comma = isinstance(arg.comma, cst.Comma)
+    trail = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else arg.whitespace_after_arg
+    last = index == len(args)
+    gap, _ = _gap(lead, trail, closing=last)
+    if not args:
+        return call.with_changes(args=(), whitespace_before_args=gap if _has_comment_lines(gap) else cst.SimpleWhitespace(""))
+    if previous is None:
+        return call.with_changes(args=args, whitespace_before_args=gap)
+    if last and not has_comma:  # the previous argument is now the last: it loses its comma
+        args[index - 1] = previous.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=gap)
+    else:
+        assert isinstance(previous.comma, cst.Comma)
+        args[index - 1] = previous.with_changes(comma=previous.comma.with_changes(whitespace_after=gap))
+    return call.with_changes(args=args)
+
+
+def _remove_alias(statement: cst.ImportFrom, index: int) -> tuple[cst.ImportFrom, cst.Comment | None]:
+    assert not isinstance(statement.names, cst.ImportStar)
+    names = list(statement.names)
+    alias = names.pop(index)
+    assert names, "the last name of an import is never removed"
+    previous = names[index - 1] if index > 0 else None
+    if previous is not None and isinstance(previous.comma, cst.Comma):
+        lead = previous.comma.whitespace_after
+    elif statement.lpar is not None:
+        lead = statement.lpar.whitespace_after
+    else:
+        lead = statement.whitespace_after_import
+    has_comma = isinstance(alias.comma, cst.Comma)
+    if isinstance(alias.comma, cst.Comma):
+        trail = alias.comma.whitespace_after
+    elif statement.rpar is not None:
+        trail = statement.rpar.whitespace_before
+    else:
+        trail = cst.SimpleWhitespace("")
+    last = index == len(names)
+    gap, dropped = _gap(lead, trail, closing=last)
+    if previous is None:
+        if statement.lpar is not None:
+            return statement.with_changes(names=names, lpar=statement.lpar.with_changes(whitespace_after=gap)), dropped
+        if not isinstance(gap, cst.SimpleWhitespace) or not gap.value:
+            gap = cst.SimpleWhitespace(" ")  # `from x import` needs its space
+        return statement.with_changes(names=names, whitespace_after_import=gap), dropped
+    if last and not has_comma:
+        names[index - 1] = previous.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        if statement.rpar is not None:
+            return statement.with_changes(names=names, rpar=statement.rpar.with_changes(whitespace_before=gap)), dropped
+        return statement.with_changes(names=names), dropped
+    if last and statement.rpar is None:  # `from x import a, b,` is not Python: no trailing comma without parentheses
+        names[index - 1] = previous.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return statement.with_changes(names=names), dropped
+    assert isinstance(previous.comma, cst.Comma)
+    names[index - 1] = previous.with_changes(comma=previous.comma.with_changes(whitespace_after=gap))
+    return statement.with_changes(names=names), dropped
+
+
+# ---- writing
+
+
+def write_changes(result: FixResult) -> list[Path]:
+    """Write each changed file in place (atomically, mode kept); only into a local tree."""
+    if not result.local:
+        raise FixError(f"refusing to write: {result.not_local_reason or 'not a local source tree'}")
+    root = result.root.resolve()
+    written = []
+    for change in result.changes:
+        target = result.root / change.path
+        if target.is_symlink() or not _within(target.resolve(), root):
+            raise FixError(f"refusing to write {change.path}: it is not a file inside {result.root}")
+        current = decode_source(target.read_bytes())
+        if current != change.before:
+            raise FixError(f"{change.path} changed while it was being fixed; nothing more written, run again")
+        _atomic_write(target, change.after.encode(change.encoding))
+        written.append(target)
+    return written
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    mode = target.stat().st_mode & 0o7777
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".apidrift-fix", dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+# ---- what a manual step needs the developer to do
+
+
+@dataclass(frozen=True)
+class ManualParameter:
+    name: str
+    annotation: str | None
+    position: int | None  # 1-based, in the signature as the call sees it
+    of: int | None  # how many parameters that signature has
+    kind: str | None  # a `ParamKind` value
+    after: str | None  # the parameter before it
+    before: str | None  # "new", "had-default", "required" or None (no old version)
+
+
+def manual_parameters(finding: Finding) -> list[ManualParameter]:
+    """The parameters a manual `Fix` asks for, from its data (JSON `details`, else the flat fields)."""
+    fix = finding.fix
+    if fix is None:
+        return []
+    data = fix.data
+    if data.get("details"):
+        try:
+            items = json.loads(data["details"])
+        except ValueError:
+            items = None
+        if isinstance(items, list):
+            return [
+                ManualParameter(
+                    str(item.get("name")),
+                    item.get("annotation"),
+                    item.get("position"),
+                    item.get("of"),
+                    item.get("kind"),
+                    item.get("after"),
+                    item.get("before"),
+                )
+                for item in items
+                if isinstance(item, dict)
+            ]
+    names = [n for n in data.get("parameters", "").split(",") if n]
+    afters = data.get("after", "").split(",")
+    return [ManualParameter(n, None, None, None, None, afters[i] if i < len(afters) and afters[i] else None, None) for i, n in enumerate(names)]
+

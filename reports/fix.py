@@ -1,0 +1,197 @@
+"""Renderer for `apidrift fix`: the unified diff (or what was written) and the to-do for the rest.
+
+With `--diff` every line that is not part of the patch starts with `# `, so the whole output can be
+saved and given to `git apply` or `patch -p1` as it is. Unsafe fixes are labelled where the user
+reads them, in these lines, and never in the code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apidrift.auditor.fix import (
+    APPLIED,
+    GUARDED,
+    MANUAL,
+    NEEDS_UNSAFE,
+    NO_FIX,
+    NOT_APPLIED,
+    RESOLVED,
+    FixResult,
+    ManualParameter,
+    Outcome,
+    manual_parameters,
+)
+from apidrift.auditor.results import Finding, Severity
+
+_KINDS = {
+    "positional-only": "by position only",
+    "positional-or-keyword": "by position or by keyword",
+    "keyword-only": "by keyword only",
+}
+
+
+def render(result: FixResult, *, written: list[Path] | None = None) -> str:
+    """The report of a fix run: with `written` None, the diff mode; else the files written."""
+    diff_mode = written is None
+    out: list[str] = []
+
+    def say(text: str = "") -> None:
+        out.append(f"# {text}".rstrip() if diff_mode else text)
+
+    audit = result.audit
+    header = f"apidrift fix: {audit.downstream.label} against {audit.upstream.label}"
+    if audit.old_upstream is not None:
+        header += f" (written for {audit.old_upstream.label})"
+    say(header)
+    say(f"paths are relative to {result.root}")
+    if not result.local:
+        say(f"a diff only: {result.not_local_reason}, so apidrift will not write into it")
+    applied = result.with_status(APPLIED)
+    resolved = result.with_status(RESOLVED)
+    by_path: dict[str, list[Outcome]] = {}
+    for outcome in result.with_status(APPLIED, RESOLVED):
+        by_path.setdefault(outcome.finding.location.path, []).append(outcome)
+    changed = {change.path: change for change in result.changes}
+    for path in sorted(changed):
+        say()
+        say(f"{path}:" if diff_mode else f"fixed {path}:")
+        for outcome in sorted(by_path.get(path, []), key=lambda o: (_order(o.finding), o.status == RESOLVED)):
+            if outcome.status == RESOLVED:
+                say(f"  {_where(outcome.finding)} {outcome.finding.code} resolved: {outcome.reason}")
+                continue
+            say(f"  {_where(outcome.finding)} {outcome.finding.code} {_fix_label(outcome)}")
+            if outcome.reason:
+                say(f"      UNSAFE: {outcome.reason}")
+        if diff_mode:
+            out.append(changed[path].diff().rstrip("\n"))
+    if not changed:
+        say()
+        if result.with_status(NEEDS_UNSAFE) and not applied:
+            say("no changes without --unsafe-fixes")
+        else:
+            say("no changes: nothing here can be fixed mechanically" if not applied else "no changes")
+
+    manual = result.with_status(MANUAL)
+    if manual:
+        say()
+        say("Manual steps (no automatic fix: the value is yours to choose):")
+        for outcome in manual:
+            for line in manual_step(outcome.finding, audit.upstream.label, outcome.supplied):
+                say(line)
+    unsafe = result.with_status(NEEDS_UNSAFE)
+    if unsafe:
+        say()
+        say("Unsafe fixes not applied (they change behaviour; rerun with --unsafe-fixes to apply them):")
+        for outcome in unsafe:
+            fix = outcome.finding.fix
+            say(f"  {_site(outcome.finding)} {outcome.finding.code} {fix.description if fix else ''}")
+            say(f"      {outcome.reason}")
+    failed = result.with_status(NOT_APPLIED)
+    if failed:
+        say()
+        say("Fixes not applied:")
+        for outcome in failed:
+            fix = outcome.finding.fix
+            say(f"  {_site(outcome.finding)} {outcome.finding.code} {fix.description if fix else ''}: {outcome.reason}")
+    others = [o for o in result.with_status(NO_FIX, GUARDED) if o.finding.severity is not Severity.INFO]
+    infos = [o for o in result.with_status(NO_FIX, GUARDED) if o.finding.severity is Severity.INFO]
+    if others:
+        say()
+        say("Not fixed (no mechanical fix; see `apidrift audit` for hints):")
+        for outcome in others:
+            finding = outcome.finding
+            say(f"  {_site(finding)} {finding.code} [{finding.severity.value}] {finding.message}")
+
+    say()
+    safe_count = sum(1 for o in applied if o.finding.fix and o.finding.fix.applicability == "safe")
+    files = len(result.changes)
+    verb = "to apply" if diff_mode else "applied"
+    if applied:
+        summary = f"{_count(len(applied), 'fix')} {verb} in {_count(files, 'file')} ({safe_count} safe, {len(applied) - safe_count} unsafe)"
+    else:
+        summary = f"nothing {verb}"
+    if resolved:
+        summary += f" (resolving {_count(len(resolved), 'more finding')})"
+    summary += f"; {_count(len(manual), 'manual step')}"
+    if unsafe:
+        summary += f"; {len(unsafe)} unsafe not applied"
+    if failed:
+        summary += f"; {len(failed)} not applicable"
+    if others:
+        summary += f"; {_count(len(others), 'other finding')} without a fix"
+    if infos:
+        summary += f"; {_count(len(infos), 'info finding')} left alone"
+    say(summary + ".")
+    return "\n".join(out) + "\n"
+
+
+def manual_step(finding: Finding, version: str, supplied: tuple[str, ...] = ()) -> list[str]:
+    """`pass `block_size`, an `int`, to Scheduler(): required, no default ...`, one line per parameter
+    (but those a rename in the same call passes)."""
+    callee = _callee(finding)
+    lines = [f"  {_site(finding)} {finding.code} {callee}:"]
+    params = [p for p in manual_parameters(finding) if p.name not in supplied]
+    if not params:
+        lines.append(f"      {finding.fix.description if finding.fix else finding.message}")
+    for param in params:
+        lines.append(f"      {_describe(param, callee, version)}")
+    return lines
+
+
+def _describe(param: ManualParameter, callee: str, version: str) -> str:
+    text = f"pass `{param.name}`"
+    if param.annotation:
+        article = "an" if param.annotation[:1].lower() in "aeiou" else "a"
+        text += f", {article} `{param.annotation}`,"
+    text += f" to {callee}: required, no default"
+    status = {
+        "new": f"new in {version}",
+        "had-default": f"its default was removed in {version}",
+        "required": "it was required before too",
+    }.get(param.before or "")
+    if status:
+        text += f" ({status})"
+    where = []
+    if param.position is not None:
+        where.append(f"parameter {param.position}" + (f" of {param.of}" if param.of else ""))
+    if param.after:
+        where.append(f"after `{param.after}`")
+    if param.kind in _KINDS:
+        where.append(f"passed {_KINDS[param.kind]}")
+    if where:
+        text += "; " + ", ".join(where)
+    return text
+
+
+def _callee(finding: Finding) -> str:
+    first = finding.message.split(" ", 1)[0]
+    if first.endswith("()"):
+        return first
+    callee = finding.fix.data.get("callee") if finding.fix else None
+    return f"{callee}()" if callee else finding.symbol
+
+
+def _fix_label(outcome: Outcome) -> str:
+    fix = outcome.finding.fix
+    if fix is None:
+        return ""
+    label = "unsafe fix" if fix.applicability == "unsafe" else "safe fix"
+    return f"{label}: {fix.description}"
+
+
+def _order(finding: Finding) -> tuple[int, int]:
+    return finding.location.line, finding.location.column
+
+
+def _where(finding: Finding) -> str:
+    return f"{finding.location.line}:{finding.location.column}"
+
+
+def _site(finding: Finding) -> str:
+    return f"{finding.location.path}:{finding.location.line}:{finding.location.column}"
+
+
+def _count(number: int, noun: str) -> str:
+    plural = noun + ("es" if noun.endswith(("x", "s")) else "s")
+    return f"{number} {noun if number == 1 else plural}"
