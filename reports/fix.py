@@ -45,6 +45,8 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
         header += f" (written for {audit.old_upstream.label})"
     say(header)
     say(f"paths are relative to {result.root}")
+    if audit.old_upstream is None:
+        say("no old version (--from): a renamed parameter cannot be told from a removed one, so no rename is offered")
     if not result.local:
         say(f"a diff only: {result.not_local_reason}, so apidrift will not write into it")
     applied = result.with_status(APPLIED)
@@ -56,7 +58,7 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
     for path in sorted(changed):
         say()
         say(f"{path}:" if diff_mode else f"fixed {path}:")
-        for outcome in sorted(by_path.get(path, []), key=lambda o: (_order(o.finding), o.status == RESOLVED)):
+        for outcome in sorted(by_path.get(path, []), key=lambda o: (o.status == RESOLVED, _order(o.finding))):
             if outcome.status == RESOLVED:
                 say(f"  {_where(outcome.finding)} {outcome.finding.code} resolved: {outcome.reason}")
                 continue
@@ -112,7 +114,7 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
     else:
         summary = f"nothing {verb}"
     if resolved:
-        summary += f" (resolving {_count(len(resolved), 'more finding')})"
+        summary += f", which also resolve{'s' if len(applied) == 1 else ''} {_count(len(resolved), 'more finding')}"
     summary += f"; {_count(len(manual), 'manual step')}"
     if unsafe:
         summary += f"; {len(unsafe)} unsafe not applied"
