@@ -363,3 +363,24 @@ def test_damaged_archives_are_clean_errors_and_leave_nothing(tmp_path: Path) -> 
             assert_nothing_left(tmp_path, tmp_path / "out")
         else:
             shutil.rmtree(tmp_path / "out")
+
+
+def test_real_decompression_bombs_are_refused_early(tmp_path: Path) -> None:
+    # 64 MiB of zeros compress to about 64 KiB: refused once the (configurable) limit is passed,
+    # without inflating the rest; the same for bulk that is never written, but must be walked past.
+    zeros = b"\0" * (64 * 1024 * 1024)
+    bomb = make_tar(tmp_path / "bomb-1.0.tar.gz", {"bomb-1.0/bomb/__init__.py": zeros})
+    assert bomb.stat().st_size < 1024 * 1024
+    with pytest.raises(SourceError, match="more than 1048576 bytes to extract; refused"):
+        extract_archive(bomb, tmp_path / "out", limits=ExtractLimits(max_bytes=1024 * 1024))
+    assert_nothing_left(tmp_path, tmp_path / "out")
+    bulk = make_tar(tmp_path / "bulk-1.0.tar.gz", {"bulk-1.0/data.bin": zeros, "bulk-1.0/bulk/__init__.py": b""})
+    with pytest.raises(SourceError, match="holds more than 1048576 bytes; refused"):
+        extract_archive(bulk, tmp_path / "out", limits=ExtractLimits(max_scanned_bytes=1024 * 1024))
+    zbomb = tmp_path / "zbomb-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(zbomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("zbomb/__init__.py", zeros)
+    assert zbomb.stat().st_size < 1024 * 1024
+    with pytest.raises(SourceError, match="bytes to extract; refused"):
+        extract_archive(zbomb, tmp_path / "out", limits=ExtractLimits(max_bytes=1024 * 1024))
+    assert_nothing_left(tmp_path, tmp_path / "out")
