@@ -15,7 +15,7 @@ import io
 import re
 import tokenize
 
-MAX_NESTING = 250  # AST nesting levels (as LibCST nests them) above which a file is not parsed
+MAX_NESTING = 400  # AST nesting levels (as LibCST nests them) above which a file is not parsed (it crashes near 1,500)
 _LONG_SPAN = 2_000  # characters: string literals longer than this are checked for implicit concatenation
 _CPYTHON_NESTING_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too many statically nested blocks", "too complex")
 _OPERATORS = re.compile(r"[-+*/%@&|^~.(\[{]|\b(?:and|or|not|lambda|if)\b")
