@@ -36,6 +36,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -44,6 +45,9 @@ from apidrift.auditor.cache import Cache
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.results import AuditResult, Finding, Severity
 from apidrift.auditor.specs import SourceError
+
+if TYPE_CHECKING:
+    from apidrift.auditor.engine import AuditRequest
 
 EDIT_KINDS = ("rename-keyword", "remove-keyword", "move-import")
 GUARDED_SUFFIX = " (guarded: the code handles its absence)"  # what `rules.base.make_finding` appends
@@ -117,12 +121,11 @@ class FixResult:
 # ---- the whole run: audit, then plan the edits
 
 
-def run_fix(request: object, *, unsafe: bool = False) -> FixResult:
-    """Audit `request` (an `engine.AuditRequest`) and plan the fixes of its findings; writes nothing."""
-    from apidrift.auditor.engine import AuditRequest, audit
+def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
+    """Audit `request` and plan the fixes of its findings; writes nothing."""
+    from apidrift.auditor.engine import audit
     from apidrift.auditor.sources import locate
 
-    assert isinstance(request, AuditRequest)
     cache = Cache(request.cache_dir)
     tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)
     result = audit(request)
@@ -222,8 +225,8 @@ def _fix_file(root: Path, path: str, findings: list[Finding]) -> tuple[FileChang
         return None, [Outcome(f, NOT_APPLIED, reason) for f in findings]
 
     target = root / path
-    if target.is_symlink():
-        return failed("the file is a symbolic link: not edited")
+    if target.is_symlink() or not _within(target.resolve(), root.resolve()):
+        return failed("the file is a symbolic link or lies outside the tree: not edited")
     try:
         data = target.read_bytes()
         text = decode_source(data)
@@ -613,17 +616,17 @@ def write_changes(result: FixResult) -> list[Path]:
     if not result.local:
         raise FixError(f"refusing to write: {result.not_local_reason or 'not a local source tree'}")
     root = result.root.resolve()
-    written = []
-    for change in result.changes:
+    targets = []
+    for change in result.changes:  # every check first: a refusal writes nothing at all
         target = result.root / change.path
-        if target.is_symlink() or not _within(target.resolve(), root):
+        if target.is_symlink() or not target.is_file() or not _within(target.resolve(), root):
             raise FixError(f"refusing to write {change.path}: it is not a file inside {result.root}")
-        current = decode_source(target.read_bytes())
-        if current != change.before:
-            raise FixError(f"{change.path} changed while it was being fixed; nothing more written, run again")
-        _atomic_write(target, change.after.encode(change.encoding))
-        written.append(target)
-    return written
+        if decode_source(target.read_bytes()) != change.before:
+            raise FixError(f"{change.path} changed since it was read; nothing written, run again")
+        targets.append((target, change.after.encode(change.encoding)))
+    for target, data in targets:
+        _atomic_write(target, data)
+    return [target for target, _ in targets]
 
 
 def _atomic_write(target: Path, data: bytes) -> None:

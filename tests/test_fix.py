@@ -487,3 +487,14 @@ def test_readme_documents_the_fix_command() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert "apidrift fix DOWNSTREAM --against UPSTREAM" in readme
     assert "--unsafe-fixes" in readme and "--write" in readme
+
+
+def test_a_file_changed_between_plan_and_write_stops_the_whole_write(tmp_path: Path) -> None:
+    down, _, sections = _cli_case(tmp_path, "imports")
+    (down / "other.py").write_text(sections["downstream"]["app.py"])
+    fixed = plan_fixes(run_audit(tmp_path, down), down)
+    assert sorted(c.path for c in fixed.changes) == ["app.py", "other.py"]
+    (down / "other.py").write_text("# edited meanwhile\n")
+    with pytest.raises(FixError, match="other.py changed since it was read; nothing written"):
+        write_changes(fixed)
+    assert (down / "app.py").read_text() == sections["downstream"]["app.py"], "no file is written when one is refused"
