@@ -738,11 +738,9 @@ def test_warm_run_imports_no_http_stack_and_no_parser(index: Index, down: Path, 
     assert index.hits.count("/simple/zzup/") == 1
 
 
-# --- engine bugs still open (for the engine's owner) ---------------------------------------------
+# --- engine bugs found here, since fixed ---------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a star import from a module whose `__all__` is computed "
-                   "(`[n for n in dir() if ...]`) is taken to export nothing: false AD002/AD003 on names it does export")  # fmt: skip
 def test_engine_star_import_with_computed_all_is_not_certain(tmp_path: Path) -> None:
     found = findings_of(tmp_path, {
         "pkg/__init__.py": "",
@@ -752,8 +750,6 @@ def test_engine_star_import_with_computed_all_is_not_certain(tmp_path: Path) -> 
     assert not any(code in ("AD002", "AD003") for _, _, code in found), found
 
 
-@pytest.mark.xfail(strict=True, reason="engine: when a module ships both .py and .pyi, a name the source defines "
-                   "but the stub omits is reported missing (false AD002/AD003): at run time the import works")  # fmt: skip
 def test_engine_name_missing_only_from_the_stub_is_not_certain(tmp_path: Path) -> None:
     found = findings_of(tmp_path, {
         "pkg/__init__.py": "def both(a):\n    return a\n\ndef extra(a):\n    return a\n",

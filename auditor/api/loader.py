@@ -59,17 +59,21 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
             members[member_name] = converted
     members.update(_overload_only(module, members))
     dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members
+    computed_all = facts.get("computed_all", False)  # `__all__ = [n for n in dir() ...]`: exports unknowable
+    bound = set(facts.get("bound_names", ()))
+    if filepath.suffix == ".pyi":
+        bound |= _source_names(filepath)  # what the stub omits may still be there at run time
     return ModuleInfo(
         path=dotted,
         filepath=filepath.relative_to(root).as_posix() if filepath.is_relative_to(root) else filepath.as_posix(),
         is_package=filepath.stem == "__init__",
         is_stub=filepath.suffix == ".pyi",
         members=members,
-        exports=_exports(module),
+        exports=None if computed_all else _exports(module),
         star_imports=tuple(facts.get("star_imports", ())),
-        bound_names=frozenset(facts.get("bound_names", ())),
+        bound_names=frozenset(bound),
         rebound=frozenset(facts.get("rebound", ())),
-        dynamic_namespace=dynamic,
+        dynamic_namespace=dynamic or computed_all,
     )
 
 
@@ -327,6 +331,7 @@ class _FactsExtension(griffe.Extension):
                 "bound_names": sorted(_top_level_names(node)),
                 "star_imports": _star_imports(node, mod),
                 "rebound": sorted(_rebound_names(node.body)),
+                "computed_all": _computes_all(node),
             }
 
     def on_class_members(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:
@@ -399,6 +404,48 @@ def _top_level_names(module: ast.Module) -> set[str]:
 
     visit(module.body)
     return names
+
+
+def _computes_all(module: ast.Module) -> bool:
+    """Whether `__all__` is built by code (a comprehension, a call, a concatenation of non-literals)."""
+    for stmt in ast.walk(module):
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        elif isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute):
+            owner = stmt.func.value
+            if isinstance(owner, ast.Name) and owner.id == "__all__" and stmt.func.attr in ("extend", "append", "insert"):
+                if not all(_is_literal_strings(a) for a in stmt.args):
+                    return True
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and value is not None:
+            if not _is_literal_strings(value):
+                return True
+    return False
+
+
+def _is_literal_strings(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_is_literal_strings(e) for e in node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _is_literal_strings(node.left) and _is_literal_strings(node.right)
+    return False
+
+
+def _source_names(stub: Path) -> set[str]:
+    """The top-level names of the `.py` beside a `.pyi`, if there is one and it parses."""
+    source = stub.with_suffix(".py")
+    if not source.is_file():
+        return set()
+    try:
+        return _top_level_names(ast.parse(source.read_bytes()))
+    except (SyntaxError, ValueError, RecursionError, OSError):
+        return set()
 
 
 def _rebound_names(body: list[ast.stmt]) -> set[str]:
