@@ -585,6 +585,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             click.echo(f"apidrift: error: {error.format_message()}", err=True)
         return EXIT_USAGE
+    except Exception as error:  # a bug of ours: one line for the user, the traceback on request
+        if os.environ.get("APIDRIFT_DEBUG"):
+            raise
+        first = str(error).splitlines()[0] if str(error) else ""
+        click.echo(f"apidrift: internal error: {type(error).__name__}: {first} (set APIDRIFT_DEBUG=1 for the traceback)", err=True)
+        return EXIT_USAGE
     return EXIT_OK
 
 

@@ -106,6 +106,9 @@ def audit(request: AuditRequest) -> AuditResult:
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result)
     result.findings = sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
+    for outcome in result.files:
+        if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
+            coverage.count_unchecked("unparsable-file")
     result.coverage.append(coverage)
     for resolver in filter(None, (new_resolver, old_resolver)):
         for module, error in sorted(resolver.index.stats.failed.items()):

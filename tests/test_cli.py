@@ -312,3 +312,19 @@ def test_rules_unknown_code(capsys: pytest.CaptureFixture[str]) -> None:
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("apidrift, version ")
+
+
+def test_an_internal_error_is_one_line_with_exit_status_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import apidrift.auditor.engine as engine
+
+    def broken(request: object) -> None:
+        raise RuntimeError("something we did not foresee\nsecond line")
+
+    monkeypatch.setattr(engine, "audit", broken)
+    monkeypatch.delenv("APIDRIFT_DEBUG", raising=False)
+    status = main(["audit", ".", "--against", "pkg@.", "--no-config"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.strip() == (
+        "apidrift: internal error: RuntimeError: something we did not foresee (set APIDRIFT_DEBUG=1 for the traceback)"
+    )
