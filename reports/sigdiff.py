@@ -6,6 +6,8 @@ parameters (name, kind, annotation, default) and marks each one added, removed, 
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass
 
 _OPEN, _CLOSE = "([{", ")]}"
@@ -172,7 +174,7 @@ def _changes(old: Param, new: Param) -> tuple[str, ...]:
     changes = []
     if old.kind != new.kind:
         changes.append(f"kind: {old.kind} \u2192 {new.kind}")
-    if old.annotation != new.annotation:
+    if normal_annotation(old.annotation) != normal_annotation(new.annotation):
         changes.append(f"type: {old.annotation or 'none'} \u2192 {new.annotation or 'none'}")
     if old.default != new.default:
         if new.default is None:
@@ -218,3 +220,38 @@ def single_side(signature: str) -> tuple[Row, ...] | None:
     if parsed is None:
         return None
     return tuple(Row(param, "same") for param in parsed[0])
+
+
+_SPELLINGS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset", "Type": "type"}
+
+
+def normal_annotation(text: str | None) -> str | None:
+    """One spelling per type, so that a rewrite is not a change: `Optional[int]` and `int | None`,
+    `Union[A, B]` and `A | B`, `List[str]` and `list[str]`, `typing.X` and `X` all compare equal."""
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return text.replace(" ", "")
+    return _spell(tree)
+
+
+def _spell(node: ast.expr) -> str:
+    if isinstance(node, ast.Subscript):
+        head = ast.unparse(node.value).removeprefix("typing.").removeprefix("typing_extensions.")
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head == "Optional":
+            return _union([_spell(items[0]), "None"])
+        if head == "Union":
+            return _union([_spell(i) for i in items])
+        return f"{_SPELLINGS.get(head, head)}[{', '.join(_spell(i) for i in items)}]"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union([_spell(node.left), _spell(node.right)])
+    text = ast.unparse(node).removeprefix("typing.").removeprefix("typing_extensions.")
+    return _SPELLINGS.get(text, text)
+
+
+def _union(parts: list[str]) -> str:
+    flat = sorted({p for part in parts for p in part.split(" | ")})
+    return " | ".join(flat)
