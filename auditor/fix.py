@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
 
 EDIT_KINDS = ("rename-keyword", "remove-keyword", "move-import")
-GUARDED_SUFFIX = " (guarded: the code handles its absence)"  # what `rules.base.make_finding` appends
 
 # What happened to each finding's fix.
 APPLIED = "applied"  # edited (in the diff, or written)
@@ -169,7 +168,7 @@ def plan_fixes(
     statuses: dict[int, Outcome] = {}
     for index, finding in enumerate(result.findings):
         fix = finding.fix
-        if finding.message.endswith(GUARDED_SUFFIX):
+        if finding.guarded:
             statuses[index] = Outcome(finding, GUARDED, "the code handles its absence")
         elif fix is None:
             statuses[index] = Outcome(finding, NO_FIX)

@@ -55,6 +55,7 @@ class Finding:
     # version could not be checked), or None without an old version.
     classification: str | None = None
     fix: Fix | None = None
+    guarded: bool = False  # inside try/except ImportError, a hasattr or version test...: expected to fail
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

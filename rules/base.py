@@ -95,4 +95,5 @@ def make_finding(
         old_signature=old_target.signature.render() if old_target else None,
         hint=hint,
         fix=fix,
+        guarded=checked.site.guarded,
     )
