@@ -216,23 +216,32 @@ class Resolver:
             return ModuleValue(self.index.module(submodule))  # type: ignore[arg-type]
         if name.startswith("__") and name.endswith("__"):
             return Unknown("module-dunder")
-        if name in module.bound_names:
-            return Unknown("dynamic-binding")
-        if module.dynamic_namespace:
-            return Unknown("module-getattr")
-        for star in module.star_imports:
+        # A star import binds its names for certain, whatever else the module does; when several
+        # provide one, the last import wins, as in Python.
+        unsure: Unknown | None = None
+        for star in reversed(module.star_imports):
             if star in seen or not self.index.owns(star):
-                return Unknown("star-import")
+                unsure = unsure or Unknown("star-import")
+                continue
             source = self.index.module(star)
             if source is None:
-                return Unknown("star-import")
+                unsure = unsure or Unknown("star-import")
+                continue
             if (source.exports is not None and name not in source.exports) or (
                 source.exports is None and name.startswith("_")
             ):
                 continue
             found = self._module_attribute(source, name, seen | {module.path})
-            if not isinstance(found, Missing):
+            if isinstance(found, Unknown):
+                unsure = unsure or found
+            elif not isinstance(found, Missing):
                 return found
+        if name in module.bound_names:
+            return Unknown("dynamic-binding")
+        if module.dynamic_namespace:
+            return Unknown("module-getattr")
+        if unsure is not None:
+            return unsure
         return Missing(module.path, name, "module")
 
     def _class_attribute(self, cls: ClassInfo, name: str, *, on_instance: bool, exact: bool = True) -> Resolution:

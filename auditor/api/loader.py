@@ -59,7 +59,9 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
             members[member_name] = converted
     members.update(_overload_only(module, members))
     dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members
-    computed_all = facts.get("computed_all", False)  # `__all__ = [n for n in dir() ...]`: exports unknowable
+    # `__all__ = [n for n in dir() ...]` or `a.__all__ + b.__all__`: the export list is not read, and a
+    # star import from here takes every public name the module has (found through its own imports).
+    computed_all = facts.get("computed_all", False)
     bound = set(facts.get("bound_names", ()))
     if filepath.suffix == ".pyi":
         bound |= _source_names(filepath)  # what the stub omits may still be there at run time
@@ -73,7 +75,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         star_imports=tuple(facts.get("star_imports", ())),
         bound_names=frozenset(bound),
         rebound=frozenset(facts.get("rebound", ())),
-        dynamic_namespace=dynamic or computed_all,
+        dynamic_namespace=dynamic,
     )
 
 
