@@ -53,8 +53,6 @@ TRANSPARENT_DECORATORS = frozenset(
         "contextlib.asynccontextmanager",
     }
 )
-# Metaclasses whose `__call__` is type's own.
-PLAIN_METACLASSES = frozenset({"builtins.type", "abc.ABCMeta"})
 
 @dataclass(frozen=True)
 class CallTarget:
@@ -198,15 +196,11 @@ def _accepts_anything(signature: Signature) -> bool:
 def _metaclass(mro: list[ClassInfo | str], resolver: Resolver) -> None | Unknown:
     for entry in mro:
         if isinstance(entry, ClassInfo) and entry.metaclass:
-            if entry.metaclass in PLAIN_METACLASSES:
-                continue
+            if resolver.plain_metaclass(entry.metaclass):
+                continue  # the metaclass does not define __call__: type.__call__ applies
             target = resolver.lookup(entry.metaclass) if not entry.metaclass.startswith("?") else None
-            if isinstance(target, ClassValue):
-                call = resolver.attribute(target, "__call__")
-                if isinstance(call, Unknown) and call.reason == "dunder":
-                    continue  # the metaclass does not define __call__: type.__call__ applies
-                if marks_dataclass_transform(target.info):
-                    continue
+            if isinstance(target, ClassValue) and marks_dataclass_transform(target.info):
+                continue
             return Unknown(f"metaclass:{entry.metaclass}")
     return None
 

@@ -27,6 +27,8 @@ TRANSPARENT_BASES = frozenset(
 )
 
 
+# Metaclasses whose `__call__` is type's own.
+PLAIN_METACLASSES = frozenset({"builtins.type", "abc.ABCMeta"})
 # Enum classes: class-level access finds the members the body defines and this API, nothing else.
 ENUM_BASES = frozenset({"enum.Enum", "enum.Flag"})
 ENUM_CLASS_API = frozenset(
@@ -365,10 +367,28 @@ class Resolver:
 
     # -- calls ------------------------------------------------------------------------------------
 
+    def plain_metaclass(self, path: str) -> bool:
+        """A metaclass that leaves `type.__call__` in charge: neither it nor its bases define `__call__`."""
+        if path in PLAIN_METACLASSES:
+            return True
+        target = self.lookup(path) if not path.startswith("?") else None
+        if not isinstance(target, ClassValue):
+            return False
+        mro = self.mro(target.info)
+        if mro is None:
+            return False
+        for entry in mro:
+            if isinstance(entry, str):
+                if entry not in PLAIN_METACLASSES:
+                    return False
+            elif "__call__" in entry.members:
+                return False
+        return True
+
     def call_result(self, func: Value) -> Resolution:
         """What calling a value returns, when that is certain enough to follow."""
         if isinstance(func, ClassValue):
-            if func.info.metaclass:
+            if func.info.metaclass and not self.plain_metaclass(func.info.metaclass):
                 return Unknown("metaclass")
             return InstanceValue(func.info, exact=True)
         if isinstance(func, FunctionValue) and func.info.returns_path:
