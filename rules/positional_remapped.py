@@ -19,9 +19,11 @@ Pass the argument by keyword, under the parameter it was meant for.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from difflib import SequenceMatcher
 
 from apidrift.auditor.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.signature import Signature
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Rule
 
@@ -49,7 +51,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         old_name = old_by_index[index]
         if old_name == new_name:
             continue
-        if old_name not in new_names and new_name not in old_names:
+        if old_name not in new_names and new_name not in old_names and _renamed(old_signature, new_signature, old_name, new_name):
             continue  # renamed in place: the same parameter under a new name
         moves.append((index, old_name, new_name))
     if not moves:
@@ -61,3 +63,17 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         symbol=_calls.callee(checked),
         hint="pass " + ", ".join(f"`{old}=` by keyword" for _, old, _ in moves) + " to keep the old meaning",
     )
+
+
+def _renamed(old_signature: Signature, new_signature: Signature, old_name: str, new_name: str) -> bool:
+    """A parameter that took another's place is a rename when something besides the place says so: a
+    similar name, the same annotation, or the same default (both required counts). Otherwise it is a
+    new parameter, and the argument now means something else (`weighted=False` replaced by `nodes=None`)."""
+    before, after = old_signature.get(old_name), new_signature.get(new_name)
+    if before is None or after is None:
+        return False
+    if SequenceMatcher(None, old_name, new_name).ratio() >= 0.6:
+        return True
+    if before.annotation and before.annotation == after.annotation:
+        return True
+    return before.has_default == after.has_default and before.default == after.default

@@ -627,8 +627,13 @@ def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
             if category is not None and _last_name(category) in _DEPRECATION_CATEGORIES:
                 return _message(call.args[0])
     if docstring and ".. deprecated::" in docstring:
-        after = docstring.split(".. deprecated::", 1)[1].strip().splitlines()
-        return " ".join(line.strip() for line in after[:3] if line.strip()) or "deprecated"
+        # Only a directive at the docstring's top level deprecates the object; one nested under a
+        # parameter's description deprecates that parameter.
+        lines = docstring.splitlines()
+        for index, line in enumerate(lines):
+            if line.startswith(".. deprecated::"):
+                rest = [line[len(".. deprecated::") :].strip(), *(l.strip() for l in lines[index + 1 : index + 3])]
+                return " ".join(part for part in rest if part) or "deprecated"
     return None
 
 
