@@ -103,7 +103,7 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
 def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, transparent: frozenset[str]) -> str | None:
     """The first decorator whose effect on the signature is not known to be nil."""
     for decorator in decorators:
-        if decorator.path in transparent:
+        if decorator.path in transparent or _partial_identity(decorator, resolver):
             continue
         if decorator.path.startswith("?") or not resolver.index.owns(decorator.path):
             return decorator.path
@@ -112,6 +112,14 @@ def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, tr
             continue
         return decorator.path
     return None
+
+
+def _partial_identity(decorator: Decorator, resolver: Resolver) -> bool:
+    """`@functools.partial(hook, tag=...)` where `hook(f, tag)` hands back `f`: changes nothing."""
+    if decorator.path != "functools.partial" or len(decorator.args) != 1 or not resolver.index.owns(decorator.args[0]):
+        return False
+    target = resolver.lookup(decorator.args[0])
+    return isinstance(target, FunctionValue) and target.info.identity
 
 
 # -- constructors ---------------------------------------------------------------------------------

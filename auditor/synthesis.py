@@ -82,7 +82,10 @@ def dataclass_style(cls: ClassInfo, mro: list[ClassInfo | str], resolver: Resolv
                 options = target.info.dataclass_transform
                 specifiers = frozenset(filter(None, options.get("field_specifiers", "").split(",")))
                 style = Style("pep681", keywords, specifiers | STDLIB_FIELD, True, options.get("kw_only_default") == "True")
-            elif not (isinstance(target, FunctionValue) and (target.info.factory_identity if decorator.called else target.info.identity)):
+            elif not (
+                isinstance(target, FunctionValue)
+                and (target.info.factory_identity if decorator.called else target.info.identity)
+            ):
                 return Unknown(f"class-decorator:{path}")
     if style is None:  # PEP 681 through a marked base class or metaclass
         for entry in mro[1:]:

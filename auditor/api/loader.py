@@ -219,7 +219,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         overloads=overloads,
         returns_path=_class_path(func.returns),
         identity=facts.get("identity", False) or keeps[0],
-        factory_identity=keeps[1],
+        factory_identity=keeps[1] or facts.get("factory", False),
         dataclass_transform=transform,
         lineno=func.lineno,
         deprecated=facts.get("deprecated"),
@@ -247,7 +247,8 @@ def _signature(func: griffe.Function) -> Signature:
 def _decorator(value: Any) -> Decorator:
     if isinstance(value, griffe.ExprCall):
         keywords = {a.name: _text(a.value) or "" for a in value.arguments if isinstance(a, griffe.ExprKeyword)}
-        return Decorator(_path_or_text(value.function), True, keywords)
+        args = tuple(_path_or_text(a) for a in value.arguments if not isinstance(a, (griffe.ExprKeyword, str)))
+        return Decorator(_path_or_text(value.function), True, keywords, args)
     return Decorator(_path_or_text(value))
 
 
@@ -368,7 +369,8 @@ class _FactsExtension(griffe.Extension):
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             identity = _is_identity(node) or _is_forwarding_wrapper(node)
-            func.extra[_FACTS] = {"identity": identity, "deprecated": _deprecation(node)}
+            factory = _returns_identity_decorator(node)
+            func.extra[_FACTS] = {"identity": identity, "factory": factory, "deprecated": _deprecation(node)}
 
 
 def _top_level_names(module: ast.Module) -> set[str]:
@@ -570,6 +572,19 @@ def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
     )
 
 
+def _returns_identity_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`def derived_from(original): def wrapper(method): ...; return method; return wrapper`: calling it
+    gives a decorator that hands back what it is given."""
+    inner = {n.name: n for n in node.body if isinstance(n, ast.FunctionDef)}
+    returned = [r.value.id for r in _own_nodes(node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)]
+    returns_all = [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
+    return (
+        len(returned) == 1 == len(returns_all)
+        and returned[0] in inner
+        and (_is_identity(inner[returned[0]]) or _is_forwarding_wrapper(inner[returned[0]]))
+    )
+
+
 def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
     """The nodes of a function's body, not those of functions or classes nested in it."""
     stack: list[ast.AST] = list(function.body)
@@ -585,14 +600,32 @@ _TYPEVAR_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9_]{0,9}$")
 
 def _keeps_signature(func: griffe.Function) -> tuple[bool, bool]:
     """(as a decorator, as a decorator factory): typed `def d(f: F) -> F` or `-> Callable[[F], F]` with a
-    TypeVar F, the contract type checkers rely on that the decorated function keeps its signature."""
-    params = [p for p in func.parameters if p.name not in ("self", "cls")]
-    returns = str(func.returns) if func.returns is not None else ""
-    first = str(params[0].annotation) if params and params[0].annotation is not None else ""
-    plain = bool(first) and first == returns and _is_typevar(func, first)
-    factory = re.fullmatch(r"Callable\[\[(\w+)\], (\w+)\]", returns.replace("typing.", ""))
-    called = bool(factory) and factory.group(1) == factory.group(2) and _is_typevar(func, factory.group(1))
+    TypeVar F (or `Type[T]` for class decorators), in the implementation or any of its overloads: the
+    contract type checkers rely on that the decorated object keeps its signature."""
+    plain = called = False
+    is_method = bool(func.parent is not None and func.parent.is_class and "staticmethod" not in func.labels)
+    for variant in (func, *(func.overloads or ())):
+        params = list(variant.parameters)[1:] if is_method else list(variant.parameters)
+        returns = _typevar_form(str(variant.returns) if variant.returns is not None else "")
+        first = _typevar_form(str(params[0].annotation)) if params and params[0].annotation is not None else ""
+        if first and first == returns and _is_typevar(func, _typevar_name(first)):
+            plain = True
+        factory = re.fullmatch(r"Callable\[\[(.+)\], (.+)\]", returns)
+        if factory and factory.group(1) == factory.group(2) and _is_typevar(func, _typevar_name(factory.group(1))):
+            called = True
     return plain, called
+
+
+def _typevar_form(annotation: str) -> str:
+    """`Optional[Type[T]]` -> `Type[T]`; `typing.Callable[...]` -> `Callable[...]`; `type[T]` -> `Type[T]`."""
+    text = annotation.replace("typing.", "").replace("typing_extensions.", "").replace("type[", "Type[")
+    optional = re.fullmatch(r"Optional\[(.+)\]", text) or re.fullmatch(r"(.+) \| None", text)
+    return optional.group(1) if optional else text
+
+
+def _typevar_name(form: str) -> str:
+    match = re.fullmatch(r"Type\[(\w+)\]", form)
+    return match.group(1) if match else form
 
 
 def _is_typevar(func: griffe.Function, name: str) -> bool:

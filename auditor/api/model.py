@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.signature import Signature
 
-MODEL_VERSION = 13  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 14  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -20,13 +20,14 @@ class Decorator:
     path: str  # canonical path of the decorator (of the callee when it is a call)
     called: bool = False  # `@dec(...)` rather than `@dec`
     keywords: dict[str, str] = field(default_factory=dict)  # keyword -> source text, for calls
+    args: tuple[str, ...] = ()  # positional arguments of a call: canonical paths (`?text` otherwise)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "called": self.called, "keywords": self.keywords}
+        return {"path": self.path, "called": self.called, "keywords": self.keywords, "args": list(self.args)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decorator:
-        return cls(data["path"], data["called"], dict(data["keywords"]))
+        return cls(data["path"], data["called"], dict(data["keywords"]), tuple(data["args"]))
 
 
 @dataclass(frozen=True)
