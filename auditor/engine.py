@@ -72,10 +72,13 @@ def audit(request: AuditRequest) -> AuditResult:
         if choice.spec is not None:
             try:
                 old_tree = locate(choice.spec, role="upstream", cache=cache, index_url=request.index_url, offline=request.offline)
-            except (SpecError, SourceError) as error:
-                if request.old is not None:
-                    raise  # the user named it: not having it is an input error
-                notes.append(f"the inferred old version could not be had ({error}): auditing without it")
+            except SpecError:
+                raise  # a `--from` that does not parse is a usage error
+            except SourceError as error:
+                # Without the old version the audit still finds every break; only drift labels and
+                # the comparisons (remaps, changed defaults) are lost. Say so, and go on.
+                which = "the old version" if request.old is not None else "the inferred old version"
+                notes.append(f"{which} could not be had ({error}): audited against {new_tree.name} alone")
     result = AuditResult(
         downstream=_input(down_tree),
         upstream=_input(new_tree),
