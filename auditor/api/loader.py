@@ -217,7 +217,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         signature=_signature(func),
         decorators=decorators,
         overloads=overloads,
-        returns_path=_class_path(func.returns),
+        returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
         identity=facts.get("identity", False) or keeps[0],
         factory_identity=keeps[1] or facts.get("factory", False),
         dataclass_transform=transform,
@@ -370,7 +370,12 @@ class _FactsExtension(griffe.Extension):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             identity = _is_identity(node) or _is_forwarding_wrapper(node)
             factory = _returns_identity_decorator(node)
-            func.extra[_FACTS] = {"identity": identity, "factory": factory, "deprecated": _deprecation(node)}
+            func.extra[_FACTS] = {
+                "identity": identity,
+                "factory": factory,
+                "deprecated": _deprecation(node),
+                "returns": _returned_class(node),
+            }
 
 
 def _top_level_names(module: ast.Module) -> set[str]:
@@ -570,6 +575,45 @@ def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
         and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == double
         for call in ast.walk(wrapper)
     )
+
+
+def _returned_class(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """For a function without a return annotation: what every `return` gives, when it is one thing:
+    a call of one dotted name (`DataFrame(...)`, `cls(...)`), or `self`. `return None` is passed over."""
+    if isinstance(node, ast.AsyncFunctionDef):
+        return None  # calling it gives a coroutine
+    found: set[str] = set()
+    for inner in _own_nodes(node):
+        if isinstance(inner, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return None
+        if not isinstance(inner, ast.Return) or inner.value is None:
+            continue
+        value = inner.value
+        if isinstance(value, ast.Constant) and value.value is None:
+            continue
+        if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+            found.add(ast.unparse(value.func))
+        elif isinstance(value, ast.Name) and value.id == "self":
+            found.add("self")
+        else:
+            return None
+    return found.pop() if len(found) == 1 else None
+
+
+def _inferred_return(func: griffe.Function, facts: dict[str, Any]) -> str | None:
+    returned = facts.get("returns")
+    if not returned:
+        return None
+    owner = func.parent if func.parent is not None and func.parent.is_class else None
+    if returned == "self":
+        plain_method = "classmethod" not in func.labels and "staticmethod" not in func.labels
+        return owner.path if owner is not None and plain_method else None
+    if returned == "cls":
+        return owner.path if owner is not None and "classmethod" in func.labels else None
+    if returned.split(".")[0] in {p.name for p in func.parameters} or returned.split(".")[0] in ("self", "cls"):
+        return None  # a call of a parameter (a factory passed in): its result is unknowable here
+    path = _resolve_text(func, returned)
+    return None if path.startswith("?") else path
 
 
 def _returns_identity_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
