@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apidrift.auditor.bind import Break, CallShape, Ok, Unknown as BindUnknown, Verdict, bind
+from apidrift.auditor.bind import Break, CallShape, Ok, Problem, ProblemKind, Unknown as BindUnknown, Verdict, bind
 from apidrift.auditor.callables import CallTarget, call_target
 from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
 from apidrift.auditor.relocate import Relocator, kind_of
-from apidrift.auditor.resolve import FunctionValue, Missing, Resolution, Resolver, Unknown
+from apidrift.auditor.resolve import ClassValue, FunctionValue, Missing, Resolution, Resolver, Unknown
 from apidrift.auditor.signature import ParamKind, Signature
 from apidrift.auditor.sites import UseSite
 
@@ -85,8 +85,42 @@ def check_site(
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown_reason=target.reason)
     verdict = bind_target(site.shape, target)
+    if isinstance(verdict, Ok):
+        target, verdict = follow_kwargs(verdict, target, resolver)
     reason = verdict.reason if isinstance(verdict, BindUnknown) else None
     return SiteCheck(version, resolution, target=target, verdict=verdict, unknown_reason=reason)
+
+
+def follow_kwargs(verdict: Ok, target: CallTarget, resolver: Resolver, depth: int = 0) -> tuple[CallTarget, Verdict]:
+    """Keywords a callee takes into `**kwargs` and hands, unchanged, to one other call: a keyword that
+    call no longer accepts breaks this one. Followed only where the loader proved the hand-over."""
+    var_keyword = next((p.name for p in target.signature.parameters if p.kind is ParamKind.VAR_KEYWORD), None)
+    forwarded = tuple(k for k, param in verdict.assignments if isinstance(k, str) and param == var_keyword)
+    if var_keyword is None or not forwarded or depth >= 3:
+        return target, verdict
+    defined = resolver.lookup(target.defined_at)
+    hand_over = defined.info.forwards if isinstance(defined, FunctionValue) else None
+    if not hand_over:
+        return target, verdict
+    callee = resolver.lookup(hand_over["target"])
+    if isinstance(callee, FunctionValue) and hand_over.get("on_self"):
+        callee = FunctionValue(callee.info, callee.path, "instance")
+    if not isinstance(callee, (FunctionValue, ClassValue)):
+        return target, verdict
+    next_target = call_target(callee, resolver)
+    if isinstance(next_target, Unknown):
+        return target, verdict
+    forwarded = tuple(k for k in forwarded if k not in hand_over.get("consumed", ()))
+    shape = CallShape(hand_over["positional"], tuple(hand_over["keywords"]) + forwarded, hand_over["star_args"], False)
+    handed = bind_target(shape, next_target)
+    if isinstance(handed, Ok):
+        return follow_kwargs(handed, next_target, resolver, depth + 1)
+    if isinstance(handed, Break):
+        unexpected = next((p for p in handed.problems if p.kind is ProblemKind.UNEXPECTED_KEYWORD), None)
+        names = tuple(n for n in unexpected.names if n in forwarded) if unexpected else ()
+        if names:
+            return next_target, Break((Problem(ProblemKind.UNEXPECTED_KEYWORD, names),))
+    return target, verdict
 
 
 def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:

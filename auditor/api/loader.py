@@ -218,6 +218,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         decorators=decorators,
         overloads=overloads,
         returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
+        forwards=_forwarding_target(func, facts.get("forwards")),
         identity=facts.get("identity", False) or keeps[0],
         factory_identity=keeps[1] or facts.get("factory", False),
         dataclass_transform=transform,
@@ -375,6 +376,7 @@ class _FactsExtension(griffe.Extension):
                 "factory": factory,
                 "deprecated": _deprecation(node),
                 "returns": _returned_class(node),
+                "forwards": _kwargs_forwarding(node),
             }
 
 
@@ -575,6 +577,56 @@ def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
         and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == double
         for call in ast.walk(wrapper)
     )
+
+
+def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:
+    """`def f(..., **kw): ...; g(x, y=1, **kw)`: the one call `**kw` goes to, unchanged (kw is used
+    nowhere else, so nothing is popped or added on the way)."""
+    kwarg = node.args.kwarg
+    if kwarg is None:
+        return None
+    name = kwarg.arg
+    uses = [n for n in _own_nodes(node) if isinstance(n, ast.Name) and n.id == name]
+    calls = [
+        c for c in _own_nodes(node)
+        if isinstance(c, ast.Call) and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == name for k in c.keywords)
+    ]
+    # `kw.pop("legacy", None)` takes a named keyword out before the hand-over: it is consumed here.
+    pops = [
+        c for c in _own_nodes(node)
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "pop"
+        and isinstance(c.func.value, ast.Name) and c.func.value.id == name
+        and c.args and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str)
+    ]
+    if len(uses) != 1 + len(pops) or len(calls) != 1:
+        return None
+    call = calls[0]
+    if not isinstance(call.func, (ast.Name, ast.Attribute)) or sum(1 for k in call.keywords if k.arg is None) != 1:
+        return None
+    return {
+        "target": ast.unparse(call.func),
+        "positional": sum(1 for a in call.args if not isinstance(a, ast.Starred)),
+        "keywords": [k.arg for k in call.keywords if k.arg is not None],
+        "star_args": any(isinstance(a, ast.Starred) for a in call.args),
+        "consumed": [p.args[0].value for p in pops],  # type: ignore[attr-defined]
+    }
+
+
+def _forwarding_target(func: griffe.Function, forwards: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not forwards:
+        return None
+    target = forwards["target"]
+    first = target.split(".")[0]
+    if first == "self":
+        owner = func.parent if func.parent is not None and func.parent.is_class else None
+        if owner is None or target.count(".") != 1:
+            return None
+        resolved = f"{owner.path}.{target.split('.', 1)[1]}"
+        return {**forwards, "target": resolved, "on_self": True}
+    if first in {p.name for p in func.parameters}:
+        return None  # a callable passed in: unknowable
+    resolved = _resolve_text(func, target)
+    return None if resolved.startswith("?") else {**forwards, "target": resolved, "on_self": False}
 
 
 def _returned_class(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

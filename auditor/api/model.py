@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.signature import Signature
 
-MODEL_VERSION = 15  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 17  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,9 @@ class FunctionInfo:
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
     lineno: int | None = None
     deprecated: str | None = None  # the deprecation message (PEP 702, warnings.warn, docstring)
+    # `**kwargs` handed unchanged to one call: {"target": path, "positional": n, "keywords": [...],
+    # "star_args": bool, "on_self": bool (target is a method of the same class)}
+    forwards: dict[str, Any] | None = None
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -92,6 +95,7 @@ class FunctionInfo:
             "dataclass_transform": self.dataclass_transform,
             "lineno": self.lineno,
             "deprecated": self.deprecated,
+            "forwards": self.forwards,
         }
 
     @classmethod
@@ -107,6 +111,7 @@ class FunctionInfo:
             dataclass_transform=data["dataclass_transform"],
             lineno=data["lineno"],
             deprecated=data["deprecated"],
+            forwards=data["forwards"],
         )
 
 
