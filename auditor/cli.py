@@ -124,8 +124,7 @@ def audit(
 ) -> None:
     """Audit DOWNSTREAM (NAME==VER, a folder, or an installed NAME) against an upstream version."""
     from apidrift.auditor.baseline import BaselineError, read_baseline, split, write_baseline as write_accepted
-    from apidrift.auditor.config import Config, ConfigError, find_config, load_config
-    from apidrift.auditor.engine import AuditRequest, audit as run_audit
+    from apidrift.auditor.engine import audit as run_audit
     from apidrift.auditor.specs import SourceError, SpecError
     from apidrift.reports import render
 
@@ -134,34 +133,14 @@ def audit(
     if verbose and not quiet:
         logging.basicConfig(level=logging.INFO, format="apidrift: %(message)s")
 
-    try:
-        if config_path is not None:
-            config = load_config(config_path, explicit=True)
-        elif not no_config and (found := find_config(downstream)) is not None:
-            config = load_config(found)
-        else:
-            config = Config()
-    except ConfigError as error:
-        raise InputError(str(error)) from None
+    config = read_config(downstream, config_path, no_config)
     if verbose and config.found:
         say(f"configuration: [tool.apidrift] in {config.path}")
-
-    against = against or config.against
-    if not against:
-        raise InputError("no upstream to audit against: give --against NAME==VERSION or set `against` in [tool.apidrift]")
-    request = AuditRequest(
-        downstream,
-        against,
-        old or config.old,
-        cache_dir,
-        offline,
-        index_url,
-        ignore_rules=frozenset(config.ignore) | frozenset(_rule_selectors(ignore, "--ignore")),
-        severities={**config.severity, **_severities(severity)},
-        exclude=config.exclude + exclude,
-        ignore_symbols=symbol_patterns(config.ignore_symbols + ignore_symbols),
-        warn_unused_ignores=warn_unused_ignores,
+    request = build_request(
+        config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols,
+        severities=_severities(severity), warn_unused_ignores=warn_unused_ignores, verb="audit",
     )
+    against = request.against
     fail_on = fail_on or config.fail_on or "error"
 
     accepted_counts = None
@@ -313,7 +292,6 @@ def fix(
     lists what is left to do by hand. Exit status: 0 nothing left to do, 1 changes to apply or
     errors left that need a manual step, 2 bad usage or input.
     """
-    from apidrift.auditor.engine import AuditRequest
     from apidrift.auditor.fix import FixError, run_fix, write_changes
     from apidrift.auditor.specs import SourceError, SpecError
     from apidrift.reports.fix import render as render_fix
@@ -321,22 +299,11 @@ def fix(
     writing = mode == "write"
     if writing:
         _refuse_write_early(downstream)
-    config = _fix_config(downstream, config_path, no_config)
-    against = against or config.against
-    if not against:
-        raise InputError("no upstream to fix against: give --against NAME==VERSION or set `against` in [tool.apidrift]")
-    request = AuditRequest(
-        downstream,
-        against,
-        old or config.old,
-        cache_dir,
-        offline,
-        index_url,
-        ignore_rules=frozenset(config.ignore) | frozenset(_rule_selectors(ignore, "--ignore")),
-        severities=dict(config.severity),
-        exclude=config.exclude + exclude,
-        ignore_symbols=symbol_patterns(config.ignore_symbols + ignore_symbols),
+    config = read_config(downstream, config_path, no_config)
+    request = build_request(
+        config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols, verb="fix"
     )
+    against = request.against
     try:
         with progress(f"fixing {downstream} against {against}", enabled=not quiet and _is_tty(sys.stderr)):
             result = run_fix(request, unsafe=unsafe_fixes)
@@ -373,7 +340,8 @@ def _refuse_write_early(downstream: str) -> None:
     )
 
 
-def _fix_config(downstream: str, config_path: Path | None, no_config: bool) -> Any:
+def read_config(downstream: str, config_path: Path | None, no_config: bool) -> Any:
+    """[tool.apidrift] from --config, else the downstream's pyproject.toml, else defaults."""
     from apidrift.auditor.config import Config, ConfigError, find_config, load_config
 
     try:
@@ -384,6 +352,43 @@ def _fix_config(downstream: str, config_path: Path | None, no_config: bool) -> A
     except ConfigError as error:
         raise InputError(str(error)) from None
     return Config()
+
+
+def build_request(
+    config: Any,
+    downstream: str,
+    against: str | None,
+    old: str | None,
+    cache_dir: Path | None,
+    offline: bool,
+    index_url: str | None,
+    ignore: Sequence[str],
+    exclude: Sequence[str],
+    ignore_symbols: Sequence[str],
+    *,
+    severities: dict[str, str] | None = None,
+    warn_unused_ignores: bool = False,
+    verb: str,
+) -> Any:
+    """The engine's request: command-line options over the configuration's."""
+    from apidrift.auditor.engine import AuditRequest
+
+    against = against or config.against
+    if not against:
+        raise InputError(f"no upstream to {verb} against: give --against NAME==VERSION or set `against` in [tool.apidrift]")
+    return AuditRequest(
+        downstream,
+        against,
+        old or config.old,
+        cache_dir,
+        offline,
+        index_url,
+        ignore_rules=frozenset(config.ignore) | frozenset(_rule_selectors(ignore, "--ignore")),
+        severities={**config.severity, **(severities or {})},
+        exclude=tuple(config.exclude) + tuple(exclude),
+        ignore_symbols=symbol_patterns(tuple(config.ignore_symbols) + tuple(ignore_symbols)),
+        warn_unused_ignores=warn_unused_ignores,
+    )
 
 
 def exit_status(result: AuditResult, fail_on: str) -> int:
