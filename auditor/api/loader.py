@@ -50,7 +50,10 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
     parent = _parent_chain(dotted, root)
     name = dotted.rsplit(".", 1)[-1]
     extensions = griffe.load_extensions(_FactsExtension)
-    module = griffe.visit(name, filepath, code, parent=parent, extensions=extensions)
+    try:
+        module = griffe.visit(name, filepath, code, parent=parent, extensions=extensions)
+    finally:
+        _OWN_NODES.clear()
     facts = module.extra.get(_FACTS, {})
     members = {}
     for member_name, member in module.members.items():
@@ -388,9 +391,13 @@ def _top_level_names(module: ast.Module) -> set[str]:
         for stmt in statements:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(stmt.name)
-                for inner in ast.walk(stmt):  # `global x` in a function binds a module name
-                    if isinstance(inner, ast.Global):
-                        names.update(inner.names)
+                functions = [stmt] if not isinstance(stmt, ast.ClassDef) else [
+                    f for f in stmt.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                ]
+                for function in functions:  # `global x` in a function binds a module name
+                    for inner in _own_nodes(function):
+                        if isinstance(inner, ast.Global):
+                            names.update(inner.names)
                 continue
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 for alias in stmt.names:
@@ -419,7 +426,9 @@ def _top_level_names(module: ast.Module) -> set[str]:
 
 def _computes_all(module: ast.Module) -> bool:
     """Whether `__all__` is built by code (a comprehension, a call, a concatenation of non-literals)."""
-    for stmt in ast.walk(module):
+    for stmt in _module_statements(module):
+        if isinstance(stmt, ast.Expr):
+            stmt = stmt.value  # type: ignore[assignment]  # `__all__.extend(...)`
         targets: list[ast.expr] = []
         value: ast.expr | None = None
         if isinstance(stmt, ast.Assign):
@@ -498,7 +507,7 @@ def _last_name_of(node: ast.expr) -> str | None:
 
 def _star_imports(node: ast.Module, mod: griffe.Module) -> list[str]:
     paths = []
-    for stmt in ast.walk(node):
+    for stmt in sorted(_module_statements(node), key=lambda s: (s.lineno, s.col_offset)):
         if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
             if stmt.level:
                 base = mod.path.split(".")
@@ -517,7 +526,7 @@ def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
             continue
         self_name = method.args.args[0].arg
-        for inner in ast.walk(method):
+        for inner in _all_nodes(method):
             if (
                 isinstance(inner, ast.Attribute)
                 and isinstance(inner.ctx, ast.Store)
@@ -681,14 +690,47 @@ def _returns_identity_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) ->
     )
 
 
-def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+_OWN_NODES: dict[int, tuple[ast.AST, ...]] = {}  # per loaded module: several analyses walk one body
+
+
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AST, ...]:
     """The nodes of a function's body, not those of functions or classes nested in it."""
+    cached = _OWN_NODES.get(id(function))
+    if cached is not None:
+        return cached
+    found: list[ast.AST] = []
     stack: list[ast.AST] = list(function.body)
     while stack:
         node = stack.pop()
-        yield node
+        found.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(node))
+    _OWN_NODES[id(function)] = result = tuple(found)
+    return result
+
+
+def _all_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """A function's nodes, those of the functions nested in it included (each walked once, cached)."""
+    for node in _own_nodes(function):
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from _all_nodes(node)
+        elif isinstance(node, ast.Lambda):
+            yield from ast.walk(node.body)
+
+
+def _module_statements(module: ast.Module) -> Iterator[ast.stmt]:
+    """Statements at module level, inside if/try/with/for/while too, but not inside defs or classes."""
+    stack: list[ast.stmt] = list(module.body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(s for s in getattr(stmt, name, ()) or () if isinstance(s, ast.stmt))
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(handler.body)
 
 
 _TYPEVAR_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9_]{0,9}$")
