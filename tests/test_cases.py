@@ -16,32 +16,11 @@ from pathlib import Path
 import pytest
 
 from apidrift import AuditRequest, audit
+from casefiles import parse_case, write_tree
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.case"))
-SECTION = re.compile(r"^\[(old|new|downstream) ([^\]]+)\]\s*$")
 EXPECT = re.compile(r"#\s*([EWI]):\s*((?:AD\d{3}\s*)+)")
 LETTER = {"error": "E", "warning": "W", "info": "I"}
-
-
-def parse_case(path: Path) -> dict[str, dict[str, str]]:
-    sections: dict[str, dict[str, str]] = {"old": {}, "new": {}, "downstream": {}}
-    current: tuple[str, str] | None = None
-    for line in path.read_text().splitlines(keepends=True):
-        match = SECTION.match(line)
-        if match:
-            current = (match.group(1), match.group(2).strip())
-            sections[current[0]][current[1]] = ""
-        elif current is not None:
-            sections[current[0]][current[1]] += line
-    return sections
-
-
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for relative, text in files.items():
-        target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    return root
 
 
 def reexported(files: dict[str, str]) -> dict[str, str]:

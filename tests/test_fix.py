@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import re
 import shutil
 import subprocess
 import sys
@@ -43,30 +42,14 @@ from apidrift.auditor.fix import (
 )
 from apidrift.auditor.results import AuditResult, Finding, Fix, Location, Severity
 from apidrift.reports.fix import render
+from casefiles import parse_case as parse_case_file, write_tree
 
 CASES = sorted((Path(__file__).parent / "fix_cases").glob("*.case"))
-SECTION = re.compile(r"^\[(old|new|downstream|safe|fixed) ([^\]]+)\]\s*$")
+KINDS = ("old", "new", "downstream", "safe", "fixed")
 
 
 def parse_case(path: Path) -> dict[str, dict[str, str]]:
-    sections: dict[str, dict[str, str]] = {k: {} for k in ("old", "new", "downstream", "safe", "fixed")}
-    current: tuple[str, str] | None = None
-    for line in path.read_text().splitlines(keepends=True):
-        match = SECTION.match(line)
-        if match:
-            current = (match.group(1), match.group(2).strip())
-            sections[current[0]][current[1]] = ""
-        elif current is not None:
-            sections[current[0]][current[1]] += line
-    return sections
-
-
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for relative, text in files.items():
-        target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    return root
+    return parse_case_file(path, KINDS)
 
 
 def run_audit(tmp_path: Path, down: Path) -> AuditResult:

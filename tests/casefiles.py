@@ -1,0 +1,32 @@
+"""Case files shared by the test modules: named sections of files, written out as trees.
+
+A case file holds sections `[KIND PATH]` (e.g. `[old pkg/mod.py]`, `[new pkg/mod.py]`,
+`[downstream app.py]`); each section's lines are that file's text.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+
+def parse_case(path: Path, kinds: tuple[str, ...] = ("old", "new", "downstream")) -> dict[str, dict[str, str]]:
+    section = re.compile(rf"^\[({'|'.join(kinds)}) ([^\]]+)\]\s*$")
+    sections: dict[str, dict[str, str]] = {kind: {} for kind in kinds}
+    current: tuple[str, str] | None = None
+    for line in path.read_text().splitlines(keepends=True):
+        match = section.match(line)
+        if match:
+            current = (match.group(1), match.group(2).strip())
+            sections[current[0]][current[1]] = ""
+        elif current is not None:
+            sections[current[0]][current[1]] += line
+    return sections
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
