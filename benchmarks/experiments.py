@@ -5,6 +5,16 @@
         with LibCST's PositionProvider, with ExpressionContextProvider too, and by apidrift's whole
         scanner (`scan_source`): CPU seconds and CPU seconds per MiB of source.
 
+    python benchmarks/experiments.py perfile ROOT NAME
+        apidrift's whole scanner on every file under ROOT that mentions NAME, one after the other in one
+        process (keeping the results, as the engine does): CPU seconds per MiB by quarter of the file
+        list, and the slowest files, to tell content from accumulation effects.
+
+    python benchmarks/experiments.py guard ROOT NAME [--limit N]
+        apidrift's scanner as it is, then with `_Collector._is_guard` given a cheap text pre-filter (the
+        expression's code is generated once; LibCST sub-visits for calls and names run only when the
+        text could match), checking that both give the same use sites: the gain of that one change.
+
     python benchmarks/experiments.py api DOWNSTREAM UPSTREAM --cache-dir DIR
         Runs the audit once with an empty API cache to learn which upstream modules it parses, then
         times, over exactly those modules: `ast.parse`; griffe's visitor alone; griffe with apidrift's
@@ -74,6 +84,83 @@ def scan(args: argparse.Namespace) -> None:
         print(f"{label:32} cpu {cpu:7.3f} s   {cpu / mib:6.2f} s/MiB")
 
 
+def _texts(root: str, name: str, limit: int) -> list[str]:
+    mention = re.compile(r"\b%s\b" % re.escape(name))
+    texts = []
+    for path in sorted(Path(root).rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if mention.search(text):
+            texts.append(text)
+    return texts[:limit] if limit else texts
+
+
+def perfile(args: argparse.Namespace) -> None:
+    import gc
+
+    from apidrift.auditor.scan import scan_source
+
+    mention = re.compile(r"\b%s\b" % re.escape(args.name))
+    items = []
+    for path in sorted(Path(args.root).rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if mention.search(text):
+            items.append((path.relative_to(args.root).as_posix(), text))
+    names = frozenset({args.name})
+    kept, rows = [], []
+    start = time.process_time()
+    for relative, text in items:
+        t = time.process_time()
+        kept.append(scan_source(relative, text, names))
+        rows.append((relative, len(text.encode()), time.process_time() - t))
+    total = time.process_time() - start
+    mib = sum(r[1] for r in rows) / 2**20
+    print(f"{len(rows)} files, {mib:.2f} MiB, cpu {total:.1f} s, {total / mib:.2f} s/MiB, load {os.getloadavg()[0]:.2f}; "
+          f"gc collections {[g['collections'] for g in gc.get_stats()]}")  # fmt: skip
+    quarter = max(1, len(rows) // 4)
+    for i in range(4):
+        part = rows[i * quarter : (i + 1) * quarter]
+        m, c = sum(r[1] for r in part) / 2**20, sum(r[2] for r in part)
+        print(f"quarter {i}: {len(part)} files, {m:.2f} MiB, cpu {c:.1f} s, {c / m:.2f} s/MiB")
+    for relative, size, cpu in sorted(rows, key=lambda r: -r[2])[:8]:
+        print(f"{relative}: {size / 1024:.0f} KiB, {cpu:.2f} s, {cpu / (size / 2**20):.1f} s/MiB")
+
+
+def guard(args: argparse.Namespace) -> None:
+    import libcst as cst
+
+    from apidrift.auditor import scan as scan_module
+
+    texts = _texts(args.root, args.name, args.limit)
+    mib = sum(len(t.encode()) for t in texts) / 2**20
+    names = frozenset({args.name})
+    print(f"{len(texts)} files, {mib:.2f} MiB, load {os.getloadavg()[0]:.2f}")
+    collector = scan_module._Collector
+    original = collector._is_guard
+    code_for = cst.Module([]).code_for_node
+
+    def prefiltered(self, test):  # type: ignore[no-untyped-def]
+        # Sound filter: _is_guard_test can only hold when the test's text names TYPE_CHECKING, hasattr or
+        # getattr, or matches _VERSIONISH (any sub-expression's code is a substring of the whole code).
+        text = code_for(test)
+        if ("TYPE_CHECKING" in text or "hasattr" in text or "getattr" in text or scan_module._VERSIONISH.search(text)) \
+                and scan_module._is_guard_test(test):
+            return True
+        if not self.version_names:
+            return False
+        return bool({n.value for n in scan_module._names_in(test)} & self.version_names)
+
+    results = {}
+    for label, method in (("scanner as is", original), ("_is_guard pre-filtered", prefiltered)):
+        collector._is_guard = method
+        out: list = []
+        cpu = best(args.repeat, lambda: out.append([scan_module.scan_source("f.py", t, names).sites for t in texts]))
+        results[label] = out[-1]
+        print(f"{label:32} cpu {cpu:7.3f} s   {cpu / mib:6.2f} s/MiB")
+    collector._is_guard = original
+    same = results["scanner as is"] == results["_is_guard pre-filtered"]
+    print("same use sites:", same)
+
+
 def api(args: argparse.Namespace) -> None:
     import griffe
 
@@ -121,6 +208,27 @@ def api(args: argparse.Namespace) -> None:
     for label, fn in stages:
         cpu = best(args.repeat, fn)
         print(f"{label:32} cpu {cpu:7.3f} s   {1000 * cpu / len(seen):6.1f} ms/module")
+    # apidrift's griffe extension, function by function, on the same modules' ASTs.
+    trees = [ast.parse(code) for _, _, code, _ in seen]
+    classes = [n for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef)]
+    functions = [n for t in trees for n in ast.walk(t) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+    class _Mod:  # what _star_imports reads of a griffe module
+        path = "pkg.mod"
+        is_init_module = False
+
+    parts = [
+        ("  _top_level_names", lambda: [loader._top_level_names(t) for t in trees]),
+        ("  _star_imports", lambda: [loader._star_imports(t, _Mod()) for t in trees]),
+        ("  _instance_attributes (classes)", lambda: [loader._instance_attributes(c) for c in classes]),
+        ("  _deprecation (classes, methods)", lambda: [loader._deprecation(n) for n in classes + functions]),
+        ("  _is_identity (functions)", lambda: [loader._is_identity(f) for f in functions]),
+        ("  _is_forwarding_wrapper", lambda: [loader._is_forwarding_wrapper(f) for f in functions]),
+    ]
+    print(f"the extension's parts ({len(classes)} classes, {len(functions)} functions):")
+    for label, fn in parts:
+        cpu = best(args.repeat, fn)
+        print(f"{label:32} cpu {cpu:7.3f} s")
     blobs = [json.dumps(i.as_dict()) for i in infos]
     cpu = best(args.repeat, lambda: [ModuleInfo.from_dict(json.loads(b)) for b in blobs])
     print(f"{'JSON cache read (decode+build)':32} cpu {cpu:7.3f} s   {1000 * cpu / len(seen):6.1f} ms/module"
@@ -135,13 +243,21 @@ def main() -> None:
     s.add_argument("name")
     s.add_argument("--limit", type=int, default=0)
     s.add_argument("--repeat", type=int, default=3)
+    f = sub.add_parser("perfile")
+    f.add_argument("root")
+    f.add_argument("name")
+    g = sub.add_parser("guard")
+    g.add_argument("root")
+    g.add_argument("name")
+    g.add_argument("--limit", type=int, default=0)
+    g.add_argument("--repeat", type=int, default=1)
     a = sub.add_parser("api")
     a.add_argument("downstream")
     a.add_argument("against")
     a.add_argument("--cache-dir", required=True)
     a.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    {"scan": scan, "api": api}[args.command](args)
+    {"scan": scan, "perfile": perfile, "guard": guard, "api": api}[args.command](args)
 
 
 if __name__ == "__main__":

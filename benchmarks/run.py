@@ -714,7 +714,7 @@ def table(results: list[Series]) -> str:
         if s.tool in ("ty", "mypy", "pyright"):
             ref = reference.get((s.case, s.state))
             if ref:
-                ratio = f"{s.median('wall') / ref:.1f}x"
+                ratio = f"{s.median('wall') / ref:.2f}x"
         lines.append(f"| {s.case} | {s.tool} | {s.state} | {len(s.runs)} | {s.median('wall'):.3f} | "
                      f"{s.median('cpu'):.3f} | {s.median('rss_mib'):.0f} | {ratio} | {s.load[0]:.2f} | {s.note} |")  # fmt: skip
     return "\n".join(lines)
