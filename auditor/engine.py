@@ -66,7 +66,7 @@ def audit(request: AuditRequest) -> AuditResult:
     with timer.phase("fetch"):
         new_tree = locate(request.against, role="upstream", cache=cache, index_url=request.index_url, offline=request.offline)
         down_tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)
-        choice = choose_old(request.old, new_tree.name, _label(down_tree), down_tree.requires)
+        choice = choose_old(request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version)
         notes.append(choice.note)
         old_tree = None
         if choice.spec is not None:

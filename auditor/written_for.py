@@ -22,7 +22,13 @@ class OldChoice:
     note: str
 
 
-def choose_old(explicit: str | None, upstream_name: str, downstream_label: str, requires: tuple[str, ...]) -> OldChoice:
+def choose_old(
+    explicit: str | None,
+    upstream_name: str,
+    downstream_label: str,
+    requires: tuple[str, ...],
+    target_version: str | None = None,
+) -> OldChoice:
     if explicit is not None:
         if explicit.strip().lower() == NONE:
             return OldChoice(None, "no old version (--from none): findings are not classified as drift")
@@ -40,6 +46,10 @@ def choose_old(explicit: str | None, upstream_name: str, downstream_label: str, 
         how = "pins" if pins else "declares the range"
         extra = f" (extra `{_extra(requirement)}`)" if _extra(requirement) else ""
         choice = "" if pins else ", using the highest version that satisfies it"
+        if not pins and target_version:
+            # The version written for is older than the one audited against: never the target or newer.
+            spec += f",<{target_version}"
+            choice += f" below {target_version}"
         return OldChoice(spec, f"old version inferred: {downstream_label} {how} `{line}`{extra}{choice}")
     try:
         installed = importlib.metadata.version(upstream_name)
