@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 import libcst as cst
-from libcst.metadata import CodeRange, ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from apidrift.auditor.bind import CallShape, Ok, bind
 from apidrift.auditor.signature import Parameter, ParamKind, Signature
@@ -82,7 +82,7 @@ class _Binding:
 
 
 class _Collector(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider, ExpressionContextProvider)
+    METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self, upstream_names: frozenset[str]) -> None:
         self.upstream_names = upstream_names
@@ -93,6 +93,9 @@ class _Collector(cst.CSTVisitor):
         self.guard_depth = 0
         self.method_self: list[tuple[str, _ClassScope] | None] = []
         self.version_names: set[str] = set()  # names computed from a version or feature test
+        # Attributes assigned or deleted (targets are seen before their children are visited), kept
+        # here rather than asking LibCST's expression-context pass, which costs a quarter of a scan.
+        self.stored: set[int] = set()
         self.guarding_ifs: set[int] = set()
 
     @property
@@ -314,6 +317,8 @@ class _Collector(cst.CSTVisitor):
     def _bind_target(
         self, target: cst.BaseExpression, value: cst.BaseExpression | None, annotation: cst.BaseExpression | None = None
     ) -> None:
+        if isinstance(target, cst.Attribute):
+            self.stored.add(id(target))
         if isinstance(target, cst.Name):
             self.scope.bind(target.value, _Binding(self.scope, expression=value))
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -333,12 +338,10 @@ class _Collector(cst.CSTVisitor):
         parent = self.parents[-1] if self.parents else None
         if isinstance(parent, cst.Call) and parent.func is node:
             return
-        context = self.get_metadata(ExpressionContextProvider, node, None)
-        if context is not ExpressionContext.LOAD:
-            return
-        if isinstance(parent, cst.Attribute) and parent.value is node:
-            if self.get_metadata(ExpressionContextProvider, parent, None) is ExpressionContext.LOAD:
-                return  # the outer attribute covers this one
+        if id(node) in self.stored:
+            return  # `x.attr = ...` sets the attribute: no use of an existing one
+        if isinstance(parent, cst.Attribute) and parent.value is node and id(parent) not in self.stored:
+            return  # the outer attribute covers this one
         self._candidate("attribute", node)
 
 
