@@ -110,8 +110,25 @@ def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, tr
         target = resolver.lookup(decorator.path)
         if isinstance(target, FunctionValue) and (target.info.factory_identity if decorator.called else target.info.identity):
             continue
+        if isinstance(target, FunctionValue) and _built_by_decorator_package(target, decorator, resolver):
+            continue
         return decorator.path
     return None
+
+
+# The `decorator` package's contract: what it builds keeps the decorated function's signature exactly.
+SIGNATURE_KEEPING_BUILDERS = frozenset({"decorator.decorator", "decorator.decorate"})
+
+
+def _built_by_decorator_package(target: FunctionValue, decorator: Decorator, resolver: Resolver) -> bool:
+    """`@decorator def caller(func, *a, **kw)` used as `@caller`; or a factory whose result is such a caller."""
+    if not decorator.called:
+        return target.info.has_decorator(*SIGNATURE_KEEPING_BUILDERS)
+    returned = target.info.returns_path
+    if returned is None or not resolver.index.owns(returned):
+        return False
+    caller = resolver.lookup(returned)
+    return isinstance(caller, FunctionValue) and caller.info.has_decorator(*SIGNATURE_KEEPING_BUILDERS)
 
 
 def _partial_identity(decorator: Decorator, resolver: Resolver) -> bool:

@@ -114,7 +114,10 @@ def follow_kwargs(verdict: Ok, target: CallTarget, resolver: Resolver, depth: in
     shape = CallShape(hand_over["positional"], tuple(hand_over["keywords"]) + forwarded, hand_over["star_args"], False)
     handed = bind_target(shape, next_target)
     if isinstance(handed, Ok):
-        return follow_kwargs(handed, next_target, resolver, depth + 1)
+        deeper_target, deeper = follow_kwargs(handed, next_target, resolver, depth + 1)
+        # Only a break further down is this call's; otherwise it keeps its own target and binding
+        # (which the drift rules compare with the old version's).
+        return (deeper_target, deeper) if isinstance(deeper, Break) else (target, verdict)
     if isinstance(handed, Break):
         unexpected = next((p for p in handed.problems if p.kind is ProblemKind.UNEXPECTED_KEYWORD), None)
         names = tuple(n for n in unexpected.names if n in forwarded) if unexpected else ()

@@ -23,7 +23,7 @@ from difflib import SequenceMatcher
 
 from apidrift.auditor.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
-from apidrift.auditor.signature import Signature
+from apidrift.auditor.signature import ParamKind, Signature
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Rule
 
@@ -72,6 +72,10 @@ def _renamed(old_signature: Signature, new_signature: Signature, old_name: str, 
     before, after = old_signature.get(old_name), new_signature.get(new_name)
     if before is None or after is None:
         return False
+    if after.kind is ParamKind.VAR_POSITIONAL:
+        return True  # folded into *args, which the body reads: not a new meaning we can see
+    if before.required and not after.required:
+        return True  # `secho(text)` -> `secho(message=None)`: the same first argument, now optional
     if SequenceMatcher(None, old_name, new_name).ratio() >= 0.6:
         return True
     if before.annotation and before.annotation == after.annotation:

@@ -50,6 +50,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
     parent = _parent_chain(dotted, root)
     name = dotted.rsplit(".", 1)[-1]
     extensions = griffe.load_extensions(_FactsExtension)
+    code = _without_main_blocks(code)
     try:
         module = griffe.visit(name, filepath, code, parent=parent, extensions=extensions)
     finally:
@@ -373,7 +374,7 @@ class _FactsExtension(griffe.Extension):
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             identity = _is_identity(node) or _is_forwarding_wrapper(node)
-            factory = _returns_identity_decorator(node)
+            factory = _returns_identity_decorator(node) or _returns_package_decorator(node, func)
             func.extra[_FACTS] = {
                 "identity": identity,
                 "factory": factory,
@@ -422,6 +423,33 @@ def _top_level_names(module: ast.Module) -> set[str]:
 
     visit(module.body)
     return names
+
+
+def _without_main_blocks(code: str) -> str:
+    """The source with its `if __name__ == "__main__":` blocks blanked (line numbers kept): they never run
+    on import, so nothing they bind is a module attribute."""
+    if "__main__" not in code:
+        return code
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code  # griffe reports the error itself
+    lines = code.splitlines(keepends=True)
+    for stmt in tree.body:
+        if _is_main_block(stmt) and stmt.end_lineno is not None:
+            for index in range(stmt.lineno - 1, stmt.end_lineno):
+                lines[index] = "\n"
+    return "".join(lines)
+
+
+def _is_main_block(stmt: ast.stmt) -> bool:
+    test = stmt.test if isinstance(stmt, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
 
 
 def _computes_all(module: ast.Module) -> bool:
@@ -476,6 +504,8 @@ def _rebound_names(body: list[ast.stmt]) -> set[str]:
 
     def count(statements: list[ast.stmt]) -> None:
         for stmt in statements:
+            if _is_main_block(stmt):
+                continue  # `if __name__ == "__main__":` never runs on import
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 if not any(_last_name_of(d) in ("overload", "setter", "deleter", "getter") for d in stmt.decorator_list):
                     counts[stmt.name] = counts.get(stmt.name, 0) + 1
@@ -595,7 +625,11 @@ def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
     if kwarg is None:
         return None
     name = kwarg.arg
-    uses = [n for n in _own_nodes(node) if isinstance(n, ast.Name) and n.id == name]
+    # A bare truth test (`if kwargs: ...`) reads the mapping without changing it: not a use.
+    tested = {
+        id(n.test) for n in _own_nodes(node) if isinstance(n, (ast.If, ast.While, ast.Assert)) and isinstance(n.test, ast.Name)
+    } | {id(n.operand) for n in _own_nodes(node) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)}
+    uses = [n for n in _own_nodes(node) if isinstance(n, ast.Name) and n.id == name and id(n) not in tested]
     calls = [
         c for c in _own_nodes(node)
         if isinstance(c, ast.Call) and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == name for k in c.keywords)
@@ -691,6 +725,17 @@ def _returns_identity_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) ->
 
 
 _OWN_NODES: dict[int, tuple[ast.AST, ...]] = {}  # per loaded module: several analyses walk one body
+
+
+def _returns_package_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef, func: griffe.Function) -> bool:
+    """A factory whose one `return` gives a caller built by the `decorator` package (`@decorator def
+    caller(func, *args, **kw)`): the package's contract is that the decorated function keeps its signature."""
+    inner = {n.name: n for n in node.body if isinstance(n, ast.FunctionDef)}
+    returns = [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
+    if len(returns) != 1 or not isinstance(returns[0].value, ast.Name) or returns[0].value.id not in inner:
+        return False
+    builders = (ast.unparse(d) for d in inner[returns[0].value.id].decorator_list if isinstance(d, (ast.Name, ast.Attribute)))
+    return any(_resolve_text(func, b) in ("decorator.decorator", "decorator.decorate") for b in builders)
 
 
 def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AST, ...]:
