@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from apidrift.auditor.api.model import ClassInfo, Decorator, FunctionInfo
 from apidrift.auditor.resolve import (
     AttributeValue,
+    Resolution,
     ClassValue,
     FunctionValue,
     InstanceValue,
@@ -112,8 +113,23 @@ def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, tr
             continue
         if isinstance(target, FunctionValue) and _built_by_decorator_package(target, decorator, resolver):
             continue
+        if _instance_hands_back(target, decorator, resolver):
+            continue
         return decorator.path
     return None
+
+
+def _instance_hands_back(target: Resolution, decorator: Decorator, resolver: Resolver) -> bool:
+    """`@Appender(doc)` (a class called) or `@appender` (an instance): its `__call__` returns the function."""
+    instance: Resolution | None = None
+    if isinstance(target, ClassValue) and decorator.called:
+        instance = resolver.call_result(target)
+    elif isinstance(target, AttributeValue) and not decorator.called:
+        instance = resolver.assigned_value(target)
+    if not isinstance(instance, InstanceValue):
+        return False
+    call = resolver.attribute(instance, "__call__")
+    return isinstance(call, FunctionValue) and call.info.identity
 
 
 # The `decorator` package's contract: what it builds keeps the decorated function's signature exactly.

@@ -373,7 +373,9 @@ class _FactsExtension(griffe.Extension):
 
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            identity = _is_identity(node) or _is_forwarding_wrapper(node)
+            in_class = func.parent is not None and func.parent.is_class
+            static = any(_last_name_of(d) == "staticmethod" for d in node.decorator_list)
+            identity = _is_identity(node, 1 if in_class and not static else 0) or _is_forwarding_wrapper(node)
             factory = _returns_identity_decorator(node) or _returns_package_decorator(node, func)
             func.extra[_FACTS] = {
                 "identity": identity,
@@ -571,12 +573,13 @@ def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
     return names, dynamic
 
 
-def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A decorator that hands back what it was given: every `return` returns the first parameter, which
-    the body never rebinds (registration decorators such as `def register(cls): REGISTRY.add(cls); return cls`)."""
-    if isinstance(node, ast.AsyncFunctionDef) or not node.args.args:
+def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int = 0) -> bool:
+    """A decorator that hands back what it was given: every `return` returns the parameter at `position`
+    (the first; after `self` for a `__call__`), which the body never rebinds (registration decorators
+    such as `def register(cls): REGISTRY.add(cls); return cls`)."""
+    if isinstance(node, ast.AsyncFunctionDef) or len(node.args.args) <= position:
         return False
-    first = node.args.args[0].arg
+    first = node.args.args[position].arg
     returns = []
     for inner in _own_nodes(node):
         if isinstance(inner, ast.Return):
