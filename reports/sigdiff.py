@@ -7,6 +7,7 @@ parameters (name, kind, annotation, default) and marks each one added, removed, 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from dataclasses import dataclass
 
@@ -59,12 +60,10 @@ class SignatureDiff:
         return self.old_returns != self.new_returns
 
 
-def split_top_level(text: str, separator: str = ",") -> list[str]:
-    """Split at `separator` outside brackets and string literals."""
-    parts: list[str] = []
+def _outside_strings(text: str) -> Iterator[tuple[int, str, int]]:
+    """(index, character, bracket depth after it) for every character outside string literals."""
     depth = 0
     quote: str | None = None
-    start = 0
     i = 0
     while i < len(text):
         char = text[i]
@@ -75,58 +74,38 @@ def split_top_level(text: str, separator: str = ",") -> list[str]:
                 quote = None
         elif char in "'\"":
             quote = char
-        elif char in _OPEN:
-            depth += 1
-        elif char in _CLOSE:
-            depth -= 1
-        elif char == separator and depth == 0:
+        else:
+            if char in _OPEN:
+                depth += 1
+            elif char in _CLOSE:
+                depth -= 1
+            yield i, char, depth
+        i += 1
+
+
+def split_top_level(text: str, separator: str = ",") -> list[str]:
+    """Split at `separator` outside brackets and string literals."""
+    parts: list[str] = []
+    start = 0
+    for i, char, depth in _outside_strings(text):
+        if char == separator and depth == 0:
             parts.append(text[start:i])
             start = i + 1
-        i += 1
     parts.append(text[start:])
     return parts
 
 
 def _closing_paren(text: str) -> int:
     """Index of the `)` matching the `(` at text[0], or -1."""
-    depth = 0
-    quote: str | None = None
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if quote:
-            if char == "\\":
-                i += 1
-            elif char == quote:
-                quote = None
-        elif char in "'\"":
-            quote = char
-        elif char in _OPEN:
-            depth += 1
-        elif char in _CLOSE:
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
+    return next((i for i, char, depth in _outside_strings(text) if char in _CLOSE and depth == 0), -1)
 
 
 def _find_top_level(text: str, needle: str) -> int:
-    depth = 0
-    quote: str | None = None
-    for i, char in enumerate(text):
-        if quote:
-            if char == quote:
-                quote = None
-        elif char in "'\"":
-            quote = char
-        elif char in _OPEN:
-            depth += 1
-        elif char in _CLOSE:
-            depth -= 1
-        elif depth == 0 and text.startswith(needle, i):
-            return i
-    return -1
+    return next(
+        (i for i, char, depth in _outside_strings(text)
+         if depth == 0 and char not in _CLOSE and text.startswith(needle, i)),
+        -1,
+    )
 
 
 def parse_signature(text: str) -> tuple[list[Param], str | None] | None:
