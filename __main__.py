@@ -2,6 +2,6 @@
 
 import sys
 
-from apidrift.auditor.cli import main
+from apidrift.auditor.cli.main import main
 
 sys.exit(main())

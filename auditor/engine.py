@@ -13,18 +13,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from apidrift import __version__
-from apidrift.auditor.api.index import ApiIndex
+from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.checked import CheckedSite, check_site
-from apidrift.auditor.relocate import Relocator
-from apidrift.auditor.resolve import Resolver
+from apidrift.auditor.check.checked import CheckedSite, check_site
+from apidrift.auditor.upstream.relocate import Relocator
+from apidrift.auditor.upstream.resolve import Resolver
 from apidrift.auditor.results import AuditResult, Coverage, Finding, InputInfo, Severity
-from apidrift.auditor.diff import ApiChange, all_paths, diff, used_paths
-from apidrift.auditor.downstream import scan_downstream
-from apidrift.auditor.sources import SourceTree, locate
-from apidrift.auditor.specs import SourceError, SpecError
-from apidrift.auditor.written_for import choose_old
-from apidrift.auditor.suppressions import Suppression, all_suppressions, suppression_on
+from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_paths
+from apidrift.auditor.downstream.walk import scan_downstream
+from apidrift.auditor.sources.locate import SourceTree, locate
+from apidrift.auditor.sources.specs import SourceError, SpecError
+from apidrift.auditor.sources.written_for import choose_old
+from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
 

@@ -52,10 +52,10 @@ def main() -> None:
     t = time.perf_counter()
     from apidrift.auditor import engine  # noqa: F401  (the import cost, measured)
     from apidrift import AuditRequest, audit
-    from apidrift.auditor import downstream
-    from apidrift.auditor import sources
-    from apidrift.auditor.api import index as api_index
-    from apidrift.auditor.index import IndexClient
+    from apidrift.auditor.downstream import walk as downstream
+    from apidrift.auditor.sources import locate as sources
+    from apidrift.auditor.upstream import api_index as api_index
+    from apidrift.auditor.sources.index_client import IndexClient
     import apidrift.reports
 
     extra["import"] = time.perf_counter() - t

@@ -50,7 +50,7 @@ def scan(args: argparse.Namespace) -> None:
     import libcst as cst
     from libcst.metadata import ExpressionContextProvider, MetadataWrapper, PositionProvider
 
-    from apidrift.auditor.scan import scan_source
+    from apidrift.auditor.downstream.scan import scan_source
 
     mention = re.compile(r"\b%s\b" % re.escape(args.name))
     texts = []
@@ -97,7 +97,7 @@ def _texts(root: str, name: str, limit: int) -> list[str]:
 def perfile(args: argparse.Namespace) -> None:
     import gc
 
-    from apidrift.auditor.scan import scan_source
+    from apidrift.auditor.downstream.scan import scan_source
 
     mention = re.compile(r"\b%s\b" % re.escape(args.name))
     items = []
@@ -128,7 +128,7 @@ def perfile(args: argparse.Namespace) -> None:
 def guard(args: argparse.Namespace) -> None:
     import libcst as cst
 
-    from apidrift.auditor import scan as scan_module
+    from apidrift.auditor.downstream import scan as scan_module
 
     texts = _texts(args.root, args.name, args.limit)
     mib = sum(len(t.encode()) for t in texts) / 2**20
@@ -165,8 +165,8 @@ def api(args: argparse.Namespace) -> None:
     import griffe
 
     from apidrift import AuditRequest, audit
-    from apidrift.auditor.api import loader
-    from apidrift.auditor.api.model import ModuleInfo
+    from apidrift.auditor.upstream import loader
+    from apidrift.auditor.upstream.model import ModuleInfo
 
     seen: list[tuple[str, Path, str, Path]] = []
     original = loader.load_module

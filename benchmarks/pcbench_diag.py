@@ -26,15 +26,15 @@ import json
 import sys
 from pathlib import Path
 
-from apidrift.auditor.bind import Break, Ok, Unknown as BindUnknown
+from apidrift.auditor.check.bind import Break, Ok, Unknown as BindUnknown
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.checked import check_site
-from apidrift.auditor.downstream import scan_downstream
+from apidrift.auditor.check.checked import check_site
+from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.engine import _index
-from apidrift.auditor.relocate import Relocator
-from apidrift.auditor.resolve import Resolver, Unknown
-from apidrift.auditor.sources import locate
-from apidrift.auditor.specs import SourceError
+from apidrift.auditor.upstream.relocate import Relocator
+from apidrift.auditor.upstream.resolve import Resolver, Unknown
+from apidrift.auditor.sources.locate import locate
+from apidrift.auditor.sources.specs import SourceError
 
 
 def describe(check) -> dict | None:  # type: ignore[no-untyped-def]

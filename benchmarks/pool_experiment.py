@@ -3,7 +3,7 @@
     python benchmarks/pool_experiment.py ROOT NAME [NAME...] [--limit N] [--workers 2] [--small 3]
 
 Takes the files under ROOT that mention an upstream import NAME (the engine's own pre-filter), and runs
-apidrift's scanner (`apidrift.auditor.scan.scan_source`, the LibCST pass of the `scan` phase) on them
+apidrift's scanner (`apidrift.auditor.downstream.scan.scan_source`, the LibCST pass of the `scan` phase) on them
 serially, then in a `ProcessPoolExecutor` (fork and spawn), results sent back to the parent as the
 engine would need them. Also times the same on the first `--small` files, where a pool's start-up
 cost shows. Prints wall and CPU seconds; CPU includes the workers'.
@@ -26,11 +26,11 @@ NAMES: frozenset[str] = frozenset()
 def _init(names: frozenset[str]) -> None:
     global NAMES
     NAMES = names
-    import apidrift.auditor.scan  # noqa: F401  (a spawned worker imports libcst once)
+    import apidrift.auditor.downstream.scan  # noqa: F401  (a spawned worker imports libcst once)
 
 
 def _scan(item: tuple[str, str]):  # type: ignore[no-untyped-def]
-    from apidrift.auditor.scan import scan_source
+    from apidrift.auditor.downstream.scan import scan_source
 
     return scan_source(item[0], item[1], NAMES)
 
@@ -77,7 +77,7 @@ def main() -> None:
         items = items[: args.limit]
     mib = sum(len(t.encode()) for _, t in items) / 2**20
     print(f"{len(items)} files, {mib:.2f} MiB; load {os.getloadavg()}")
-    import apidrift.auditor.scan  # noqa: F401  (the parent has libcst loaded, as the engine would on a miss)
+    import apidrift.auditor.downstream.scan  # noqa: F401  (the parent has libcst loaded, as the engine would on a miss)
 
     for label, subset in (("all", items), (f"small ({args.small} files)", items[: args.small])):
         w, c, n = serial(subset, names)

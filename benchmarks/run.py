@@ -277,8 +277,8 @@ def apidrift_env() -> dict[str, str]:
 
 def warm_bytecode() -> None:
     """Compile everything an apidrift run imports once, outside any measurement."""
-    subprocess.run([sys.executable, "-c", "import apidrift.auditor.engine, apidrift.auditor.cli, apidrift.reports, "
-                    "apidrift.auditor.scan, apidrift.auditor.api.loader"], env=apidrift_env(), check=True)  # fmt: skip
+    subprocess.run([sys.executable, "-c", "import apidrift.auditor.engine, apidrift.auditor.cli.main, apidrift.reports, "
+                    "apidrift.auditor.downstream.scan, apidrift.auditor.upstream.loader"], env=apidrift_env(), check=True)  # fmt: skip
 
 
 def apidrift_run(case: str, downstream: str, against: str, *, offline: bool = True, profile: Path | None = None,
@@ -322,7 +322,7 @@ def source_roots(case: str, downstream: str, against: str) -> tuple[Path, list[P
     code = (
         "import json, sys\n"
         "from apidrift.auditor.cache import Cache\n"
-        "from apidrift.auditor.sources import locate\n"
+        "from apidrift.auditor.sources.locate import locate\n"
         "c = Cache(sys.argv[1])\n"
         "d = locate(sys.argv[2], role='downstream', cache=c, offline=True)\n"
         "u = locate(sys.argv[3], role='upstream', cache=c, offline=True)\n"
@@ -341,7 +341,7 @@ def extract_series(case: str, runs: int, results: list[Series]) -> None:
     archives = sorted((DATA / "archives").glob("*"))
     code = (
         "import sys, time, tempfile, pathlib\n"
-        "from apidrift.auditor.archive import extract_archive, ExtractLimits\n"
+        "from apidrift.auditor.sources.archive import extract_archive, ExtractLimits\n"
         "with tempfile.TemporaryDirectory(dir=sys.argv[2]) as d:\n"
         "    t = time.perf_counter()\n"
         "    extract_archive(pathlib.Path(sys.argv[1]), pathlib.Path(d) / 'x', limits=ExtractLimits.from_env())\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from apidrift.auditor.diff import ApiChange
+from apidrift.auditor.upstream.diff import ApiChange
 from apidrift.auditor.engine import DiffResult
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apidrift.auditor.fix import (
+from apidrift.auditor.fix.codemods import (
     APPLIED,
     GUARDED,
     MANUAL,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from apidrift.auditor.bind import Break, Problem, ProblemKind
-from apidrift.auditor.checked import CheckedSite
-from apidrift.auditor.sites import Span
+from apidrift.auditor.check.bind import Break, Problem, ProblemKind
+from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.sites import Span
 
 
 def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from apidrift.auditor.bind import Ok
-from apidrift.auditor.checked import CheckedSite
-from apidrift.auditor.signature import Signature
+from apidrift.auditor.check.bind import Ok
+from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.upstream.signature import Signature
 
 
 def both_bound(checked: CheckedSite) -> tuple[Ok, Ok, Signature, Signature] | None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from apidrift.auditor.checked import CheckedSite
-from apidrift.auditor.refs import AttrRef, ModuleRef
-from apidrift.auditor.resolve import Missing
+from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.upstream.resolve import Missing
 
 
 def miss(checked: CheckedSite) -> Missing | None:

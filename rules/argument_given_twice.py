@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.bind import ProblemKind
-from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.check.bind import ProblemKind
+from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules import _calls
 from apidrift.rules.base import Rule

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from apidrift.auditor.results import Severity
 
 if TYPE_CHECKING:
-    from apidrift.auditor.checked import CheckedSite
+    from apidrift.auditor.check.checked import CheckedSite
     from apidrift.auditor.results import Finding, Fix
-    from apidrift.auditor.sites import Span
+    from apidrift.auditor.downstream.sites import Span
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
-from apidrift.auditor.signature import ParamKind
+from apidrift.auditor.upstream.signature import ParamKind
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Rule
 

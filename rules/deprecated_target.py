@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.checked import CheckedSite
-from apidrift.auditor.resolve import AttributeValue, ClassValue, FunctionValue, value_path
+from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.upstream.resolve import AttributeValue, ClassValue, FunctionValue, value_path
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules.base import Rule
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from apidrift.auditor.bind import ProblemKind
-from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.check.bind import ProblemKind
+from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Fix, Severity
-from apidrift.auditor.signature import Signature
+from apidrift.auditor.upstream.signature import Signature
 from apidrift.rules import _calls
 from apidrift.rules.base import Rule
 

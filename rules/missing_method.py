@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules import _names
 from apidrift.rules.base import Rule

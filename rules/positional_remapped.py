@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 
-from apidrift.auditor.checked import CheckedSite
+from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
-from apidrift.auditor.signature import ParamKind, Signature
+from apidrift.auditor.upstream.signature import ParamKind, Signature
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Rule
 

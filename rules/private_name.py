@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.checked import CheckedSite
-from apidrift.auditor.refs import AttrRef, ModuleRef
+from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules.base import Rule
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.archive import (
+from apidrift.auditor.sources.archive import (
     MANIFEST,
     ExtractLimits,
     archive_kind,
@@ -20,7 +20,7 @@ from apidrift.auditor.archive import (
     extract_archive,
     read_extraction,
 )
-from apidrift.auditor.specs import SourceError
+from apidrift.auditor.sources.specs import SourceError
 
 
 def add_file(tar: tarfile.TarFile, name: str, data: bytes = b"x = 1\n") -> None:

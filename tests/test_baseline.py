@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from apidrift.auditor.baseline import BaselineError, key, read_baseline, split, write_baseline
-from apidrift.auditor.cli import main
+from apidrift.auditor.cli.main import main
 from apidrift.auditor.results import Finding, Location, Severity
 
 NEW_PKG = "def get_config(vllm_config, available_memory):\n    return None\n"

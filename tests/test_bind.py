@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apidrift.auditor.bind import (
+from apidrift.auditor.check.bind import (
     Break,
     CallShape,
     Ok,
@@ -21,7 +21,7 @@ from apidrift.auditor.bind import (
     Verdict,
     bind,
 )
-from apidrift.auditor.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 PO = ParamKind.POSITIONAL_ONLY
 PK = ParamKind.POSITIONAL_OR_KEYWORD

@@ -17,9 +17,9 @@ import pytest
 
 from apidrift import AuditRequest, AuditResult, audit
 from apidrift.auditor import cache as cache_module
-from apidrift.auditor.archive import MANIFEST
+from apidrift.auditor.sources.archive import MANIFEST
 from apidrift.auditor.cache import ENV_VAR, Cache, atomic_write_text
-from apidrift.auditor.cli import main
+from apidrift.auditor.cli.main import main
 
 UPSTREAM = {
     "zzc/__init__.py": "from zzc.core import run, Engine\n",
@@ -129,7 +129,7 @@ def test_corrupted_extraction_manifest_is_rebuilt(inputs: tuple[Path, Path], tmp
 
 
 def test_corrupted_index_listing_is_ignored(tmp_path: Path) -> None:
-    from apidrift.auditor.index import IndexClient
+    from apidrift.auditor.sources.index_client import IndexClient
 
     cache = Cache(tmp_path / "cache")
     client = IndexClient(cache, "http://127.0.0.1:9/simple/", offline=True)

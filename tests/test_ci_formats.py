@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.cli import main
+from apidrift.auditor.cli.main import main
 from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Location, Severity
 from apidrift.reports import github, markdown, render
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.cli import Progress, main, parse_outputs, progress
+from apidrift.auditor.cli.main import Progress, main, parse_outputs, progress
 from apidrift.rules.registry import all_rules
 
 OLD_PKG = """\

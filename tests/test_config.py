@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.cli import main
+from apidrift.auditor.cli.main import main
 from apidrift.auditor.config import Config, ConfigError, find_config, load_config
 
 OLD_PKG = "def get_config(vllm_config, available_memory, kv_cache_specs=None):\n    return None\n"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.diff import compare_signatures
+from apidrift.auditor.upstream.diff import compare_signatures
 from apidrift.auditor.engine import DiffRequest, diff_versions
-from apidrift.auditor.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.reports.diff import render
 
 P = ParamKind.POSITIONAL_OR_KEYWORD
@@ -100,7 +100,7 @@ def test_flagship_diff_names_the_three_breaks(index_cache: Path) -> None:
 
 
 def test_diff_command_prints_and_gates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from apidrift.auditor.cli import main
+    from apidrift.auditor.cli.main import main
 
     old, new = write(tmp_path / "old", OLD), write(tmp_path / "new", NEW)
     down = write(tmp_path / "down", DOWN)

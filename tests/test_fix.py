@@ -26,8 +26,8 @@ import pytest
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.cli import main
-from apidrift.auditor.fix import (
+from apidrift.auditor.cli.main import main
+from apidrift.auditor.fix.codemods import (
     APPLIED,
     MANUAL,
     NEEDS_UNSAFE,
@@ -419,7 +419,7 @@ def test_encoding_and_newlines_are_kept(tmp_path: Path) -> None:
 @pytest.mark.network
 @pytest.mark.flagship
 def test_flagship_fix(index_cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from apidrift.auditor.sources import locate
+    from apidrift.auditor.sources.locate import locate
 
     tree = locate("speculators==0.3.0", role="downstream", cache=Cache(index_cache))
     project = tree.root.parent if tree.root.name == "src" else tree.root

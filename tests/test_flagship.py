@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.cli import main
+from apidrift.auditor.cli.main import main
 
 pytestmark = [pytest.mark.network, pytest.mark.flagship]
 

@@ -22,12 +22,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from apidrift.auditor.archive import ExtractLimits, extract_archive
-from apidrift.auditor.downstream import scan_downstream
+from apidrift.auditor.sources.archive import ExtractLimits, extract_archive
+from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.pysource import nesting_problem
 from apidrift.auditor.results import FileOutcome
-from apidrift.auditor.scan import scan_source
-from apidrift.auditor.specs import SourceError
+from apidrift.auditor.downstream.scan import scan_source
+from apidrift.auditor.sources.specs import SourceError
 
 CASES = Path(__file__).parent / "cases"
 FUZZ = settings(

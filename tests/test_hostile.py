@@ -3,7 +3,7 @@ else a diagnostic in the report and the partial result; never a traceback, a han
 
 The index is a local HTTP server on 127.0.0.1 whose every answer a test chooses (truncated bodies,
 lies about sizes and digests, hangs, error statuses, garbage pages). The CLI is run in-process
-through `apidrift.auditor.cli.main`. The tests at the end pin engine bugs found here, since fixed.
+through `apidrift.auditor.cli.main.main`. The tests at the end pin engine bugs found here, since fixed.
 """
 
 from __future__ import annotations
@@ -25,15 +25,14 @@ from pathlib import Path
 import pytest
 
 from apidrift import AuditRequest, audit
-from apidrift.auditor import api as _api  # noqa: F401 - the package of `api.index`, patched below
-from apidrift.auditor import downstream as downstream_module
-from apidrift.auditor import index as index_module
-from apidrift.auditor.api import index as api_index_module
+from apidrift.auditor.downstream import walk as downstream_module
+from apidrift.auditor.sources import index_client as index_module
+from apidrift.auditor.upstream import api_index as api_index_module
 from apidrift.auditor.cache import ENV_VAR, Cache
-from apidrift.auditor.cli import main
-from apidrift.auditor.index import IndexClient
+from apidrift.auditor.cli.main import main
+from apidrift.auditor.sources.index_client import IndexClient
 from apidrift.auditor.pysource import MAX_NESTING, decode_source, nesting_problem
-from apidrift.auditor.sources import SourceError, locate
+from apidrift.auditor.sources.locate import SourceError, locate
 
 # --- a scriptable index on 127.0.0.1 -------------------------------------------------------------
 
@@ -718,7 +717,7 @@ def test_engine_callable_getattr_is_a_guard(tmp_path: Path) -> None:
 # --- the warm path never loads the HTTP stack nor the parsers ------------------------------------
 
 PROBE = (
-    "import sys\nfrom apidrift.auditor.cli import main\nstatus = main(sys.argv[1:])\n"
+    "import sys\nfrom apidrift.auditor.cli.main import main\nstatus = main(sys.argv[1:])\n"
     "heavy = ('pypi_simple', 'requests', 'urllib3', 'pydantic', 'bs4', 'libcst', 'griffe')\n"
     "print('LOADED', sorted(m for m in heavy if m in sys.modules), status)\n"
 )

@@ -22,7 +22,7 @@ import pytest
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.cache import ENV_VAR
-from apidrift.auditor.cli import main
+from apidrift.auditor.cli.main import main
 
 
 def tripwire(markers: Path, name: str) -> str:

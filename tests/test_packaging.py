@@ -28,11 +28,12 @@ def test_wheel_holds_only_the_apidrift_namespace(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top_levels = {name.split("/")[0] for name in names}
     assert top_levels == {"apidrift", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
-    for module in ("auditor/engine.py", "auditor/api/loader.py", "rules/registry.py", "rules/unexpected_keyword.py"):
+    for module in ("auditor/engine.py", "auditor/upstream/loader.py", "auditor/sources/locate.py", "auditor/downstream/scan.py",
+                   "auditor/check/bind.py", "auditor/fix/codemods.py", "auditor/cli/main.py", "rules/registry.py", "rules/unexpected_keyword.py"):
         assert f"apidrift/{module}" in names
     assert not any(name.startswith("apidrift/tests/") for name in names)
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "apidrift = apidrift.auditor.cli:main" in entry_points
+    assert "apidrift = apidrift.auditor.cli.main:main" in entry_points
 
 
 @pytest.mark.network
@@ -44,7 +45,7 @@ def test_installed_wheel_imports_from_anywhere(wheel: Path, tmp_path: Path) -> N
         capture_output=True,
     )
     code = (
-        "import apidrift, apidrift.rules.registry, apidrift.auditor.cli, importlib.util;"
+        "import apidrift, apidrift.rules.registry, apidrift.auditor.cli.main, importlib.util;"
         "print(apidrift.__file__);"
         "print(importlib.util.find_spec('rules'), importlib.util.find_spec('reports'), importlib.util.find_spec('auditor'))"
     )

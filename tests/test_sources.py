@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor import sources as sources_module
+from apidrift.auditor.sources import locate as sources_module
 from apidrift.auditor.cache import ENV_VAR, Cache, atomic_write_bytes, atomic_write_text
-from apidrift.auditor.index import IndexClient, IndexFile, choose_file, resolve_index_url
-from apidrift.auditor.sources import SourceError, SourceTree, locate
-from apidrift.auditor.specs import SpecError
+from apidrift.auditor.sources.index_client import IndexClient, IndexFile, choose_file, resolve_index_url
+from apidrift.auditor.sources.locate import SourceError, SourceTree, locate
+from apidrift.auditor.sources.specs import SpecError
 
 # --- building distributions ----------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from apidrift.auditor.specs import (
+from apidrift.auditor.sources.specs import (
     DirectorySpec,
     IndexSpec,
     NameSpec,

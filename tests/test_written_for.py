@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apidrift.auditor.written_for import choose_old
+from apidrift.auditor.sources.written_for import choose_old
 
 
 def test_a_pin_in_an_extra_is_the_old_version() -> None:

@@ -44,7 +44,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.results import AuditResult, Finding, Severity
-from apidrift.auditor.specs import SourceError
+from apidrift.auditor.sources.specs import SourceError
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
@@ -123,7 +123,7 @@ class FixResult:
 def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
     """Audit `request` and plan the fixes of its findings; writes nothing."""
     from apidrift.auditor.engine import audit
-    from apidrift.auditor.sources import locate
+    from apidrift.auditor.sources.locate import locate
 
     cache = Cache(request.cache_dir)
     tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)

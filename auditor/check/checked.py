@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apidrift.auditor.bind import Break, CallShape, Ok, Problem, ProblemKind, Unknown as BindUnknown, Verdict, bind
-from apidrift.auditor.callables import CallTarget, call_target
-from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
-from apidrift.auditor.relocate import Relocator, kind_of
-from apidrift.auditor.resolve import ClassValue, FunctionValue, Missing, Resolution, Resolver, Unknown
-from apidrift.auditor.signature import ParamKind, Signature
-from apidrift.auditor.sites import UseSite
+from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Unknown as BindUnknown, Verdict, bind
+from apidrift.auditor.upstream.callables import CallTarget, call_target
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.upstream.relocate import Relocator, kind_of
+from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, Missing, Resolution, Resolver, Unknown
+from apidrift.auditor.upstream.signature import ParamKind, Signature
+from apidrift.auditor.downstream.sites import UseSite
 
 
 @dataclass(frozen=True)

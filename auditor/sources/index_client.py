@@ -31,9 +31,9 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from .. import __version__
-from .cache import Cache, atomic_write_text
-from .specs import IndexSpec, SourceError, normalize_name
+from apidrift import __version__
+from apidrift.auditor.cache import Cache, atomic_write_text
+from apidrift.auditor.sources.specs import IndexSpec, SourceError, normalize_name
 
 if TYPE_CHECKING:  # imported for real only when the index is contacted: a warm run never loads them
     import pypi_simple

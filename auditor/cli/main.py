@@ -125,7 +125,7 @@ def audit(
     """Audit DOWNSTREAM (NAME==VER, a folder, or an installed NAME) against an upstream version."""
     from apidrift.auditor.baseline import BaselineError, read_baseline, split, write_baseline as write_accepted
     from apidrift.auditor.engine import audit as run_audit
-    from apidrift.auditor.specs import SourceError, SpecError
+    from apidrift.auditor.sources.specs import SourceError, SpecError
     from apidrift.reports import render
 
     outputs = parse_outputs(formats, output)
@@ -235,7 +235,7 @@ def diff(
 ) -> None:
     """List the API changes between two upstream versions OLD and NEW (NAME==VER or NAME@PATH)."""
     from apidrift.auditor.engine import DiffRequest, diff_versions
-    from apidrift.auditor.specs import SourceError, SpecError
+    from apidrift.auditor.sources.specs import SourceError, SpecError
     from apidrift.reports.diff import render as render_diff
 
     try:
@@ -292,8 +292,8 @@ def fix(
     lists what is left to do by hand. Exit status: 0 nothing left to do, 1 changes to apply or
     errors left that need a manual step, 2 bad usage or input.
     """
-    from apidrift.auditor.fix import FixError, run_fix, write_changes
-    from apidrift.auditor.specs import SourceError, SpecError
+    from apidrift.auditor.fix.codemods import FixError, run_fix, write_changes
+    from apidrift.auditor.sources.specs import SourceError, SpecError
     from apidrift.reports.fix import render as render_fix
 
     writing = mode == "write"
@@ -326,7 +326,7 @@ def fix(
 
 def _refuse_write_early(downstream: str) -> None:
     """`--write` only into a local folder the user named: say so before anything is fetched."""
-    from apidrift.auditor.specs import DirectorySpec, IndexSpec, NameSpec, SpecError, parse_spec
+    from apidrift.auditor.sources.specs import DirectorySpec, IndexSpec, NameSpec, SpecError, parse_spec
 
     try:
         spec = parse_spec(downstream, "downstream")
@@ -543,8 +543,8 @@ def _listing(folder: Path, depth: int) -> Iterator[str]:
 
 def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> list[str]:
     """Lines for --verbose: each input and where it came from (cache or fetched), cache reuse, timings."""
-    from apidrift.auditor.index import redact_url, resolve_index_url
-    from apidrift.auditor.specs import normalize_name
+    from apidrift.auditor.sources.index_client import redact_url, resolve_index_url
+    from apidrift.auditor.sources.specs import normalize_name
 
     after = CacheSnapshot.take(request.cache_dir)
     lines = [f"cache: {after.root}"]

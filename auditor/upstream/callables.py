@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apidrift.auditor.api.model import ClassInfo, Decorator, FunctionInfo
-from apidrift.auditor.resolve import (
+from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo
+from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     Resolution,
     ClassValue,
@@ -20,7 +20,7 @@ from apidrift.auditor.resolve import (
     Unknown,
     Value,
 )
-from apidrift.auditor.synthesis import (
+from apidrift.auditor.upstream.synthesis import (
     PYDANTIC_MODELS,
     NAMED_TUPLES,
     Style,
@@ -31,7 +31,7 @@ from apidrift.auditor.synthesis import (
     pydantic_model,
     synthesize,
 )
-from apidrift.auditor.signature import Signature
+from apidrift.auditor.upstream.signature import Signature
 
 # Decorators that leave a function's call signature as it is.
 TRANSPARENT_DECORATORS = frozenset(

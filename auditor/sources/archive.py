@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from .cache import atomic_write_text
-from .specs import SourceError
+from apidrift.auditor.cache import atomic_write_text
+from apidrift.auditor.sources.specs import SourceError
 
 ArchiveKind = Literal["wheel", "sdist"]
 MANIFEST = "manifest.json"

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from apidrift.auditor.bind import CallShape
-from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
-from apidrift.auditor.signature import Signature
+from apidrift.auditor.check.bind import CallShape
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.upstream.signature import Signature
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Union
 
-from apidrift.auditor.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 _PO = ParamKind.POSITIONAL_ONLY
 _PK = ParamKind.POSITIONAL_OR_KEYWORD

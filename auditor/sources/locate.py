@@ -25,7 +25,7 @@ from urllib.request import url2pathname
 
 from packaging.version import InvalidVersion, Version
 
-from .archive import (
+from apidrift.auditor.sources.archive import (
     Extraction,
     ExtractLimits,
     archive_kind,
@@ -33,9 +33,9 @@ from .archive import (
     extract_archive,
     read_extraction,
 )
-from .cache import Cache
-from .index import DEFAULT_MAX_DOWNLOAD_BYTES, IndexClient, classify_filename, remove_download, select_release
-from .specs import (
+from apidrift.auditor.cache import Cache
+from apidrift.auditor.sources.index_client import DEFAULT_MAX_DOWNLOAD_BYTES, IndexClient, classify_filename, remove_download, select_release
+from apidrift.auditor.sources.specs import (
     DirectorySpec,
     IndexSpec,
     NameSpec,

@@ -27,7 +27,7 @@ from pathlib import Path
 from apidrift.auditor.cache import atomic_write_text
 from apidrift.auditor.pysource import SourceDecodeError, decode_source, nesting_problem
 from apidrift.auditor.results import FileOutcome
-from apidrift.auditor.sites import FileScan, site_from_data, site_to_data
+from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ def _fresh_scan(relative: str, data: bytes, text: str, upstream_names: frozenset
         return problem
     import libcst  # only on a cache miss: a warm run never loads the parser
 
-    from apidrift.auditor.scan import scan_source
+    from apidrift.auditor.downstream.scan import scan_source
 
     try:
         scan = scan_source(relative, text, upstream_names)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from apidrift.auditor.api.model import MODEL_VERSION, ModuleInfo
+from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ class ApiIndex:
         if cached is not None:
             self.stats.from_cache += 1
             return cached
-        from apidrift.auditor.api.loader import load_module  # griffe is imported only on a cache miss
+        from apidrift.auditor.upstream.loader import load_module  # griffe is imported only on a cache miss
 
         try:
             info = load_module(dotted, filepath, decode_source(data), self.root)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from apidrift.auditor.api.index import ApiIndex
-from apidrift.auditor.api.model import AliasInfo, AttributeInfo, ClassInfo, FunctionInfo, Member, ModuleInfo
-from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.upstream.api_index import ApiIndex
+from apidrift.auditor.upstream.model import AliasInfo, AttributeInfo, ClassInfo, FunctionInfo, Member, ModuleInfo
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
 
 # Bases that add nothing a downstream call or attribute could depend on.
 TRANSPARENT_BASES = frozenset(

@@ -11,8 +11,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from apidrift.auditor.refs import AttrRef, ModuleRef
-from apidrift.auditor.resolve import ClassValue, FunctionValue, ModuleValue, Resolution, Resolver, value_path
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolution, Resolver, value_path
 
 SKIPPED_PARTS = frozenset({"tests", "test", "testing", "_vendor", "vendor", "examples", "benchmarks"})
 MAX_FILES = 20_000

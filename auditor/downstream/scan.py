@@ -17,10 +17,10 @@ from typing import Union
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from apidrift.auditor.bind import CallShape, Ok, bind
-from apidrift.auditor.signature import Parameter, ParamKind, Signature
-from apidrift.auditor.sites import FileScan, Span, UseSite
-from apidrift.auditor.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
+from apidrift.auditor.check.bind import CallShape, Ok, bind
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.downstream.sites import FileScan, Span, UseSite
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
 GUARD_EXCEPTIONS = frozenset(

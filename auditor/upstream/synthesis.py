@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apidrift.auditor.api.model import ClassInfo, FieldSpec, FunctionInfo
-from apidrift.auditor.resolve import FunctionValue, Resolver, Unknown
-from apidrift.auditor.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.upstream.model import ClassInfo, FieldSpec, FunctionInfo
+from apidrift.auditor.upstream.resolve import FunctionValue, Resolver, Unknown
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 # Class decorators that leave the constructor as it is.
 TRANSPARENT_CLASS_DECORATORS = frozenset(

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
-from apidrift.auditor.callables import call_target
-from apidrift.auditor.refs import ModuleRef
-from apidrift.auditor.relocate import Relocator, kind_of
-from apidrift.auditor.resolve import (
+from apidrift.auditor.upstream.callables import call_target
+from apidrift.auditor.downstream.refs import ModuleRef
+from apidrift.auditor.upstream.relocate import Relocator, kind_of
+from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
     FunctionValue,
@@ -28,7 +28,7 @@ from apidrift.auditor.resolve import (
     Value,
     value_path,
 )
-from apidrift.auditor.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 import griffe
 
-from apidrift.auditor.api.model import (
+from apidrift.auditor.upstream.model import (
     AliasInfo,
     AttributeInfo,
     ClassInfo,
@@ -28,7 +28,7 @@ from apidrift.auditor.api.model import (
     Member,
     ModuleInfo,
 )
-from apidrift.auditor.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 _KINDS = {
     "positional-only": ParamKind.POSITIONAL_ONLY,

@@ -1,0 +1,1 @@
+"""Check: each use site bound against a version (bind) and compared across versions (checked)."""

@@ -1,0 +1,1 @@
+"""Fix: LibCST codemods for the findings that can be fixed mechanically."""
