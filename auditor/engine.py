@@ -15,7 +15,8 @@ from pathlib import Path
 from apidrift import __version__
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.check.checked import CheckedSite, check_site
+from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
+from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import Resolver
 from apidrift.auditor.results import AuditResult, Coverage, Finding, InputInfo, Severity
@@ -104,14 +105,14 @@ def audit(request: AuditRequest) -> AuditResult:
                 old = check_site(site, old_resolver, _label(old_tree)) if old_resolver and old_tree else None
                 new = check_site(site, new_resolver, _label(new_tree), relocator, old)
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
-                if not (site.kind == "override" and new.unknown_reason == "not-an-upstream-method"):
+                if not (site.kind == "override" and new.unknown is not None and new.unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD):
                     _count(coverage, new)  # a method of the downstream's own is no use of the upstream
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result)
     result.findings = sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
-            coverage.count_unchecked("unparsable-file")
+            coverage.count_unchecked(Unknown(Reason.UNPARSABLE_FILE).label)
     result.coverage.append(coverage)
     for resolver in filter(None, (new_resolver, old_resolver)):
         for module, error in sorted(resolver.index.stats.failed.items()):
@@ -187,16 +188,15 @@ def _index(tree: SourceTree, api_dir: Path) -> ApiIndex:
     )
 
 
-def _count(coverage: Coverage, check) -> None:  # type: ignore[no-untyped-def]
+def _count(coverage: Coverage, check: SiteCheck) -> None:
     coverage.found += 1
-    if check.certain:
+    if check.unknown is None:
         coverage.resolved += 1
         coverage.checked += 1
     else:
-        reason = check.unknown_reason or "unknown"
-        if check.target is not None or reason in ("star-arguments", "invalid-signature"):
+        if check.unknown.resolved:
             coverage.resolved += 1  # the target is known; only this call's arguments are not
-        coverage.count_unchecked(reason)
+        coverage.count_unchecked(check.unknown.label)
 
 
 def _input(tree: SourceTree) -> InputInfo:

@@ -26,13 +26,14 @@ import json
 import sys
 from pathlib import Path
 
-from apidrift.auditor.check.bind import Break, Ok, Unknown as BindUnknown
+from apidrift.auditor.check.bind import Break, Ok
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import check_site
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.engine import _index
 from apidrift.auditor.upstream.relocate import Relocator
-from apidrift.auditor.upstream.resolve import Resolver, Unknown
+from apidrift.auditor.reasons import Unknown
+from apidrift.auditor.upstream.resolve import Resolver
 from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.specs import SourceError
 
@@ -42,11 +43,11 @@ def describe(check) -> dict | None:  # type: ignore[no-untyped-def]
         return None
     out: dict = {"res": type(check.resolution).__name__}
     if isinstance(check.resolution, Unknown):
-        out["res_reason"] = check.resolution.reason
+        out["res_reason"] = check.resolution.label
     if check.missing is not None:
         out["missing"] = f"{check.missing.owner}.{check.missing.name}"
-    if check.unknown_reason:
-        out["unknown"] = check.unknown_reason
+    if check.unknown is not None:
+        out["unknown"] = check.unknown.label
     if check.target is not None:
         out["target"] = check.target.defined_at
         out["sig"] = [(p.name, p.kind.name, p.has_default, p.default) for p in check.target.signature.parameters]
@@ -56,8 +57,8 @@ def describe(check) -> dict | None:  # type: ignore[no-untyped-def]
         out["assignments"] = [list(a) for a in verdict.assignments]
     elif isinstance(verdict, Break):
         out["verdict"] = "break:" + ",".join(f"{p.kind.value}{list(p.names)}" for p in verdict.problems)
-    elif isinstance(verdict, BindUnknown):
-        out["verdict"] = "unknown:" + verdict.reason
+    elif isinstance(verdict, Unknown):
+        out["verdict"] = "unknown:" + verdict.label
     if check.relocated:
         out["relocated"] = list(check.relocated)
     return out

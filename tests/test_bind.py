@@ -17,10 +17,10 @@ from apidrift.auditor.check.bind import (
     Ok,
     Problem,
     ProblemKind,
-    Unknown,
     Verdict,
     bind,
 )
+from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 PO = ParamKind.POSITIONAL_ONLY
@@ -173,7 +173,7 @@ def assert_sound(verdict: Verdict, outcomes: list[bool], context: object) -> Non
     elif isinstance(verdict, Ok):
         assert all(outcomes), (verdict, context)
     else:
-        assert verdict == Unknown("star-arguments")
+        assert verdict == Unknown(Reason.STAR_ARGUMENTS)
 
 
 @st.composite
@@ -325,7 +325,7 @@ def test_var_positional_and_var_keyword_collect_the_rest() -> None:
 
 def test_mapping_may_hold_a_required_keyword_only_parameter() -> None:
     signature = sig(p("a"), p("k", KO))
-    assert bind(CallShape(1, (), star_kwargs=True), signature) == Unknown("star-arguments")
+    assert bind(CallShape(1, (), star_kwargs=True), signature) == Unknown(Reason.STAR_ARGUMENTS)
     assert bind(CallShape(1, ()), signature) == Break((Problem(ProblemKind.MISSING_ARGUMENT, ("k",)),))
 
 
@@ -346,7 +346,7 @@ def test_certain_problems_with_unpacking() -> None:
         (Problem(ProblemKind.MULTIPLE_VALUES, ("a",)),)
     )
     # `*rest` may or may not reach `b`.
-    assert bind(CallShape(1, ("b",), star_args=True), signature) == Unknown("star-arguments")
+    assert bind(CallShape(1, ("b",), star_args=True), signature) == Unknown(Reason.STAR_ARGUMENTS)
 
 
 def test_required_parameter_only_reachable_past_a_named_one() -> None:
@@ -355,7 +355,7 @@ def test_required_parameter_only_reachable_past_a_named_one() -> None:
     assert verdict == Break((Problem(ProblemKind.MISSING_ARGUMENT, ("b",)),))
     # With a `**mapping` that may hold `b`, nothing is certain.
     verdict = bind(CallShape(0, ("a",), star_args=True, star_kwargs=True), sig(p("a"), p("b")))
-    assert verdict == Unknown("star-arguments")
+    assert verdict == Unknown(Reason.STAR_ARGUMENTS)
 
 
 def test_positional_only_keyword_with_unpacking() -> None:
@@ -365,14 +365,14 @@ def test_positional_only_keyword_with_unpacking() -> None:
     if LEGACY_INSPECT:
         assert verdict == Break((Problem(ProblemKind.POSITIONAL_ONLY_AS_KEYWORD, ("b",)),))
     else:
-        assert verdict == Unknown("star-arguments")
+        assert verdict == Unknown(Reason.STAR_ARGUMENTS)
 
 
 def test_certain_binding_with_unpacking() -> None:
     # The mapping may hold `a`, which the plain argument fills: maybe multiple values.
     signature = sig(p("a"), p("args", VP), p("k", KO), p("kw", VK))
     verdict = bind(CallShape(1, ("k",), star_args=True, star_kwargs=True), signature)
-    assert verdict == Unknown("star-arguments")
+    assert verdict == Unknown(Reason.STAR_ARGUMENTS)
     # With `a` positional-only, a mapping key `a` just goes into **kw. Where the plain argument lands
     # (`a`, or *args when `*rest` precedes it) is not certain, so only the keywords are listed.
     signature = sig(p("a", PO), p("args", VP), p("k", KO), p("kw", VK))
@@ -394,11 +394,11 @@ def test_certain_binding_with_unpacking() -> None:
     ],
 )
 def test_invalid_signature_is_unknown(params: tuple[Parameter, ...]) -> None:
-    assert bind(CallShape(0, ()), Signature(params)) == Unknown("invalid-signature")
+    assert bind(CallShape(0, ()), Signature(params)) == Unknown(Reason.INVALID_SIGNATURE)
 
 
 def test_repeated_keyword_is_not_a_call() -> None:
-    assert bind(CallShape(0, ("a", "a")), sig(p("a"))) == Unknown("invalid-call")
+    assert bind(CallShape(0, ("a", "a")), sig(p("a"))) == Unknown(Reason.INVALID_CALL)
 
 
 def test_render() -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Union
 
+from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 _PO = ParamKind.POSITIONAL_ONLY
@@ -72,11 +73,6 @@ class Break:
     problems: tuple[Problem, ...]
 
 
-@dataclass(frozen=True)
-class Unknown:
-    reason: str  # short kebab-case reason, e.g. "star-arguments"
-
-
 Verdict = Union[Ok, Break, Unknown]
 
 
@@ -127,9 +123,9 @@ def bind(shape: CallShape, signature: Signature) -> Verdict:
 def _bind(shape: CallShape, signature: Signature, flavor: _Flavor) -> Verdict:
     params = signature.parameters
     if not _valid_signature(params):
-        return Unknown("invalid-signature")
+        return Unknown(Reason.INVALID_SIGNATURE)
     if shape.positional < 0 or len(set(shape.keywords)) != len(shape.keywords):
-        return Unknown("invalid-call")  # a repeated keyword is a SyntaxError: no real call has this shape
+        return Unknown(Reason.INVALID_CALL)  # a repeated keyword is a SyntaxError: no real call has this shape
     if not (shape.star_args or shape.star_kwargs):
         atoms, assignments = _simulate(params, shape.positional, shape.keywords, flavor)
         if atoms:
@@ -141,7 +137,7 @@ def _bind(shape: CallShape, signature: Signature, flavor: _Flavor) -> Verdict:
     certain = _certain_assignments(params, shape)
     if certain is not None:
         return Ok(_ordered(certain, shape.keywords))
-    return Unknown("star-arguments")
+    return Unknown(Reason.STAR_ARGUMENTS)
 
 
 def _valid_signature(params: tuple[Parameter, ...]) -> bool:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Unknown as BindUnknown, Verdict, bind
+from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.upstream.callables import CallTarget, call_target
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
-from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, Missing, Resolution, Resolver, Unknown
+from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, Missing, Resolution, Resolver
 from apidrift.auditor.upstream.signature import ParamKind, Signature
 from apidrift.auditor.downstream.sites import UseSite
 
@@ -26,7 +27,7 @@ class SiteCheck:
     missing: Missing | None = None  # the first certain miss along the reference
     target: CallTarget | None = None  # for calls whose signature is known
     verdict: Verdict | None = None  # for calls: Ok, Break or Unknown
-    unknown_reason: str | None = None  # why the site could not be checked, when it could not
+    unknown: Unknown | None = None  # why the site could not be checked, when it could not
     relocated: tuple[str, ...] = ()  # for a missing name: where an object of that name and kind lives now
 
     @property
@@ -35,7 +36,7 @@ class SiteCheck:
 
     @property
     def certain(self) -> bool:
-        return self.unknown_reason is None
+        return self.unknown is None
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def check_site(
         missing = first_missing(site.ref, resolver)
     if missing is not None and not missing.exact and not _found_before(old):
         # Typed by an annotation only: a subclass instance may have it. Certain only as a removal.
-        return SiteCheck(version, resolution, unknown_reason="attribute-of-annotated-type")
+        return SiteCheck(version, resolution, unknown=Unknown(Reason.ATTRIBUTE_OF_ANNOTATED_TYPE))
     if missing is not None:
         relocated: tuple[str, ...] = ()
         if relocator is not None:
@@ -78,17 +79,17 @@ def check_site(
             relocated = relocator.find(missing.name, kind_of(before), missing.owner)
         return SiteCheck(version, resolution, missing=missing, relocated=relocated)
     if isinstance(resolution, Unknown):
-        return SiteCheck(version, resolution, unknown_reason=resolution.reason)
+        return SiteCheck(version, resolution, unknown=resolution)
     if site.kind != "call" or site.shape is None:
         return SiteCheck(version, resolution)
     target = call_target(resolution, resolver)  # type: ignore[arg-type]
     if isinstance(target, Unknown):
-        return SiteCheck(version, resolution, unknown_reason=target.reason)
+        return SiteCheck(version, resolution, unknown=target)
     verdict = bind_target(site.shape, target)
     if isinstance(verdict, Ok):
         target, verdict = follow_kwargs(verdict, target, resolver)
-    reason = verdict.reason if isinstance(verdict, BindUnknown) else None
-    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown_reason=reason)
+    unknown = verdict if isinstance(verdict, Unknown) else None
+    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown)
 
 
 def follow_kwargs(verdict: Ok, target: CallTarget, resolver: Resolver, depth: int = 0) -> tuple[CallTarget, Verdict]:
@@ -130,13 +131,13 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
     """Will the upstream's own calls still bind to the downstream's override of its method?"""
     resolution = resolver.resolve(site.ref)
     if not isinstance(resolution, FunctionValue) or site.signature is None:
-        return SiteCheck(version, resolution, unknown_reason="not-an-upstream-method")  # a method of its own
+        return SiteCheck(version, resolution, unknown=Unknown(Reason.NOT_AN_UPSTREAM_METHOD))  # a method of its own
     target = call_target(resolution, resolver)
     if isinstance(target, Unknown):
-        return SiteCheck(version, resolution, unknown_reason=target.reason)
+        return SiteCheck(version, resolution, unknown=target)
     verdict = bind(upstream_call_shape(target.signature), site.signature)
-    reason = verdict.reason if isinstance(verdict, BindUnknown) else None
-    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown_reason=reason)
+    unknown = verdict if isinstance(verdict, Unknown) else None
+    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown)
 
 
 def upstream_call_shape(signature: Signature) -> CallShape:
@@ -160,7 +161,7 @@ def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
         broken = next((v for v in verdicts if isinstance(v, Break)), None)
         if broken is not None:
             return broken
-        return verdicts[0] if all(isinstance(v, Ok) for v in verdicts) else BindUnknown("star-arguments")
+        return verdicts[0] if all(isinstance(v, Ok) for v in verdicts) else Unknown(Reason.STAR_ARGUMENTS)
     if not target.alternatives:
         return bind(shape, target.signature)
     verdicts = [bind(shape, alternative) for alternative in target.alternatives]
@@ -169,7 +170,7 @@ def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
         return ok
     if all(isinstance(v, Break) for v in verdicts):
         return verdicts[0]
-    return BindUnknown("overloads")
+    return Unknown(Reason.OVERLOADS)
 
 
 def missing_path_is_site(ref: Ref, missing: Missing) -> bool:
@@ -184,7 +185,7 @@ def first_missing(ref: Ref, resolver: Resolver) -> Missing | None:
     resolution = resolver.resolve(ref)
     if isinstance(resolution, Missing):
         return resolution
-    if isinstance(resolution, Unknown) and resolution.reason in ("parent-missing", "callee-unresolved"):
+    if isinstance(resolution, Unknown) and resolution.reason in (Reason.PARENT_MISSING, Reason.CALLEE_UNRESOLVED):
         inner = _inner(ref)
         return first_missing(inner, resolver) if inner is not None else None
     return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
@@ -17,7 +18,6 @@ from apidrift.auditor.upstream.resolve import (
     FunctionValue,
     InstanceValue,
     Resolver,
-    Unknown,
     Value,
 )
 from apidrift.auditor.upstream.synthesis import (
@@ -77,20 +77,20 @@ def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
         assigned = resolver.assigned_value(value)  # `dumps = registry.dumps`, `app = App()`
         if isinstance(assigned, (FunctionValue, ClassValue, InstanceValue)):
             return call_target(assigned, resolver)
-        return Unknown("not-callable")
+        return Unknown(Reason.NOT_CALLABLE)
     if isinstance(value, InstanceValue):
         call = resolver.attribute(ClassValue(value.cls), "__call__")
         if isinstance(call, FunctionValue):
             return _function_target(FunctionValue(call.info, call.path, "instance"), resolver)
-        return Unknown("instance-call")
-    return Unknown("not-callable")
+        return Unknown(Reason.INSTANCE_CALL)
+    return Unknown(Reason.NOT_CALLABLE)
 
 
 def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | Unknown:
     func = value.info
     unknown = _unknown_decorator(func.decorators, resolver, TRANSPARENT_DECORATORS)
     if unknown:
-        return Unknown(f"decorator:{unknown}")
+        return Unknown(Reason.DECORATOR, unknown)
     is_static = func.has_decorator("builtins.staticmethod")
     is_class = func.has_decorator("builtins.classmethod")
     binds_first = (value.via == "instance" and not is_static) or (value.via == "class" and is_class)
@@ -162,7 +162,7 @@ def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
     """What `Cls(...)` binds against: type.__call__ runs `__new__` and then `__init__`, both with the arguments."""
     mro = resolver.mro(cls)
     if mro is None:
-        return Unknown("unresolvable-mro")
+        return Unknown(Reason.UNRESOLVABLE_MRO)
     metaclass = _metaclass(mro, resolver)
     if isinstance(metaclass, Unknown):
         return metaclass
@@ -207,13 +207,13 @@ def _init_of(
     init = entry.members.get("__init__")
     if isinstance(init, FunctionInfo):
         if style is not None and style.kind == "pydantic":
-            return Unknown("pydantic-dataclass-with-__init__")
+            return Unknown(Reason.PYDANTIC_DATACLASS_WITH_INIT)
         target = _dunder_target(entry, "__init__", resolver)
         if isinstance(target, Unknown):
             return target
         return CallTarget(target.signature, f"{cls.path} (__init__ of {entry.path})", f"{entry.path}.__init__")
     if init is not None:
-        return Unknown("__init__-not-a-function")
+        return Unknown(Reason.INIT_NOT_A_FUNCTION)
     if style is not None and style.options.get("init", "True") != "False":
         synthesized = synthesize(mro, entry, resolver)
         if isinstance(synthesized, Unknown):
@@ -225,7 +225,7 @@ def _init_of(
 def _dunder_target(entry: ClassInfo, name: str, resolver: Resolver) -> CallTarget | Unknown:
     member = entry.members[name]
     if not isinstance(member, FunctionInfo):
-        return Unknown(f"{name}-not-a-function")
+        return Unknown(Reason.NEW_NOT_A_FUNCTION if name == "__new__" else Reason.INIT_NOT_A_FUNCTION)
     # __new__ is a static method that type.__call__ hands the class: seen bound, like __init__.
     return _function_target(FunctionValue(member, f"{entry.path}.{name}", "instance"), resolver)
 
@@ -242,7 +242,7 @@ def _metaclass(mro: list[ClassInfo | str], resolver: Resolver) -> None | Unknown
             target = resolver.lookup(entry.metaclass) if not entry.metaclass.startswith("?") else None
             if isinstance(target, ClassValue) and marks_dataclass_transform(target.info):
                 continue
-            return Unknown(f"metaclass:{entry.metaclass}")
+            return Unknown(Reason.METACLASS, entry.metaclass)
     return None
 
 
@@ -255,7 +255,7 @@ def _external_constructor(base: str, cls: ClassInfo, mro: list[ClassInfo | str])
     elif base.startswith("builtins.") and base.endswith(("Error", "Exception", "Warning")):
         signature = exception(mro, cls)
     else:
-        return Unknown(f"external-base:{base}")
+        return Unknown(Reason.EXTERNAL_BASE, base)
     if isinstance(signature, Unknown):
         return signature
     return CallTarget(signature, f"{cls.path} (from {base})", cls.path)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
+from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import call_target
 from apidrift.auditor.downstream.refs import ModuleRef
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
@@ -24,7 +25,6 @@ from apidrift.auditor.upstream.resolve import (
     Missing,
     ModuleValue,
     Resolver,
-    Unknown,
     Value,
     value_path,
 )
@@ -105,7 +105,7 @@ def _changes_of(path: str, old: Resolver, new: Resolver, relocator: Relocator, s
 
 def _lookup(resolver: Resolver, path: str) -> Any:
     value = resolver.lookup(path)
-    if isinstance(value, Unknown) and value.reason == "parent-missing":
+    if isinstance(value, Unknown) and value.reason is Reason.PARENT_MISSING:
         return Missing(path.rpartition(".")[0], path.rsplit(".", 1)[-1], "module")
     return value
 

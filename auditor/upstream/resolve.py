@@ -2,7 +2,8 @@
 
 Follows re-exports and aliases, submodules, star imports, class bases (C3 MRO) and instance types
 (constructor calls, annotations, return annotations). Every answer is three-valued: `Missing` only
-when the miss is certain; anything the analysis cannot see through is `Unknown(reason)`.
+when the miss is certain; anything the analysis cannot see through is `Unknown(reason)`
+(the reasons are in `auditor.reasons`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Union
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.model import AliasInfo, AttributeInfo, ClassInfo, FunctionInfo, Member, ModuleInfo
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.reasons import Reason, Unknown
 
 # Bases that add nothing a downstream call or attribute could depend on.
 TRANSPARENT_BASES = frozenset(
@@ -84,11 +86,6 @@ class Missing:
     exact: bool = True
 
 
-@dataclass(frozen=True)
-class Unknown:
-    reason: str
-
-
 Value = Union[ModuleValue, ClassValue, FunctionValue, InstanceValue, AttributeValue, ExternalValue]
 Resolution = Union[Value, Missing, Unknown]
 
@@ -122,9 +119,9 @@ class Resolver:
     def _resolve(self, ref: Ref) -> Resolution:
         if isinstance(ref, ModuleRef):
             if not self.index.owns(ref.path):
-                return Unknown("not-upstream")
+                return Unknown(Reason.NOT_UPSTREAM)
             if self.index.is_compiled(ref.path):
-                return Unknown("compiled-module")
+                return Unknown(Reason.COMPILED_MODULE)
             info = self.index.module(ref.path)
             if info is not None:
                 return ModuleValue(info)
@@ -133,27 +130,27 @@ class Resolver:
                 return Missing(ref.path, ref.path, "module")
             parent_value = self.resolve(ModuleRef(parent))
             if not isinstance(parent_value, ModuleValue):
-                return parent_value if isinstance(parent_value, Unknown) else Unknown("parent-missing")
+                return parent_value if isinstance(parent_value, Unknown) else Unknown(Reason.PARENT_MISSING)
             return Missing(parent, name, "module")
         if isinstance(ref, AttrRef):
             base = self.resolve(ref.base)
             if isinstance(base, Missing):
-                return Unknown("parent-missing")  # reported once, at the parent
+                return Unknown(Reason.PARENT_MISSING)  # reported once, at the parent
             if isinstance(base, Unknown):
                 return base
             return self.attribute(base, ref.name)
         if isinstance(ref, CallRef):
             func = self.resolve(ref.func)
             if isinstance(func, (Missing, Unknown)):
-                return Unknown("callee-unresolved")
+                return Unknown(Reason.CALLEE_UNRESOLVED)
             return self.call_result(func)
         if isinstance(ref, InstanceRef):
             cls = self.resolve(ref.cls)
             if isinstance(cls, ClassValue):
                 return InstanceValue(cls.info, exact=False)
             if isinstance(cls, ExternalValue):
-                return Unknown("external-class")
-            return Unknown("annotation-not-a-class")
+                return Unknown(Reason.EXTERNAL_CLASS)
+            return Unknown(Reason.ANNOTATION_NOT_A_CLASS)
         raise TypeError(ref)
 
     def lookup(self, path: str) -> Resolution:
@@ -161,7 +158,7 @@ class Resolver:
         if not self.index.owns(path):
             return ExternalValue(path)
         if path in self._active:
-            return Unknown("alias-cycle")
+            return Unknown(Reason.ALIAS_CYCLE)
         self._active.add(path)
         try:
             parts = path.split(".")
@@ -199,35 +196,35 @@ class Resolver:
                 return self._class_attribute(cls, name, on_instance=True, exact=False)
             assigned = self.assigned_value(base)
             if isinstance(assigned, (Missing, Unknown)):
-                return Unknown("untyped-attribute")
+                return Unknown(Reason.UNTYPED_ATTRIBUTE)
             return self.attribute(assigned, name)
         if isinstance(base, ExternalValue):
-            return Unknown("external")
-        return Unknown("attribute-of-function")
+            return Unknown(Reason.EXTERNAL)
+        return Unknown(Reason.ATTRIBUTE_OF_FUNCTION)
 
     def _module_attribute(self, module: ModuleInfo, name: str, seen: frozenset[str] = frozenset()) -> Resolution:
         member = module.members.get(name)
         if member is not None:
             if name in module.rebound:
-                return Unknown("defined-more-than-once")  # bound for sure, but which definition runs?
+                return Unknown(Reason.DEFINED_MORE_THAN_ONCE)  # bound for sure, but which definition runs?
             return self._member_value(member, f"{module.path}.{name}", None)
         submodule = f"{module.path}.{name}"
         if self.index.is_compiled(submodule):
-            return Unknown("compiled-module")
+            return Unknown(Reason.COMPILED_MODULE)
         if self.index.module(submodule) is not None:
             return ModuleValue(self.index.module(submodule))  # type: ignore[arg-type]
         if name.startswith("__") and name.endswith("__"):
-            return Unknown("module-dunder")
+            return Unknown(Reason.MODULE_DUNDER)
         # A star import binds its names for certain, whatever else the module does; when several
         # provide one, the last import wins, as in Python.
         unsure: Unknown | None = None
         for star in reversed(module.star_imports):
             if star in seen or not self.index.owns(star):
-                unsure = unsure or Unknown("star-import")
+                unsure = unsure or Unknown(Reason.STAR_IMPORT)
                 continue
             source = self.index.module(star)
             if source is None:
-                unsure = unsure or Unknown("star-import")
+                unsure = unsure or Unknown(Reason.STAR_IMPORT)
                 continue
             if (source.exports is not None and name not in source.exports) or (
                 source.exports is None and name.startswith("_")
@@ -239,9 +236,9 @@ class Resolver:
             elif not isinstance(found, Missing):
                 return found
         if name in module.bound_names:
-            return Unknown("dynamic-binding")
+            return Unknown(Reason.DYNAMIC_BINDING)
         if module.dynamic_namespace:
-            return Unknown("module-getattr")
+            return Unknown(Reason.MODULE_GETATTR)
         if unsure is not None:
             return unsure
         return Missing(module.path, name, "module")
@@ -249,37 +246,37 @@ class Resolver:
     def _class_attribute(self, cls: ClassInfo, name: str, *, on_instance: bool, exact: bool = True) -> Resolution:
         mro = self.mro(cls)
         if mro is None:
-            return Unknown("unresolvable-mro")
+            return Unknown(Reason.UNRESOLVABLE_MRO)
         for entry in mro:
             if isinstance(entry, str):
                 if entry in ENUM_BASES and not on_instance:
                     if name in ENUM_CLASS_API:
-                        return Unknown("enum-api")
+                        return Unknown(Reason.ENUM_API)
                     continue  # an enum class has its members and Enum's own API, nothing else
-                return Unknown(f"external-base:{entry}")
+                return Unknown(Reason.EXTERNAL_BASE, entry)
             member = entry.members.get(name)
             if member is not None:
                 if name in entry.rebound:
-                    return Unknown("defined-more-than-once")
+                    return Unknown(Reason.DEFINED_MORE_THAN_ONCE)
                 return self._member_value(member, f"{entry.path}.{name}", "instance" if on_instance else "class")
             if on_instance and name in entry.instance_attributes:
-                return Unknown("instance-attribute")  # set in a method: type unknown, existence certain
+                return Unknown(Reason.INSTANCE_ATTRIBUTE)  # set in a method: type unknown, existence certain
         if name.startswith("__") and name.endswith("__"):
-            return Unknown("dunder")
+            return Unknown(Reason.DUNDER)
         for entry in mro:
             if isinstance(entry, str):
                 continue
             if entry.dynamic_attributes or "__getattr__" in entry.members or "__getattribute__" in entry.members:
-                return Unknown("class-getattr")
+                return Unknown(Reason.CLASS_GETATTR)
         if not on_instance and any(isinstance(e, ClassInfo) and e.metaclass for e in mro):
-            return Unknown("metaclass-attribute")
+            return Unknown(Reason.METACLASS_ATTRIBUTE)
         return Missing(cls.path, name, "instance" if on_instance else "class", exact or not on_instance)
 
     def _member_value(self, member: Member, path: str, via: str | None) -> Resolution:
         if isinstance(member, AliasInfo):
             target = self.lookup(member.target)
             if isinstance(target, Missing):
-                return Unknown("broken-alias")  # e.g. a TYPE_CHECKING-only or optional import
+                return Unknown(Reason.BROKEN_ALIAS)  # e.g. a TYPE_CHECKING-only or optional import
             return target
         if isinstance(member, ClassInfo):
             return ClassValue(member)
@@ -302,17 +299,17 @@ class Resolver:
         info = value.info
         key = f"assigned:{value.path}"
         if key in self._active:
-            return Unknown("alias-cycle")
+            return Unknown(Reason.ALIAS_CYCLE)
         self._active.add(key)
         try:
             if info.value_path and not info.value_path.startswith("?"):
                 target = self.lookup(info.value_path)
-                return target if not isinstance(target, Missing) else Unknown("broken-alias")
+                return target if not isinstance(target, Missing) else Unknown(Reason.BROKEN_ALIAS)
             if info.value_call and not info.value_call.startswith("?"):
                 callee = self.lookup(info.value_call)
                 if isinstance(callee, ClassValue) and not callee.info.metaclass:
                     return InstanceValue(callee.info, exact=False)
-            return Unknown("untyped-attribute")
+            return Unknown(Reason.UNTYPED_ATTRIBUTE)
         finally:
             self._active.discard(key)
 
@@ -339,7 +336,7 @@ class Resolver:
         for base in cls.bases:
             if base in TRANSPARENT_BASES:
                 continue
-            target = self.lookup(base) if not base.startswith("?") else Unknown("expression")
+            target = self.lookup(base) if not base.startswith("?") else None
             if isinstance(target, ClassValue):
                 base_mro = self.mro(target.info)
                 if base_mro is None:
@@ -389,14 +386,14 @@ class Resolver:
         """What calling a value returns, when that is certain enough to follow."""
         if isinstance(func, ClassValue):
             if func.info.metaclass and not self.plain_metaclass(func.info.metaclass):
-                return Unknown("metaclass")
+                return Unknown(Reason.METACLASS)
             return InstanceValue(func.info, exact=True)
         if isinstance(func, FunctionValue) and func.info.returns_path:
             target = self.lookup(func.info.returns_path)
             if isinstance(target, ClassValue):
                 return InstanceValue(target.info, exact=False)
-            return Unknown("return-not-a-class")
-        return Unknown("unknown-return")
+            return Unknown(Reason.RETURN_NOT_A_CLASS)
+        return Unknown(Reason.UNKNOWN_RETURN)
 
 
 def _mro_key(entry: ClassInfo | str) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apidrift.auditor.upstream.model import ClassInfo, FieldSpec, FunctionInfo
-from apidrift.auditor.upstream.resolve import FunctionValue, Resolver, Unknown
+from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.upstream.resolve import FunctionValue, Resolver
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 # Class decorators that leave the constructor as it is.
@@ -75,7 +76,7 @@ def dataclass_style(cls: ClassInfo, mro: list[ClassInfo | str], resolver: Resolv
             classic = path in ATTRS_CLASSIC and keywords.get("auto_attribs") != "True"
             style = Style("attrs", keywords, ATTRS_FIELD, True, keywords.get("kw_only") == "True", classic)
         elif path.startswith("?") or not resolver.index.owns(path):
-            return Unknown(f"class-decorator:{path}")
+            return Unknown(Reason.CLASS_DECORATOR, path)
         else:
             target = resolver.lookup(path)
             if isinstance(target, FunctionValue) and target.info.dataclass_transform is not None:
@@ -86,7 +87,7 @@ def dataclass_style(cls: ClassInfo, mro: list[ClassInfo | str], resolver: Resolv
                 isinstance(target, FunctionValue)
                 and (target.info.factory_identity if decorator.called else target.info.identity)
             ):
-                return Unknown(f"class-decorator:{path}")
+                return Unknown(Reason.CLASS_DECORATOR, path)
     if style is None:  # PEP 681 through a marked base class or metaclass
         for entry in mro[1:]:
             if isinstance(entry, ClassInfo) and marks_dataclass_transform(entry):
@@ -100,14 +101,14 @@ def synthesize(mro: list[ClassInfo | str], owner: ClassInfo, resolver: Resolver)
     strict = True
     for entry in reversed(mro[mro.index(owner) :]):
         if isinstance(entry, str):
-            return Unknown(f"external-base:{entry}")
+            return Unknown(Reason.EXTERNAL_BASE, entry)
         style = dataclass_style(entry, mro[mro.index(entry) :], resolver)
         if isinstance(style, Unknown):
             return style
         if style is None:
             continue  # annotations of plain bases are not fields
         if style.kind == "pydantic" and _has_pre_validator(entry):
-            return Unknown("pydantic-pre-validator")
+            return Unknown(Reason.PYDANTIC_PRE_VALIDATOR)
         strict = style.strict_keywords
         kw_only = style.kw_only_default or style.options.get("kw_only") == "True"
         for spec in entry.fields:
@@ -136,7 +137,7 @@ def pydantic_model(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature | Un
     for entry in reversed(below):
         assert isinstance(entry, ClassInfo)
         if _has_pre_validator(entry):
-            return Unknown("pydantic-pre-validator")
+            return Unknown(Reason.PYDANTIC_PRE_VALIDATOR)
         config = entry.members.get("model_config")
         config_text = (getattr(config, "value", None) or "") + entry.class_keywords.get("extra", "")
         nested = entry.members.get("Config")
@@ -164,7 +165,7 @@ def pydantic_model(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature | Un
 def named_tuple(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature | Unknown:
     """`class P(NamedTuple)`: one positional-or-keyword parameter per annotated field, in order."""
     if len([e for e in mro if isinstance(e, ClassInfo)]) != 1:
-        return Unknown("named-tuple-subclass")
+        return Unknown(Reason.NAMED_TUPLE_SUBCLASS)
     params = [
         Parameter(s.name, ParamKind.POSITIONAL_OR_KEYWORD, s.has_value, s.value, s.annotation)
         for s in cls.fields
@@ -199,7 +200,7 @@ def _field_parameter(spec: FieldSpec, style: Style, kw_only: bool) -> Parameter 
         if keywords.get("init") == "False":
             return None
         if "validation_alias" in keywords or ("alias" in keywords and style.kind != "attrs"):
-            return Unknown("field-alias")
+            return Unknown(Reason.FIELD_ALIAS)
         if "alias" in keywords:
             name = keywords["alias"].strip("'\"")
         if keywords.get("kw_only") == "True":

@@ -1,0 +1,98 @@
+"""Why a use site could not be checked: one registry of reasons (code, human text, counted as resolved).
+
+Every "not checkable" answer of the pipeline is an `Unknown(reason, detail)`: the resolver's, the
+constructor analysis', the binder's and the site checker's alike. Coverage counts sites by
+`Unknown.label` (the code, with the detail after a colon: `external-base:msgspec.Struct`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Reason(Enum):
+    """A reason a site is not checkable. `resolved`: the target itself is known (only this call is not)."""
+
+    code: str
+    text: str
+    resolved: bool
+
+    def __new__(cls, code: str, text: str, resolved: bool = False) -> Reason:
+        member = object.__new__(cls)
+        member._value_ = code
+        member.code = code
+        member.text = text
+        member.resolved = resolved
+        return member
+
+    # -- resolving a reference ------------------------------------------------------------------------
+    NOT_UPSTREAM = ("not-upstream", "the module is not part of the upstream package")
+    COMPILED_MODULE = ("compiled-module", "a compiled extension module: there is no Python source to read")
+    PARENT_MISSING = ("parent-missing", "an enclosing name is missing (reported once, there)")
+    CALLEE_UNRESOLVED = ("callee-unresolved", "the object called could not be resolved")
+    EXTERNAL_CLASS = ("external-class", "annotated with a class outside the upstream package")
+    ANNOTATION_NOT_A_CLASS = ("annotation-not-a-class", "the annotation does not name a class")
+    ALIAS_CYCLE = ("alias-cycle", "the name is an alias of itself, through other aliases")
+    UNTYPED_ATTRIBUTE = ("untyped-attribute", "an attribute whose type is not known")
+    EXTERNAL = ("external", "an attribute of an object outside the upstream package")
+    ATTRIBUTE_OF_FUNCTION = ("attribute-of-function", "an attribute of a function object")
+    DEFINED_MORE_THAN_ONCE = ("defined-more-than-once", "the name is bound in several ways: which one runs is unknown")
+    MODULE_DUNDER = ("module-dunder", "a module dunder attribute, set by the import system")
+    STAR_IMPORT = ("star-import", "the name may come from a star import the analysis cannot read")
+    DYNAMIC_BINDING = ("dynamic-binding", "the module binds the name dynamically (globals(), setattr, ...)")
+    MODULE_GETATTR = ("module-getattr", "the module answers unknown names itself (module __getattr__)")
+    UNRESOLVABLE_MRO = ("unresolvable-mro", "the class's method resolution order cannot be computed")
+    ENUM_API = ("enum-api", "part of the enum machinery's own API")
+    EXTERNAL_BASE = ("external-base", "inherited from a base class outside the upstream package")
+    INSTANCE_ATTRIBUTE = ("instance-attribute", "an instance attribute set in a method: its type is unknown")
+    DUNDER = ("dunder", "a dunder attribute that the object model may provide")
+    CLASS_GETATTR = ("class-getattr", "the class answers unknown attributes itself (__getattr__ and the like)")
+    METACLASS_ATTRIBUTE = ("metaclass-attribute", "the class's metaclass may provide the attribute")
+    BROKEN_ALIAS = ("broken-alias", "an import that does not resolve (TYPE_CHECKING-only or optional)")
+    METACLASS = ("metaclass", "a metaclass decides what calling the class does")
+    RETURN_NOT_A_CLASS = ("return-not-a-class", "the return annotation does not name a class")
+    UNKNOWN_RETURN = ("unknown-return", "what the call returns is not known")
+    # -- the signature a call binds against -----------------------------------------------------------
+    NOT_CALLABLE = ("not-callable", "the object called is not known to be callable")
+    INSTANCE_CALL = ("instance-call", "an instance whose class has no __call__ the analysis can read")
+    DECORATOR = ("decorator", "a decorator whose effect on the signature is unknown")
+    PYDANTIC_DATACLASS_WITH_INIT = ("pydantic-dataclass-with-__init__", "a pydantic dataclass that defines __init__")
+    INIT_NOT_A_FUNCTION = ("__init__-not-a-function", "the class's __init__ is not a plain function")
+    NEW_NOT_A_FUNCTION = ("__new__-not-a-function", "the class's __new__ is not a plain function")
+    CLASS_DECORATOR = ("class-decorator", "a class decorator whose effect on the constructor is unknown")
+    PYDANTIC_PRE_VALIDATOR = ("pydantic-pre-validator", "a pydantic model whose pre-validator may rewrite the arguments")
+    NAMED_TUPLE_SUBCLASS = ("named-tuple-subclass", "a subclass of a named tuple class")
+    FIELD_ALIAS = ("field-alias", "a field with an alias: the keyword it takes is not certain")
+    # -- binding the call (the target is known) -------------------------------------------------------
+    STAR_ARGUMENTS = ("star-arguments", "the call unpacks *args or **kwargs whose contents are unknown", True)
+    INVALID_SIGNATURE = ("invalid-signature", "the signature is not one a def can produce", True)
+    INVALID_CALL = ("invalid-call", "the call repeats a keyword (a SyntaxError)", True)
+    OVERLOADS = ("overloads", "the call may match an overload: none is certain to bind or to break", True)
+    # -- the site as a whole --------------------------------------------------------------------------
+    ATTRIBUTE_OF_ANNOTATED_TYPE = (
+        "attribute-of-annotated-type",
+        "missing from a type known by annotation only: a subclass instance may have it",
+    )
+    NOT_AN_UPSTREAM_METHOD = ("not-an-upstream-method", "a method of the downstream's own, overriding nothing upstream")
+    UNPARSABLE_FILE = ("unparsable-file", "the downstream file could not be parsed: its use sites are unknown")
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Not checkable, and why; `detail` names the object at fault (a base, a decorator) when there is one."""
+
+    reason: Reason
+    detail: str = ""
+
+    @property
+    def label(self) -> str:
+        """How coverage counts it: `star-arguments`, `external-base:msgspec.Struct`."""
+        return f"{self.reason.code}:{self.detail}" if self.detail else self.reason.code
+
+    @property
+    def resolved(self) -> bool:
+        return self.reason.resolved
+
+
+__all__ = ["Reason", "Unknown"]
