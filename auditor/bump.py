@@ -1,0 +1,457 @@
+"""`apidrift bump`: audit the local project against every package a change of its lock or pin files moves.
+
+    sides      the pinned versions before and after (auditor/sources/lockfiles.py): the work tree against
+               `git show REF:path` (`--base REF`), or two files (`--old`/`--new`)
+    changes    per package: upgrade, downgrade, changed (versions that do not compare), added, removed
+    used?      the project's imports against each changed package's import names, known without a
+               download where the name says them; only the packages the project imports are audited
+    audit      the engine's `audit`, once per used package, from the old version to the new one
+    result     one `AuditResult` (findings of every package, coverage per package) plus the list of changes
+
+Nothing is checked out, installed or executed; every file read is bounded (see lockfiles.py).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from apidrift import __version__
+from apidrift.auditor.cache import Cache
+from apidrift.auditor.engine import AuditRequest, audit
+from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo
+from apidrift.auditor.sources.locate import locate
+from apidrift.auditor.sources.lockfiles import (
+    GitSide,
+    LockError,
+    Side,
+    choose,
+    folder_reader,
+    listing_of,
+    read_lock,
+    read_side,
+)
+from apidrift.auditor.sources.specs import SourceError, SpecError
+from packaging.version import InvalidVersion, Version
+
+MAX_IMPORT_SCAN_BYTES = 2 * 1024 * 1024  # per file, as the downstream walk
+MAX_IMPORT_SCAN_FILES = 50_000
+
+# Distributions whose import name their own name does not say, for the most common cases. Used only to
+# tell which of the project's imports are accounted for; a package's own import names, when known, win.
+KNOWN_IMPORT_NAMES: dict[str, tuple[str, ...]] = {
+    "pyyaml": ("yaml",),
+    "pillow": ("PIL",),
+    "scikit-learn": ("sklearn",),
+    "scikit-image": ("skimage",),
+    "beautifulsoup4": ("bs4",),
+    "python-dateutil": ("dateutil",),
+    "opencv-python": ("cv2",),
+    "opencv-python-headless": ("cv2",),
+    "opencv-contrib-python": ("cv2",),
+    "protobuf": ("google.protobuf",),
+    "pyzmq": ("zmq",),
+    "pyjwt": ("jwt",),
+    "attrs": ("attr", "attrs"),
+    "setuptools": ("setuptools", "pkg_resources", "_distutils_hack"),
+    "pymupdf": ("fitz", "pymupdf"),
+    "pycryptodome": ("Crypto",),
+    "pyserial": ("serial",),
+    "dnspython": ("dns",),
+    "py-cpuinfo": ("cpuinfo",),
+    "pyopenssl": ("OpenSSL",),
+    "msgpack-python": ("msgpack",),
+    "python-multipart": ("multipart", "python_multipart"),
+    "python-dotenv": ("dotenv",),
+    "faiss-cpu": ("faiss",),
+    "pytorch-lightning": ("pytorch_lightning", "lightning"),
+    "ruamel-yaml": ("ruamel.yaml",),
+    "google-api-python-client": ("googleapiclient", "apiclient"),
+    "mysqlclient": ("MySQLdb",),
+    "psycopg2-binary": ("psycopg2",),
+    "typing-extensions": ("typing_extensions",),
+}
+
+
+@dataclass(frozen=True)
+class BumpRequest:
+    project: Path  # the local project folder (the downstream)
+    base: str | None = None  # git revision of the old side (the new side is the work tree)
+    old_file: Path | None = None  # or: two files
+    new_file: Path | None = None
+    template: AuditRequest | None = None  # options for each audit (downstream/against/old replaced)
+    cache_dir: Path | None = None
+    offline: bool = False
+    index_url: str | None = None
+    learn_imports: bool = True  # fetch a release to learn its import names when the name does not say them
+
+
+@dataclass
+class PackageChange:
+    name: str  # normalized
+    display: str
+    old: str | None
+    new: str | None
+    kind: str  # "upgrade", "downgrade", "changed", "added" or "removed"
+    files: tuple[str, ...] = ()  # files that pin it (either side)
+    status: str = ""  # "audited", "not used", "not audited", "added" or "removed"
+    reason: str | None = None  # why not used / not audited
+    import_names: tuple[str, ...] = ()
+    findings: list[Finding] = field(default_factory=list)
+    coverage: Coverage | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"{self.display} {self.old or '(none)'} -> {self.new or '(none)'}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.display,
+            "old": self.old,
+            "new": self.new,
+            "kind": self.kind,
+            "status": self.status,
+            "reason": self.reason,
+            "files": list(self.files),
+            "import_names": list(self.import_names),
+            "findings": len(self.findings),
+            "coverage": asdict(self.coverage) if self.coverage else None,
+        }
+
+
+@dataclass(frozen=True)
+class FileRead:
+    side: str  # "old" or "new"
+    where: str  # e.g. "origin/main" or "work tree" or the file named
+    path: str
+    kind: str
+    pins: int
+
+
+@dataclass
+class BumpResult:
+    project: InputInfo
+    old_side: str
+    new_side: str
+    files_read: list[FileRead]
+    changes: list[PackageChange]
+    audit: AuditResult  # every audited package's findings and coverage, for the audit renderers
+    notes: list[str] = field(default_factory=list)
+
+    def audited(self) -> list[PackageChange]:
+        return [c for c in self.changes if c.status == "audited"]
+
+    def with_status(self, status: str) -> list[PackageChange]:
+        return [c for c in self.changes if c.status == status]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "old": self.old_side,
+            "new": self.new_side,
+            "files_read": [asdict(f) for f in self.files_read],
+            "changes": [c.as_dict() for c in self.changes],
+            "notes": list(self.notes),
+        }
+
+
+class BumpError(Exception):
+    """Inputs that cannot be used (no git, no such revision, a file that does not parse): one line."""
+
+
+def run_bump(request: BumpRequest) -> BumpResult:
+    """Read both sides, find the changed packages, audit the used ones; raise `BumpError` on bad input."""
+    try:
+        old, new, old_where, new_where = _sides(request)
+    except LockError as error:
+        raise BumpError(str(error)) from None
+    notes = old.notes() + new.notes()
+    files_read = [FileRead("old", old_where, f.path, f.kind, len(f.pins)) for f in old.files]
+    files_read += [FileRead("new", new_where, f.path, f.kind, len(f.pins)) for f in new.files]
+    changes, choice_notes = changed_packages(old, new)
+    notes += choice_notes
+
+    cache = Cache(request.cache_dir)
+    template = request.template or AuditRequest(str(request.project), "")
+    try:
+        project_tree = locate(str(request.project), role="downstream", cache=cache, offline=True)
+    except (SpecError, SourceError) as error:
+        raise BumpError(str(error)) from None
+    project = InputInfo(
+        project_tree.name, project_tree.version, project_tree.origin, project_tree.location,
+        import_names=tuple(project_tree.import_names),
+    )
+    imports = third_party_imports(request.project, frozenset(project_tree.import_names), template.exclude)
+    locked = {name for name in {*old.versions(), *new.versions()}}
+    explained = {m for m in imports if any(_provides(_guessed_names(name), m) for name in locked)}
+    unexplained = sorted(imports - explained)
+
+    results: list[AuditResult] = []
+    for change in changes:
+        if change.kind in ("added", "removed"):
+            change.status = change.kind
+            continue
+        guessed = _guessed_names(change.name)
+        hits = sorted(m for m in imports if _provides(guessed, m))
+        if not hits:
+            if not unexplained:
+                change.status, change.reason = "not used", "the project imports none of its modules"
+                continue
+            if not request.learn_imports:
+                change.status = "not audited"
+                change.reason = f"its import names are not known without a download (the project imports {', '.join(unexplained[:5])})"
+                continue
+            learned = _learn_import_names(change, request, cache)
+            if learned is None:
+                continue
+            if not any(_provides(learned, m) for m in imports):
+                change.status, change.reason = "not used", f"the project imports none of {', '.join(learned) or 'its modules'}"
+                change.import_names = learned
+                continue
+        _audit_change(change, template, request, results)
+
+    combined = combine(project, changes, results)
+    combined.notes[:0] = notes
+    return BumpResult(project, old.label, new.label, files_read, changes, combined, notes)
+
+
+def _sides(request: BumpRequest) -> tuple[Side, Side, str, str]:
+    project = request.project
+    if request.base is not None:
+        if request.old_file or request.new_file:
+            raise LockError("give either --base REF or --old FILE --new FILE, not both")
+        if not project.is_dir():
+            raise LockError(f"{project}: not a folder; --base compares a project folder with a git revision")
+        git = GitSide.open(project, request.base)
+        paths = list(dict.fromkeys([*listing_of(project), *git.listing()]))
+        if not paths:
+            raise LockError(f"{project}: no lock or pin file here or at {request.base}")
+        old = read_side(request.base, paths, git.reader())
+        new = read_side("work tree", paths, folder_reader(project))
+        return old, new, f"git {request.base}", "work tree"
+    if request.old_file is None or request.new_file is None:
+        raise LockError("give --base REF, or both --old FILE and --new FILE")
+    sides = []
+    for option, path in (("--old", request.old_file), ("--new", request.new_file)):
+        if not path.is_file():
+            raise LockError(f"{option} {path}: no such file")
+        root = _root_for(path, project)
+        relative = path.resolve().relative_to(root).as_posix()
+        side = Side(str(path))
+        side.files = read_lock(relative, folder_reader(root))
+        sides.append(side)
+    return sides[0], sides[1], str(request.old_file), str(request.new_file)
+
+
+def _root_for(path: Path, project: Path) -> Path:
+    """Includes of a file stay inside the project when the file is in it, else inside the file's folder."""
+    resolved = path.resolve()
+    project_root = project.resolve()
+    return project_root if project_root.is_dir() and resolved.is_relative_to(project_root) else resolved.parent
+
+
+def changed_packages(old: Side, new: Side) -> tuple[list[PackageChange], list[str]]:
+    """The packages whose pinned version differs between the sides, by name."""
+    before, after = old.versions(), new.versions()
+    changes: list[PackageChange] = []
+    notes: list[str] = []
+    for name in sorted({*before, *after}):
+        old_version = new_version = None
+        if name in before:
+            old_version, note = choose(before[name])
+            if note:
+                notes.append(f"{old.label}: {note}")
+        if name in after:
+            new_version, note = choose(after[name])
+            if note:
+                notes.append(f"{new.label}: {note}")
+        if old_version == new_version or _same(old_version, new_version):
+            continue
+        pins = before.get(name, []) + after.get(name, [])
+        display = (after.get(name) or before.get(name) or [None])[0]
+        files = tuple(dict.fromkeys(p.path for p in pins))
+        changes.append(
+            PackageChange(name, display.display if display else name, old_version, new_version, _kind(old_version, new_version), files)
+        )
+    return changes, notes
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    if a is None or b is None:
+        return False
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return False
+
+
+def _kind(old: str | None, new: str | None) -> str:
+    if old is None:
+        return "added"
+    if new is None:
+        return "removed"
+    try:
+        return "upgrade" if Version(new) > Version(old) else "downgrade"
+    except InvalidVersion:
+        return "changed"
+
+
+# ---- which packages the project uses
+
+
+def _guessed_names(name: str) -> tuple[str, ...]:
+    """Import names a distribution's own name says: `foo-bar` -> foo_bar and foo.bar (namespace packages)."""
+    names = [name.replace("-", "_"), name.replace("-", ".")]
+    for prefix in ("python-", "py-"):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            names.append(name[len(prefix):].replace("-", "_"))
+    if name.endswith("-python"):
+        names.append(name[: -len("-python")].replace("-", "_"))
+    names += KNOWN_IMPORT_NAMES.get(name, ())
+    names += _installed_import_names(name)
+    return tuple(dict.fromkeys(names))
+
+
+def _provides(import_names: Iterable[str], module: str) -> bool:
+    """Whether a distribution with these import names provides `module` (a dotted import of the project).
+
+    Case matters as it does for imports, except that a distribution's name is case-insensitive: a
+    name-derived guess is compared without case.
+    """
+    lowered = module.lower()
+    return any(lowered == n.lower() or lowered.startswith(n.lower() + ".") for n in import_names)
+
+
+_installed: dict[str, tuple[str, ...]] | None = None
+
+
+def _installed_import_names(name: str) -> tuple[str, ...]:
+    """What the distributions installed beside apidrift say they provide (their metadata; nothing imported)."""
+    global _installed
+    if _installed is None:
+        mapping: dict[str, list[str]] = {}
+        try:
+            for module, dists in importlib.metadata.packages_distributions().items():
+                for dist in dists:
+                    mapping.setdefault(re.sub(r"[-_.]+", "-", dist).lower(), []).append(module)
+        except Exception:  # broken metadata of some installed distribution: no extra names
+            mapping = {}
+        _installed = {k: tuple(sorted(set(v))) for k, v in mapping.items()}
+    return _installed.get(name, ())
+
+
+_IMPORT_LINE = re.compile(r"(?:^|[;:])[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^#;\n]+))", re.MULTILINE)
+_DYNAMIC_IMPORT = re.compile(r"""(?:import_module|__import__)\(\s*['"]([A-Za-z_][\w.]*)['"]""")
+
+
+def third_party_imports(root: Path, own: frozenset[str], exclude: tuple[str, ...] = ()) -> set[str]:
+    """The dotted modules the project's files import, less the standard library and its own packages.
+
+    A bounded textual pass, not a parse: it may also count an `import` in a string, which only makes a
+    package look used (and audited), never the reverse.
+    """
+    import fnmatch
+
+    from apidrift.auditor.downstream.walk import _python_files
+
+    files, _ = _python_files(root)
+    modules: set[str] = set()
+    for path, relative in files[:MAX_IMPORT_SCAN_FILES]:
+        if any(fnmatch.fnmatchcase(relative, p) or relative.startswith(p.rstrip("/") + "/") for p in exclude):
+            continue
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(MAX_IMPORT_SCAN_BYTES + 1)
+        except OSError:
+            continue
+        if len(data) > MAX_IMPORT_SCAN_BYTES:
+            continue
+        text = data.decode("utf-8", "replace")
+        for match in _IMPORT_LINE.finditer(text):
+            if match.group(1):
+                modules.add(match.group(1))
+            else:
+                for part in match.group(2).replace("\\", " ").split(","):
+                    words = part.strip().strip("()").split()
+                    if words and re.fullmatch(r"[A-Za-z_][\w.]*", words[0]):
+                        modules.add(words[0])
+        modules.update(m.group(1) for m in _DYNAMIC_IMPORT.finditer(text))
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    return {
+        m for m in modules
+        if m.split(".")[0] not in stdlib and m.split(".")[0] not in own and m.split(".")[0] != "__future__"
+    }
+
+
+def _learn_import_names(change: PackageChange, request: BumpRequest, cache: Cache) -> tuple[str, ...] | None:
+    """The import names of the new release (one download, which the audit then reuses from the cache)."""
+    try:
+        tree = locate(
+            f"{change.display}=={change.new}", role="upstream", cache=cache, index_url=request.index_url, offline=request.offline
+        )
+    except (SpecError, SourceError) as error:
+        change.status, change.reason = "not audited", f"its import names could not be learned: {error}"
+        return None
+    change.notes.append(f"import names learned from its release: {', '.join(tree.import_names) or 'none'}")
+    return tuple(tree.import_names)
+
+
+def _audit_change(change: PackageChange, template: AuditRequest, request: BumpRequest, results: list[AuditResult]) -> None:
+    audit_request = replace(
+        template,
+        downstream=str(request.project),
+        against=f"{change.display}=={change.new}",
+        old=f"{change.display}=={change.old}",
+        cache_dir=request.cache_dir,
+        offline=request.offline,
+        index_url=request.index_url,
+    )
+    try:
+        result = audit(audit_request)
+    except (SpecError, SourceError) as error:
+        change.status, change.reason = "not audited", str(error)
+        return
+    change.import_names = result.upstream.import_names
+    change.coverage = result.coverage[0] if result.coverage else None
+    change.findings = list(result.findings)
+    change.notes += [n for n in result.notes if not n.startswith("old version: ")]
+    if not result.findings and (change.coverage is None or change.coverage.found == 0):
+        change.status, change.reason = "not used", "no use sites of it found in the project"
+        return
+    change.status = "audited"
+    results.append(result)
+
+
+def combine(project: InputInfo, changes: list[PackageChange], results: list[AuditResult]) -> AuditResult:
+    """One `AuditResult` for the audit renderers: every audited package's findings and coverage."""
+    audited = [c for c in changes if c.status == "audited"]
+    upstream = InputInfo(
+        ", ".join(f"{c.display}=={c.new}" for c in audited) or "no used package changed",
+        None, "bump", ", ".join(c.label for c in audited),
+    )
+    old = InputInfo(", ".join(f"{c.display}=={c.old}" for c in audited), None, "bump", "") if audited else None
+    combined = AuditResult(project, upstream, old, tool_version=__version__)
+    files: dict[str, FileOutcome] = {}
+    for result in results:
+        combined.findings.extend(result.findings)
+        combined.coverage.extend(result.coverage)
+        for outcome in result.files:
+            known = files.get(outcome.path)
+            files[outcome.path] = outcome if known is None else replace(known, use_sites=known.use_sites + outcome.use_sites)
+        for phase, seconds in result.timings.items():
+            combined.timings[phase] = combined.timings.get(phase, 0.0) + seconds
+    for change in changes:
+        combined.notes += [f"{change.display}: {note}" for note in change.notes]
+    combined.files = sorted(files.values(), key=lambda o: o.path)
+    order = {c.name: i for i, c in enumerate(changes)}
+    combined.findings.sort(key=lambda f: (order.get(_normal(f.upstream), 0), f.location.path, f.location.line, f.location.column, f.code))
+    return combined
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
