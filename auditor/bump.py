@@ -180,13 +180,13 @@ def run_bump(request: BumpRequest) -> BumpResult:
     template = request.template or AuditRequest(str(request.project), "")
     try:
         project_tree = locate(str(request.project), role="downstream", cache=cache, offline=True)
-    except (SpecError, SourceError) as error:
-        raise BumpError(str(error)) from None
-    project = InputInfo(
-        project_tree.name, project_tree.version, project_tree.origin, project_tree.location,
-        import_names=tuple(project_tree.import_names),
-    )
-    imports = third_party_imports(request.project, frozenset(project_tree.import_names), template.exclude)
+        project = InputInfo(
+            project_tree.name, project_tree.version, project_tree.origin, project_tree.location,
+            import_names=tuple(project_tree.import_names),
+        )
+    except (SpecError, SourceError):  # no package of its own (scripts only, or no Python yet)
+        project = InputInfo(request.project.resolve().name, None, "directory", str(request.project))
+    imports = third_party_imports(request.project, frozenset(project.import_names), template.exclude)
     locked = {name for name in {*old.versions(), *new.versions()}}
     explained = {m for m in imports if any(_provides(_guessed_names(name), m) for name in locked)}
     unexplained = sorted(imports - explained)
