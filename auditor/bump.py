@@ -105,6 +105,7 @@ class PackageChange:
     findings: list[Finding] = field(default_factory=list)
     coverage: Coverage | None = None
     notes: list[str] = field(default_factory=list)
+    failed: bool = False  # "not audited" because a release could not be had (not by choice)
 
     @property
     def label(self) -> str:
@@ -118,6 +119,7 @@ class PackageChange:
             "kind": self.kind,
             "status": self.status,
             "reason": self.reason,
+            "failed": self.failed,
             "files": list(self.files),
             "import_names": list(self.import_names),
             "findings": len(self.findings),
@@ -143,6 +145,9 @@ class BumpResult:
     changes: list[PackageChange]
     audit: AuditResult  # every audited package's findings and coverage, for the audit renderers
     notes: list[str] = field(default_factory=list)
+
+    def failed(self) -> list[PackageChange]:
+        return [c for c in self.changes if c.failed]
 
     def audited(self) -> list[PackageChange]:
         return [c for c in self.changes if c.status == "audited"]
@@ -396,6 +401,7 @@ def _learn_import_names(change: PackageChange, request: BumpRequest, cache: Cach
         )
     except (SpecError, SourceError) as error:
         change.status, change.reason = "not audited", f"its import names could not be learned: {error}"
+        change.failed = True
         return None
     change.notes.append(f"import names learned from its release: {', '.join(tree.import_names) or 'none'}")
     return tuple(tree.import_names)
@@ -414,7 +420,7 @@ def _audit_change(change: PackageChange, template: AuditRequest, request: BumpRe
     try:
         result = audit(audit_request)
     except (SpecError, SourceError) as error:
-        change.status, change.reason = "not audited", str(error)
+        change.status, change.reason, change.failed = "not audited", str(error), True
         return
     change.import_names = result.upstream.import_names
     change.coverage = result.coverage[0] if result.coverage else None

@@ -108,8 +108,11 @@ def _status_text(change: PackageChange) -> str:
 def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
     lines = [f"### apidrift: dependency bump of {md.cell(result.project.label)}", ""]
     audited = result.audited()
-    if not audited:
-        lines += [":white_check_mark: **No package the project uses changed.**" if not result.audit.findings else "", ""]
+    failed = result.failed()
+    if failed:
+        lines += [f":warning: **{_plural(len(failed), 'changed package')} could not be audited** (see below).", ""]
+    elif not audited:
+        lines += [":white_check_mark: **No package the project uses changed.**", ""]
     rows = 0
     for change in audited:
         worst = max((f.severity for f in change.findings), key=lambda s: s.rank, default=None)

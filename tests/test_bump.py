@@ -359,9 +359,10 @@ def test_two_files_and_every_format_when_nothing_used_changed(tmp_path: Path) ->
     assert "**Not used by the project:** click 8.1.8 -\\> 8.2.0, idna 3.7 -\\> 3.6" in markdown
     assert "**Added (not audited):** attrs 24.2.0" in markdown and "**Removed:** six 1.16.0" in markdown
     assert json.loads(render(result, "sarif"))["runs"][0]["results"] == []
+    assert main(["bump", str(tmp_path), "--old", str(old), "--new", str(new), "--offline", "--cache-dir", str(tmp_path / "c"), "-q"]) == 0
 
 
-def test_an_import_no_name_explains_is_not_called_unused(tmp_path: Path) -> None:
+def test_an_import_no_name_explains_is_not_called_unused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The project imports `mystery`, which no locked package's name says: a changed package whose
     import names are not known without a download is not passed over as unused."""
     (tmp_path / "main.py").write_text("import mystery\n")
@@ -377,6 +378,11 @@ def test_an_import_no_name_explains_is_not_called_unused(tmp_path: Path) -> None
     result = run_bump(BumpRequest(tmp_path, old_file=old, new_file=new, cache_dir=tmp_path / "cache", offline=True))
     (change,) = result.changes
     assert change.status == "not audited" and "could not be learned" in (change.reason or "")  # offline, empty cache
+    assert change.failed
+    # a bump that could not be checked does not pass the gate (as `audit` exits 2 without its upstream)
+    status = main(["bump", str(tmp_path), "--old", str(old), "--new", str(new), "--offline", "--cache-dir", str(tmp_path / "c")])
+    assert status == 2
+    assert "not audited, a release could not be had: click 8.1.8 -> 8.2.0" in capsys.readouterr().err
 
 
 # ---- a real bump, end to end
@@ -433,3 +439,16 @@ def test_headline_counts_call_sites() -> None:
 
     change = PackageChange("vllm", "vllm", "0.11.0", "0.16.0", "upgrade", status="audited", coverage=Coverage("vllm", 4, 4, 4))
     assert headline(change) == "vllm 0.11.0 -> 0.16.0: clean (4 use sites checked)"
+
+
+def test_a_symbolic_link_at_the_base_is_not_followed(tmp_path: Path) -> None:
+    project = _repo_with_bump(tmp_path, ())
+    (tmp_path / "outside.txt").write_text("leaked==1.0\n")
+    (project / "requirements.txt").symlink_to(tmp_path / "outside.txt")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "link")
+    side = GitSide.open(project, "HEAD")
+    with pytest.raises(LockError, match="symbolic link"):
+        side.reader()("requirements.txt")
+    with pytest.raises(LockError, match="outside"):  # and in the work tree it leads outside the project
+        folder_reader(project)("requirements.txt")

@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from apidrift.auditor.cli.main import (
+    EXIT_OK,
+    EXIT_USAGE,
     FAIL_ON,
     FORMATS,
     InputError,
@@ -117,4 +119,11 @@ def bump(
             out.path.write_text(report, encoding="utf-8")
         except OSError as error:
             raise InputError(f"cannot write {out.path}: {error.strerror}") from None
-    raise SystemExit(exit_status(result.audit, fail_on))
+    status = exit_status(result.audit, fail_on)
+    failed = result.failed()
+    if failed and status == EXIT_OK:
+        # As `audit` exits 2 when an upstream cannot be had: a bump that could not be checked does not pass.
+        names = ", ".join(c.label for c in failed)
+        click.echo(f"apidrift: error: not audited, a release could not be had: {names}", err=True)
+        status = EXIT_USAGE
+    raise SystemExit(status)

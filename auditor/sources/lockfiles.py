@@ -203,9 +203,11 @@ class GitSide:
             if path.startswith("../") or path == ".." or path.startswith("/"):
                 raise LockError(f"{relative}: outside the repository; not read")
             spec = f"{self.ref}:{path}"
-            kind = _git(self.repo, "cat-file", "-t", spec, check=False).strip()
-            if kind != "blob":
+            entry = _git(self.repo, "ls-tree", self.ref, "--", path, check=False).split("\t", 1)[0].split()
+            if len(entry) != 3 or entry[1] != "blob":
                 return None
+            if entry[0] == "120000":
+                raise LockError(f"{self.ref}:{path}: a symbolic link; not read")
             size = int(_git(self.repo, "cat-file", "-s", spec).strip() or 0)
             if size > MAX_FILE_BYTES:
                 raise LockError(f"{self.ref}:{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB; not read")
