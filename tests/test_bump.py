@@ -452,3 +452,33 @@ def test_a_symbolic_link_at_the_base_is_not_followed(tmp_path: Path) -> None:
         side.reader()("requirements.txt")
     with pytest.raises(LockError, match="outside"):  # and in the work tree it leads outside the project
         folder_reader(project)("requirements.txt")
+
+
+@pytest.mark.network
+@pytest.mark.flagship
+def test_flagship_bump_vllm_0_11_to_0_16_in_a_git_history(tmp_path: Path, index_cache: Path) -> None:
+    """FLAGSHIP.md as a pull request would bring it: speculators 0.3.0's code in a repository whose
+    requirements.txt moves vllm 0.11.0 -> 0.16.0 (and idna, which it does not use, 3.6 -> 3.7)."""
+    from apidrift.auditor.cache import Cache
+    from apidrift.auditor.sources.locate import locate
+
+    tree = locate("speculators==0.3.0", role="downstream", cache=Cache(index_cache))
+    project = tmp_path / "project"
+    shutil.copytree(tree.root, project, ignore=shutil.ignore_patterns("*.pyc"))
+    (project / "requirements.txt").write_text("vllm==0.11.0\nidna==3.6\n")
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "base")
+    (project / "requirements.txt").write_text("vllm==0.16.0\nidna==3.7\n")
+    output = tmp_path / "bump.json"
+    markdown = tmp_path / "bump.md"
+    status = main(["bump", str(project), "--base", "main", "--cache-dir", str(index_cache), "-q",
+                   f"--format=json:{output}", f"--format=markdown:{markdown}"])  # fmt: skip
+    assert status == 1
+    report = json.loads(output.read_text())
+    errors = sorted((f["location"]["line"], f["code"]) for f in report["findings"] if f["severity"] == "error")
+    assert errors == [(139, "AD101"), (148, "AD102"), (194, "AD102")]
+    assert {f["upstream"] for f in report["findings"]} == {"vllm"}
+    changes = {c["name"]: c["status"] for c in report["bump"]["changes"]}
+    assert changes == {"vllm": "audited", "idna": "not used"}
+    assert "vllm 0.11.0 -\\> 0.16.0: 3 call sites break" in markdown.read_text()
