@@ -74,7 +74,7 @@ def bump(
     The old side is `--base REF` (git, the new side being the work tree) or `--old FILE` with
     `--new FILE`. Reads uv.lock, poetry.lock, pdm.lock, Pipfile.lock, pylock.toml, requirements*.txt
     and exact pins in pyproject.toml. Exit status as `audit`: 0 clean, 1 findings at or above
-    --fail-on, 2 bad usage or input.
+    --fail-on, 2 bad usage or input (also: a used package whose release could not be had).
     """
     from apidrift.auditor.bump import BumpError, BumpRequest, run_bump
     from apidrift.auditor.engine import AuditRequest
