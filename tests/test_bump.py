@@ -70,6 +70,16 @@ def test_the_format_is_recognised_by_content_when_the_name_says_nothing(name: st
     assert sniff_kind(f"{name}.new", data) == SAMPLES[name]
 
 
+def test_names_and_versions_that_are_not_are_left_out(tmp_path: Path) -> None:
+    (tmp_path / "poetry.lock").write_text(
+        '[[package]]\nname = "evil\\u001b[31m"\nversion = "1.0"\n\n[[package]]\nname = "ok"\nversion = "1.0\\n2"\n\n'
+        '[[package]]\nname = "fine"\nversion = "2.0"\n'
+    )
+    (lock,) = read_lock("poetry.lock", folder_reader(tmp_path))
+    assert [(p.name, p.version) for p in lock.pins] == [("fine", "2.0")]
+    assert len(lock.notes) == 2 and all("not a package name and version" in n for n in lock.notes)
+
+
 def test_the_project_itself_in_uv_lock_is_not_a_pin() -> None:
     (lock,) = read_lock("uv.lock", folder_reader(DATA / "old"))
     assert "sample" not in {p.name for p in lock.pins}

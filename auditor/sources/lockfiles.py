@@ -277,11 +277,24 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+def _safe(value: object, limit: int = 80) -> str:
+    """Text from a file, fit for a note: printable characters only, bounded."""
+    return "".join(c if c.isprintable() else "?" for c in str(value)[:limit])
+
+
+_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)  # PEP 508
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+!_-]{0,99}$")  # what a version can hold, no more
+
+
 def _add(lock: LockFile, name: object, version: object, marker: object = None) -> None:
     if not isinstance(name, str) or not isinstance(version, str) or not name or not version:
         return
+    version = version.strip()
+    if not _NAME.match(name) or not _VERSION.match(version):
+        lock.notes.append(f"{_safe(name, 60)} {_safe(version, 40)}: not a package name and version; left out")
+        return
     lock.pins.append(
-        Pin(str(canonicalize_name(name)), version.strip(), lock.path, marker if isinstance(marker, str) else None, name)
+        Pin(str(canonicalize_name(name)), version, lock.path, marker if isinstance(marker, str) else None, name)
     )
 
 
@@ -296,7 +309,7 @@ def _uv(doc: dict[str, Any], lock: LockFile) -> None:
         source = package.get("source") if isinstance(package.get("source"), dict) else {}
         if "registry" not in source:
             kind = next(iter(source), "no source")
-            lock.notes.append(f"{package.get('name')}: {kind} source, not a release; left out")
+            lock.notes.append(f"{_safe(package.get('name'))}: {_safe(kind)} source, not a release; left out")
             continue
         _add(lock, package.get("name"), package.get("version"))
 
@@ -307,7 +320,7 @@ def _poetry(doc: dict[str, Any], lock: LockFile) -> None:
         source = package.get("source") if isinstance(package.get("source"), dict) else {}
         kind = source.get("type")
         if kind in ("git", "directory", "file", "url"):
-            lock.notes.append(f"{package.get('name')}: {kind} source, not a release; left out")
+            lock.notes.append(f"{_safe(package.get('name'))}: {_safe(kind)} source, not a release; left out")
             continue
         _add(lock, package.get("name"), package.get("version"), package.get("markers"))
 
@@ -317,7 +330,7 @@ def _pdm(doc: dict[str, Any], lock: LockFile) -> None:
     for package in _tables(doc, "package"):
         local = next((k for k in ("path", "url", "git", "hg", "svn", "bzr", "editable") if package.get(k)), None)
         if local:
-            lock.notes.append(f"{package.get('name')}: {local} source, not a release; left out")
+            lock.notes.append(f"{_safe(package.get('name'))}: {local} source, not a release; left out")
             continue
         _add(lock, package.get("name"), package.get("version"), package.get("marker"))
 
@@ -334,7 +347,7 @@ def _pipfile(doc: dict[str, Any], lock: LockFile) -> None:
             version = entry.get("version")
             if not isinstance(version, str) or not version.startswith("=="):
                 kind = next((k for k in ("git", "path", "file", "editable") if k in entry), "no exact version")
-                lock.notes.append(f"{name}: {kind}, not a release; left out")
+                lock.notes.append(f"{_safe(name)}: {kind}, not a release; left out")
                 continue
             _add(lock, name, version[2:].lstrip("="), entry.get("markers"))
 
@@ -344,7 +357,7 @@ def _pylock(doc: dict[str, Any], lock: LockFile) -> None:
     for package in _tables(doc, "packages"):
         local = next((k for k in ("vcs", "directory", "archive") if k in package), None)
         if local or not (package.get("sdist") or package.get("wheels")):
-            lock.notes.append(f"{package.get('name')}: {local or 'no sdist or wheels'}, not a release; left out")
+            lock.notes.append(f"{_safe(package.get('name'))}: {local or 'no sdist or wheels'}, not a release; left out")
             continue
         _add(lock, package.get("name"), package.get("version"), package.get("marker"))
 
@@ -402,7 +415,7 @@ def _add_requirement(lock: LockFile, text: str) -> None:
     try:
         requirement = Requirement(text)
     except InvalidRequirement:
-        lock.notes.append(f"{text.strip()[:80]!r}: not a requirement; left out")
+        lock.notes.append(f"{_safe(text.strip())}: not a requirement; left out")
         return
     if requirement.url:
         lock.notes.append(f"{requirement.name}: a URL, not a release; left out")
@@ -454,11 +467,11 @@ def _requirements(path: str, data: bytes, read: Reader) -> list[LockFile]:
             if include:
                 target = include.group(1)
                 if "://" in target or target.startswith("/") or "${" in target:
-                    lock.notes.append(f"include {target}: not a file of the project; not read")
+                    lock.notes.append(f"include {_safe(target)}: not a file of the project; not read")
                     continue
                 nested = posixpath.normpath(posixpath.join(posixpath.dirname(current), target))
                 if nested.startswith("../") or nested == "..":
-                    lock.notes.append(f"include {target}: outside the project; not read")
+                    lock.notes.append(f"include {_safe(target)}: outside the project; not read")
                     continue
                 if nested in seen:
                     continue
@@ -468,17 +481,17 @@ def _requirements(path: str, data: bytes, read: Reader) -> list[LockFile]:
                     raise LockError(f"{path}: includes more than {MAX_FILES} files")
                 nested_data = read(nested)
                 if nested_data is None:
-                    lock.notes.append(f"include {target}: no such file")
+                    lock.notes.append(f"include {_safe(target)}: no such file")
                     continue
                 visit(nested, nested_data, depth + 1)
                 continue
             if line.startswith("-"):
                 if line.startswith(("-e", "--editable")):
-                    lock.notes.append(f"{line.split(None, 1)[-1][:80]}: editable, not a release; left out")
+                    lock.notes.append(f"{_safe(line.split(None, 1)[-1])}: editable, not a release; left out")
                 continue  # index, find-links, hashes-required and other global options pin nothing
             requirement = _PER_REQUIREMENT_OPTION.split(line, maxsplit=1)[0]  # drops --hash=... and co.
             if "${" in requirement:
-                lock.notes.append(f"{requirement[:80]}: uses an environment variable; left out")
+                lock.notes.append(f"{_safe(requirement)}: uses an environment variable; left out")
                 continue
             _add_requirement(lock, requirement)
             if len(lock.pins) > MAX_PINS:
