@@ -492,3 +492,80 @@ def test_flagship_bump_vllm_0_11_to_0_16_in_a_git_history(tmp_path: Path, index_
     changes = {c["name"]: c["status"] for c in report["bump"]["changes"]}
     assert changes == {"vllm": "audited", "idna": "not used"}
     assert "vllm 0.11.0 -\\> 0.16.0: 3 call sites break" in markdown.read_text()
+
+
+LOCAL_ENTRIES = {
+    # Each tool's documented shape of a package that is not a release of an index.
+    "uv.lock": '''version = 1
+[[package]]
+name = "lib"
+version = "0.1.0"
+source = { git = "https://git.example/lib?rev=abc#abc" }
+[[package]]
+name = "tool"
+version = "1.0"
+source = { path = "dist/tool-1.0.tar.gz" }
+[[package]]
+name = "click"
+version = "8.1.8"
+source = { registry = "https://index.example/simple" }
+''',
+    "poetry.lock": '''[[package]]
+name = "lib"
+version = "0.1.0"
+[package.source]
+type = "git"
+url = "https://git.example/lib"
+reference = "main"
+resolved_reference = "abc"
+[[package]]
+name = "click"
+version = "8.1.8"
+[package.source]
+type = "legacy"
+url = "https://private.example/simple"
+reference = "private"
+[metadata]
+lock-version = "2.1"
+content-hash = "0"
+''',
+    "pdm.lock": '''[metadata]
+lock_version = "4.5.0"
+content_hash = "sha256:0"
+[[package]]
+name = "lib"
+version = "0.1.0"
+path = "./libs/lib"
+[[package]]
+name = "other"
+version = "0.2.0"
+git = "https://git.example/other"
+revision = "abc"
+[[package]]
+name = "click"
+version = "8.1.8"
+''',
+    "Pipfile.lock": '''{"_meta": {"pipfile-spec": 6}, "default": {"lib": {"git": "https://git.example/lib", "ref": "abc"},
+ "local": {"editable": true, "path": "."}}, "develop": {"click": {"hashes": [], "version": "==8.1.8"}}}''',
+    "pylock.toml": '''lock-version = "1.0"
+created-by = "hand"
+[[packages]]
+name = "lib"
+vcs = { type = "git", url = "https://git.example/lib", commit-id = "abc" }
+[[packages]]
+name = "local"
+directory = { path = "." }
+[[packages]]
+name = "click"
+version = "8.1.8"
+wheels = [{ name = "click-8.1.8-py3-none-any.whl", url = "https://index.example/click-8.1.8-py3-none-any.whl", hashes = { sha256 = "00" } }]
+''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOCAL_ENTRIES))
+def test_local_vcs_and_path_entries_are_not_pins(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text(LOCAL_ENTRIES[name])
+    (lock,) = read_lock(name, folder_reader(tmp_path))
+    assert [(p.name, p.version) for p in lock.pins] == [("click", "8.1.8")]
+    assert lock.notes and all("not a release; left out" in n for n in lock.notes)
