@@ -220,6 +220,13 @@ def run_bump(request: BumpRequest) -> BumpResult:
                 continue
         _audit_change(change, template, request, results)
 
+    learned = [c for c in changes if any(n.startswith("import names learned") for n in c.notes) or (c.failed and c.reason and "import names" in c.reason)]
+    if learned:
+        shown = ", ".join(unexplained[:8]) + (", ..." if len(unexplained) > 8 else "")
+        notes.append(
+            f"the project imports {shown}, which no locked package's name accounts for: "
+            f"{len(learned)} release{'s' if len(learned) != 1 else ''} fetched to learn {'their' if len(learned) != 1 else 'its'} import names"
+        )
     combined = combine(project, changes, results)
     combined.notes[:0] = notes
     return BumpResult(project, old.label, new.label, files_read, changes, combined, notes)
