@@ -572,3 +572,16 @@ def test_local_vcs_and_path_entries_are_not_pins(tmp_path: Path, name: str) -> N
     (lock,) = read_lock(name, folder_reader(tmp_path))
     assert [(p.name, p.version) for p in lock.pins] == [("click", "8.1.8")]
     assert lock.notes and all("not a release; left out" in n for n in lock.notes)
+
+
+def test_hostile_whitespace_runs_cost_linear_time(tmp_path: Path) -> None:
+    import time
+
+    run = " " * 400_000
+    (tmp_path / "a").write_text("six==1.16.0\n")
+    (tmp_path / "requirements.txt").write_text(f"-r a{run}b\nclick==8.1.8{run}x\nidna==3.7{run}#{run}\n{run}-r{run}\n")
+    start = time.perf_counter()
+    side = read_side("new", ["requirements.txt"], folder_reader(tmp_path))
+    assert time.perf_counter() - start < 2.0
+    pins = sorted((p.name, p.version) for lock in side.files for p in lock.pins)
+    assert pins == [("idna", "3.7"), ("six", "1.16.0")]  # `click==8.1.8 <spaces> x` is not a requirement

@@ -155,13 +155,16 @@ def folder_reader(root: Path) -> Reader:
     base = root.resolve()
 
     def read(relative: str) -> bytes | None:
-        target = (base / relative).resolve()
-        if not target.is_relative_to(base):
-            raise LockError(f"{relative}: outside {root}; not read")
-        if not target.is_file():
-            return None
-        with target.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        try:
+            target = (base / relative).resolve()
+            if not target.is_relative_to(base):
+                raise LockError(f"{_safe(relative)}: outside {root}; not read")
+            if not target.is_file():
+                return None
+            with target.open("rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            raise LockError(f"{_safe(relative)}: cannot be read ({error.strerror or error})") from None
         if len(data) > MAX_FILE_BYTES:
             raise LockError(f"{relative}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB; not read")
         return data
@@ -448,9 +451,11 @@ _PARSERS: dict[str, Callable[[dict[str, Any], LockFile], None]] = {
 
 # ---- requirements files
 
-_COMMENT = re.compile(r"(^|\s+)#.*$")
-_INCLUDE = re.compile(r"^(?:(?:--requirement|--constraint)(?:\s*=\s*|\s+)|(?:-r|-c)\s*)(\S.*?)\s*$")
-_PER_REQUIREMENT_OPTION = re.compile(r"\s+(?=--?[A-Za-z])")
+# Regular expressions here are linear in the line's length (no nested or overlapping repetition), so a
+# hostile file of long whitespace runs costs no more than its size.
+_COMMENT_START = re.compile(r"(?:^|(?<=\s))#")  # pip: a '#' at the start or after whitespace
+_INCLUDE = re.compile(r"^(?:(?:--requirement|--constraint)(?:\s*=\s*|\s+)|(?:-r|-c)\s*)(\S.*)$")
+_OPTION_START = re.compile(r"(?<=\s)--?[A-Za-z]")  # the first per-requirement option (--hash=...) of a line
 
 
 def _requirements(path: str, data: bytes, read: Reader) -> list[LockFile]:
@@ -465,7 +470,7 @@ def _requirements(path: str, data: bytes, read: Reader) -> list[LockFile]:
         for line in logical_lines(_decode(content, current)):
             include = _INCLUDE.match(line)
             if include:
-                target = include.group(1)
+                target = include.group(1).split()[0]  # as pip's shlex split of the option's value
                 if "://" in target or target.startswith("/") or "${" in target:
                     lock.notes.append(f"include {_safe(target)}: not a file of the project; not read")
                     continue
@@ -489,7 +494,8 @@ def _requirements(path: str, data: bytes, read: Reader) -> list[LockFile]:
                 if line.startswith(("-e", "--editable")):
                     lock.notes.append(f"{_safe(line.split(None, 1)[-1])}: editable, not a release; left out")
                 continue  # index, find-links, hashes-required and other global options pin nothing
-            requirement = _PER_REQUIREMENT_OPTION.split(line, maxsplit=1)[0]  # drops --hash=... and co.
+            option = _OPTION_START.search(line)
+            requirement = line[: option.start()].rstrip() if option else line  # drops --hash=... and co.
             if "${" in requirement:
                 lock.notes.append(f"{_safe(requirement)}: uses an environment variable; left out")
                 continue
@@ -507,9 +513,10 @@ def logical_lines(text: str) -> list[str]:
     joined: list[str] = []
     pending: list[str] = []
     for line in text.splitlines():
-        if not line.endswith("\\") or _COMMENT.match(line):
-            if _COMMENT.match(line):
-                line = " " + line  # so the comment is removed below
+        comment_line = line.lstrip().startswith("#")
+        if not line.endswith("\\") or comment_line:
+            if comment_line:
+                line = ""  # pip turns it into a comment that is then removed
             if pending:
                 pending.append(line)
                 joined.append("".join(pending))
@@ -520,8 +527,13 @@ def logical_lines(text: str) -> list[str]:
             pending.append(line.strip("\\"))
     if pending:
         joined.append("".join(pending))
-    stripped = (_COMMENT.sub("", line).strip() for line in joined)
+    stripped = (_without_comment(line).strip() for line in joined)
     return [line for line in stripped if line]
+
+
+def _without_comment(line: str) -> str:
+    found = _COMMENT_START.search(line)
+    return line[: found.start()] if found else line
 
 
 # ---- the pins of a side, one version per package
