@@ -399,11 +399,16 @@ def test_an_import_no_name_explains_is_not_called_unused(tmp_path: Path, capsys:
 
 
 CLICK_PROJECT = '''\
+import idna
 from click.testing import CliRunner
 
 
 def make_runner():
     return CliRunner(mix_stderr=False)
+
+
+def host(name):
+    return idna.encode(name, uts46=True)
 '''
 
 
@@ -411,8 +416,9 @@ def make_runner():
 def test_real_bump_click_8_1_8_to_8_2_0_breaks_cli_runner(tmp_path: Path, index_cache: Path) -> None:
     """click 8.2.0 removed CliRunner's `mix_stderr` (8.1.8: `mix_stderr: bool = True`; 8.2.0's __init__
     takes charset, env, echo_stdin, catch_exceptions), and `CliRunner(mix_stderr=False)` raises
-    TypeError there while it runs on 8.1.8 (checked in throwaway venvs of both). idna's downgrade is not
-    used by the project, six is removed and attrs added."""
+    TypeError there while it runs on 8.1.8 (checked in throwaway venvs of both). idna 3.7 -> 3.6 is
+    clean (`encode(s, strict=False, uts46=False, std3_rules=False, transitional=False)` in both), six
+    is removed and attrs added."""
     project = _repo_with_bump(tmp_path, ("uv.lock",), CLICK_PROJECT)
     reports = tmp_path / "reports"
     reports.mkdir()
@@ -422,15 +428,16 @@ def test_real_bump_click_8_1_8_to_8_2_0_breaks_cli_runner(tmp_path: Path, index_
     data = json.loads((reports / "json").read_text())
     (finding,) = data["findings"]
     assert (finding["code"], finding["upstream"], finding["location"]["path"], finding["location"]["line"]) == (
-        "AD101", "click", "app/__init__.py", 5
+        "AD101", "click", "app/__init__.py", 6
     )
     assert "mix_stderr" in finding["message"] and finding["classification"] == "drift"
     statuses = {c["name"]: (c["status"], c["findings"]) for c in data["bump"]["changes"]}
-    assert statuses == {"attrs": ("added", 0), "click": ("audited", 1), "idna": ("not used", 0), "six": ("removed", 0)}
+    assert statuses == {"attrs": ("added", 0), "click": ("audited", 1), "idna": ("audited", 0), "six": ("removed", 0)}
+    assert [c["upstream"] for c in data["coverage"]] == ["click", "idna"]
     markdown = (reports / "markdown").read_text()
     assert "click 8.1.8 -\\> 8.2.0: 1 call site breaks" in markdown
-    assert "`app/__init__.py:5:22` `AD101`" in markdown and "Fix:" in markdown
-    assert "**Not used by the project:** idna 3.7 -\\> 3.6" in markdown
+    assert "`app/__init__.py:6:22` `AD101`" in markdown and "Fix:" in markdown
+    assert ":white_check_mark: **idna 3.7 -\\> 3.6: clean (" in markdown
     sarif = json.loads((reports / "sarif").read_text())
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["AD101"]
     github = (reports / "github").read_text()
