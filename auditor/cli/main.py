@@ -575,6 +575,9 @@ def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> li
     return lines
 
 
+from apidrift.auditor.cli import plan as _plan  # noqa: E402,F401 - registers `apidrift plan`
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return the exit status (tests call this)."""
     try:
