@@ -455,8 +455,9 @@ def _history(finding: Finding, order: list[str], runner: _Runner, rows: dict[str
         history.events.append(Event(order[0], "clean", f"fine in {order[0]}, the written-for release"))
     if finding.severity is Severity.ERROR and first is not None:
         question = _question(finding, target, runner)
+        # Without a new way to offer (a name that is gone, nowhere else), only the deprecation is asked.
+        _deprecation(history, question or _Question("name", finding.symbol, ()), order[: index + 1], runner)
         if question is not None:
-            _deprecation(history, question, order[: index + 1], runner)
             _window(history, question, order[:index], runner)
     if first is not None:
         history.events.append(Event(first, "appeared", f"first found in {first}: {_plain(finding.message, runner.label(target))}"))
@@ -474,7 +475,7 @@ def _plain(message: str, label: str) -> str:
 class _Question:
     """What to ask of a release's API about one finding."""
 
-    kind: str  # "add-argument", "drop-keyword", "rename-keyword", "move-import"
+    kind: str  # "add-argument", "drop-keyword", "rename-keyword", "move-import", "name" (no new way known)
     callee: str  # dotted path of the callee (or, for a move, the new home of the name)
     names: tuple[str, ...]  # the parameters concerned (for a move: the name)
     new: str | None = None  # a renamed keyword's new name

@@ -98,7 +98,7 @@ def render_text(result: PlanResult) -> str:
         out += ["", f"no findings in {result.upstream} {result.to_version}"]
     if result.notes:
         out += ["", "notes:"] + [f"  - {safe(note)}" for note in result.notes]
-    out.append(f"\n{result.seconds:.1f}s")
+    out.append(f"\nplanned in {result.seconds:.1f}s")
     return "\n".join(out) + "\n"
 
 
