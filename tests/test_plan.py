@@ -269,7 +269,9 @@ def test_flagship_plan(index_cache: Path) -> None:
         "Scheduler() is missing required argument `block_size`",
         "SchedulerConfig() is missing required argument `is_encoder_decoder`",
     }
-    kv, block, encoder = (errors[k] for k in sorted(errors))
+    kv = errors["get_kv_cache_config_from_groups() got an unexpected keyword argument `kv_cache_specs`"]
+    block = errors["Scheduler() is missing required argument `block_size`"]
+    encoder = errors["SchedulerConfig() is missing required argument `is_encoder_decoder`"]
     assert (kv.first_appeared, kv.window_from) == ("0.12.0", None)
     assert (block.first_appeared, block.window_from) == ("0.11.1", None)
     assert (encoder.first_appeared, encoder.window_from, encoder.window_to) == ("0.12.0", "0.11.1", "0.11.2")
