@@ -613,6 +613,8 @@ def _deprecation_in(view: Any, question: _Question) -> str | None:
                 return member.deprecated  # type: ignore[union-attr]
         init = resolver.attribute(value, "__init__")
         function = init if isinstance(init, FunctionValue) else None
+        if function is not None and function.info.deprecated:
+            return function.info.deprecated  # constructing it warns: the class is deprecated
     else:
         function = value if isinstance(value, FunctionValue) else None
     if function is None or function.info.lineno is None or question.kind == "move-import":

@@ -278,3 +278,22 @@ def test_flagship_plan(index_cache: Path) -> None:
     assert result.not_audited and result.bisections  # the releases 0.14.0 ... 0.15.1 were not needed
     assert seconds < 300, f"the flagship plan took {seconds:.0f}s"
 
+
+
+@pytest.mark.network
+def test_long_deprecation_history_packaging_legacy_version(index_cache: Path) -> None:
+    """python-inspector 0.9.3 (`python_inspector/resolution.py`: `from packaging.version import
+    LegacyVersion`, used in an annotation) against packaging 20.4 -> 22.0. Read in the sdists:
+    `LegacyVersion.__init__` has no warning in 20.4; from 20.5 it warns "Creating a LegacyVersion has been
+    deprecated and will be removed in the next major release" (DeprecationWarning); 21.3 still has the
+    class; 22.0 has no `LegacyVersion` at all. 20.6 is yanked on the index."""
+    result = plan(PlanRequest("python-inspector==0.9.3", "packaging", old="20.4", to="22.0", cache_dir=index_cache))
+    assert result.row("20.6").status == "yanked"
+    assert result.safe == "21.3" and result.row("22.0").errors == 1
+    (gone,) = [h for h in result.histories if h.finding.severity.value == "error"]
+    assert gone.finding.code == "AD002" and gone.finding.symbol == "packaging.version.LegacyVersion"
+    assert gone.finding.location.path == "python_inspector/resolution.py"
+    assert (gone.first_appeared, gone.last_clean) == ("22.0", "21.3")
+    assert gone.deprecated_in == "20.5"  # nine releases (20.5 to 21.3) before the removal
+    assert gone.deprecation.startswith("Creating a LegacyVersion has been deprecated")
+    assert result.not_audited  # bisected: not every release was audited
