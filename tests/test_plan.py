@@ -277,6 +277,14 @@ def test_flagship_plan(index_cache: Path) -> None:
     assert (encoder.first_appeared, encoder.window_from, encoder.window_to) == ("0.12.0", "0.11.1", "0.11.2")
     assert result.not_audited and result.bisections  # the releases 0.14.0 ... 0.15.1 were not needed
     assert seconds < 300, f"the flagship plan took {seconds:.0f}s"
+    # The fourth break: `Request(..., eos_token_id=...)` binds in 0.16.0 (a required parameter there) and
+    # not in 0.17.0, where `__init__` has no such parameter and a deprecated `eos_token_id` property is
+    # left on the class ("Request.eos_token_id will be removed in v0.18...").
+    later = plan(PlanRequest("speculators==0.3.0", "vllm", old="0.16.0", to="0.17.0", cache_dir=index_cache))
+    (eos,) = [h for h in later.histories if h.finding.code == "AD101" and "eos_token_id" in h.finding.message]
+    assert (eos.first_appeared, eos.last_clean, eos.window_from) == ("0.17.0", "0.16.0", None)
+    assert eos.deprecated_in == "0.17.0" and eos.deprecation.startswith("Request.eos_token_id will be removed")
+    assert later.row("0.17.0").errors == 4 and later.safe is None
 
 
 
@@ -297,3 +305,16 @@ def test_long_deprecation_history_packaging_legacy_version(index_cache: Path) ->
     assert gone.deprecated_in == "20.5"  # nine releases (20.5 to 21.3) before the removal
     assert gone.deprecation.startswith("Creating a LegacyVersion has been deprecated")
     assert result.not_audited  # bisected: not every release was audited
+
+
+def test_untrusted_text_is_escaped(index: FakeIndex, downstream: Path, tmp_path: Path) -> None:
+    """A deprecation message is the upstream's text: no escape sequence reaches a terminal, no markup a page."""
+    from apidrift.reports.plan import render_plan
+
+    result = _plan(index, downstream, tmp_path)
+    fetch = by_code(result, "AD101")
+    fetch.deprecation = "\x1b[2J<script>alert(1)</script> | **bold**"
+    text, page, md = (render_plan(result, fmt) for fmt in ("text", "html", "markdown"))
+    assert "\x1b" not in text and "\\x1b[2J<script>" in text
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>" not in md and "\\<script\\>" in md and "\\| \\*\\*bold\\*\\*" in md
