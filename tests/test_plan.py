@@ -318,3 +318,44 @@ def test_untrusted_text_is_escaped(index: FakeIndex, downstream: Path, tmp_path:
     assert "\x1b" not in text and "\\x1b[2J<script>" in text
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>" not in md and "\\<script\\>" in md and "\\| \\*\\*bold\\*\\*" in md
+
+
+LIBY = {
+    # version: (liby/__init__.py, liby/old.py, liby/new.py or None)
+    "1.0": ("def send(data, timeout: float | None = None):\n    return data\n", "def helper():\n    return 1\n\nVALUE = 1\n", None),
+    "1.1": ("def send(data, timeout: float | None = None, deadline: float | None = None):\n    return data\n",
+            "def helper():\n    return 1\n\nVALUE = 1\n", "def helper():\n    return 1\n"),
+    "1.2": ("def send(data, timeout: float | None = None, deadline: float | None = None):\n    return data\n",
+            "def helper():\n    return 1\n\nVALUE = 1\n", "def helper():\n    return 1\n"),
+    "2.0": ("def send(data, deadline: float | None = None):\n    return data\n", "VALUE = 1\n", "def helper():\n    return 1\n"),
+}  # fmt: skip
+
+
+def test_windows_for_a_renamed_keyword_and_a_moved_name(tmp_path: Path) -> None:
+    """`send(timeout=)` becomes `send(deadline=)` in 2.0, and `helper` moves from `liby.old` to `liby.new`;
+    1.1 already has both the new keyword and the new home, beside the old ones."""
+    fake = FakeIndex()
+    server = QuietServer(("127.0.0.1", 0), _handler(fake))
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        for version, (init, old, new) in LIBY.items():
+            files = {"liby/__init__.py": init, "liby/old.py": old, **({"liby/new.py": new} if new else {})}
+            fake.add("liby", f"liby-{version}-py3-none-any.whl", wheel_bytes("liby", version, files, top_level="liby\n"))
+        root = tmp_path / "down"
+        (root / "user").mkdir(parents=True)
+        (root / "user" / "__init__.py").write_text("from liby import send\nfrom liby.old import helper\n\nsend(b'x', timeout=1.0)\n")
+        result = plan(PlanRequest(str(root), "liby", old="1.0", cache_dir=tmp_path / "cache", index_url=fake.url, every=True))
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    rename = by_code(result, "AD101")
+    assert rename.finding.fix is not None and rename.finding.fix.kind == "rename-keyword"
+    assert (rename.first_appeared, rename.window_from, rename.window_to) == ("2.0", "1.1", "1.2")
+    assert rename.migration == "pass `deadline=` instead of `timeout` from 1.1 on (to 1.2), where both work"
+    moved = by_code(result, "AD002")
+    assert moved.finding.fix is not None and moved.finding.fix.kind == "move-import"
+    assert (moved.first_appeared, moved.window_from) == ("2.0", "1.1")
+    assert moved.migration == "import `helper` from `liby.new` from 1.1 on (to 1.2), where both work"
