@@ -76,6 +76,7 @@ class ReleaseRow:
     modules_parsed: int | None = None  # upstream modules parsed anew (not in the cache) for its audit
     note: str | None = None
     keys: frozenset[str] = frozenset()  # the findings' identities (see `finding_key`)
+    findings: list[dict[str, Any]] | None = None  # for an audited release: its findings, in short
 
     @property
     def safe(self) -> bool | None:
@@ -86,7 +87,7 @@ class ReleaseRow:
             "version": self.version, "status": self.status, "errors": self.errors, "warnings": self.warnings,
             "infos": self.infos, "use_sites_checked": self.checked, "use_sites_found": self.found,
             "seconds": None if self.seconds is None else round(self.seconds, 3),
-            "modules_parsed": self.modules_parsed, "note": self.note,
+            "modules_parsed": self.modules_parsed, "note": self.note, "findings": self.findings,
         }  # fmt: skip
 
 
@@ -355,6 +356,11 @@ class _Runner:
         row.seconds = seconds
         row.modules_parsed = max(0, _count_files(api) - before)
         row.keys = frozenset(finding_key(f, self.label(version)) for f in result.findings)
+        row.findings = [
+            {"code": f.code, "severity": f.severity.value, "path": f.location.path, "line": f.location.line,
+             "column": f.location.column, "symbol": f.symbol, "message": f.message}
+            for f in result.findings
+        ]  # fmt: skip
         row.note = None
         return result
 

@@ -2,7 +2,8 @@
 
 One file, inline CSS, no script and no network; jinja2 template `templates/plan.html.j2`, autoescaped
 (messages come from untrusted sources). Each finding's timeline has one cell per release of the range,
-coloured by its state there: fine, deprecated, both ways work (the migration window), broken; releases
+coloured by its state there: fine, deprecated, both ways work (the migration window), broken (an
+error) or warned about (a warning or a note); releases
 that were not audited are marked so.
 """
 
@@ -26,6 +27,7 @@ STATES = {
     "deprecated": "works, deprecated",
     "window": "old and new way both work",
     "broken": "breaks",
+    "present": "warned about",
 }
 
 
@@ -63,7 +65,7 @@ class TimelineView:
 
 def _state(history: History, version: str, present: bool) -> str:
     if present:
-        return "broken"
+        return "broken" if history.finding.severity.value == "error" else "present"
     v = Version(version)
     if history.window_from and Version(history.window_from) <= v:
         return "window"

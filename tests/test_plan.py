@@ -221,11 +221,19 @@ def test_cli_formats_and_exit_status(index: FakeIndex, downstream: Path, tmp_pat
     ]  # fmt: skip
     assert data["findings"][1]["migration_window"] == {"from": "1.2", "to": "1.7"}
     assert [r["status"] for r in data["releases"]].count("yanked") == 1
+    releases = {r["version"]: r for r in data["releases"]}
+    assert releases["1.1"]["findings"] is None and releases["1.0"]["findings"] == []
+    assert [(f["code"], f["line"]) for f in releases["1.6"]["findings"]] == [("AD203", 1), ("AD203", 5)]
     assert "| 1.7 :white_check_mark: |" in files["md"].read_text()
     assert main([*base, "--fail-if-latest-unreachable"]) == 1
     assert main([*base, "--to", "1.7", "--fail-if-latest-unreachable"]) == 0
     assert main([*base, "--to", "9.9"]) == 2 and "no release matching" in capsys.readouterr().err
     assert main([*base, "--format", "sarif"]) == 2
+    capsys.readouterr()
+    assert main([*base, "--from", "2.0", "--to", "1.7"]) == 2
+    assert "the written-for release 2.0 is newer than the target 1.7" in capsys.readouterr().err
+    assert main(["plan", str(downstream), "--upstream", "libx@/tmp", "--index-url", index.url, "--cache-dir", cache, "-q"]) == 2
+    assert "give the upstream's distribution name" in capsys.readouterr().err
 
 
 def test_plan_in_the_browser(browser: Browser, index: FakeIndex, downstream: Path, tmp_path: Path) -> None:  # noqa: F811
