@@ -271,6 +271,8 @@ def plan(request: PlanRequest, progress: Progress | None = None) -> PlanResult:
     target = runner.results[order[-1]]
     histories = [_history(f, order, runner, rows) for f in target.findings]
     notes.extend(runner.notes)
+    # What the target's audit had to say about how it ran (modules it could not parse, ...).
+    notes.extend(n for n in target.notes if not n.startswith(("old version", "no old version")) and n not in notes)
     result = PlanResult(
         downstream=target.downstream,
         upstream=name,
