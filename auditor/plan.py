@@ -422,6 +422,8 @@ def _as_spec(text: str, name: str) -> str:
     text = text.strip()
     if text.lower() == NONE:
         raise PlanError("--from none: a plan needs the release the downstream was written for")
+    if text[:1] in "=<>!~":
+        return f"{name}{text}"  # a bare specifier: `>=0.11,<0.12`
     try:
         Version(text)
     except InvalidVersion:

@@ -196,6 +196,8 @@ def test_range_options(index: FakeIndex, downstream: Path, tmp_path: Path) -> No
     assert upto.summary() == "safe to upgrade to 1.7: no errors up to the target"
     # The deprecation warnings (at the import and at the call) are the target's findings: they came in 1.6.
     assert [(h.finding.code, h.first_appeared, h.last_clean) for h in upto.histories] == [("AD203", "1.6", "1.4")] * 2
+    ranged = _plan(index, downstream, tmp_path / "a", old=">=1.1,<1.3", to="libx==1.4")
+    assert (ranged.from_version, ranged.to_version) == ("1.2", "1.4")  # the highest match, as `audit` picks
     pre = _plan(index, downstream, tmp_path / "b", old="1.7", pre=True)
     assert pre.to_version == "2.1rc1" and [r.version for r in pre.rows] == ["1.7", "2.0", "2.1rc1"]
 
