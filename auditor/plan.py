@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +188,7 @@ class PlanResult:
         return {
             "schema_version": PLAN_SCHEMA_VERSION,
             "tool": {"name": "apidrift", "version": self.tool_version},
-            "downstream": self.downstream.__dict__ | {"import_names": list(self.downstream.import_names)},
+            "downstream": asdict(self.downstream),
             "upstream": self.upstream,
             "from": self.from_version,
             "to": self.to_version,
