@@ -576,6 +576,7 @@ def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> li
 
 
 import apidrift.auditor.cli.bump  # noqa: E402,F401  registers `apidrift bump`
+from apidrift.auditor.cli import plan as _plan  # noqa: E402,F401 - registers `apidrift plan`
 
 
 def main(argv: Sequence[str] | None = None) -> int:
