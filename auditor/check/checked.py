@@ -155,13 +155,19 @@ def _found_before(old: SiteCheck | None) -> bool:
 
 
 def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
-    """Bind against the signature; for overload-only targets, a break only if every overload breaks."""
-    if target.requires_also:
-        verdicts = [bind(shape, s) for s in (target.signature, *target.requires_also)]
-        broken = next((v for v in verdicts if isinstance(v, Break)), None)
-        if broken is not None:
-            return broken
-        return verdicts[0] if all(isinstance(v, Ok) for v in verdicts) else Unknown(Reason.STAR_ARGUMENTS)
+    """Bind against the signature; for overload-only targets, a break only if every overload breaks;
+    with targets the arguments must also bind (`__new__` beside `__init__`), a break if any breaks."""
+    own = _bind_variants(shape, target)
+    if not target.requires_also:
+        return own
+    verdicts = [own, *(bind_target(shape, also) for also in target.requires_also)]
+    broken = next((v for v in verdicts if isinstance(v, Break)), None)
+    if broken is not None:
+        return broken
+    return own if all(isinstance(v, Ok) for v in verdicts) else next(v for v in verdicts if isinstance(v, Unknown))
+
+
+def _bind_variants(shape: CallShape, target: CallTarget) -> Verdict:
     if not target.alternatives:
         return bind(shape, target.signature)
     verdicts = [bind(shape, alternative) for alternative in target.alternatives]

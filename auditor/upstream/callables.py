@@ -7,7 +7,7 @@ with PEP 681 `dataclass_transform`. A callee whose signature cannot be known exa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo
@@ -64,8 +64,13 @@ class CallTarget:
     defined_at: str  # dotted path of the function or class that defines it
     # Declared only by @overload (a stub): a call breaks only if it matches none of them.
     alternatives: tuple[Signature, ...] = ()
-    # Signatures the same arguments must also bind (a class's `__new__` beside its `__init__`).
-    requires_also: tuple[Signature, ...] = ()
+    # Targets the same arguments must also bind (a class's `__new__` beside its `__init__`), each with
+    # its own overloads.
+    requires_also: tuple[CallTarget, ...] = ()
+
+    def variants(self) -> tuple[Signature, ...]:
+        """The signatures a call may bind: the overloads when there are, else the one signature."""
+        return self.alternatives or (self.signature,)
 
 
 def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
@@ -180,7 +185,7 @@ def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
             found = _dunder_target(entry, "__new__", resolver)
             if isinstance(found, Unknown):
                 return found
-            new = CallTarget(found.signature, f"{cls.path} (__new__ of {entry.path})", found.defined_at)
+            new = replace(found, description=f"{cls.path} (__new__ of {entry.path})")
         if init is None:
             found_init = _init_of(entry, style, mro, cls, resolver)
             if isinstance(found_init, Unknown):
@@ -188,10 +193,10 @@ def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
             init = found_init
         if init is not None and new is not None:
             break
-    if init is not None and new is not None and not _accepts_anything(new.signature):
-        if _accepts_anything(init.signature):
+    if init is not None and new is not None and not _accepts_anything(new):
+        if _accepts_anything(init):
             return new
-        return CallTarget(init.signature, init.description, init.defined_at, requires_also=(new.signature,))
+        return replace(init, requires_also=(new,))
     if init is not None:
         return init
     if new is not None:
@@ -211,7 +216,7 @@ def _init_of(
         target = _dunder_target(entry, "__init__", resolver)
         if isinstance(target, Unknown):
             return target
-        return CallTarget(target.signature, f"{cls.path} (__init__ of {entry.path})", f"{entry.path}.__init__")
+        return replace(target, description=f"{cls.path} (__init__ of {entry.path})", defined_at=f"{entry.path}.__init__")
     if init is not None:
         return Unknown(Reason.INIT_NOT_A_FUNCTION)
     if style is not None and style.options.get("init", "True") != "False":
@@ -230,8 +235,8 @@ def _dunder_target(entry: ClassInfo, name: str, resolver: Resolver) -> CallTarge
     return _function_target(FunctionValue(member, f"{entry.path}.{name}", "instance"), resolver)
 
 
-def _accepts_anything(signature: Signature) -> bool:
-    return signature.accepts_any_positional and signature.accepts_any_keyword
+def _accepts_anything(target: CallTarget) -> bool:
+    return all(s.accepts_any_positional and s.accepts_any_keyword for s in target.variants())
 
 
 def _metaclass(mro: list[ClassInfo | str], resolver: Resolver) -> None | Unknown:
