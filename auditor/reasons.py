@@ -69,6 +69,11 @@ class Reason(Enum):
     INVALID_SIGNATURE = ("invalid-signature", "the signature is not one a def can produce", True)
     INVALID_CALL = ("invalid-call", "the call repeats a keyword (a SyntaxError)", True)
     OVERLOADS = ("overloads", "the call may match an overload: none is certain to bind or to break", True)
+    STUB_SIGNATURE = (
+        "stub-signature",
+        "the signature is a stub's typing view of compiled code, and the call did not bind the old version's stub either",
+        True,
+    )
     # -- the site as a whole --------------------------------------------------------------------------
     ATTRIBUTE_OF_ANNOTATED_TYPE = (
         "attribute-of-annotated-type",

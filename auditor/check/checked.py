@@ -89,7 +89,16 @@ def check_site(
     if isinstance(verdict, Ok):
         target, verdict = follow_kwargs(verdict, target, resolver)
     unknown = verdict if isinstance(verdict, Unknown) else None
+    if isinstance(verdict, Break) and typing_view(target) and not (old is not None and isinstance(old.verdict, Ok)):
+        # A stub of compiled code says what type checkers accept: a mismatch is a break only where
+        # the same call bound the old version's stub. Otherwise the rules see it, graded down.
+        unknown = Unknown(Reason.STUB_SIGNATURE)
     return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown)
+
+
+def typing_view(target: CallTarget) -> bool:
+    """Whether the call's signature (or one it must also bind) comes from a stub with no source behind it."""
+    return target.typing_view or any(typing_view(also) for also in target.requires_also)
 
 
 def follow_kwargs(verdict: Ok, target: CallTarget, resolver: Resolver, depth: int = 0) -> tuple[CallTarget, Verdict]:

@@ -67,6 +67,9 @@ class CallTarget:
     # Targets the same arguments must also bind (a class's `__new__` beside its `__init__`), each with
     # its own overloads.
     requires_also: tuple[CallTarget, ...] = ()
+    # Declared by a stub with no Python source behind it: what type checkers accept, which the
+    # runtime (compiled code) may exceed.
+    typing_view: bool = False
 
     def variants(self) -> tuple[Signature, ...]:
         """The signatures a call may bind: the overloads when there are, else the one signature."""
@@ -103,7 +106,7 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     # With an implementation, CPython binds against it alone; without one (a stub), the overloads speak.
     overload_only = func.has_decorator("typing.overload", "typing_extensions.overload") and func.overloads
     alternatives = tuple(o.bound() if binds_first else o for o in func.overloads) if overload_only else ()
-    return CallTarget(signature, f"{value.path}", value.path, alternatives)
+    return CallTarget(signature, f"{value.path}", value.path, alternatives, typing_view=func.typing_view)
 
 
 def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, transparent: frozenset[str]) -> str | None:
@@ -201,8 +204,8 @@ def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
         return init
     if new is not None:
         return new
-    # Only object's __init__ is left: the class takes no arguments.
-    return CallTarget(Signature(()), f"{cls.path} (object.__init__)", cls.path)
+    # Only object's __init__ is left: the class takes no arguments (a stub may just not say).
+    return CallTarget(Signature(()), f"{cls.path} (object.__init__)", cls.path, typing_view=_any_typing_view(mro))
 
 
 def _init_of(
@@ -223,7 +226,7 @@ def _init_of(
         synthesized = synthesize(mro, entry, resolver)
         if isinstance(synthesized, Unknown):
             return synthesized
-        return CallTarget(synthesized, f"{cls.path} (fields of {style.kind} dataclass)", entry.path)
+        return CallTarget(synthesized, f"{cls.path} (fields of {style.kind} dataclass)", entry.path, typing_view=entry.typing_view)
     return None
 
 
@@ -233,6 +236,10 @@ def _dunder_target(entry: ClassInfo, name: str, resolver: Resolver) -> CallTarge
         return Unknown(Reason.NEW_NOT_A_FUNCTION if name == "__new__" else Reason.INIT_NOT_A_FUNCTION)
     # __new__ is a static method that type.__call__ hands the class: seen bound, like __init__.
     return _function_target(FunctionValue(member, f"{entry.path}.{name}", "instance"), resolver)
+
+
+def _any_typing_view(mro: list[ClassInfo | str]) -> bool:
+    return any(isinstance(entry, ClassInfo) and entry.typing_view for entry in mro)
 
 
 def _accepts_anything(target: CallTarget) -> bool:
@@ -263,4 +270,4 @@ def _external_constructor(base: str, cls: ClassInfo, mro: list[ClassInfo | str])
         return Unknown(Reason.EXTERNAL_BASE, base)
     if isinstance(signature, Unknown):
         return signature
-    return CallTarget(signature, f"{cls.path} (from {base})", cls.path)
+    return CallTarget(signature, f"{cls.path} (from {base})", cls.path, typing_view=_any_typing_view(mro))

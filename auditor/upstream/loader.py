@@ -62,6 +62,11 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         if converted is not None:
             members[member_name] = converted
     members.update(_overload_only(module, members))
+    if filepath.suffix == ".pyi":
+        # A stub is a typing view: its signatures are the runtime's only where Python source beside it
+        # defines the object; for compiled code (or a stub alone) they are what type checkers accept.
+        backed = _source_definitions(filepath)
+        members = {n: m if n in backed else _typing_view(m) for n, m in members.items()}
     dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members
     # `__all__ = [n for n in dir() ...]` or `a.__all__ + b.__all__`: the export list is not read, and a
     # star import from here takes every public name the module has (found through its own imports).
@@ -496,6 +501,29 @@ def _source_names(stub: Path) -> set[str]:
         return _top_level_names(ast.parse(source.read_bytes()))
     except (SyntaxError, ValueError, RecursionError, OSError):
         return set()
+
+
+def _source_definitions(stub: Path) -> set[str]:
+    """The top-level functions and classes that the `.py` beside a `.pyi` defines in Python."""
+    source = stub.with_suffix(".py")
+    if not source.is_file():
+        return set()
+    try:
+        tree = ast.parse(source.read_bytes())
+    except (SyntaxError, ValueError, RecursionError, OSError):
+        return set()
+    return {
+        stmt.name for stmt in _module_statements(tree) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+
+
+def _typing_view(member: Member) -> Member:
+    """The member (and a class's members) marked as declared by a stub with no Python source behind it."""
+    if isinstance(member, FunctionInfo):
+        return replace(member, typing_view=True)
+    if isinstance(member, ClassInfo):
+        return replace(member, typing_view=True, members={n: _typing_view(m) for n, m in member.members.items()})
+    return member
 
 
 def _rebound_names(body: list[ast.stmt]) -> set[str]:

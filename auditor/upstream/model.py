@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 23  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 24  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,9 @@ class FunctionInfo:
     # `**kwargs` handed unchanged to one call: {"target": path, "positional": n, "keywords": [...],
     # "star_args": bool, "on_self": bool (target is a method of the same class)}
     forwards: dict[str, Any] | None = None
+    # Declared by a stub with no Python source behind it (compiled code): a typing view of the call,
+    # stricter than the runtime may be.
+    typing_view: bool = False
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -96,6 +99,7 @@ class FunctionInfo:
             "lineno": self.lineno,
             "deprecated": self.deprecated,
             "forwards": self.forwards,
+            "typing_view": self.typing_view,
         }
 
     @classmethod
@@ -112,6 +116,7 @@ class FunctionInfo:
             lineno=data["lineno"],
             deprecated=data["deprecated"],
             forwards=data["forwards"],
+            typing_view=data.get("typing_view", False),
         )
 
 
@@ -186,6 +191,7 @@ class ClassInfo:
     lineno: int | None = None
     deprecated: str | None = None
     rebound: frozenset[str] = frozenset()  # members defined more than once (per branch): not certain
+    typing_view: bool = False  # declared by a stub with no Python source behind it
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -204,6 +210,7 @@ class ClassInfo:
             "lineno": self.lineno,
             "deprecated": self.deprecated,
             "rebound": sorted(self.rebound),
+            "typing_view": self.typing_view,
         }
 
     @classmethod
@@ -222,6 +229,7 @@ class ClassInfo:
             lineno=data["lineno"],
             deprecated=data["deprecated"],
             rebound=frozenset(data["rebound"]),
+            typing_view=data.get("typing_view", False),
         )
 
 
