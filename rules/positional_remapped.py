@@ -1,7 +1,8 @@
 """## What it does
 Finds calls that bind under both the old and the new version, but where a positional argument now
 lands in a different parameter: parameters were reordered, or one was inserted before it. A
-parameter renamed in place (same position, old name gone) is not a remap.
+parameter renamed in place (same position, old name gone or kept only as a keyword-only alias) is
+not a remap.
 
 ## Why is this bad?
 Nothing raises: the value silently means something else, which is the hardest kind of break to
@@ -51,7 +52,9 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         old_name = old_by_index[index]
         if old_name == new_name:
             continue
-        if old_name not in new_names and new_name not in old_names and _renamed(old_signature, new_signature, old_name, new_name):
+        if _gone_from_positions(new_signature, old_name) and new_name not in old_names and _renamed(
+            old_signature, new_signature, old_name, new_name
+        ):
             continue  # renamed in place: the same parameter under a new name
         moves.append((index, old_name, new_name))
     if not moves:
@@ -63,6 +66,13 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         symbol=_calls.callee(checked),
         hint="pass " + ", ".join(f"`{old}=` by keyword" for _, old, _ in moves) + " to keep the old meaning",
     )
+
+
+def _gone_from_positions(signature: Signature, name: str) -> bool:
+    """The old name takes no positional argument any more: gone, or kept only as a keyword-only alias
+    (`reshape(a, newshape)` -> `reshape(a, /, shape=None, *, newshape=None)`, the old name deprecated)."""
+    param = signature.get(name)
+    return param is None or param.kind in (ParamKind.KEYWORD_ONLY, ParamKind.VAR_KEYWORD)
 
 
 def _renamed(old_signature: Signature, new_signature: Signature, old_name: str, new_name: str) -> bool:
