@@ -59,6 +59,7 @@ class Reason(Enum):
     DECORATOR = ("decorator", "a decorator whose effect on the signature is unknown")
     PYDANTIC_DATACLASS_WITH_INIT = ("pydantic-dataclass-with-__init__", "a pydantic dataclass that defines __init__")
     INIT_NOT_A_FUNCTION = ("__init__-not-a-function", "the class's __init__ is not a plain function")
+    FACTORY_NEW = ("factory-new", "the class's __new__ may construct another class, which the analysis cannot tell")
     NEW_NOT_A_FUNCTION = ("__new__-not-a-function", "the class's __new__ is not a plain function")
     CLASS_DECORATOR = ("class-decorator", "a class decorator whose effect on the constructor is unknown")
     PYDANTIC_PRE_VALIDATOR = ("pydantic-pre-validator", "a pydantic model whose pre-validator may rewrite the arguments")

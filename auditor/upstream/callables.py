@@ -166,14 +166,21 @@ def _partial_identity(decorator: Decorator, resolver: Resolver) -> bool:
 # -- constructors ---------------------------------------------------------------------------------
 
 
-def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
-    """What `Cls(...)` binds against: type.__call__ runs `__new__` and then `__init__`, both with the arguments."""
+def constructor(cls: ClassInfo, resolver: Resolver, *, skip_new: bool = False) -> CallTarget | Unknown:
+    """What `Cls(...)` binds against: type.__call__ runs `__new__` and then, when it returned an instance
+    of `Cls`, that instance's class's `__init__`, both with the arguments. `skip_new`: the `__init__` alone
+    (of the class a factory `__new__` constructed)."""
     mro = resolver.mro(cls)
     if mro is None:
         return Unknown(Reason.UNRESOLVABLE_MRO)
     metaclass = _metaclass(mro, resolver)
     if isinstance(metaclass, Unknown):
         return metaclass
+    made = cls if skip_new else resolver.constructed_class(cls)
+    if isinstance(made, Unknown):
+        return made
+    if made is not cls:
+        return _factory_constructor(cls, made, mro, resolver)
     init: CallTarget | None = None
     new: CallTarget | None = None
     for entry in mro:
@@ -184,7 +191,7 @@ def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
         style = dataclass_style(entry, mro, resolver)
         if isinstance(style, Unknown):
             return style
-        if new is None and "__new__" in entry.members:
+        if new is None and not skip_new and "__new__" in entry.members:
             found = _dunder_target(entry, "__new__", resolver)
             if isinstance(found, Unknown):
                 return found
@@ -206,6 +213,25 @@ def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
         return new
     # Only object's __init__ is left: the class takes no arguments (a stub may just not say).
     return CallTarget(Signature(()), f"{cls.path} (object.__init__)", cls.path, typing_view=_any_typing_view(mro))
+
+
+def _factory_constructor(
+    cls: ClassInfo, made: ClassInfo | None, mro: list[ClassInfo | str], resolver: Resolver
+) -> CallTarget | Unknown:
+    """`Cls(...)` whose `__new__` builds another class: the arguments meet that `__new__` and, when it
+    built an instance of `Cls` (a subclass), the `__init__` of the class built; else no `__init__`."""
+    entry = next(e for e in mro if isinstance(e, ClassInfo) and "__new__" in e.members)
+    new = _dunder_target(entry, "__new__", resolver)
+    if isinstance(new, Unknown):
+        return new
+    new = replace(new, description=f"{cls.path} (__new__ of {entry.path})")
+    if made is None:
+        return new
+    init = constructor(made, resolver, skip_new=True)
+    if isinstance(init, Unknown):
+        return init
+    init = replace(init, description=f"{cls.path} (builds {made.path}: {init.description})")
+    return init if _accepts_anything(new) else replace(init, requires_also=(*init.requires_also, new))
 
 
 def _init_of(

@@ -28,6 +28,7 @@ from apidrift.auditor.upstream.model import (
     Member,
     ModuleInfo,
 )
+from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 _KINDS = {
@@ -228,6 +229,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         overloads=overloads,
         returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
         forwards=_forwarding_target(func, facts.get("forwards")),
+        constructs=_canonical_constructs(func, facts.get("constructs")),
         identity=facts.get("identity", False) or keeps[0],
         factory_identity=keeps[1] or facts.get("factory", False),
         dataclass_transform=transform,
@@ -388,7 +390,28 @@ class _FactsExtension(griffe.Extension):
                 "deprecated": _deprecation(node),
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),
+                # A `__new__` in Python source: which class it constructs (a stub's body says nothing).
+                "constructs": new_constructs(node) if in_class and node.name == "__new__" and not _in_stub(func) else None,
             }
+
+
+def _in_stub(func: griffe.Function) -> bool:
+    filepath = func.module.filepath
+    return isinstance(filepath, Path) and filepath.suffix == ".pyi"
+
+
+def _canonical_constructs(func: griffe.Function, constructs: Any) -> tuple[Construct, ...] | None:
+    """The decision list of a `__new__` with its class names resolved to canonical paths."""
+    if not constructs:
+        return None
+
+    def canonical(text: str) -> str:
+        return text if text in ("cls", "none", UNKNOWN) else _resolve_text(func, text)
+
+    return tuple(
+        (tuple((op, _resolve_text(func, name)) for op, name in conditions), canonical(result))
+        for conditions, result in constructs
+    )
 
 
 def _top_level_names(module: ast.Module) -> set[str]:

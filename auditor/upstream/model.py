@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 24  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 25  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,9 @@ class FunctionInfo:
     # Declared by a stub with no Python source behind it (compiled code): a typing view of the call,
     # stricter than the runtime may be.
     typing_view: bool = False
+    # For a `__new__` read from source: which class it constructs, as a decision list
+    # `((("is"|"is not", class path), ...), result)` (see auditor/upstream/factory_new.py).
+    constructs: tuple[tuple[tuple[tuple[str, str], ...], str], ...] | None = None
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -100,6 +103,9 @@ class FunctionInfo:
             "deprecated": self.deprecated,
             "forwards": self.forwards,
             "typing_view": self.typing_view,
+            "constructs": [[[list(c) for c in conds], result] for conds, result in self.constructs]
+            if self.constructs is not None
+            else None,
         }
 
     @classmethod
@@ -117,6 +123,11 @@ class FunctionInfo:
             deprecated=data["deprecated"],
             forwards=data["forwards"],
             typing_view=data.get("typing_view", False),
+            constructs=tuple(
+                (tuple((op, path) for op, path in conds), result) for conds, result in data["constructs"]
+            )
+            if data.get("constructs") is not None
+            else None,
         )
 
 

@@ -15,6 +15,7 @@ from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.model import AliasInfo, AttributeInfo, ClassInfo, FunctionInfo, Member, ModuleInfo
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
 from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.upstream.factory_new import UNKNOWN, evaluate
 
 # Bases that add nothing a downstream call or attribute could depend on.
 TRANSPARENT_BASES = frozenset(
@@ -382,12 +383,56 @@ class Resolver:
                 return False
         return True
 
+    def constructed_class(self, cls: ClassInfo) -> ClassInfo | None | Unknown:
+        """The class of what `cls(...)` builds, by its `__new__` read statically: `cls` itself unless a
+        `__new__` from source says otherwise. None when the object is no instance of `cls` (or None):
+        type.__call__ then runs no `__init__`."""
+        mro = self.mro(cls)
+        if mro is None:
+            return Unknown(Reason.UNRESOLVABLE_MRO)
+        new = None
+        for entry in mro:
+            if isinstance(entry, str):
+                return cls  # an outside base's __new__ (object's, a builtin's): the class called
+            if "__new__" in entry.members:
+                new = entry.members["__new__"]
+                break
+        if not isinstance(new, FunctionInfo) or new.constructs is None:
+            return cls
+
+        def holds(condition: tuple[str, str]) -> bool | None:
+            op, path = condition
+            target = self.lookup(path) if not path.startswith("?") else None
+            if not isinstance(target, ClassValue):
+                return None
+            return (target.info.path == cls.path) is (op == "is")
+
+        made = evaluate(new.constructs, holds)
+        if made == "cls":
+            return cls
+        if made == "none":
+            return None
+        target = self.lookup(made) if made != UNKNOWN and not made.startswith("?") else None
+        if not isinstance(target, ClassValue):
+            return Unknown(Reason.FACTORY_NEW, made if made != UNKNOWN else "")
+        made_mro = self.mro(target.info)
+        if made_mro is None:
+            return Unknown(Reason.UNRESOLVABLE_MRO)
+        if any(isinstance(e, ClassInfo) and e.path == cls.path for e in made_mro):
+            return target.info  # an instance of cls: its own class's __init__ runs
+        return None
+
     def call_result(self, func: Value) -> Resolution:
         """What calling a value returns, when that is certain enough to follow."""
         if isinstance(func, ClassValue):
             if func.info.metaclass and not self.plain_metaclass(func.info.metaclass):
                 return Unknown(Reason.METACLASS)
-            return InstanceValue(func.info, exact=True)
+            made = self.constructed_class(func.info)
+            if made is None:
+                return Unknown(Reason.UNKNOWN_RETURN)
+            if isinstance(made, Unknown):
+                return made
+            return InstanceValue(made, exact=True)
         if isinstance(func, FunctionValue) and func.info.returns_path:
             target = self.lookup(func.info.returns_path)
             if isinstance(target, ClassValue):
