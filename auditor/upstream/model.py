@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 25  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 26  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -203,6 +203,11 @@ class ClassInfo:
     deprecated: str | None = None
     rebound: frozenset[str] = frozenset()  # members defined more than once (per branch): not certain
     typing_view: bool = False  # declared by a stub with no Python source behind it
+    # Completeness of the member list: names the body (or the module's code, `Cls.x = ...`) binds in
+    # ways griffe does not record; and, when the namespace may hold names no one can list, why
+    # (a Reason code: `dynamic-binding` for locals()/vars()/setattr(Cls, expr, ...)).
+    bound_names: frozenset[str] = frozenset()
+    open_namespace: str | None = None
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -222,6 +227,8 @@ class ClassInfo:
             "deprecated": self.deprecated,
             "rebound": sorted(self.rebound),
             "typing_view": self.typing_view,
+            "bound_names": sorted(self.bound_names),
+            "open_namespace": self.open_namespace,
         }
 
     @classmethod
@@ -241,6 +248,8 @@ class ClassInfo:
             deprecated=data["deprecated"],
             rebound=frozenset(data["rebound"]),
             typing_view=data.get("typing_view", False),
+            bound_names=frozenset(data.get("bound_names", ())),
+            open_namespace=data.get("open_namespace"),
         )
 
 
@@ -256,6 +265,7 @@ class ModuleInfo:
     bound_names: frozenset[str] = frozenset()  # every name the module binds at top level, however
     rebound: frozenset[str] = frozenset()  # names defined more than once (per branch): not certain
     dynamic_namespace: bool = False  # globals()/sys.modules games or a module `__getattr__`
+    open_namespace: str | None = None  # why the member list may be incomplete (a Reason code), if known
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -271,6 +281,7 @@ class ModuleInfo:
             "bound_names": sorted(self.bound_names),
             "rebound": sorted(self.rebound),
             "dynamic_namespace": self.dynamic_namespace,
+            "open_namespace": self.open_namespace,
         }
 
     @classmethod
@@ -286,6 +297,7 @@ class ModuleInfo:
             bound_names=frozenset(data["bound_names"]),
             rebound=frozenset(data["rebound"]),
             dynamic_namespace=data["dynamic_namespace"],
+            open_namespace=data.get("open_namespace"),
         )
 
 
