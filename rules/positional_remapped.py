@@ -1,8 +1,7 @@
 """## What it does
 Finds calls that bind under both the old and the new version, but where a positional argument now
 lands in a different parameter: parameters were reordered, or one was inserted before it. A
-parameter renamed in place (same position, old name gone or kept only as a keyword-only alias) is
-not a remap.
+parameter renamed in place (same position, old name gone) is not a remap.
 
 ## Why is this bad?
 Nothing raises: the value silently means something else, which is the hardest kind of break to
