@@ -177,7 +177,7 @@ def constructor(cls: ClassInfo, resolver: Resolver, *, skip_new: bool = False) -
     if isinstance(metaclass, Unknown):
         return metaclass
     made = cls if skip_new else resolver.constructed_class(cls)
-    if isinstance(made, Unknown):
+    if isinstance(made, Unknown) and made.reason is not Reason.FACTORY_NEW:
         return made
     if made is not cls:
         return _factory_constructor(cls, made, mro, resolver)
@@ -216,15 +216,18 @@ def constructor(cls: ClassInfo, resolver: Resolver, *, skip_new: bool = False) -
 
 
 def _factory_constructor(
-    cls: ClassInfo, made: ClassInfo | None, mro: list[ClassInfo | str], resolver: Resolver
+    cls: ClassInfo, made: ClassInfo | None | Unknown, mro: list[ClassInfo | str], resolver: Resolver
 ) -> CallTarget | Unknown:
     """`Cls(...)` whose `__new__` builds another class: the arguments meet that `__new__` and, when it
-    built an instance of `Cls` (a subclass), the `__init__` of the class built; else no `__init__`."""
+    built an instance of `Cls` (a subclass), the `__init__` of the class built; else no `__init__`.
+    When what it builds is unknown, `__new__` alone: its own breaks are certain, an `__init__`'s not."""
     entry = next(e for e in mro if isinstance(e, ClassInfo) and "__new__" in e.members)
     new = _dunder_target(entry, "__new__", resolver)
     if isinstance(new, Unknown):
         return new
     new = replace(new, description=f"{cls.path} (__new__ of {entry.path})")
+    if isinstance(made, Unknown):
+        return made if _accepts_anything(new) else new
     if made is None:
         return new
     init = constructor(made, resolver, skip_new=True)

@@ -484,7 +484,9 @@ class Resolver:
             if made is None:
                 return Unknown(Reason.UNKNOWN_RETURN)
             if isinstance(made, Unknown):
-                return made
+                # Most such factories build an instance of the class or of a subclass: its attributes
+                # are then those of the class at least, a miss certain only as a removal.
+                return made if made.reason is not Reason.FACTORY_NEW else InstanceValue(func.info, exact=False)
             return InstanceValue(made, exact=True)
         if isinstance(func, FunctionValue) and func.info.returns_path:
             target = self.lookup(func.info.returns_path)
