@@ -80,6 +80,11 @@ class Reason(Enum):
         "attribute-of-annotated-type",
         "missing from a type known by annotation only: a subclass instance may have it",
     )
+    OVERRIDE_REQUIRES_OPTIONAL = (
+        "override-requires-optional",
+        "the override requires a parameter the upstream's method makes optional: whether the upstream omits it is unknown",
+        True,
+    )
     NOT_AN_UPSTREAM_METHOD = ("not-an-upstream-method", "a method of the downstream's own, overriding nothing upstream")
     UNPARSABLE_FILE = ("unparsable-file", "the downstream file could not be parsed: its use sites are unknown")
 

@@ -145,8 +145,30 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target)
     verdict = bind(upstream_call_shape(target.signature), site.signature)
+    if isinstance(verdict, Break) and _requires_only_optional(verdict, target.signature, site.signature):
+        # The override requires what the upstream declares optional: a break only if the upstream
+        # ever omits it, which its signature does not tell.
+        verdict = Unknown(Reason.OVERRIDE_REQUIRES_OPTIONAL)
     unknown = verdict if isinstance(verdict, Unknown) else None
     return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown)
+
+
+def _requires_only_optional(verdict: Break, upstream: Signature, override: Signature) -> bool:
+    """Every problem is a parameter the override requires where the upstream's method has an optional
+    one: of the same name, or at the same position."""
+    positions = [p for p in upstream.parameters if p.kind in _POSITIONAL]
+    for problem in verdict.problems:
+        if problem.kind is not ProblemKind.MISSING_ARGUMENT:
+            return False
+        for name in problem.names:
+            param = upstream.get(name)
+            if param is None:
+                mine = override.get(name)
+                index = [p.name for p in override.parameters if p.kind in _POSITIONAL].index(name) if mine and mine.kind in _POSITIONAL else -1
+                param = positions[index] if 0 <= index < len(positions) else None
+            if param is None or not param.has_default:
+                return False
+    return True
 
 
 def upstream_call_shape(signature: Signature) -> CallShape:
