@@ -155,17 +155,24 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
 
 def _requires_only_optional(verdict: Break, upstream: Signature, override: Signature) -> bool:
     """Every problem is a parameter the override requires where the upstream's method has an optional
-    one: of the same name, or at the same position."""
+    one: of the same name, at the same position, or its `*args`/`**kwargs` (scipy's `_pdf(self, x,
+    *args)`, which the upstream calls with however many shape parameters the subclass declares)."""
     positions = [p for p in upstream.parameters if p.kind in _POSITIONAL]
+    override_positions = [p.name for p in override.parameters if p.kind in _POSITIONAL]
     for problem in verdict.problems:
         if problem.kind is not ProblemKind.MISSING_ARGUMENT:
             return False
         for name in problem.names:
+            mine = override.get(name)
+            positional = mine is not None and mine.kind in _POSITIONAL
+            if positional and upstream.accepts_any_positional:
+                continue
+            if mine is not None and mine.kind is not ParamKind.POSITIONAL_ONLY and upstream.accepts_any_keyword:
+                continue
             param = upstream.get(name)
-            if param is None:
-                mine = override.get(name)
-                index = [p.name for p in override.parameters if p.kind in _POSITIONAL].index(name) if mine and mine.kind in _POSITIONAL else -1
-                param = positions[index] if 0 <= index < len(positions) else None
+            if param is None and positional:
+                index = override_positions.index(name)
+                param = positions[index] if index < len(positions) else None
             if param is None or not param.has_default:
                 return False
     return True
