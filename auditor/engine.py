@@ -109,7 +109,7 @@ def audit(request: AuditRequest) -> AuditResult:
                     _count(coverage, new)  # a method of the downstream's own is no use of the upstream
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result)
-    result.findings = sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
+    result.findings = sorted(_deduplicated(findings), key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
             coverage.count_unchecked(Unknown(Reason.UNPARSABLE_FILE).label)
@@ -148,6 +148,17 @@ def _apply_rules(checked_sites: list[CheckedSite], rules: tuple[Rule, ...], requ
                 if suppression not in used:
                     result.notes.append(f"unused suppression: {suppression.render()}")
     return findings
+
+
+def _deduplicated(findings: list[Finding]) -> list[Finding]:
+    """One finding per rule, place and message: a site seen twice (a name both imported and called,
+    a line the scanner reaches by two paths) must not say the same thing twice. The gravest is kept."""
+    kept: dict[tuple[str, str, int, int, str], Finding] = {}
+    for finding in findings:
+        key = (finding.code, finding.location.path, finding.location.line, finding.location.column, finding.message)
+        if key not in kept or finding.severity.rank > kept[key].severity.rank:
+            kept[key] = finding
+    return list(kept.values())
 
 
 def _finding_key(finding: Finding) -> tuple[str, int, int]:

@@ -59,6 +59,7 @@ class Reason(Enum):
     DECORATOR = ("decorator", "a decorator whose effect on the signature is unknown")
     PYDANTIC_DATACLASS_WITH_INIT = ("pydantic-dataclass-with-__init__", "a pydantic dataclass that defines __init__")
     INIT_NOT_A_FUNCTION = ("__init__-not-a-function", "the class's __init__ is not a plain function")
+    FACTORY_NEW = ("factory-new", "the class's __new__ may construct another class, which the analysis cannot tell")
     NEW_NOT_A_FUNCTION = ("__new__-not-a-function", "the class's __new__ is not a plain function")
     CLASS_DECORATOR = ("class-decorator", "a class decorator whose effect on the constructor is unknown")
     PYDANTIC_PRE_VALIDATOR = ("pydantic-pre-validator", "a pydantic model whose pre-validator may rewrite the arguments")
@@ -69,10 +70,20 @@ class Reason(Enum):
     INVALID_SIGNATURE = ("invalid-signature", "the signature is not one a def can produce", True)
     INVALID_CALL = ("invalid-call", "the call repeats a keyword (a SyntaxError)", True)
     OVERLOADS = ("overloads", "the call may match an overload: none is certain to bind or to break", True)
+    STUB_SIGNATURE = (
+        "stub-signature",
+        "the signature is a stub's typing view of compiled code, and the call did not bind the old version's stub either",
+        True,
+    )
     # -- the site as a whole --------------------------------------------------------------------------
     ATTRIBUTE_OF_ANNOTATED_TYPE = (
         "attribute-of-annotated-type",
         "missing from a type known by annotation only: a subclass instance may have it",
+    )
+    OVERRIDE_REQUIRES_OPTIONAL = (
+        "override-requires-optional",
+        "the override requires a parameter the upstream's method makes optional: whether the upstream omits it is unknown",
+        True,
     )
     NOT_AN_UPSTREAM_METHOD = ("not-an-upstream-method", "a method of the downstream's own, overriding nothing upstream")
     UNPARSABLE_FILE = ("unparsable-file", "the downstream file could not be parsed: its use sites are unknown")

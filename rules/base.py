@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from apidrift.auditor.reasons import Reason
 from apidrift.auditor.results import Severity
 
 if TYPE_CHECKING:
@@ -73,6 +74,10 @@ def make_finding(
     new_target = checked.new.target
     old_target = checked.old.target if checked.old is not None else None
     severity = rule.severity
+    unknown = checked.new.unknown
+    if unknown is not None and unknown.reason is Reason.STUB_SIGNATURE and severity.rank > Severity.WARNING.rank:
+        severity = Severity.WARNING  # a typing view of compiled code: the runtime may accept the call
+        message += " (by a stub of compiled code: the runtime may accept it)"
     if checked.site.guarded:
         severity = Severity.INFO  # the downstream expects this may fail and handles it
         message += " (guarded: the code handles its absence)"

@@ -28,7 +28,7 @@ def reexported(files: dict[str, str]) -> dict[str, str]:
     result: dict[str, str] = {}
     for relative, text in files.items():
         parts = Path(relative).parts
-        if parts[0] != "pkg" or parts[-1] == "__init__.py" or "getattr" in text or "import *" in text:
+        if parts[0] != "pkg" or parts[-1] == "__init__.py" or any(m in text for m in ("getattr", "import *", "globals()")):
             result[relative] = text
             continue
         hidden = Path("pkg", "_impl", *parts[1:]).as_posix()
@@ -46,7 +46,8 @@ def _top_level_names(source: str) -> list[str]:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
             names.append(node.name)
         elif isinstance(node, ast.Assign):
-            names.extend(t.id for t in node.targets if isinstance(t, ast.Name))
+            for target in node.targets:  # `a = ...`, `(a, b) = ...`
+                names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.append(node.target.id)
     return names

@@ -53,3 +53,56 @@ def test_typer_against_click_8_2_finds_the_make_metavar_break(index_cache: Path,
     assert ("typer/core.py", 389, "AD102") in errors
     assert ("typer/core.py", 504, "AD102") in errors
     assert len(errors) == 3
+
+
+# Large downstreams that construct and subclass upstream classes heavily and meet stubs of compiled
+# code (numpy's `.pyi`, pandas' `_libs` stubs), each against an upstream release its requirements
+# accept: xarray 2024.10.0 (pandas>=2.1), scikit-learn 1.5.2 (scipy>=1.6.0, LinearOperator's factory
+# `__new__`), statsmodels 0.14.4 (scipy>=1.8, `rv_continuous` subclasses).
+COMPILED_CLEAN_PAIRS = [
+    ("xarray==2024.10.0", "pandas==2.2.3"),
+    ("scikit-learn==1.5.2", "scipy==1.14.1"),
+]
+
+
+@pytest.mark.parametrize(("downstream", "upstream"), COMPILED_CLEAN_PAIRS, ids=[f"{d}-{u}" for d, u in COMPILED_CLEAN_PAIRS])
+def test_clean_pair_with_compiled_upstream_has_no_error(
+    downstream: str, upstream: str, index_cache: Path, coverage_report: list[str]
+) -> None:
+    test_clean_pair_has_no_error(downstream, upstream, index_cache, coverage_report)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("old", ["none", "numpy==2.0.2"])
+def test_pandas_against_numpy_has_no_error(old: str, index_cache: Path, coverage_report: list[str]) -> None:
+    """pandas 2.2.3 (numpy>=1.26 on Python 3.12) against numpy 2.1.2, which it supports: thousands of
+    calls into numpy's stubs (overloaded constructors such as `datetime64`, `arange` overloads stricter
+    than the runtime), with no old version and with numpy 2.0.2 as the one it was written for."""
+    result = audit(AuditRequest("pandas==2.2.3", "numpy==2.1.2", old=old, cache_dir=index_cache))
+    coverage = result.coverage[0]
+    coverage_report.append(f"pandas==2.2.3 against numpy==2.1.2 (--from {old}): {coverage.summary()}")
+    errors = [f"{f.location.path}:{f.location.line} {f.code} {f.message}" for f in result.findings if f.severity.value == "error"]
+    assert errors == []
+    assert coverage.found >= 30_000
+    assert coverage.checked >= 0.9 * coverage.found, coverage.not_checkable
+    # The stubs' strictness the runtime does not share is graded down, not dropped: still in the report.
+    assert {f.code for f in result.findings if f.severity.value == "warning"} >= {"AD101"}
+    assert coverage.not_checkable.get("stub-signature", 0) >= 1
+
+
+@pytest.mark.slow
+def test_statsmodels_against_scipy_1_14_finds_the_real_breaks(index_cache: Path, coverage_report: list[str]) -> None:
+    """statsmodels 0.14.4 (scipy>=1.8) against scipy 1.14.1: its `rv_continuous`/`rv_discrete` subclasses
+    override `_pdf(self, x, *args)` and the like with their shape parameters (silent: scipy passes them),
+    but its sandbox still calls what scipy 1.14 removed, each confirmed under CPython with scipy 1.14.1:
+    `integrate.trapz` (removed in 1.14.0), `ndimage.var` (never defined: `variance` is), and the
+    `extradoc` keyword of `rv_continuous.__init__` (removed in 1.9)."""
+    result = run("statsmodels==0.14.4", "scipy==1.14.1", index_cache, coverage_report)
+    errors = {(f.location.path, f.location.line, f.code) for f in result.findings if f.severity.value == "error"}
+    assert errors == {
+        ("statsmodels/sandbox/examples/bayesprior.py", 50, "AD101"),
+        ("statsmodels/sandbox/nonparametric/densityorthopoly.py", 447, "AD003"),
+        ("statsmodels/sandbox/nonparametric/densityorthopoly.py", 451, "AD003"),
+        ("statsmodels/sandbox/regression/try_catdata.py", 99, "AD003"),
+    }
+    assert result.coverage[0].not_checkable.get("override-requires-optional", 0) >= 50

@@ -89,7 +89,16 @@ def check_site(
     if isinstance(verdict, Ok):
         target, verdict = follow_kwargs(verdict, target, resolver)
     unknown = verdict if isinstance(verdict, Unknown) else None
+    if isinstance(verdict, Break) and typing_view(target) and not (old is not None and isinstance(old.verdict, Ok)):
+        # A stub of compiled code says what type checkers accept: a mismatch is a break only where
+        # the same call bound the old version's stub. Otherwise the rules see it, graded down.
+        unknown = Unknown(Reason.STUB_SIGNATURE)
     return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown)
+
+
+def typing_view(target: CallTarget) -> bool:
+    """Whether the call's signature (or one it must also bind) comes from a stub with no source behind it."""
+    return target.typing_view or any(typing_view(also) for also in target.requires_also)
 
 
 def follow_kwargs(verdict: Ok, target: CallTarget, resolver: Resolver, depth: int = 0) -> tuple[CallTarget, Verdict]:
@@ -136,8 +145,37 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target)
     verdict = bind(upstream_call_shape(target.signature), site.signature)
+    if isinstance(verdict, Break) and _requires_only_optional(verdict, target.signature, site.signature):
+        # The override requires what the upstream declares optional: a break only if the upstream
+        # ever omits it, which its signature does not tell.
+        verdict = Unknown(Reason.OVERRIDE_REQUIRES_OPTIONAL)
     unknown = verdict if isinstance(verdict, Unknown) else None
     return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown)
+
+
+def _requires_only_optional(verdict: Break, upstream: Signature, override: Signature) -> bool:
+    """Every problem is a parameter the override requires where the upstream's method has an optional
+    one: of the same name, at the same position, or its `*args`/`**kwargs` (scipy's `_pdf(self, x,
+    *args)`, which the upstream calls with however many shape parameters the subclass declares)."""
+    positions = [p for p in upstream.parameters if p.kind in _POSITIONAL]
+    override_positions = [p.name for p in override.parameters if p.kind in _POSITIONAL]
+    for problem in verdict.problems:
+        if problem.kind is not ProblemKind.MISSING_ARGUMENT:
+            return False
+        for name in problem.names:
+            mine = override.get(name)
+            positional = mine is not None and mine.kind in _POSITIONAL
+            if positional and upstream.accepts_any_positional:
+                continue
+            if mine is not None and mine.kind is not ParamKind.POSITIONAL_ONLY and upstream.accepts_any_keyword:
+                continue
+            param = upstream.get(name)
+            if param is None and positional:
+                index = override_positions.index(name)
+                param = positions[index] if index < len(positions) else None
+            if param is None or not param.has_default:
+                return False
+    return True
 
 
 def upstream_call_shape(signature: Signature) -> CallShape:
@@ -155,13 +193,19 @@ def _found_before(old: SiteCheck | None) -> bool:
 
 
 def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
-    """Bind against the signature; for overload-only targets, a break only if every overload breaks."""
-    if target.requires_also:
-        verdicts = [bind(shape, s) for s in (target.signature, *target.requires_also)]
-        broken = next((v for v in verdicts if isinstance(v, Break)), None)
-        if broken is not None:
-            return broken
-        return verdicts[0] if all(isinstance(v, Ok) for v in verdicts) else Unknown(Reason.STAR_ARGUMENTS)
+    """Bind against the signature; for overload-only targets, a break only if every overload breaks;
+    with targets the arguments must also bind (`__new__` beside `__init__`), a break if any breaks."""
+    own = _bind_variants(shape, target)
+    if not target.requires_also:
+        return own
+    verdicts = [own, *(bind_target(shape, also) for also in target.requires_also)]
+    broken = next((v for v in verdicts if isinstance(v, Break)), None)
+    if broken is not None:
+        return broken
+    return own if all(isinstance(v, Ok) for v in verdicts) else next(v for v in verdicts if isinstance(v, Unknown))
+
+
+def _bind_variants(shape: CallShape, target: CallTarget) -> Verdict:
     if not target.alternatives:
         return bind(shape, target.signature)
     verdicts = [bind(shape, alternative) for alternative in target.alternatives]

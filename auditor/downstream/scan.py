@@ -93,6 +93,10 @@ class _Collector(cst.CSTVisitor):
         self.guard_depth = 0
         self.method_self: list[tuple[str, _ClassScope] | None] = []
         self.version_names: set[str] = set()  # names computed from a version or feature test
+        # Names an `except ImportError:` fallback binds (`f = None`, `HAS_X = False`): a test of one
+        # (`if f is not None:`) guards what it holds, as the code handles the import's failure there.
+        self.fallback_names: set[str] = set()
+        self.import_fallback_depth = 0
         # Attributes assigned or deleted (targets are seen before their children are visited), kept
         # here rather than asking LibCST's expression-context pass, which costs a quarter of a scan.
         self.stored: set[int] = set()
@@ -199,10 +203,12 @@ class _Collector(cst.CSTVisitor):
     def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         if _catches_import_error(node):
             self.guard_depth += 1
+            self.import_fallback_depth += 1
 
     def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         if _catches_import_error(node):
             self.guard_depth -= 1
+            self.import_fallback_depth -= 1
 
     # `with contextlib.suppress(ImportError, ...):` swallows what a guarded use may raise.
     def visit_With_body(self, node: cst.With) -> None:
@@ -227,7 +233,7 @@ class _Collector(cst.CSTVisitor):
         if _is_guard_test(test):
             return True
         names = {n.value for n in _names_in(test)}
-        return bool(names & self.version_names)
+        return bool(names & (self.version_names | self.fallback_names))
 
     def visit_Call(self, node: cst.Call) -> None:
         if _dotted(node.func) == "isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
@@ -274,6 +280,8 @@ class _Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind_target(target.target, node.value)
+            if self.import_fallback_depth:
+                self.fallback_names.update(n.value for n in _names_in(target.target))
         # `sqla_14 = _vers >= (1, 4)` where `_vers` came from `__version__`: a version flag.
         if self._is_guard(node.value) or _VERSIONISH.search(cst.Module([]).code_for_node(node.value)):
             for target in node.targets:

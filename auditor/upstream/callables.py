@@ -7,7 +7,7 @@ with PEP 681 `dataclass_transform`. A callee whose signature cannot be known exa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo
@@ -64,8 +64,16 @@ class CallTarget:
     defined_at: str  # dotted path of the function or class that defines it
     # Declared only by @overload (a stub): a call breaks only if it matches none of them.
     alternatives: tuple[Signature, ...] = ()
-    # Signatures the same arguments must also bind (a class's `__new__` beside its `__init__`).
-    requires_also: tuple[Signature, ...] = ()
+    # Targets the same arguments must also bind (a class's `__new__` beside its `__init__`), each with
+    # its own overloads.
+    requires_also: tuple[CallTarget, ...] = ()
+    # Declared by a stub with no Python source behind it: what type checkers accept, which the
+    # runtime (compiled code) may exceed.
+    typing_view: bool = False
+
+    def variants(self) -> tuple[Signature, ...]:
+        """The signatures a call may bind: the overloads when there are, else the one signature."""
+        return self.alternatives or (self.signature,)
 
 
 def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
@@ -98,7 +106,7 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     # With an implementation, CPython binds against it alone; without one (a stub), the overloads speak.
     overload_only = func.has_decorator("typing.overload", "typing_extensions.overload") and func.overloads
     alternatives = tuple(o.bound() if binds_first else o for o in func.overloads) if overload_only else ()
-    return CallTarget(signature, f"{value.path}", value.path, alternatives)
+    return CallTarget(signature, f"{value.path}", value.path, alternatives, typing_view=func.typing_view)
 
 
 def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, transparent: frozenset[str]) -> str | None:
@@ -158,14 +166,21 @@ def _partial_identity(decorator: Decorator, resolver: Resolver) -> bool:
 # -- constructors ---------------------------------------------------------------------------------
 
 
-def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
-    """What `Cls(...)` binds against: type.__call__ runs `__new__` and then `__init__`, both with the arguments."""
+def constructor(cls: ClassInfo, resolver: Resolver, *, skip_new: bool = False) -> CallTarget | Unknown:
+    """What `Cls(...)` binds against: type.__call__ runs `__new__` and then, when it returned an instance
+    of `Cls`, that instance's class's `__init__`, both with the arguments. `skip_new`: the `__init__` alone
+    (of the class a factory `__new__` constructed)."""
     mro = resolver.mro(cls)
     if mro is None:
         return Unknown(Reason.UNRESOLVABLE_MRO)
     metaclass = _metaclass(mro, resolver)
     if isinstance(metaclass, Unknown):
         return metaclass
+    made = cls if skip_new else resolver.constructed_class(cls)
+    if isinstance(made, Unknown) and made.reason is not Reason.FACTORY_NEW:
+        return made
+    if made is not cls:
+        return _factory_constructor(cls, made, mro, resolver)
     init: CallTarget | None = None
     new: CallTarget | None = None
     for entry in mro:
@@ -176,11 +191,11 @@ def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
         style = dataclass_style(entry, mro, resolver)
         if isinstance(style, Unknown):
             return style
-        if new is None and "__new__" in entry.members:
+        if new is None and not skip_new and "__new__" in entry.members:
             found = _dunder_target(entry, "__new__", resolver)
             if isinstance(found, Unknown):
                 return found
-            new = CallTarget(found.signature, f"{cls.path} (__new__ of {entry.path})", found.defined_at)
+            new = replace(found, description=f"{cls.path} (__new__ of {entry.path})")
         if init is None:
             found_init = _init_of(entry, style, mro, cls, resolver)
             if isinstance(found_init, Unknown):
@@ -188,16 +203,38 @@ def constructor(cls: ClassInfo, resolver: Resolver) -> CallTarget | Unknown:
             init = found_init
         if init is not None and new is not None:
             break
-    if init is not None and new is not None and not _accepts_anything(new.signature):
-        if _accepts_anything(init.signature):
+    if init is not None and new is not None and not _accepts_anything(new):
+        if _accepts_anything(init):
             return new
-        return CallTarget(init.signature, init.description, init.defined_at, requires_also=(new.signature,))
+        return replace(init, requires_also=(new,))
     if init is not None:
         return init
     if new is not None:
         return new
-    # Only object's __init__ is left: the class takes no arguments.
-    return CallTarget(Signature(()), f"{cls.path} (object.__init__)", cls.path)
+    # Only object's __init__ is left: the class takes no arguments (a stub may just not say).
+    return CallTarget(Signature(()), f"{cls.path} (object.__init__)", cls.path, typing_view=_any_typing_view(mro))
+
+
+def _factory_constructor(
+    cls: ClassInfo, made: ClassInfo | None | Unknown, mro: list[ClassInfo | str], resolver: Resolver
+) -> CallTarget | Unknown:
+    """`Cls(...)` whose `__new__` builds another class: the arguments meet that `__new__` and, when it
+    built an instance of `Cls` (a subclass), the `__init__` of the class built; else no `__init__`.
+    When what it builds is unknown, `__new__` alone: its own breaks are certain, an `__init__`'s not."""
+    entry = next(e for e in mro if isinstance(e, ClassInfo) and "__new__" in e.members)
+    new = _dunder_target(entry, "__new__", resolver)
+    if isinstance(new, Unknown):
+        return new
+    new = replace(new, description=f"{cls.path} (__new__ of {entry.path})")
+    if isinstance(made, Unknown):
+        return made if _accepts_anything(new) else new
+    if made is None:
+        return new
+    init = constructor(made, resolver, skip_new=True)
+    if isinstance(init, Unknown):
+        return init
+    init = replace(init, description=f"{cls.path} (builds {made.path}: {init.description})")
+    return init if _accepts_anything(new) else replace(init, requires_also=(*init.requires_also, new))
 
 
 def _init_of(
@@ -211,14 +248,14 @@ def _init_of(
         target = _dunder_target(entry, "__init__", resolver)
         if isinstance(target, Unknown):
             return target
-        return CallTarget(target.signature, f"{cls.path} (__init__ of {entry.path})", f"{entry.path}.__init__")
+        return replace(target, description=f"{cls.path} (__init__ of {entry.path})", defined_at=f"{entry.path}.__init__")
     if init is not None:
         return Unknown(Reason.INIT_NOT_A_FUNCTION)
     if style is not None and style.options.get("init", "True") != "False":
         synthesized = synthesize(mro, entry, resolver)
         if isinstance(synthesized, Unknown):
             return synthesized
-        return CallTarget(synthesized, f"{cls.path} (fields of {style.kind} dataclass)", entry.path)
+        return CallTarget(synthesized, f"{cls.path} (fields of {style.kind} dataclass)", entry.path, typing_view=entry.typing_view)
     return None
 
 
@@ -230,8 +267,12 @@ def _dunder_target(entry: ClassInfo, name: str, resolver: Resolver) -> CallTarge
     return _function_target(FunctionValue(member, f"{entry.path}.{name}", "instance"), resolver)
 
 
-def _accepts_anything(signature: Signature) -> bool:
-    return signature.accepts_any_positional and signature.accepts_any_keyword
+def _any_typing_view(mro: list[ClassInfo | str]) -> bool:
+    return any(isinstance(entry, ClassInfo) and entry.typing_view for entry in mro)
+
+
+def _accepts_anything(target: CallTarget) -> bool:
+    return all(s.accepts_any_positional and s.accepts_any_keyword for s in target.variants())
 
 
 def _metaclass(mro: list[ClassInfo | str], resolver: Resolver) -> None | Unknown:
@@ -258,4 +299,4 @@ def _external_constructor(base: str, cls: ClassInfo, mro: list[ClassInfo | str])
         return Unknown(Reason.EXTERNAL_BASE, base)
     if isinstance(signature, Unknown):
         return signature
-    return CallTarget(signature, f"{cls.path} (from {base})", cls.path)
+    return CallTarget(signature, f"{cls.path} (from {base})", cls.path, typing_view=_any_typing_view(mro))

@@ -28,6 +28,7 @@ from apidrift.auditor.upstream.model import (
     Member,
     ModuleInfo,
 )
+from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 _KINDS = {
@@ -62,6 +63,21 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         if converted is not None:
             members[member_name] = converted
     members.update(_overload_only(module, members))
+    for unpacked, lineno in facts.get("unpacked", ()):
+        members.setdefault(unpacked, AttributeInfo(unpacked, lineno=lineno))
+    for class_name, patch in facts.get("class_patches", {}).items():
+        cls_info = members.get(class_name)
+        if isinstance(cls_info, ClassInfo):
+            members[class_name] = replace(
+                cls_info,
+                bound_names=cls_info.bound_names | frozenset(patch["names"]),
+                open_namespace=cls_info.open_namespace or (_DYNAMIC_BINDING if patch["open"] else None),
+            )
+    if filepath.suffix == ".pyi":
+        # A stub is a typing view: its signatures are the runtime's only where Python source beside it
+        # defines the object; for compiled code (or a stub alone) they are what type checkers accept.
+        backed = _source_definitions(filepath)
+        members = {n: m if n in backed else _typing_view(m) for n, m in members.items()}
     dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members
     # `__all__ = [n for n in dir() ...]` or `a.__all__ + b.__all__`: the export list is not read, and a
     # star import from here takes every public name the module has (found through its own imports).
@@ -80,6 +96,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         bound_names=frozenset(bound),
         rebound=frozenset(facts.get("rebound", ())),
         dynamic_namespace=dynamic,
+        open_namespace=facts.get("open_namespace") or (_DYNAMIC_BINDING if dynamic and "__getattr__" not in members else None),
     )
 
 
@@ -141,6 +158,8 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         if converted is not None:
             members[name] = converted
     members.update(_overload_only(cls, members))
+    for unpacked, lineno in facts.get("unpacked", ()):
+        members.setdefault(unpacked, AttributeInfo(unpacked, lineno=lineno))
     keywords = dict(cls.keywords) if getattr(cls, "keywords", None) else {}
     metaclass = keywords.pop("metaclass", None)
     return ClassInfo(
@@ -157,6 +176,8 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         lineno=cls.lineno,
         deprecated=facts.get("deprecated"),
         rebound=frozenset(facts.get("rebound", ())),
+        bound_names=frozenset(facts.get("bound_names", ())),
+        open_namespace=facts.get("open_namespace"),
     )
 
 
@@ -223,6 +244,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         overloads=overloads,
         returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
         forwards=_forwarding_target(func, facts.get("forwards")),
+        constructs=_canonical_constructs(func, facts.get("constructs")),
         identity=facts.get("identity", False) or keeps[0],
         factory_identity=keeps[1] or facts.get("factory", False),
         dataclass_transform=transform,
@@ -340,6 +362,9 @@ class _FactsExtension(griffe.Extension):
                 "star_imports": _star_imports(node, mod),
                 "rebound": sorted(_rebound_names(node.body)),
                 "computed_all": _computes_all(node),
+                "unpacked": _unpacked_names(list(_module_statements(node))),
+                "class_patches": _class_patches(node),
+                "open_namespace": _open_module_namespace(node),
             }
 
     def on_class_members(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:
@@ -357,7 +382,11 @@ class _FactsExtension(griffe.Extension):
             ):
                 fields.append((stmt.targets[0].id, stmt.lineno, "", None))
         instance, dynamic = _instance_attributes(node)
+        body = list(_class_statements(node))
         cls.extra[_FACTS] = {
+            "unpacked": _unpacked_names(body),
+            "bound_names": sorted(_body_bound_names(body)),
+            "open_namespace": _DYNAMIC_BINDING if _uses_namespace_functions(body) else None,
             "rebound": sorted(_rebound_names(node.body)),
             "fields": fields,
             "instance_attributes": sorted(instance),
@@ -383,7 +412,158 @@ class _FactsExtension(griffe.Extension):
                 "deprecated": _deprecation(node),
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),
+                # A `__new__` in Python source: which class it constructs (a stub's body says nothing).
+                "constructs": new_constructs(node) if in_class and node.name == "__new__" and not _in_stub(func) else None,
             }
+
+
+_DYNAMIC_BINDING = "dynamic-binding"  # a Reason code (auditor/reasons.py)
+_NAMESPACE_FUNCTIONS = frozenset({"locals", "vars", "globals", "exec"})
+
+
+def _class_statements(node: ast.ClassDef) -> Iterator[ast.stmt]:
+    """Statements of a class body, inside if/try/with/for/while too, but not inside defs or classes."""
+    stack: list[ast.stmt] = list(node.body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(s for s in getattr(stmt, name, ()) or () if isinstance(s, ast.stmt))
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(handler.body)
+
+
+def _unpacked_names(statements: list[ast.stmt]) -> list[tuple[str, int]]:
+    """Names bound by unpacking assignments (`(DEBUG, INFO) = range(2)`, `a, *rest = ...`): plain
+    attributes of the namespace, which griffe does not record."""
+    found: list[tuple[str, int]] = []
+    for stmt in statements:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    found.extend((name, stmt.lineno) for name in _target_names(target))
+    return found
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for element in target.elts for n in _target_names(element)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
+
+
+def _body_bound_names(statements: list[ast.stmt]) -> set[str]:
+    """Every name a class body binds, whatever the statement (for, with, walrus, del, imports...)."""
+    names: set[str] = set()
+    for stmt in statements:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*")
+            continue
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            if isinstance(getattr(stmt, field_name, None), list):
+                break  # a compound statement: its own statements come separately; read its header only
+        else:
+            field_name = ""
+        parts = [stmt] if not field_name else [
+            getattr(stmt, f) for f in ("target", "test", "iter", "items", "subject") if getattr(stmt, f, None) is not None
+        ]
+        for part in parts:
+            for inner in ast.walk(part) if isinstance(part, ast.AST) else (n for item in part for n in ast.walk(item)):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+                    names.add(inner.id)
+        if isinstance(stmt, ast.Try):
+            names.update(h.name for h in stmt.handlers if h.name)
+    return names
+
+
+def _uses_namespace_functions(statements: list[ast.stmt]) -> bool:
+    """A class body that calls locals()/vars()/exec(): it may bind any name."""
+    for stmt in statements:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        headers = [stmt] if not any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse", "handlers")) else [
+            getattr(stmt, f) for f in ("target", "test", "iter", "subject") if getattr(stmt, f, None) is not None
+        ]
+        for header in headers:
+            for inner in ast.walk(header):
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in _NAMESPACE_FUNCTIONS:
+                    return True
+    return False
+
+
+def _open_module_namespace(module: ast.Module) -> str | None:
+    """A module whose top-level code calls locals()/vars()/exec() (globals() is already a marker)."""
+    for stmt in _module_statements(module):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for inner in ast.walk(stmt):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in ("locals", "vars", "exec"):
+                return _DYNAMIC_BINDING
+    return None
+
+
+def _class_patches(module: ast.Module) -> dict[str, dict[str, Any]]:
+    """What the module's code (functions included) does to its own top-level classes from outside their
+    bodies: `Cls.name = ...` and `setattr(Cls, "name", ...)` bind `name`; `setattr(Cls, expr, ...)`,
+    `Cls.__dict__`/`vars(Cls)` games bind unknown names (the class's namespace is open)."""
+    classes = {stmt.name for stmt in _module_statements(module) if isinstance(stmt, ast.ClassDef)}
+    patches: dict[str, dict[str, Any]] = {}
+    if not classes:
+        return patches
+    for inner in ast.walk(module):
+        owner, name = None, None
+        if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id in classes:
+            if isinstance(inner.ctx, (ast.Store, ast.Del)):
+                owner, name = inner.value.id, inner.attr
+            elif inner.attr == "__dict__":
+                owner = inner.value.id
+        elif (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Name)
+            and inner.func.id in ("setattr", "vars")
+            and inner.args
+            and isinstance(inner.args[0], ast.Name)
+            and inner.args[0].id in classes
+        ):
+            owner = inner.args[0].id
+            second = inner.args[1] if inner.func.id == "setattr" and len(inner.args) > 1 else None
+            if isinstance(second, ast.Constant) and isinstance(second.value, str):
+                name = second.value
+        if owner is None:
+            continue
+        patch = patches.setdefault(owner, {"names": [], "open": False})
+        if name is not None:
+            patch["names"].append(name)
+        else:
+            patch["open"] = True
+    return patches
+
+
+def _in_stub(func: griffe.Function) -> bool:
+    filepath = func.module.filepath
+    return isinstance(filepath, Path) and filepath.suffix == ".pyi"
+
+
+def _canonical_constructs(func: griffe.Function, constructs: Any) -> tuple[Construct, ...] | None:
+    """The decision list of a `__new__` with its class names resolved to canonical paths."""
+    if not constructs:
+        return None
+
+    def canonical(text: str) -> str:
+        return text if text in ("cls", "none", UNKNOWN) else _resolve_text(func, text)
+
+    return tuple(
+        (tuple((op, _resolve_text(func, name)) for op, name in conditions), canonical(result))
+        for conditions, result in constructs
+    )
 
 
 def _top_level_names(module: ast.Module) -> set[str]:
@@ -496,6 +676,29 @@ def _source_names(stub: Path) -> set[str]:
         return _top_level_names(ast.parse(source.read_bytes()))
     except (SyntaxError, ValueError, RecursionError, OSError):
         return set()
+
+
+def _source_definitions(stub: Path) -> set[str]:
+    """The top-level functions and classes that the `.py` beside a `.pyi` defines in Python."""
+    source = stub.with_suffix(".py")
+    if not source.is_file():
+        return set()
+    try:
+        tree = ast.parse(source.read_bytes())
+    except (SyntaxError, ValueError, RecursionError, OSError):
+        return set()
+    return {
+        stmt.name for stmt in _module_statements(tree) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+
+
+def _typing_view(member: Member) -> Member:
+    """The member (and a class's members) marked as declared by a stub with no Python source behind it."""
+    if isinstance(member, FunctionInfo):
+        return replace(member, typing_view=True)
+    if isinstance(member, ClassInfo):
+        return replace(member, typing_view=True, members={n: _typing_view(m) for n, m in member.members.items()})
+    return member
 
 
 def _rebound_names(body: list[ast.stmt]) -> set[str]:

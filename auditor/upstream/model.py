@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 23  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 26  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,12 @@ class FunctionInfo:
     # `**kwargs` handed unchanged to one call: {"target": path, "positional": n, "keywords": [...],
     # "star_args": bool, "on_self": bool (target is a method of the same class)}
     forwards: dict[str, Any] | None = None
+    # Declared by a stub with no Python source behind it (compiled code): a typing view of the call,
+    # stricter than the runtime may be.
+    typing_view: bool = False
+    # For a `__new__` read from source: which class it constructs, as a decision list
+    # `((("is"|"is not", class path), ...), result)` (see auditor/upstream/factory_new.py).
+    constructs: tuple[tuple[tuple[tuple[str, str], ...], str], ...] | None = None
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -96,6 +102,10 @@ class FunctionInfo:
             "lineno": self.lineno,
             "deprecated": self.deprecated,
             "forwards": self.forwards,
+            "typing_view": self.typing_view,
+            "constructs": [[[list(c) for c in conds], result] for conds, result in self.constructs]
+            if self.constructs is not None
+            else None,
         }
 
     @classmethod
@@ -112,6 +122,12 @@ class FunctionInfo:
             lineno=data["lineno"],
             deprecated=data["deprecated"],
             forwards=data["forwards"],
+            typing_view=data.get("typing_view", False),
+            constructs=tuple(
+                (tuple((op, path) for op, path in conds), result) for conds, result in data["constructs"]
+            )
+            if data.get("constructs") is not None
+            else None,
         )
 
 
@@ -186,6 +202,12 @@ class ClassInfo:
     lineno: int | None = None
     deprecated: str | None = None
     rebound: frozenset[str] = frozenset()  # members defined more than once (per branch): not certain
+    typing_view: bool = False  # declared by a stub with no Python source behind it
+    # Completeness of the member list: names the body (or the module's code, `Cls.x = ...`) binds in
+    # ways griffe does not record; and, when the namespace may hold names no one can list, why
+    # (a Reason code: `dynamic-binding` for locals()/vars()/setattr(Cls, expr, ...)).
+    bound_names: frozenset[str] = frozenset()
+    open_namespace: str | None = None
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -204,6 +226,9 @@ class ClassInfo:
             "lineno": self.lineno,
             "deprecated": self.deprecated,
             "rebound": sorted(self.rebound),
+            "typing_view": self.typing_view,
+            "bound_names": sorted(self.bound_names),
+            "open_namespace": self.open_namespace,
         }
 
     @classmethod
@@ -222,6 +247,9 @@ class ClassInfo:
             lineno=data["lineno"],
             deprecated=data["deprecated"],
             rebound=frozenset(data["rebound"]),
+            typing_view=data.get("typing_view", False),
+            bound_names=frozenset(data.get("bound_names", ())),
+            open_namespace=data.get("open_namespace"),
         )
 
 
@@ -237,6 +265,7 @@ class ModuleInfo:
     bound_names: frozenset[str] = frozenset()  # every name the module binds at top level, however
     rebound: frozenset[str] = frozenset()  # names defined more than once (per branch): not certain
     dynamic_namespace: bool = False  # globals()/sys.modules games or a module `__getattr__`
+    open_namespace: str | None = None  # why the member list may be incomplete (a Reason code), if known
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -252,6 +281,7 @@ class ModuleInfo:
             "bound_names": sorted(self.bound_names),
             "rebound": sorted(self.rebound),
             "dynamic_namespace": self.dynamic_namespace,
+            "open_namespace": self.open_namespace,
         }
 
     @classmethod
@@ -267,6 +297,7 @@ class ModuleInfo:
             bound_names=frozenset(data["bound_names"]),
             rebound=frozenset(data["rebound"]),
             dynamic_namespace=data["dynamic_namespace"],
+            open_namespace=data.get("open_namespace"),
         )
 
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Union
 
 from apidrift.auditor.upstream.api_index import ApiIndex
-from apidrift.auditor.upstream.model import AliasInfo, AttributeInfo, ClassInfo, FunctionInfo, Member, ModuleInfo
+from apidrift.auditor.upstream.model import AliasInfo, AttributeInfo, ClassInfo, Decorator, FunctionInfo, Member, ModuleInfo
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
 from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.upstream.factory_new import UNKNOWN, evaluate
 
 # Bases that add nothing a downstream call or attribute could depend on.
 TRANSPARENT_BASES = frozenset(
@@ -238,7 +239,7 @@ class Resolver:
         if name in module.bound_names:
             return Unknown(Reason.DYNAMIC_BINDING)
         if module.dynamic_namespace:
-            return Unknown(Reason.MODULE_GETATTR)
+            return Unknown(Reason(module.open_namespace) if module.open_namespace else Reason.MODULE_GETATTR)
         if unsure is not None:
             return unsure
         return Missing(module.path, name, "module")
@@ -261,6 +262,8 @@ class Resolver:
                 return self._member_value(member, f"{entry.path}.{name}", "instance" if on_instance else "class")
             if on_instance and name in entry.instance_attributes:
                 return Unknown(Reason.INSTANCE_ATTRIBUTE)  # set in a method: type unknown, existence certain
+            if name in entry.bound_names:
+                return Unknown(Reason.DYNAMIC_BINDING)  # bound (a for target, `Cls.x = ...`), not as a member
         if name.startswith("__") and name.endswith("__"):
             return Unknown(Reason.DUNDER)
         for entry in mro:
@@ -268,9 +271,60 @@ class Resolver:
                 continue
             if entry.dynamic_attributes or "__getattr__" in entry.members or "__getattribute__" in entry.members:
                 return Unknown(Reason.CLASS_GETATTR)
+        incomplete = self._incomplete(mro, on_instance)
+        if incomplete is not None:
+            return incomplete
         if not on_instance and any(isinstance(e, ClassInfo) and e.metaclass for e in mro):
             return Unknown(Reason.METACLASS_ATTRIBUTE)
         return Missing(cls.path, name, "instance" if on_instance else "class", exact or not on_instance)
+
+    def _incomplete(self, mro: list[ClassInfo | str], on_instance: bool) -> Unknown | None:
+        """Why the classes' member lists may not be the whole namespace, if they may not: a body or code
+        that binds names dynamically, a class decorator that may add members, a metaclass that may."""
+        for entry in mro:
+            if not isinstance(entry, ClassInfo):
+                continue
+            if entry.open_namespace:
+                return Unknown(Reason(entry.open_namespace))
+            for decorator in entry.decorators:
+                if not self._keeps_members(decorator):
+                    return Unknown(Reason.CLASS_DECORATOR, decorator.path)
+            if on_instance and entry.metaclass and not self._metaclass_keeps_members(entry.metaclass):
+                return Unknown(Reason.METACLASS_ATTRIBUTE)
+        return None
+
+    def _keeps_members(self, decorator: Decorator) -> bool:
+        """A class decorator known to add no member a downstream could read (or to hand the class back)."""
+        from apidrift.auditor.upstream.synthesis import MEMBER_KEEPING_CLASS_DECORATORS
+
+        if decorator.path in MEMBER_KEEPING_CLASS_DECORATORS:
+            return True
+        if decorator.path.startswith("?") or not self.index.owns(decorator.path):
+            return False
+        target = self.lookup(decorator.path)
+        if not isinstance(target, FunctionValue):
+            return False
+        info = target.info
+        return bool(info.factory_identity if decorator.called else info.identity) or info.dataclass_transform is not None
+
+    def _metaclass_keeps_members(self, path: str) -> bool:
+        """A metaclass that cannot add members to its classes: type's own, or one defining no __new__,
+        __init__ or __prepare__ (through its bases)."""
+        if path in PLAIN_METACLASSES:
+            return True
+        target = self.lookup(path) if not path.startswith("?") else None
+        if not isinstance(target, ClassValue):
+            return False
+        mro = self.mro(target.info)
+        if mro is None:
+            return False
+        for entry in mro:
+            if isinstance(entry, str):
+                if entry not in PLAIN_METACLASSES:
+                    return False
+            elif any(n in entry.members for n in ("__new__", "__init__", "__prepare__", "__init_subclass__")):
+                return False
+        return True
 
     def _member_value(self, member: Member, path: str, via: str | None) -> Resolution:
         if isinstance(member, AliasInfo):
@@ -382,12 +436,58 @@ class Resolver:
                 return False
         return True
 
+    def constructed_class(self, cls: ClassInfo) -> ClassInfo | None | Unknown:
+        """The class of what `cls(...)` builds, by its `__new__` read statically: `cls` itself unless a
+        `__new__` from source says otherwise. None when the object is no instance of `cls` (or None):
+        type.__call__ then runs no `__init__`."""
+        mro = self.mro(cls)
+        if mro is None:
+            return Unknown(Reason.UNRESOLVABLE_MRO)
+        new = None
+        for entry in mro:
+            if isinstance(entry, str):
+                return cls  # an outside base's __new__ (object's, a builtin's): the class called
+            if "__new__" in entry.members:
+                new = entry.members["__new__"]
+                break
+        if not isinstance(new, FunctionInfo) or new.constructs is None:
+            return cls
+
+        def holds(condition: tuple[str, str]) -> bool | None:
+            op, path = condition
+            target = self.lookup(path) if not path.startswith("?") else None
+            if not isinstance(target, ClassValue):
+                return None
+            return (target.info.path == cls.path) is (op == "is")
+
+        made = evaluate(new.constructs, holds)
+        if made == "cls":
+            return cls
+        if made == "none":
+            return None
+        target = self.lookup(made) if made != UNKNOWN and not made.startswith("?") else None
+        if not isinstance(target, ClassValue):
+            return Unknown(Reason.FACTORY_NEW, made if made != UNKNOWN else "")
+        made_mro = self.mro(target.info)
+        if made_mro is None:
+            return Unknown(Reason.UNRESOLVABLE_MRO)
+        if any(isinstance(e, ClassInfo) and e.path == cls.path for e in made_mro):
+            return target.info  # an instance of cls: its own class's __init__ runs
+        return None
+
     def call_result(self, func: Value) -> Resolution:
         """What calling a value returns, when that is certain enough to follow."""
         if isinstance(func, ClassValue):
             if func.info.metaclass and not self.plain_metaclass(func.info.metaclass):
                 return Unknown(Reason.METACLASS)
-            return InstanceValue(func.info, exact=True)
+            made = self.constructed_class(func.info)
+            if made is None:
+                return Unknown(Reason.UNKNOWN_RETURN)
+            if isinstance(made, Unknown):
+                # Most such factories build an instance of the class or of a subclass: its attributes
+                # are then those of the class at least, a miss certain only as a removal.
+                return made if made.reason is not Reason.FACTORY_NEW else InstanceValue(func.info, exact=False)
+            return InstanceValue(made, exact=True)
         if isinstance(func, FunctionValue) and func.info.returns_path:
             target = self.lookup(func.info.returns_path)
             if isinstance(target, ClassValue):

@@ -43,6 +43,15 @@ PYDANTIC_FIELD = frozenset({"pydantic.Field", "pydantic.fields.Field", "dataclas
 ATTRS_FIELD = frozenset({"attr.ib", "attr.attrib", "attr.attr", "attr.field", "attrs.field"})
 PYDANTIC_MODELS = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
 NAMED_TUPLES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
+# Class decorators whose added members are dunders or the fields the body declares: a class's member
+# list stays complete for every other name.
+MEMBER_KEEPING_CLASS_DECORATORS = (
+    TRANSPARENT_CLASS_DECORATORS
+    | ATTRS_CLASSIC
+    | ATTRS_NEXT_GEN
+    | {STDLIB_DATACLASS, PYDANTIC_DATACLASS, "typing.dataclass_transform", "typing_extensions.dataclass_transform"}
+    | {"functools.total_ordering", "abc.abstractmethod", "enum.verify"}
+)
 # Validators that may rewrite the input before fields are checked: the constructor is then unknowable.
 PRE_VALIDATORS = ("model_validator", "root_validator")
 
