@@ -72,7 +72,7 @@ class Reason(Enum):
     OVERLOADS = ("overloads", "the call may match an overload: none is certain to bind or to break", True)
     STUB_SIGNATURE = (
         "stub-signature",
-        "the signature is a stub's typing view of compiled code, and the call did not bind the old version's stub either",
+        "the signature is a stub's typing view: the Python source beside it accepts the call, or there is none and the old version's stub did not bind it either",
         True,
     )
     # -- the site as a whole --------------------------------------------------------------------------

@@ -76,8 +76,8 @@ def make_finding(
     severity = rule.severity
     unknown = checked.new.unknown
     if unknown is not None and unknown.reason is Reason.STUB_SIGNATURE and severity.rank > Severity.WARNING.rank:
-        severity = Severity.WARNING  # a typing view of compiled code: the runtime may accept the call
-        message += " (by a stub of compiled code: the runtime may accept it)"
+        severity = Severity.WARNING  # a typing view: the runtime may accept the call
+        message += " (by the stub: the runtime may accept it)"
     if checked.site.guarded:
         severity = Severity.INFO  # the downstream expects this may fail and handles it
         message += " (guarded: the code handles its absence)"

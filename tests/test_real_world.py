@@ -58,10 +58,12 @@ def test_typer_against_click_8_2_finds_the_make_metavar_break(index_cache: Path,
 # Large downstreams that construct and subclass upstream classes heavily and meet stubs of compiled
 # code (numpy's `.pyi`, pandas' `_libs` stubs), each against an upstream release its requirements
 # accept: xarray 2024.10.0 (pandas>=2.1), scikit-learn 1.5.2 (scipy>=1.6.0, LinearOperator's factory
-# `__new__`), statsmodels 0.14.4 (scipy>=1.8, `rv_continuous` subclasses).
+# `__new__`; numpy>=1.19.5, built for numpy 2; numpy's `percentile` stub omits the `interpolation=`
+# its Python source still takes).
 COMPILED_CLEAN_PAIRS = [
     ("xarray==2024.10.0", "pandas==2.2.3"),
     ("scikit-learn==1.5.2", "scipy==1.14.1"),
+    ("scikit-learn==1.5.2", "numpy==2.1.2"),
 ]
 
 

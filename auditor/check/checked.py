@@ -89,10 +89,16 @@ def check_site(
     if isinstance(verdict, Ok):
         target, verdict = follow_kwargs(verdict, target, resolver)
     unknown = verdict if isinstance(verdict, Unknown) else None
-    if isinstance(verdict, Break) and typing_view(target) and not (old is not None and isinstance(old.verdict, Ok)):
-        # A stub of compiled code says what type checkers accept: a mismatch is a break only where
-        # the same call bound the old version's stub. Otherwise the rules see it, graded down.
-        unknown = Unknown(Reason.STUB_SIGNATURE)
+    if isinstance(verdict, Break) and typing_view(target):
+        # A stub says what type checkers accept: a mismatch is a break where the Python source beside
+        # it rejects the call too, or, without one (compiled code), where the same call bound the old
+        # version's stub. Otherwise the rules see it, graded down.
+        runtime = bind(site.shape, target.runtime) if target.runtime is not None and not target.requires_also else None
+        if runtime is not None:
+            if not isinstance(runtime, Break):
+                unknown = Unknown(Reason.STUB_SIGNATURE)
+        elif not (old is not None and isinstance(old.verdict, Ok)):
+            unknown = Unknown(Reason.STUB_SIGNATURE)
     return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown)
 
 

@@ -67,9 +67,10 @@ class CallTarget:
     # Targets the same arguments must also bind (a class's `__new__` beside its `__init__`), each with
     # its own overloads.
     requires_also: tuple[CallTarget, ...] = ()
-    # Declared by a stub with no Python source behind it: what type checkers accept, which the
-    # runtime (compiled code) may exceed.
+    # Declared by a stub: what type checkers accept, which the runtime may exceed; with Python source
+    # beside the stub, the source's signature (what the runtime binds), self already bound.
     typing_view: bool = False
+    runtime: Signature | None = None
 
     def variants(self) -> tuple[Signature, ...]:
         """The signatures a call may bind: the overloads when there are, else the one signature."""
@@ -106,7 +107,10 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     # With an implementation, CPython binds against it alone; without one (a stub), the overloads speak.
     overload_only = func.has_decorator("typing.overload", "typing_extensions.overload") and func.overloads
     alternatives = tuple(o.bound() if binds_first else o for o in func.overloads) if overload_only else ()
-    return CallTarget(signature, f"{value.path}", value.path, alternatives, typing_view=func.typing_view)
+    runtime = func.runtime_signature
+    if runtime is not None and binds_first:
+        runtime = runtime.bound()
+    return CallTarget(signature, f"{value.path}", value.path, alternatives, typing_view=func.typing_view, runtime=runtime)
 
 
 def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, transparent: frozenset[str]) -> str | None:

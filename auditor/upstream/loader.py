@@ -74,10 +74,10 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
                 open_namespace=cls_info.open_namespace or (_DYNAMIC_BINDING if patch["open"] else None),
             )
     if filepath.suffix == ".pyi":
-        # A stub is a typing view: its signatures are the runtime's only where Python source beside it
-        # defines the object; for compiled code (or a stub alone) they are what type checkers accept.
+        # A stub is a typing view: what type checkers accept, stricter than the runtime may be. Where
+        # Python source beside it defines a function, that source's signature is the runtime's.
         backed = _source_definitions(filepath)
-        members = {n: m if n in backed else _typing_view(m) for n, m in members.items()}
+        members = {n: _typing_view(m, backed.get(n)) for n, m in members.items()}
     dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members
     # `__all__ = [n for n in dir() ...]` or `a.__all__ + b.__all__`: the export list is not read, and a
     # star import from here takes every public name the module has (found through its own imports).
@@ -678,26 +678,64 @@ def _source_names(stub: Path) -> set[str]:
         return set()
 
 
-def _source_definitions(stub: Path) -> set[str]:
-    """The top-level functions and classes that the `.py` beside a `.pyi` defines in Python."""
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "overload", "abstractmethod", "final", "override"})
+
+
+def _source_definitions(stub: Path) -> dict[str, Any]:
+    """What the `.py` beside a `.pyi` defines in Python at top level: each function's signature (None when
+    a decorator may change it), each class's methods' signatures the same way, in a dict by name."""
     source = stub.with_suffix(".py")
     if not source.is_file():
-        return set()
+        return {}
     try:
         tree = ast.parse(source.read_bytes())
     except (SyntaxError, ValueError, RecursionError, OSError):
-        return set()
-    return {
-        stmt.name for stmt in _module_statements(tree) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    }
+        return {}
+    found: dict[str, Any] = {}
+    for stmt in _module_statements(tree):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[stmt.name] = None if stmt.name in found else _ast_signature(stmt)  # defined twice: unknown
+        elif isinstance(stmt, ast.ClassDef):
+            methods: dict[str, Signature | None] = {}
+            for inner in stmt.body:
+                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    methods[inner.name] = None if inner.name in methods else _ast_signature(inner)
+            found[stmt.name] = None if stmt.name in found else methods
+    return found
 
 
-def _typing_view(member: Member) -> Member:
-    """The member (and a class's members) marked as declared by a stub with no Python source behind it."""
+def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature | None:
+    """The signature a plain `def` has at run time; None when a decorator may change it."""
+    if any(_last_name_of(d) not in _PLAIN_DECORATORS for d in node.decorator_list):
+        return None
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    first_default = len(positional) - len(args.defaults)
+    params = []
+    for index, arg in enumerate(positional):
+        kind = ParamKind.POSITIONAL_ONLY if index < len(args.posonlyargs) else ParamKind.POSITIONAL_OR_KEYWORD
+        default = args.defaults[index - first_default] if index >= first_default else None
+        params.append(Parameter(arg.arg, kind, default is not None, ast.unparse(default) if default is not None else None))
+    if args.vararg is not None:
+        params.append(Parameter(args.vararg.arg, ParamKind.VAR_POSITIONAL))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        params.append(Parameter(arg.arg, ParamKind.KEYWORD_ONLY, default is not None, ast.unparse(default) if default is not None else None))
+    if args.kwarg is not None:
+        params.append(Parameter(args.kwarg.arg, ParamKind.VAR_KEYWORD))
+    return Signature(tuple(params))
+
+
+def _typing_view(member: Member, source: Any = None) -> Member:
+    """The member (and a class's members) marked as declared by a stub: a typing view. `source` is what
+    the Python source beside the stub defines under that name (a signature, or a class's methods)."""
     if isinstance(member, FunctionInfo):
-        return replace(member, typing_view=True)
+        runtime = source if isinstance(source, Signature) else None
+        return replace(member, typing_view=True, runtime_signature=runtime)
     if isinstance(member, ClassInfo):
-        return replace(member, typing_view=True, members={n: _typing_view(m) for n, m in member.members.items()})
+        methods = source if isinstance(source, dict) else {}
+        return replace(
+            member, typing_view=True, members={n: _typing_view(m, methods.get(n)) for n, m in member.members.items()}
+        )
     return member
 
 

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 26  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 27  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -77,9 +77,11 @@ class FunctionInfo:
     # `**kwargs` handed unchanged to one call: {"target": path, "positional": n, "keywords": [...],
     # "star_args": bool, "on_self": bool (target is a method of the same class)}
     forwards: dict[str, Any] | None = None
-    # Declared by a stub with no Python source behind it (compiled code): a typing view of the call,
-    # stricter than the runtime may be.
+    # Declared by a stub: a typing view of the call, stricter than the runtime may be (compiled code,
+    # deprecated parameters the stub leaves out).
     typing_view: bool = False
+    # For a typing view with Python source beside the stub: the source's signature (the runtime's).
+    runtime_signature: Signature | None = None
     # For a `__new__` read from source: which class it constructs, as a decision list
     # `((("is"|"is not", class path), ...), result)` (see auditor/upstream/factory_new.py).
     constructs: tuple[tuple[tuple[tuple[str, str], ...], str], ...] | None = None
@@ -103,6 +105,7 @@ class FunctionInfo:
             "deprecated": self.deprecated,
             "forwards": self.forwards,
             "typing_view": self.typing_view,
+            "runtime_signature": self.runtime_signature.as_dict() if self.runtime_signature is not None else None,
             "constructs": [[[list(c) for c in conds], result] for conds, result in self.constructs]
             if self.constructs is not None
             else None,
@@ -123,6 +126,7 @@ class FunctionInfo:
             deprecated=data["deprecated"],
             forwards=data["forwards"],
             typing_view=data.get("typing_view", False),
+            runtime_signature=Signature.from_dict(data["runtime_signature"]) if data.get("runtime_signature") else None,
             constructs=tuple(
                 (tuple((op, path) for op, path in conds), result) for conds, result in data["constructs"]
             )
@@ -202,7 +206,7 @@ class ClassInfo:
     lineno: int | None = None
     deprecated: str | None = None
     rebound: frozenset[str] = frozenset()  # members defined more than once (per branch): not certain
-    typing_view: bool = False  # declared by a stub with no Python source behind it
+    typing_view: bool = False  # declared by a stub
     # Completeness of the member list: names the body (or the module's code, `Cls.x = ...`) binds in
     # ways griffe does not record; and, when the namespace may hold names no one can list, why
     # (a Reason code: `dynamic-binding` for locals()/vars()/setattr(Cls, expr, ...)).
