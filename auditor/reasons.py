@@ -42,6 +42,10 @@ class Reason(Enum):
     STAR_IMPORT = ("star-import", "the name may come from a star import the analysis cannot read")
     DYNAMIC_BINDING = ("dynamic-binding", "the module binds the name dynamically (globals(), setattr, ...)")
     MODULE_GETATTR = ("module-getattr", "the module answers unknown names itself (module __getattr__)")
+    SERVED_BY_GETATTR = (
+        "served-by-getattr",
+        "served by the module's __getattr__: what it hands back is not an object the analysis reads",
+    )
     UNRESOLVABLE_MRO = ("unresolvable-mro", "the class's method resolution order cannot be computed")
     ENUM_API = ("enum-api", "part of the enum machinery's own API")
     EXTERNAL_BASE = ("external-base", "inherited from a base class outside the upstream package")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import logging
 import re
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from typing import Any
 
 import griffe
 
+from apidrift.auditor.upstream import dynamic as dynamic_eval
 from apidrift.auditor.upstream.model import (
     AliasInfo,
     AttributeInfo,
@@ -62,7 +64,15 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         if converted is not None:
             members[member_name] = converted
     members.update(_overload_only(module, members))
-    dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members
+    program = facts.get("getattr") if filepath.suffix == ".py" else None
+    if program is not None:
+        # The module's own `__getattr__` (and the helpers building it) may play with globals() or
+        # sys.modules for the names it serves: the evaluator reads them. Elsewhere such games make
+        # any name possible.
+        outside = _blank_lines(code, program["helper_lines"])
+        dynamic = any(marker in outside for marker in _DYNAMIC_MARKERS)
+    else:
+        dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members or bool(facts.get("getattr"))
     # `__all__ = [n for n in dir() ...]` or `a.__all__ + b.__all__`: the export list is not read, and a
     # star import from here takes every public name the module has (found through its own imports).
     computed_all = facts.get("computed_all", False)
@@ -80,7 +90,30 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         bound_names=frozenset(bound),
         rebound=frozenset(facts.get("rebound", ())),
         dynamic_namespace=dynamic,
+        getattr_source=program["source"] if program is not None else None,
     )
+
+
+def _blank_lines(code: str, ranges: list[tuple[int, int]]) -> str:
+    lines = code.splitlines()
+    for start, end in ranges:
+        for index in range(start - 1, min(end, len(lines))):
+            lines[index] = ""
+    return "\n".join(lines)
+
+
+def _getattr_program(node: ast.Module) -> dict[str, Any] | None:
+    """What the `__getattr__` evaluator needs of a module that binds one: its pruned source, and the
+    lines of the functions that build or serve it (their globals()/sys.modules use is the evaluator's)."""
+    if not dynamic_eval.defines_getattr(node):
+        return None
+    helpers = dynamic_eval.getattr_helpers(node)
+    lines = [
+        (stmt.lineno, stmt.end_lineno or stmt.lineno)
+        for stmt in node.body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in helpers
+    ]
+    return {"source": dynamic_eval.program_source(copy.deepcopy(node)), "helper_lines": lines}
 
 
 def _parent_chain(dotted: str, root: Path) -> griffe.Module | None:
@@ -340,6 +373,7 @@ class _FactsExtension(griffe.Extension):
                 "star_imports": _star_imports(node, mod),
                 "rebound": sorted(_rebound_names(node.body)),
                 "computed_all": _computes_all(node),
+                "getattr": _getattr_program(node),
             }
 
     def on_class_members(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 23  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 24  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,10 @@ class ModuleInfo:
     star_imports: tuple[str, ...] = ()  # modules star-imported at top level
     bound_names: frozenset[str] = frozenset()  # every name the module binds at top level, however
     rebound: frozenset[str] = frozenset()  # names defined more than once (per branch): not certain
-    dynamic_namespace: bool = False  # globals()/sys.modules games or a module `__getattr__`
+    dynamic_namespace: bool = False  # globals()/sys.modules games, or a module `__getattr__` not read
+    # The module-level statements a module `__getattr__` needs (as source, class bodies dropped), for the
+    # static evaluator (`dynamic.py`): which names it serves, which it provably does not.
+    getattr_source: str | None = None
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -252,6 +255,7 @@ class ModuleInfo:
             "bound_names": sorted(self.bound_names),
             "rebound": sorted(self.rebound),
             "dynamic_namespace": self.dynamic_namespace,
+            "getattr_source": self.getattr_source,
         }
 
     @classmethod
@@ -267,6 +271,7 @@ class ModuleInfo:
             bound_names=frozenset(data["bound_names"]),
             rebound=frozenset(data["rebound"]),
             dynamic_namespace=data["dynamic_namespace"],
+            getattr_source=data["getattr_source"],
         )
 
 
