@@ -190,6 +190,7 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         lineno=cls.lineno,
         deprecated=facts.get("deprecated"),
         rebound=frozenset(facts.get("rebound", ())),
+        self_calls={name: tuple(calls) for name, calls in facts.get("self_calls", {}).items()},
     )
 
 
@@ -393,6 +394,7 @@ class _FactsExtension(griffe.Extension):
         instance, dynamic = _instance_attributes(node)
         cls.extra[_FACTS] = {
             "rebound": sorted(_rebound_names(node.body)),
+            "self_calls": _self_calls(node),
             "fields": fields,
             "instance_attributes": sorted(instance),
             "dynamic_attributes": dynamic,
@@ -418,6 +420,44 @@ class _FactsExtension(griffe.Extension):
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),
             }
+
+
+_MAX_SELF_CALLS = 8  # per method called: the shapes kept of the class's own calls
+
+
+def _self_calls(node: ast.ClassDef) -> dict[str, list[dict[str, Any]]]:
+    """`self.m(...)` calls in the class's plain methods (the shapes the upstream calls its hooks with)."""
+    calls: dict[str, list[dict[str, Any]]] = {}
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            continue
+        if any(_last_name_of(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
+            continue
+        self_name = method.args.args[0].arg
+        for inner in _own_nodes(method):
+            if not (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Attribute)
+                and isinstance(inner.func.value, ast.Name)
+                and inner.func.value.id == self_name
+            ):
+                continue
+            found = calls.setdefault(inner.func.attr, [])
+            if len(found) >= _MAX_SELF_CALLS:
+                continue
+            shape = {
+                "caller": method.name,
+                "positional": sum(1 for a in inner.args if not isinstance(a, ast.Starred)),
+                "keywords": [k.arg for k in inner.keywords if k.arg is not None],
+                "star_args": any(isinstance(a, ast.Starred) for a in inner.args),
+                "star_kwargs": any(k.arg is None for k in inner.keywords),
+                "lineno": inner.lineno,
+                "text": ast.unparse(inner)[:120],
+            }
+            key = {k: v for k, v in shape.items() if k not in ("lineno", "text")}
+            if not any({k: v for k, v in f.items() if k not in ("lineno", "text")} == key for f in found):
+                found.append(shape)
+    return calls
 
 
 def _top_level_names(module: ast.Module) -> set[str]:

@@ -186,6 +186,9 @@ class ClassInfo:
     lineno: int | None = None
     deprecated: str | None = None
     rebound: frozenset[str] = frozenset()  # members defined more than once (per branch): not certain
+    # The class's own calls of its methods, `self.render(name, value, attrs, renderer)`: method ->
+    # ({"caller", "positional", "keywords", "star_args", "star_kwargs", "lineno"}, ...), a few each.
+    self_calls: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -204,6 +207,7 @@ class ClassInfo:
             "lineno": self.lineno,
             "deprecated": self.deprecated,
             "rebound": sorted(self.rebound),
+            "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
         }
 
     @classmethod
@@ -222,6 +226,7 @@ class ClassInfo:
             lineno=data["lineno"],
             deprecated=data["deprecated"],
             rebound=frozenset(data["rebound"]),
+            self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
         )
 
 
