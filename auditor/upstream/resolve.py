@@ -277,7 +277,9 @@ class Resolver:
             if isinstance(target, (FunctionValue, ClassValue, AttributeValue)):
                 if not answer.warning:
                     return target
-                return replace(target, info=replace(target.info, deprecated=answer.warning))
+                # Deprecated is the name as served here, not the object it hands back.
+                served = replace(target, info=replace(target.info, deprecated=answer.warning))
+                return served if isinstance(served, ClassValue) else replace(served, path=path)
             if isinstance(target, ModuleValue) and not answer.warning:
                 return target
         return ServedValue(path, answer.target, answer.warning)
