@@ -9,6 +9,8 @@ A name bound more than one way in a scope is not followed (no guessing).
 
 from __future__ import annotations
 
+import ast
+import builtins
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +22,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from apidrift.auditor.check.bind import CallShape, Ok, bind
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.downstream.sites import FileScan, Span, UseSite
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef, root_module
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
 GUARD_EXCEPTIONS = frozenset(
@@ -59,6 +61,9 @@ class _Scope:
     is_class: bool = False
     narrowed: set[str] = field(default_factory=set)  # names tested with isinstance(): types not followed
     owner: _ClassScope | None = None  # for a method's scope: its class (what `super()` refers to)
+    # For the module scope: its star imports in order, the upstream module each reads (None for one the
+    # analysis cannot follow: not upstream, relative, nested in a block, or names made by globals()/exec).
+    star_modules: list[str | None] | None = None
 
     def bind(self, name: str, binding: _Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
@@ -230,6 +235,9 @@ class _Collector(cst.CSTVisitor):
         return bool(names & self.version_names)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in _NAME_MAKERS:
+            stars = self.module_scope.star_modules = self.module_scope.star_modules or []
+            stars.append(None)  # names bound by code: a name bound nowhere may still exist
         if _dotted(node.func) == "isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
             self.scope.narrowed.add(node.args[0].value.value)  # its annotated type no longer holds
         self._candidate("call", node)
@@ -258,6 +266,9 @@ class _Collector(cst.CSTVisitor):
         if upstream:
             self._candidate("import-from-module", node, module)
         if isinstance(node.names, cst.ImportStar):
+            nested = any(isinstance(p, _BLOCKS) for p in self.parents)
+            stars = self.module_scope.star_modules = self.module_scope.star_modules or []
+            stars.append(module if upstream and not nested else None)
             return False
         for alias in node.names:
             name = _name_of(alias.name)
@@ -348,12 +359,14 @@ class _Collector(cst.CSTVisitor):
 class _Evaluator:
     """Turns expressions into `Ref`s through the collected bindings; memoized, cycle-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, bound_anywhere: frozenset[str] = frozenset()) -> None:
         self._active: set[int] = set()
         self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
+        self.bound_anywhere = bound_anywhere  # every name the file binds, however (for star imports)
 
     def name(self, name: str, scope: _Scope) -> _Value:
         current: _Scope | None = scope
+        module = scope
         while current is not None:
             bindings = current.bindings.get(name)
             if bindings:
@@ -361,7 +374,11 @@ class _Evaluator:
                 if isinstance(value, InstanceRef) and name in current.narrowed:
                     return None  # `isinstance(x, Sub)` narrows x: its annotation no longer says what x is
                 return value
+            module = current
             current = current.parent
+        stars = module.star_modules
+        if stars and None not in stars and name not in self.bound_anywhere and not _is_builtin(name):
+            return StarRef(tuple(s for s in stars if s is not None), name)  # only a star import can bind it
         return None
 
     def _unique(self, bindings: list[_Binding]) -> _Value:
@@ -524,7 +541,7 @@ class _Evaluator:
         return None
 
 
-_REFS = (ModuleRef, AttrRef, CallRef, InstanceRef)
+_REFS = (ModuleRef, AttrRef, CallRef, InstanceRef, StarRef)
 # Decorators under which a method keeps the signature the upstream calls it with.
 _OVERRIDE_DECORATORS = frozenset({"classmethod", "staticmethod", "override", "abstractmethod", "final"})
 
@@ -536,7 +553,8 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
     collector = _Collector(upstream_names)
     wrapper.visit(collector)
     positions = wrapper.resolve(PositionProvider)
-    evaluator = _Evaluator()
+    stars = collector.module_scope.star_modules
+    evaluator = _Evaluator(_bound_names(source) if stars and None not in stars else frozenset())
     lines = tuple(source.splitlines())
     sites: list[UseSite] = []
     for candidate in collector.candidates:
@@ -548,6 +566,48 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
         if site is not None:
             sites.append(site)
     return FileScan(path, tuple(sites), lines)
+
+
+_BLOCKS = tuple(
+    getattr(cst, n) for n in ("If", "Try", "TryStar", "With", "For", "While", "FunctionDef", "ClassDef", "Match")
+    if hasattr(cst, n)
+)
+_NAME_MAKERS = frozenset({"globals", "vars", "locals", "exec", "eval", "__import__"})
+
+
+def _is_builtin(name: str) -> bool:
+    return hasattr(builtins, name) or (name.startswith("__") and name.endswith("__"))
+
+
+def _bound_names(source: str) -> frozenset[str]:
+    """Every name a file binds anywhere, in any way (assignments, parameters of defs and lambdas,
+    comprehension and match targets, imports, handlers, `global`): a name outside this set, and no
+    builtin, can only come from a star import."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset({"*"})
+    names: set[str] = {"*"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
+            names.add(node.name)  # type: ignore[attr-defined]
+    return frozenset(names)
 
 
 def _override_sites(

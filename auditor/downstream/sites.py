@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apidrift.auditor.check.bind import CallShape
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.upstream.signature import Signature
 
 
@@ -50,6 +50,8 @@ def ref_to_data(ref: Ref) -> Any:
         return {"attr": ref.name, "of": ref_to_data(ref.base)}
     if isinstance(ref, CallRef):
         return {"call": ref_to_data(ref.func)}
+    if isinstance(ref, StarRef):
+        return {"star": list(ref.modules), "name": ref.name}
     return {"instance": ref_to_data(ref.cls)}
 
 
@@ -60,6 +62,8 @@ def ref_from_data(data: Any) -> Ref:
         return AttrRef(ref_from_data(data["of"]), data["attr"])
     if "call" in data:
         return CallRef(ref_from_data(data["call"]))
+    if "star" in data:
+        return StarRef(tuple(data["star"]), data["name"])
     return InstanceRef(ref_from_data(data["instance"]))
 
 
