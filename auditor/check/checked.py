@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.upstream.callables import CallTarget, call_target
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, InstanceValue, Missing, Resolution, Resolver
@@ -216,7 +216,7 @@ def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
 
 def missing_path_is_site(ref: Ref, missing: Missing) -> bool:
     """Whether the miss is the site's own name (so the old resolution of the site tells its kind)."""
-    if isinstance(ref, AttrRef):
+    if isinstance(ref, (AttrRef, StarRef)):
         return ref.name == missing.name
     return isinstance(ref, ModuleRef) and ref.path == f"{missing.owner}.{missing.name}"
 

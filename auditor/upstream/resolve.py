@@ -14,7 +14,7 @@ from typing import Union
 from apidrift.auditor.upstream import dynamic
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.model import AliasInfo, AttributeInfo, ClassInfo, FunctionInfo, Member, ModuleInfo
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.reasons import Reason, Unknown
 
 # Bases that add nothing a downstream call or attribute could depend on.
@@ -157,6 +157,8 @@ class Resolver:
             if isinstance(func, (Missing, Unknown)):
                 return Unknown(Reason.CALLEE_UNRESOLVED)
             return self.call_result(func)
+        if isinstance(ref, StarRef):
+            return self._star_name(ref)
         if isinstance(ref, InstanceRef):
             cls = self.resolve(ref.cls)
             if isinstance(cls, ClassValue):
@@ -165,6 +167,39 @@ class Resolver:
                 return Unknown(Reason.EXTERNAL_CLASS)
             return Unknown(Reason.ANNOTATION_NOT_A_CLASS)
         raise TypeError(ref)
+
+    def _star_name(self, ref: StarRef) -> Resolution:
+        """A name only the downstream's star imports can bind: the last module that exports it gives it
+        (its `__all__`, else its public names); when none does, using it raises NameError."""
+        unsure: Unknown | None = None
+        for dotted in reversed(ref.modules):
+            if not self.index.owns(dotted):
+                return Unknown(Reason.STAR_IMPORT)
+            if self.index.is_compiled(dotted):
+                unsure = unsure or Unknown(Reason.STAR_IMPORT_COMPILED, dotted)
+                continue
+            info = self.index.module(dotted)
+            if info is None:
+                continue  # the module is gone: reported at its import
+            if info.exports is not None:
+                if ref.name not in info.exports:
+                    continue
+                found = self._module_attribute(info, ref.name)  # `__all__` names are fetched by getattr
+            elif ref.name.startswith("_"):
+                continue
+            else:
+                found = self._module_attribute(info, ref.name)
+                if isinstance(found, ServedValue):
+                    continue  # without `__all__`, a star import copies the module's dict: no `__getattr__`
+            if isinstance(found, Unknown):
+                unsure = unsure or found
+            elif not isinstance(found, Missing):
+                return found
+        if unsure is not None:
+            return unsure
+        if any(self.index.module(m) is None for m in ref.modules):
+            return Unknown(Reason.PARENT_MISSING)  # a star-imported module is gone: reported at its import
+        return Missing(ref.modules[-1], ref.name, "star")
 
     def lookup(self, path: str) -> Resolution:
         """A canonical dotted path (as imports and griffe write them): submodules take precedence."""
