@@ -701,6 +701,7 @@ def _site(
         func = evaluator.expression(node.func, candidate.scope)
         shape, keyword_spans = _shape(node, positions)
         forwarded: tuple[str, ...] = ()
+        through_init = False
         if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
             inherited = evaluator.inherited_constructor(func.cls, upstream_names)
             if inherited is None:
@@ -711,12 +712,14 @@ def _site(
                 if handed_on is None:
                     return None
                 shape, forwarded = handed_on
-                if not forwarded:
-                    return None  # nothing of this call reaches the upstream: its super() call is checked there
+                through_init = True  # even handing on nothing: a parameter the upstream now requires is missing
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
         if not isinstance(func, _REFS) or root_module(func) not in upstream_names:
             return None
-        return UseSite("call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded)
+        return UseSite(
+            "call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded,
+            through_init=through_init,
+        )
     if candidate.kind == "attribute":
         assert isinstance(node, cst.Attribute)
         ref = evaluator.expression(node, candidate.scope)

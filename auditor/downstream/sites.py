@@ -34,6 +34,9 @@ class UseSite:
     # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
     # keywords of this call that reach the upstream (only their problems are this site's).
     forwarded: tuple[str, ...] = ()
+    # The call goes through such an `__init__` (even when it hands on no keyword): its shape is the
+    # upstream call that `__init__` makes, so only what the call itself can change is its problem.
+    through_init: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "guarded": site.guarded,
         "signature": site.signature.as_dict() if site.signature else None,
         "forwarded": list(site.forwarded),
+        "through_init": site.through_init,
     }
 
 
@@ -94,6 +98,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         guarded=data["guarded"],
         signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
         forwarded=tuple(data.get("forwarded", ())),
+        through_init=bool(data.get("through_init", False)),
     )
 
 
