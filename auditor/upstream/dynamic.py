@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -53,9 +54,24 @@ Answer = Union[Served, NotServed, Undecided]
 
 def evaluate(module: str, source: str, name: str, sources: Sources, *, is_package: bool = False) -> Answer:
     """What `module.__getattr__(name)` does; `source` is the module's source, `sources` reads others."""
-    interpreter = _Interpreter(sources)
+    return Evaluator(sources).evaluate(module, source, name, is_package=is_package)
+
+
+class Evaluator:
+    """Answers for many names of one upstream version: module-level values are computed once."""
+
+    def __init__(self, sources: Sources) -> None:
+        self.interpreter = _Interpreter(sources)
+
+    def evaluate(self, module: str, source: str, name: str, *, is_package: bool = False) -> Answer:
+        interpreter = self.interpreter
+        interpreter.reset()
+        return _evaluate(interpreter, module, source, name, is_package)
+
+
+def _evaluate(interpreter: _Interpreter, module: str, source: str, name: str, is_package: bool) -> Answer:
     try:
-        mod = interpreter.module(module, source, is_package)
+        mod = interpreter.modules.get(module) or interpreter.module(module, source, is_package)
         function = interpreter.global_value(mod, "__getattr__")
         if not isinstance(function, _Function):
             raise _Abort("`__getattr__` is not a function the analysis can read")
@@ -154,7 +170,7 @@ class _Module:
     is_package: bool
     bindings: dict[str, list[ast.stmt]]
     mutated: set[str]
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, tuple[Any, bool]] = field(default_factory=dict)  # name -> (value, from an unknown call)
 
     @property
     def package(self) -> str:
@@ -323,6 +339,14 @@ class _Interpreter:
         # certain (whatever it did, the name is not served), a value handed back is not.
         self.approximate = False
 
+    def reset(self) -> None:
+        """Before the next name: module-level values stay (they do not depend on the name)."""
+        self.steps = 0
+        self.depth = 0
+        self.warnings = []
+        self.approximate = False
+        self.active.clear()
+
     def step(self) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
@@ -333,11 +357,10 @@ class _Interpreter:
     def module(self, path: str, source: str, is_package: bool) -> _Module:
         if len(source) > MAX_SOURCE:
             raise _Abort(f"`{path}` is larger than the analysis reads")
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, MemoryError) as error:
-            raise _Abort(f"`{path}` does not parse: {error}") from None
-        mod = _Module(path, is_package, _bindings(tree), _mutated(tree))
+        facts = _module_facts(source)
+        if isinstance(facts, str):
+            raise _Abort(f"`{path}` does not parse: {facts}")
+        mod = _Module(path, is_package, *facts)
         self.modules[path] = mod
         return mod
 
@@ -352,7 +375,9 @@ class _Interpreter:
 
     def global_value(self, mod: _Module, name: str) -> Any:
         if name in mod.values:
-            return mod.values[name]
+            value, approximate = mod.values[name]
+            self.approximate = self.approximate or approximate
+            return value
         if name == "__name__":
             return mod.path
         if name == "__package__":
@@ -371,11 +396,15 @@ class _Interpreter:
             if key in self.active:
                 raise _Abort(f"`{name}` is defined through itself")
             self.active.add(key)
+            before, self.approximate = self.approximate, False
             try:
                 value = self.bind_statement(mod, stmt, name)
             finally:
                 self.active.discard(key)
-        mod.values[name] = value
+                approximate, self.approximate = self.approximate, before or self.approximate
+            mod.values[name] = (value, approximate)
+            return value
+        mod.values[name] = (value, False)
         return value
 
     def bind_statement(self, mod: _Module, stmt: ast.stmt, name: str) -> Any:
@@ -475,7 +504,7 @@ class _Interpreter:
         try:
             node = function.node
             names = self.bind_arguments(function, positional, keywords)
-            scope = _Scope(function.module, names, _local_names(node), function.closure)
+            scope = _Scope(function.module, names, _function_facts(node)[0], function.closure)
             if isinstance(node, ast.Lambda):
                 return self.eval(node.body, scope)
             if _is_generator(node):
@@ -1041,6 +1070,17 @@ class _Interpreter:
             raise _Raised(type(error).__name__, str(error)) from None
 
 
+@functools.lru_cache(maxsize=32)
+def _module_facts(source: str) -> tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str]] | str:
+    """A module's bindings and mutated names (parsed once per source: every name asked reads them).
+    The trees are only read, never changed, by the interpreter."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
+        return str(error) or type(error).__name__
+    return _bindings(tree), _mutated(tree)
+
+
 def _plain_value(value: Any) -> bool:
     """A value of builtin type only (the interpreter may run builtin methods on it)."""
     if isinstance(value, _PLAIN):
@@ -1061,8 +1101,23 @@ def _handling(scope: _Scope) -> _Raised | None:
     return None
 
 
+_FUNCTION_FACTS: dict[int, tuple[ast.AST, frozenset[str], bool]] = {}  # id(def) -> (def, locals, generator)
+
+
+def _function_facts(node: ast.FunctionDef | ast.Lambda) -> tuple[frozenset[str], bool]:
+    """A function's local names and whether it is a generator, computed once per def node (the node is
+    kept in the entry, so its id is not reused while the entry lives)."""
+    entry = _FUNCTION_FACTS.get(id(node))
+    if entry is None or entry[0] is not node:
+        if len(_FUNCTION_FACTS) > 4096:
+            _FUNCTION_FACTS.clear()
+        generator = any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _own_nodes(node))
+        entry = _FUNCTION_FACTS[id(node)] = (node, _local_names(node), generator)
+    return entry[1], entry[2]
+
+
 def _is_generator(node: ast.FunctionDef) -> bool:
-    return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _own_nodes(node))
+    return _function_facts(node)[1]
 
 
 def _own_nodes(node: ast.FunctionDef | ast.Lambda) -> list[ast.AST]:

@@ -121,6 +121,8 @@ class Resolver:
         self._memo: dict[Ref, Resolution] = {}
         self._mro: dict[str, list[ClassInfo | str] | None] = {}
         self._served: dict[tuple[str, str], dynamic.Answer] = {}
+        self._sources: dict[str, tuple[str, bool] | None] = {}  # helper modules the evaluator reads
+        self._evaluator: dynamic.Evaluator | None = None
 
     # -- references -------------------------------------------------------------------------------
 
@@ -327,10 +329,15 @@ class Resolver:
             def sources(dotted: str) -> tuple[str, bool] | None:
                 if dotted == own:
                     return module.getattr_source or "", module.is_package
-                return self.index.source(dotted)
+                if dotted not in self._sources:
+                    self._sources[dotted] = self.index.source(dotted)
+                return self._sources[dotted]
 
-            self._served[key] = dynamic.evaluate(
-                module.path, module.getattr_source or "", name, sources, is_package=module.is_package
+            if self._evaluator is None:
+                self._evaluator = dynamic.Evaluator(sources)
+            self._evaluator.interpreter.sources = sources
+            self._served[key] = self._evaluator.evaluate(
+                module.path, module.getattr_source or "", name, is_package=module.is_package
             )
         return self._served[key]
 
