@@ -575,8 +575,19 @@ _BLOCKS = tuple(
 _NAME_MAKERS = frozenset({"globals", "vars", "locals", "exec", "eval", "__import__"})
 
 
+# Builtins of other Python versions than the one running, and names tools install into builtins.
+_OTHER_BUILTINS = frozenset(
+    {"ExceptionGroup", "BaseExceptionGroup", "EncodingWarning", "aiter", "anext", "PythonFinalizationError",
+     "_IncompleteInputError", "WindowsError", "unicode", "basestring", "long", "xrange", "unichr", "raw_input",
+     "reduce", "file", "execfile", "reload", "cmp", "buffer", "reveal_type", "reveal_locals", "display",
+     "get_ipython"}
+)
+
+
 def _is_builtin(name: str) -> bool:
-    return hasattr(builtins, name) or (name.startswith("__") and name.endswith("__"))
+    """A builtin (of any Python version), a dunder, or a private name (`_` is gettext's, installed into
+    builtins): never taken for a name a star import binds."""
+    return hasattr(builtins, name) or name in _OTHER_BUILTINS or name.startswith("_")
 
 
 def _bound_names(source: str) -> frozenset[str]:
