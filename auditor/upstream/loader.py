@@ -69,8 +69,10 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         # The module's own `__getattr__` (and the helpers building it) may play with globals() or
         # sys.modules for the names it serves: the evaluator reads them. Elsewhere such games make
         # any name possible.
+        # `locals()` too: at module level it is the module's namespace, handed to who knows what
+        # (`__go(locals())`); the evaluator's "not served" needs every other writer of names ruled out.
         outside = _blank_lines(code, program["helper_lines"])
-        dynamic = any(marker in outside for marker in _DYNAMIC_MARKERS)
+        dynamic = any(marker in outside for marker in (*_DYNAMIC_MARKERS, "locals()"))
     else:
         dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members or bool(facts.get("getattr"))
     # `__all__ = [n for n in dir() ...]` or `a.__all__ + b.__all__`: the export list is not read, and a
