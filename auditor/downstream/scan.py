@@ -64,8 +64,10 @@ class _Scope:
     # For the module scope: its star imports in order, the upstream module each reads (None for one the
     # analysis cannot follow: not upstream, relative, nested in a block, or names made by globals()/exec).
     star_modules: list[str | None] | None = None
+    type_checking: int = 0  # inside how many `if TYPE_CHECKING:` bodies the collector is, in this scope
 
     def bind(self, name: str, binding: _Binding) -> None:
+        binding.type_checking = self.type_checking > 0
         self.bindings.setdefault(name, []).append(binding)
 
 
@@ -84,6 +86,7 @@ class _Binding:
     value: _Value = None
     expression: cst.BaseExpression | None = None
     annotation: cst.BaseExpression | None = None
+    type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
 
 
 class _Collector(cst.CSTVisitor):
@@ -227,6 +230,14 @@ class _Collector(cst.CSTVisitor):
     def leave_If(self, node: cst.If) -> None:
         if id(node) in self.guarding_ifs:
             self.guard_depth -= 1
+
+    def visit_If_body(self, node: cst.If) -> None:
+        if _is_type_checking(node.test):
+            self.scope.type_checking += 1
+
+    def leave_If_body(self, node: cst.If) -> None:
+        if _is_type_checking(node.test):
+            self.scope.type_checking -= 1
 
     def _is_guard(self, test: cst.BaseExpression) -> bool:
         if _is_guard_test(test):
@@ -382,7 +393,12 @@ class _Evaluator:
         return None
 
     def _unique(self, bindings: list[_Binding]) -> _Value:
-        """The one value all of a name's bindings agree on; None as soon as one is unknown or differs."""
+        """The one value all of a name's bindings agree on; None as soon as one is unknown or differs.
+        A binding under `if TYPE_CHECKING:` never runs: where the name is also bound otherwise, only
+        the bindings that run count (`Base = up.Client` for the checker, `Base = _Wrapper` at run time)."""
+        running = [b for b in bindings if not b.type_checking]
+        if running and len(running) < len(bindings):
+            bindings = running
         first: _Value = None
         seen = False
         for binding in bindings:
@@ -516,6 +532,27 @@ class _Evaluator:
                 return None
             return parent, forwarding
         return None
+
+    def wrapped_constructor(self, cls: _ClassScope, upstream_names: frozenset[str]) -> tuple[Ref, _Forwarding] | None:
+        """A downstream class of its own (no base but object) whose `__init__(self, ..., **kwargs)` hands
+        its extra keywords, unchanged, to one upstream callable (`self._client = up.Client(**kwargs)`):
+        calling the class makes that call."""
+        node = cls.node
+        if node is None or cls.parent is None or node.decorators or "__new__" in cls.methods:
+            return None
+        if any(not _is_trivial_base(a.value) or a.keyword is not None for a in node.bases) or node.keywords:
+            return None
+        init = cls.methods.get("__init__")
+        found = _kwargs_call(init) if init is not None else None
+        if found is None:
+            return None
+        call, forwarding = found
+        callee = self.expression(call.func, cls.parent)
+        if not isinstance(callee, (AttrRef, ModuleRef)) or root_module(callee) not in upstream_names:
+            return None
+        if _assigns_name(init, _dotted(call.func) or ""):
+            return None  # the name the callee is read through is rebound in `__init__`: not the module's
+        return callee, forwarding
 
     def annotation(self, node: cst.BaseExpression, scope: _Scope) -> Ref | _DownClass | None:
         """The class an annotation names: `C`, `mod.C`, `"C"`, `Optional[C]`, `C | None`."""
@@ -716,6 +753,8 @@ def _site(
         if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
             inherited = evaluator.inherited_constructor(func.cls, upstream_names)
             if inherited is None:
+                inherited = evaluator.wrapped_constructor(func.cls, upstream_names)  # or a wrapper of one
+            if inherited is None:
                 return None
             func, forwarding = inherited
             if forwarding is not None:
@@ -855,7 +894,78 @@ def _forwarding(init: cst.FunctionDef) -> _Forwarding | None:
     init.body.visit(_Find())
     if len(supers) != 1 or uses != 1:
         return None  # kwargs read or changed elsewhere, or several super() calls: not certain
-    call = supers[0]
+    return _handed_on(init, kwargs, supers[0])
+
+
+def _kwargs_call(init: cst.FunctionDef) -> tuple[cst.Call, _Forwarding] | None:
+    """The one call of `__init__`'s own body (not in a nested def, not under a branch or a loop) that
+    receives its `**kwargs` unchanged, the mapping used nowhere else; no `super()` call at all."""
+    star_kwarg = init.params.star_kwarg
+    if not isinstance(star_kwarg, cst.Param) or not isinstance(init.body, cst.IndentedBlock):
+        return None
+    kwargs = star_kwarg.name.value
+    calls: list[cst.Call] = []
+    uses = 0
+    nested = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal nested
+            if _dotted(call.func) == "super":
+                nested = True
+            if any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs for a in call.args):
+                calls.append(call)
+
+        def visit_Name(self, name: cst.Name) -> None:
+            nonlocal uses
+            if name.value == kwargs:
+                uses += 1
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            nonlocal nested
+            nested = True
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            nonlocal nested
+            nested = True
+            return False
+
+    init.body.visit(_Find())
+    if len(calls) != 1 or uses != 1 or nested:
+        return None
+    call = calls[0]
+    top = [stmt for stmt in init.body.body if isinstance(stmt, cst.SimpleStatementLine)]
+    if not any(call in _calls_in(stmt) for stmt in top):
+        return None  # under an `if`, a loop or a `try`: the call may not be made
+    forwarding = _handed_on(init, kwargs, call)
+    return (call, forwarding) if forwarding is not None else None
+
+
+def _assigns_name(function: cst.FunctionDef, dotted: str) -> bool:
+    head = dotted.split(".")[0]
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    if any(p.name.value == head for p in every):
+        return True
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal found
+            found = found or any(n.value == head for n in _names_in(node.target))
+
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            nonlocal found
+            local = node.asname.name if node.asname is not None else node.name
+            found = found or any(n.value == head for n in _names_in(local))
+
+    function.body.visit(_Find())
+    return found
+
+
+def _handed_on(init: cst.FunctionDef, kwargs: str, call: cst.Call) -> _Forwarding | None:
     passes = [a for a in call.args if a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs]
     if len(passes) != 1 or any(a.star == "**" and a not in passes for a in call.args):
         return None
@@ -925,6 +1035,12 @@ def _catches_import_error(handler: cst.ExceptHandler) -> bool:
 _VERSIONISH = re.compile(
     r"(?i)(__version__|version_info|version|\b_?vers\b|\b(?:py|sqla|sa|np|pd|v|is_py|pydantic_v)_?\d+\b|\bhas_\w+|_available\b)"
 )
+
+
+def _is_type_checking(test: cst.BaseExpression) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:` alone: its body never runs."""
+    dotted = _dotted(test)
+    return bool(dotted) and dotted.split(".")[-1] == "TYPE_CHECKING"  # type: ignore[union-attr]
 
 
 def _is_guard_test(test: cst.BaseExpression) -> bool:
