@@ -286,3 +286,18 @@ def test_loader_helpers() -> None:
     assert not defines_getattr(ast.parse("def f():\n    __getattr__ = 1\n"))
     pruned = program_source(ast.parse('class C:\n    """doc"""\n    x = 1\ndef f():\n    """doc"""\n    return 1\n'))
     assert "doc" not in pruned and "x = 1" not in pruned and "class C" in pruned
+
+
+def test_a_getattr_too_deep_to_copy_leaves_the_module_unknowable(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apidrift.auditor.upstream import loader
+
+    code = "def __getattr__(name):\n    raise AttributeError(name)\n"
+    (tmp_path / "m.py").write_text(code)
+    assert loader.load_module("m", tmp_path / "m.py", code, tmp_path).getattr_source is not None
+
+    def refuse(node: object) -> object:
+        raise RecursionError
+
+    monkeypatch.setattr(loader.copy, "deepcopy", refuse)
+    info = loader.load_module("m", tmp_path / "m.py", code, tmp_path)
+    assert info.getattr_source is None and info.dynamic_namespace

@@ -65,6 +65,8 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
             members[member_name] = converted
     members.update(_overload_only(module, members))
     program = facts.get("getattr") if filepath.suffix == ".py" else None
+    if program is not None and program["source"] is None:
+        program = None  # too deeply nested to copy: the `__getattr__` is not read
     if program is not None:
         # The module's own `__getattr__` (and the helpers building it) may play with globals() or
         # sys.modules for the names it serves: the evaluator reads them. Elsewhere such games make
@@ -115,7 +117,11 @@ def _getattr_program(node: ast.Module) -> dict[str, Any] | None:
         for stmt in node.body
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in helpers
     ]
-    return {"source": dynamic_eval.program_source(copy.deepcopy(node)), "helper_lines": lines}
+    try:
+        source = dynamic_eval.program_source(copy.deepcopy(node))
+    except (RecursionError, MemoryError):
+        source = None
+    return {"source": source, "helper_lines": lines}
 
 
 def _parent_chain(dotted: str, root: Path) -> griffe.Module | None:
