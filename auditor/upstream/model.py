@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 23  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 25  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,9 @@ class ClassInfo:
     lineno: int | None = None
     deprecated: str | None = None
     rebound: frozenset[str] = frozenset()  # members defined more than once (per branch): not certain
+    # The class's own calls of its methods, `self.render(name, value, attrs, renderer)`: method ->
+    # ({"caller", "positional", "keywords", "star_args", "star_kwargs", "lineno"}, ...), a few each.
+    self_calls: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -204,6 +207,7 @@ class ClassInfo:
             "lineno": self.lineno,
             "deprecated": self.deprecated,
             "rebound": sorted(self.rebound),
+            "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
         }
 
     @classmethod
@@ -222,6 +226,7 @@ class ClassInfo:
             lineno=data["lineno"],
             deprecated=data["deprecated"],
             rebound=frozenset(data["rebound"]),
+            self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
         )
 
 
@@ -236,7 +241,10 @@ class ModuleInfo:
     star_imports: tuple[str, ...] = ()  # modules star-imported at top level
     bound_names: frozenset[str] = frozenset()  # every name the module binds at top level, however
     rebound: frozenset[str] = frozenset()  # names defined more than once (per branch): not certain
-    dynamic_namespace: bool = False  # globals()/sys.modules games or a module `__getattr__`
+    dynamic_namespace: bool = False  # globals()/sys.modules games, or a module `__getattr__` not read
+    # The module-level statements a module `__getattr__` needs (as source, class bodies dropped), for the
+    # static evaluator (`dynamic.py`): which names it serves, which it provably does not.
+    getattr_source: str | None = None
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -252,6 +260,7 @@ class ModuleInfo:
             "bound_names": sorted(self.bound_names),
             "rebound": sorted(self.rebound),
             "dynamic_namespace": self.dynamic_namespace,
+            "getattr_source": self.getattr_source,
         }
 
     @classmethod
@@ -267,6 +276,7 @@ class ModuleInfo:
             bound_names=frozenset(data["bound_names"]),
             rebound=frozenset(data["rebound"]),
             dynamic_namespace=data["dynamic_namespace"],
+            getattr_source=data["getattr_source"],
         )
 
 
