@@ -40,8 +40,16 @@ class Reason(Enum):
     DEFINED_MORE_THAN_ONCE = ("defined-more-than-once", "the name is bound in several ways: which one runs is unknown")
     MODULE_DUNDER = ("module-dunder", "a module dunder attribute, set by the import system")
     STAR_IMPORT = ("star-import", "the name may come from a star import the analysis cannot read")
+    STAR_IMPORT_COMPILED = (
+        "star-import-compiled",
+        "the name can only come from a star import of a compiled module, whose names cannot be read",
+    )
     DYNAMIC_BINDING = ("dynamic-binding", "the module binds the name dynamically (globals(), setattr, ...)")
     MODULE_GETATTR = ("module-getattr", "the module answers unknown names itself (module __getattr__)")
+    SERVED_BY_GETATTR = (
+        "served-by-getattr",
+        "served by the module's __getattr__: what it hands back is not an object the analysis reads",
+    )
     UNRESOLVABLE_MRO = ("unresolvable-mro", "the class's method resolution order cannot be computed")
     ENUM_API = ("enum-api", "part of the enum machinery's own API")
     EXTERNAL_BASE = ("external-base", "inherited from a base class outside the upstream package")

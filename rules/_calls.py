@@ -7,6 +7,7 @@ from difflib import SequenceMatcher
 from apidrift.auditor.check.bind import Break, Problem, ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import Span
+from apidrift.auditor.upstream.signature import ParamKind
 
 
 def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:
@@ -15,10 +16,21 @@ def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:
         return None
     found = next((p for p in verdict.problems if p.kind is kind), None)
     forwarded = checked.site.forwarded
-    if forwarded and found is not None:
-        # Through a forwarding `__init__`: only the keywords this call hands on are its own problem.
-        names = tuple(n for n in found.names if n in forwarded)
-        if kind is not ProblemKind.UNEXPECTED_KEYWORD or not names:
+    if (forwarded or checked.site.through_init) and found is not None:
+        # Through a forwarding `__init__`: only the keywords this call hands on are its own problem,
+        # and a parameter the upstream requires that neither the call nor the `super()` call passes
+        # (one the call could pass by keyword: not positional-only).
+        if kind is ProblemKind.MISSING_ARGUMENT:
+            target = checked.new.target
+            keyword_able = {
+                p.name for p in (target.signature.parameters if target else ()) if p.kind is not ParamKind.POSITIONAL_ONLY
+            }
+            names = tuple(n for n in found.names if n in keyword_able)
+        elif kind is ProblemKind.UNEXPECTED_KEYWORD:
+            names = tuple(n for n in found.names if n in forwarded)
+        else:
+            return None
+        if not names:
             return None
         found = Problem(kind, names)
     return found

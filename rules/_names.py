@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
-from apidrift.auditor.upstream.resolve import Missing
+from apidrift.auditor.upstream.resolve import Missing, ServedValue
 
 
 def miss(checked: CheckedSite) -> Missing | None:
@@ -24,19 +24,25 @@ def missing_path(missing: Missing) -> str:
 
 
 def hint(checked: CheckedSite, missing: Missing, fallback: str) -> str:
-    """Where the name went, or the old version's deprecation notice, or the fallback."""
+    """What the module's `__getattr__` says of the name, where the name went, the old version's
+    deprecation notice, or the fallback."""
+    parts = []
+    if missing.message and missing.message != missing.name:  # `raise AttributeError(name)` says nothing more
+        parts.append(f"{checked.new.version} says: \u201c{missing.message}\u201d")
     relocated = checked.new.relocated
     if relocated:
         others = f" (also: {', '.join(f'`{p}`' for p in relocated[1:3])})" if len(relocated) > 1 else ""
         module = relocated[0].rpartition(".")[0]
-        return f"moved: now importable as `{relocated[0]}` (from {module} import {missing.name}){others}"
+        parts.append(f"moved: now importable as `{relocated[0]}` (from {module} import {missing.name}){others}")
     deprecated = _old_deprecation(checked)
-    if deprecated:
-        return f"{checked.old.version if checked.old else 'the old version'} deprecated it: \u201c{deprecated}\u201d"
-    return fallback
+    if deprecated and not relocated:
+        parts.append(f"{checked.old.version if checked.old else 'the old version'} deprecated it: \u201c{deprecated}\u201d")
+    return "; ".join(parts) if parts else fallback
 
 
 def _old_deprecation(checked: CheckedSite) -> str | None:
     old = checked.old
+    if old is not None and isinstance(old.resolution, ServedValue):
+        return old.resolution.deprecated
     info = getattr(old.resolution, "info", None) if old is not None else None
     return getattr(info, "deprecated", None)

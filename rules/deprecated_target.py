@@ -1,7 +1,8 @@
 """## What it does
 Finds uses of upstream functions, classes, methods and properties that the target version
 deprecates (PEP 702 `@deprecated`, `warnings.warn(..., DeprecationWarning)` at the top of the body,
-or a `.. deprecated::` docstring directive), and quotes the upstream's message.
+or a `.. deprecated::` docstring directive), and names a module serves through its `__getattr__`
+with a warning (a deprecation shim), and quotes the upstream's message.
 
 ## Why is this bad?
 It works today, and breaks in a coming release; the message usually names the replacement.
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.upstream.resolve import AttributeValue, ClassValue, FunctionValue, value_path
+from apidrift.auditor.upstream.resolve import AttributeValue, ClassValue, FunctionValue, ServedValue, value_path
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules.base import Rule
 
@@ -35,9 +36,14 @@ RULE = {
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     value = checked.new.resolution
-    if checked.site.kind == "override" or not isinstance(value, (FunctionValue, ClassValue, AttributeValue)):
+    if checked.site.kind == "override":
         return
-    message = value.info.deprecated
+    if isinstance(value, ServedValue):  # served by a module `__getattr__` with a warning
+        message = value.deprecated
+    elif isinstance(value, (FunctionValue, ClassValue, AttributeValue)):
+        message = value.info.deprecated
+    else:
+        return
     if not message:
         return
     path = value_path(value)

@@ -35,7 +35,7 @@ RULE = {
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     missing = _names.miss(checked)
-    if missing is None or checked.site.kind == "import" or missing.owner_kind == "instance":
+    if missing is None or checked.site.kind == "import" or missing.owner_kind in ("instance", "star"):
         return
     kind = "module" if missing.owner_kind == "module" else "class"
     yield rule.finding(

@@ -1,5 +1,6 @@
 """## What it does
-Finds `from module import name` where the upstream module no longer defines `name`.
+Finds `from module import name` where the upstream module no longer defines `name`, and names a
+downstream module gets only from `from module import *` when the module no longer exports them.
 
 ## Why is this bad?
 The import raises `ImportError: cannot import name ...` when the importing module loads.
@@ -33,6 +34,16 @@ RULE = {
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     missing = _names.miss(checked)
+    if missing is not None and missing.owner_kind == "star":
+        # `from mod import *` then `name(...)`: nothing else binds `name`, and `mod` no longer exports it
+        yield rule.finding(
+            checked,
+            f"name `{missing.name}` is not defined: `from {missing.owner} import *` does not provide it "
+            f"in {checked.new.version}",
+            symbol=_names.missing_path(missing),
+            hint=_names.hint(checked, missing, f"`{missing.name}` is no longer exported by `{missing.owner}` nor found elsewhere"),
+        )
+        return
     if missing is None or not _names.is_name_import(checked):
         return
     yield rule.finding(

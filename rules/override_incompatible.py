@@ -1,7 +1,8 @@
 """## What it does
 Finds methods of downstream subclasses that override an upstream method whose signature the target
 version changed so that the upstream's own calls no longer bind to the override: a new required
-parameter, say, which the upstream now passes.
+parameter, say, which the upstream now passes, or an optional one the upstream's own classes pass
+(`self.get_default(ctx, call=False)` against `def get_default(self, ctx)`).
 
 ## Why is this bad?
 The upstream calls the override itself (a template method, a hook) and raises `TypeError` inside
@@ -43,6 +44,20 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         return
     required = [p.render() for p in target.signature.parameters if p.required]
     name = target.defined_at.rsplit(".", 1)[-1]
+    call = checked.new.upstream_call
+    if call is not None:  # the upstream's own call, with an argument the override does not take
+        accepted = {p.name for p in site.signature.parameters} if site.signature else set()
+        new = [p.render() for p in target.signature.parameters if p.name not in accepted]
+        yield rule.finding(
+            checked,
+            f"`{name}` overrides `{target.defined_at}`, which {checked.new.version} calls as `{call['call']}` "
+            f"in `{call['caller']}` (line {call['lineno']}); the override takes "
+            f"{site.signature.render() if site.signature else '?'}",
+            symbol=target.defined_at,
+            hint=f"accept what the upstream passes: def {name}(self, ..., {', '.join(new)})" if new else
+            f"accept what the upstream passes: {target.signature.render()}",
+        )
+        return
     yield rule.finding(
         checked,
         f"`{name}` overrides `{target.defined_at}`, which {checked.new.version} calls with "

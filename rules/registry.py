@@ -17,6 +17,7 @@ from apidrift.rules import (
     positional_only_as_keyword,
     positional_remapped,
     private_name,
+    star_import_compiled,
     too_many_positional,
     unexpected_keyword,
 )
@@ -37,6 +38,7 @@ _MODULES = (
     default_changed,
     deprecated_target,
     private_name,
+    star_import_compiled,
 )
 
 FAMILIES = {"names": "AD0", "calls": "AD1", "drift": "AD2", "risk": "AD3"}

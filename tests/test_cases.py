@@ -117,3 +117,20 @@ def test_drift_findings_quote_old_and_new(tmp_path: Path) -> None:
     assert "will be removed in v0.18" in findings[(13, "AD203")].message
     assert findings[(2, "AD301")].classification == "pre-existing"
     assert remap.classification == "drift"
+
+
+def test_getattr_misses_quote_the_shim_and_the_old_warning(tmp_path: Path) -> None:
+    migration = {(f.location.line, f.code): f for f in run_case("getattr_migration_shim", tmp_path / "m")}
+    assert "has been moved to the `pkg-settings` package." in migration[(2, "AD002")].hint
+    assert "\u201c`pkg:validate_model` has been removed in V2.\u201d" in migration[(4, "AD002")].hint
+    assert "\u201c`pkg.utils:deep_update` has been removed in V2.\u201d" in migration[(6, "AD002")].hint
+    assert "has been moved to `pkg.tools:parse_obj_as`" in migration[(3, "AD203")].message
+    assert migration[(2, "AD002")].classification == "drift"
+    shim = {(f.location.line, f.code): f for f in run_case("getattr_deprecation_shim", tmp_path / "d")}
+    assert "deprecated it: \u201c'pkg.escape' is deprecated and will be removed in 3.0." in shim[(2, "AD002")].hint
+    assert shim[(2, "AD002")].classification == "drift"
+    assert "'pkg.open_conn' is deprecated" in shim[(3, "AD203")].message
+    lazy = {(f.location.line, f.code): f for f in run_case("getattr_lazy_table", tmp_path / "l")}
+    assert lazy[(3, "AD002")].classification == "drift"
+    assert "\u201cNo pkg attribute cached_download\u201d" in lazy[(3, "AD002")].hint
+    assert lazy[(11, "AD003")].classification == "pre-existing"  # in no table, before or after

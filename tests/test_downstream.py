@@ -46,3 +46,28 @@ def test_pool_and_serial_parsing_agree(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(downstream, "_fresh_scan", lambda relative, *rest: parsed.append(relative) or fresh(relative, *rest))
     assert summary(*downstream.scan_downstream(root, names, tmp_path / "pool-cache"))[0] == files
     assert parsed == ["mod03.py"]
+
+
+def test_star_import_binds_only_what_all_exports(tmp_path: Path) -> None:
+    """`from m import *` with `__all__` binds only those names: a public name outside it is a NameError
+    (checked here against CPython), while a name the downstream binds itself is never the star's."""
+    import subprocess
+    import sys
+
+    from apidrift import AuditRequest, audit
+
+    upstream = tmp_path / "up" / "pkg"
+    upstream.mkdir(parents=True)
+    (upstream / "__init__.py").write_text("")
+    (upstream / "mod.py").write_text('__all__ = ["load"]\n\ndef load(p):\n    return p\n\ndef not_exported(p):\n    return p\n')
+    down = tmp_path / "down" / "app"
+    down.mkdir(parents=True)
+    source = "from pkg.mod import *\n\nload(1)\nnot_exported(1)\n\ndef own(value):\n    return value.real\n"
+    (down / "__init__.py").write_text(source)
+    run = subprocess.run([sys.executable, "-c", "import app"], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": f"{tmp_path / 'up'}:{tmp_path / 'down'}"})
+    assert "NameError: name 'not_exported' is not defined" in run.stderr
+    result = audit(AuditRequest(str(down), f"pkg@{tmp_path / 'up'}", None, cache_dir=tmp_path / "cache", offline=True))
+    found = [(f.location.line, f.code) for f in result.findings]
+    assert found == [(4, "AD002")]
+    assert "`from pkg.mod import *` does not provide it" in result.findings[0].message

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.upstream.callables import CallTarget, call_target
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
 from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, Missing, Resolution, Resolver
+from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, InstanceValue, Missing, Resolution, Resolver
 from apidrift.auditor.upstream.signature import ParamKind, Signature
 from apidrift.auditor.downstream.sites import UseSite
 
@@ -29,6 +29,9 @@ class SiteCheck:
     verdict: Verdict | None = None  # for calls: Ok, Break or Unknown
     unknown: Unknown | None = None  # why the site could not be checked, when it could not
     relocated: tuple[str, ...] = ()  # for a missing name: where an object of that name and kind lives now
+    # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
+    # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
+    upstream_call: dict[str, object] | None = None
 
     @property
     def broken(self) -> bool:
@@ -155,8 +158,46 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
         # The override requires what the upstream declares optional: a break only if the upstream
         # ever omits it, which its signature does not tell.
         verdict = Unknown(Reason.OVERRIDE_REQUIRES_OPTIONAL)
+    upstream_call = None
+    if isinstance(verdict, Ok):
+        found = _breaking_self_call(site, target, resolver)
+        if found is not None:
+            verdict, upstream_call = found
     unknown = verdict if isinstance(verdict, Unknown) else None
-    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown)
+    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown, upstream_call=upstream_call)
+
+
+def _breaking_self_call(site: UseSite, target: CallTarget, resolver: Resolver) -> tuple[Break, dict[str, object]] | None:
+    """The upstream's own `self.m(...)` calls in the classes the downstream class inherits (where that
+    class's method is the one an instance runs): the first that binds to the upstream's method but not to
+    the override. A call the upstream's own method refuses is not counted (unreachable or its own bug)."""
+    if not isinstance(site.ref, AttrRef) or site.signature is None:
+        return None
+    base = resolver.resolve(site.ref.base)
+    cls = base.cls if isinstance(base, InstanceValue) else None
+    mro = resolver.mro(cls) if cls is not None else None
+    if not mro:
+        return None
+    classes = [entry for entry in mro if not isinstance(entry, str)]
+    for entry in classes:
+        for call in entry.self_calls.get(site.ref.name, ()):
+            runs = next((c for c in classes if call["caller"] in c.members), None)
+            if runs is not entry:
+                continue  # a subclass overrides the calling method: this call is not the one that runs
+            shape = CallShape(call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"])
+            if not isinstance(bind_target(shape, target), Ok):
+                continue
+            verdict = bind(shape, site.signature)
+            if isinstance(verdict, Break):
+                text = str(call.get("text") or f"self.{site.ref.name}{_render_shape(shape)}")
+                return verdict, {"caller": f"{entry.path}.{call['caller']}", "call": text, "lineno": call["lineno"]}
+    return None
+
+
+def _render_shape(shape: CallShape) -> str:
+    parts = ["\u2026"] * shape.positional + (["*\u2026"] if shape.star_args else [])
+    parts += [f"{k}=\u2026" for k in shape.keywords] + (["**\u2026"] if shape.star_kwargs else [])
+    return f"({', '.join(parts)})"
 
 
 def _requires_only_optional(verdict: Break, upstream: Signature, override: Signature) -> bool:
@@ -225,7 +266,7 @@ def _bind_variants(shape: CallShape, target: CallTarget) -> Verdict:
 
 def missing_path_is_site(ref: Ref, missing: Missing) -> bool:
     """Whether the miss is the site's own name (so the old resolution of the site tells its kind)."""
-    if isinstance(ref, AttrRef):
+    if isinstance(ref, (AttrRef, StarRef)):
         return ref.name == missing.name
     return isinstance(ref, ModuleRef) and ref.path == f"{missing.owner}.{missing.name}"
 

@@ -51,11 +51,25 @@ class InstanceRef:
         return f"<{self.cls.render()} instance>"
 
 
-Ref = Union[ModuleRef, AttrRef, CallRef, InstanceRef]
+@dataclass(frozen=True)
+class StarRef:
+    """A name the module binds nowhere but may get from its top-level star imports of upstream modules
+    (`from pkg.mod import *`), in import order: the last one that exports it wins."""
+
+    modules: tuple[str, ...]
+    name: str
+
+    def render(self) -> str:
+        return self.name
+
+
+Ref = Union[ModuleRef, AttrRef, CallRef, InstanceRef, StarRef]
 
 
 def root_module(ref: Ref) -> str:
     """The top-level module a reference starts from."""
     while not isinstance(ref, ModuleRef):
+        if isinstance(ref, StarRef):
+            return ref.modules[-1].split(".")[0]
         ref = ref.base if isinstance(ref, AttrRef) else ref.func if isinstance(ref, CallRef) else ref.cls
     return ref.path.split(".")[0]

@@ -9,6 +9,8 @@ A name bound more than one way in a scope is not followed (no guessing).
 
 from __future__ import annotations
 
+import ast
+import builtins
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +22,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from apidrift.auditor.check.bind import CallShape, Ok, bind
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.downstream.sites import FileScan, Span, UseSite
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef, root_module
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
 GUARD_EXCEPTIONS = frozenset(
@@ -59,8 +61,13 @@ class _Scope:
     is_class: bool = False
     narrowed: set[str] = field(default_factory=set)  # names tested with isinstance(): types not followed
     owner: _ClassScope | None = None  # for a method's scope: its class (what `super()` refers to)
+    # For the module scope: its star imports in order, the upstream module each reads (None for one the
+    # analysis cannot follow: not upstream, relative, nested in a block, or names made by globals()/exec).
+    star_modules: list[str | None] | None = None
+    type_checking: int = 0  # inside how many `if TYPE_CHECKING:` bodies the collector is, in this scope
 
     def bind(self, name: str, binding: _Binding) -> None:
+        binding.type_checking = self.type_checking > 0
         self.bindings.setdefault(name, []).append(binding)
 
 
@@ -79,6 +86,7 @@ class _Binding:
     value: _Value = None
     expression: cst.BaseExpression | None = None
     annotation: cst.BaseExpression | None = None
+    type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
 
 
 class _Collector(cst.CSTVisitor):
@@ -229,6 +237,14 @@ class _Collector(cst.CSTVisitor):
         if id(node) in self.guarding_ifs:
             self.guard_depth -= 1
 
+    def visit_If_body(self, node: cst.If) -> None:
+        if _is_type_checking(node.test):
+            self.scope.type_checking += 1
+
+    def leave_If_body(self, node: cst.If) -> None:
+        if _is_type_checking(node.test):
+            self.scope.type_checking -= 1
+
     def _is_guard(self, test: cst.BaseExpression) -> bool:
         if _is_guard_test(test):
             return True
@@ -236,6 +252,9 @@ class _Collector(cst.CSTVisitor):
         return bool(names & (self.version_names | self.fallback_names))
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in _NAME_MAKERS:
+            stars = self.module_scope.star_modules = self.module_scope.star_modules or []
+            stars.append(None)  # names bound by code: a name bound nowhere may still exist
         if _dotted(node.func) == "isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
             self.scope.narrowed.add(node.args[0].value.value)  # its annotated type no longer holds
         self._candidate("call", node)
@@ -264,6 +283,9 @@ class _Collector(cst.CSTVisitor):
         if upstream:
             self._candidate("import-from-module", node, module)
         if isinstance(node.names, cst.ImportStar):
+            nested = any(isinstance(p, _BLOCKS) for p in self.parents)
+            stars = self.module_scope.star_modules = self.module_scope.star_modules or []
+            stars.append(module if upstream and not nested else None)
             return False
         for alias in node.names:
             name = _name_of(alias.name)
@@ -356,12 +378,14 @@ class _Collector(cst.CSTVisitor):
 class _Evaluator:
     """Turns expressions into `Ref`s through the collected bindings; memoized, cycle-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, bound_anywhere: frozenset[str] = frozenset()) -> None:
         self._active: set[int] = set()
         self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
+        self.bound_anywhere = bound_anywhere  # every name the file binds, however (for star imports)
 
     def name(self, name: str, scope: _Scope) -> _Value:
         current: _Scope | None = scope
+        module = scope
         while current is not None:
             bindings = current.bindings.get(name)
             if bindings:
@@ -369,11 +393,20 @@ class _Evaluator:
                 if isinstance(value, InstanceRef) and name in current.narrowed:
                     return None  # `isinstance(x, Sub)` narrows x: its annotation no longer says what x is
                 return value
+            module = current
             current = current.parent
+        stars = module.star_modules
+        if stars and None not in stars and name not in self.bound_anywhere and not _is_builtin(name):
+            return StarRef(tuple(s for s in stars if s is not None), name)  # only a star import can bind it
         return None
 
     def _unique(self, bindings: list[_Binding]) -> _Value:
-        """The one value all of a name's bindings agree on; None as soon as one is unknown or differs."""
+        """The one value all of a name's bindings agree on; None as soon as one is unknown or differs.
+        A binding under `if TYPE_CHECKING:` never runs: where the name is also bound otherwise, only
+        the bindings that run count (`Base = up.Client` for the checker, `Base = _Wrapper` at run time)."""
+        running = [b for b in bindings if not b.type_checking]
+        if running and len(running) < len(bindings):
+            bindings = running
         first: _Value = None
         seen = False
         for binding in bindings:
@@ -508,6 +541,27 @@ class _Evaluator:
             return parent, forwarding
         return None
 
+    def wrapped_constructor(self, cls: _ClassScope, upstream_names: frozenset[str]) -> tuple[Ref, _Forwarding] | None:
+        """A downstream class of its own (no base but object) whose `__init__(self, ..., **kwargs)` hands
+        its extra keywords, unchanged, to one upstream callable (`self._client = up.Client(**kwargs)`):
+        calling the class makes that call."""
+        node = cls.node
+        if node is None or cls.parent is None or node.decorators or "__new__" in cls.methods:
+            return None
+        if any(not _is_trivial_base(a.value) or a.keyword is not None for a in node.bases) or node.keywords:
+            return None
+        init = cls.methods.get("__init__")
+        found = _kwargs_call(init) if init is not None else None
+        if found is None:
+            return None
+        call, forwarding = found
+        callee = self.expression(call.func, cls.parent)
+        if not isinstance(callee, (AttrRef, ModuleRef)) or root_module(callee) not in upstream_names:
+            return None
+        if _assigns_name(init, _dotted(call.func) or ""):
+            return None  # the name the callee is read through is rebound in `__init__`: not the module's
+        return callee, forwarding
+
     def annotation(self, node: cst.BaseExpression, scope: _Scope) -> Ref | _DownClass | None:
         """The class an annotation names: `C`, `mod.C`, `"C"`, `Optional[C]`, `C | None`."""
         if isinstance(node, cst.SimpleString):
@@ -532,7 +586,7 @@ class _Evaluator:
         return None
 
 
-_REFS = (ModuleRef, AttrRef, CallRef, InstanceRef)
+_REFS = (ModuleRef, AttrRef, CallRef, InstanceRef, StarRef)
 # Decorators under which a method keeps the signature the upstream calls it with.
 _OVERRIDE_DECORATORS = frozenset({"classmethod", "staticmethod", "override", "abstractmethod", "final"})
 
@@ -544,7 +598,8 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
     collector = _Collector(upstream_names)
     wrapper.visit(collector)
     positions = wrapper.resolve(PositionProvider)
-    evaluator = _Evaluator()
+    stars = collector.module_scope.star_modules
+    evaluator = _Evaluator(_bound_names(source) if stars and None not in stars else frozenset())
     lines = tuple(source.splitlines())
     sites: list[UseSite] = []
     for candidate in collector.candidates:
@@ -556,6 +611,59 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
         if site is not None:
             sites.append(site)
     return FileScan(path, tuple(sites), lines)
+
+
+_BLOCKS = tuple(
+    getattr(cst, n) for n in ("If", "Try", "TryStar", "With", "For", "While", "FunctionDef", "ClassDef", "Match")
+    if hasattr(cst, n)
+)
+_NAME_MAKERS = frozenset({"globals", "vars", "locals", "exec", "eval", "__import__"})
+
+
+# Builtins of other Python versions than the one running, and names tools install into builtins.
+_OTHER_BUILTINS = frozenset(
+    {"ExceptionGroup", "BaseExceptionGroup", "EncodingWarning", "aiter", "anext", "PythonFinalizationError",
+     "_IncompleteInputError", "WindowsError", "unicode", "basestring", "long", "xrange", "unichr", "raw_input",
+     "reduce", "file", "execfile", "reload", "cmp", "buffer", "reveal_type", "reveal_locals", "display",
+     "get_ipython"}
+)
+
+
+def _is_builtin(name: str) -> bool:
+    """A builtin (of any Python version), a dunder, or a private name (`_` is gettext's, installed into
+    builtins): never taken for a name a star import binds."""
+    return hasattr(builtins, name) or name in _OTHER_BUILTINS or name.startswith("_")
+
+
+def _bound_names(source: str) -> frozenset[str]:
+    """Every name a file binds anywhere, in any way (assignments, parameters of defs and lambdas,
+    comprehension and match targets, imports, handlers, `global`): a name outside this set, and no
+    builtin, can only come from a star import."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset({"*"})
+    names: set[str] = {"*"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
+            names.add(node.name)  # type: ignore[attr-defined]
+    return frozenset(names)
 
 
 def _override_sites(
@@ -649,8 +757,11 @@ def _site(
         func = evaluator.expression(node.func, candidate.scope)
         shape, keyword_spans = _shape(node, positions)
         forwarded: tuple[str, ...] = ()
+        through_init = False
         if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
             inherited = evaluator.inherited_constructor(func.cls, upstream_names)
+            if inherited is None:
+                inherited = evaluator.wrapped_constructor(func.cls, upstream_names)  # or a wrapper of one
             if inherited is None:
                 return None
             func, forwarding = inherited
@@ -659,12 +770,14 @@ def _site(
                 if handed_on is None:
                     return None
                 shape, forwarded = handed_on
-                if not forwarded:
-                    return None  # nothing of this call reaches the upstream: its super() call is checked there
+                through_init = True  # even handing on nothing: a parameter the upstream now requires is missing
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
         if not isinstance(func, _REFS) or root_module(func) not in upstream_names:
             return None
-        return UseSite("call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded)
+        return UseSite(
+            "call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded,
+            through_init=through_init,
+        )
     if candidate.kind == "attribute":
         assert isinstance(node, cst.Attribute)
         ref = evaluator.expression(node, candidate.scope)
@@ -789,7 +902,78 @@ def _forwarding(init: cst.FunctionDef) -> _Forwarding | None:
     init.body.visit(_Find())
     if len(supers) != 1 or uses != 1:
         return None  # kwargs read or changed elsewhere, or several super() calls: not certain
-    call = supers[0]
+    return _handed_on(init, kwargs, supers[0])
+
+
+def _kwargs_call(init: cst.FunctionDef) -> tuple[cst.Call, _Forwarding] | None:
+    """The one call of `__init__`'s own body (not in a nested def, not under a branch or a loop) that
+    receives its `**kwargs` unchanged, the mapping used nowhere else; no `super()` call at all."""
+    star_kwarg = init.params.star_kwarg
+    if not isinstance(star_kwarg, cst.Param) or not isinstance(init.body, cst.IndentedBlock):
+        return None
+    kwargs = star_kwarg.name.value
+    calls: list[cst.Call] = []
+    uses = 0
+    nested = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal nested
+            if _dotted(call.func) == "super":
+                nested = True
+            if any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs for a in call.args):
+                calls.append(call)
+
+        def visit_Name(self, name: cst.Name) -> None:
+            nonlocal uses
+            if name.value == kwargs:
+                uses += 1
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            nonlocal nested
+            nested = True
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            nonlocal nested
+            nested = True
+            return False
+
+    init.body.visit(_Find())
+    if len(calls) != 1 or uses != 1 or nested:
+        return None
+    call = calls[0]
+    top = [stmt for stmt in init.body.body if isinstance(stmt, cst.SimpleStatementLine)]
+    if not any(call in _calls_in(stmt) for stmt in top):
+        return None  # under an `if`, a loop or a `try`: the call may not be made
+    forwarding = _handed_on(init, kwargs, call)
+    return (call, forwarding) if forwarding is not None else None
+
+
+def _assigns_name(function: cst.FunctionDef, dotted: str) -> bool:
+    head = dotted.split(".")[0]
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    if any(p.name.value == head for p in every):
+        return True
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal found
+            found = found or any(n.value == head for n in _names_in(node.target))
+
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            nonlocal found
+            local = node.asname.name if node.asname is not None else node.name
+            found = found or any(n.value == head for n in _names_in(local))
+
+    function.body.visit(_Find())
+    return found
+
+
+def _handed_on(init: cst.FunctionDef, kwargs: str, call: cst.Call) -> _Forwarding | None:
     passes = [a for a in call.args if a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs]
     if len(passes) != 1 or any(a.star == "**" and a not in passes for a in call.args):
         return None
@@ -859,6 +1043,12 @@ def _catches_import_error(handler: cst.ExceptHandler) -> bool:
 _VERSIONISH = re.compile(
     r"(?i)(__version__|version_info|version|\b_?vers\b|\b(?:py|sqla|sa|np|pd|v|is_py|pydantic_v)_?\d+\b|\bhas_\w+|_available\b)"
 )
+
+
+def _is_type_checking(test: cst.BaseExpression) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:` alone: its body never runs."""
+    dotted = _dotted(test)
+    return bool(dotted) and dotted.split(".")[-1] == "TYPE_CHECKING"  # type: ignore[union-attr]
 
 
 def _is_guard_test(test: cst.BaseExpression) -> bool:

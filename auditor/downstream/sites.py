@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apidrift.auditor.check.bind import CallShape
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.upstream.signature import Signature
 
 
@@ -34,6 +34,9 @@ class UseSite:
     # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
     # keywords of this call that reach the upstream (only their problems are this site's).
     forwarded: tuple[str, ...] = ()
+    # The call goes through such an `__init__` (even when it hands on no keyword): its shape is the
+    # upstream call that `__init__` makes, so only what the call itself can change is its problem.
+    through_init: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ def ref_to_data(ref: Ref) -> Any:
         return {"attr": ref.name, "of": ref_to_data(ref.base)}
     if isinstance(ref, CallRef):
         return {"call": ref_to_data(ref.func)}
+    if isinstance(ref, StarRef):
+        return {"star": list(ref.modules), "name": ref.name}
     return {"instance": ref_to_data(ref.cls)}
 
 
@@ -60,6 +65,8 @@ def ref_from_data(data: Any) -> Ref:
         return AttrRef(ref_from_data(data["of"]), data["attr"])
     if "call" in data:
         return CallRef(ref_from_data(data["call"]))
+    if "star" in data:
+        return StarRef(tuple(data["star"]), data["name"])
     return InstanceRef(ref_from_data(data["instance"]))
 
 
@@ -75,6 +82,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "guarded": site.guarded,
         "signature": site.signature.as_dict() if site.signature else None,
         "forwarded": list(site.forwarded),
+        "through_init": site.through_init,
     }
 
 
@@ -90,6 +98,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         guarded=data["guarded"],
         signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
         forwarded=tuple(data.get("forwarded", ())),
+        through_init=bool(data.get("through_init", False)),
     )
 
 

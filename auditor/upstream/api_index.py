@@ -77,6 +77,28 @@ class ApiIndex:
             log.debug("cannot look for module %s: %s", dotted, error)
         return None
 
+    def source(self, dotted: str) -> tuple[str, bool] | None:
+        """The Python source of a module of this upstream (not its stub: the code that runs) and whether
+        it is a package; None when there is none, it is too large or does not decode."""
+        if not self.owns(dotted) or not all(part.isidentifier() for part in dotted.split(".")):
+            return None
+        base = self.root.joinpath(*dotted.split("."))
+        for candidate, package in ((base.with_suffix(".py"), False), (base / "__init__.py", True)):
+            try:
+                if not candidate.is_file():
+                    continue
+                with open(candidate, "rb") as handle:
+                    data = handle.read(MAX_MODULE_BYTES + 1)
+            except OSError:
+                return None
+            if len(data) > MAX_MODULE_BYTES:
+                return None
+            try:
+                return decode_source(data), package
+            except SourceDecodeError:
+                return None
+        return None
+
     def module(self, dotted: str) -> ModuleInfo | None:
         """The module, parsed or from the cache; None when no such module exists in the sources."""
         if dotted in self._modules:

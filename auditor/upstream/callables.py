@@ -13,6 +13,7 @@ from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
+    ServedValue,
     Resolution,
     ClassValue,
     FunctionValue,
@@ -92,6 +93,8 @@ def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
         if isinstance(call, FunctionValue):
             return _function_target(FunctionValue(call.info, call.path, "instance"), resolver)
         return Unknown(Reason.INSTANCE_CALL)
+    if isinstance(value, ServedValue):
+        return Unknown(Reason.SERVED_BY_GETATTR)
     return Unknown(Reason.NOT_CALLABLE)
 
 

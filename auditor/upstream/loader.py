@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import logging
 import re
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from typing import Any
 
 import griffe
 
+from apidrift.auditor.upstream import dynamic as dynamic_eval
 from apidrift.auditor.upstream.model import (
     AliasInfo,
     AttributeInfo,
@@ -78,7 +80,19 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         # Python source beside it defines a function, that source's signature is the runtime's.
         backed = _source_definitions(filepath)
         members = {n: _typing_view(m, backed.get(n)) for n, m in members.items()}
-    dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members
+    program = facts.get("getattr") if filepath.suffix == ".py" else None
+    if program is not None and program["source"] is None:
+        program = None  # too deeply nested to copy: the `__getattr__` is not read
+    if program is not None:
+        # The module's own `__getattr__` (and the helpers building it) may play with globals() or
+        # sys.modules for the names it serves: the evaluator reads them. Elsewhere such games make
+        # any name possible.
+        # `locals()` too: at module level it is the module's namespace, handed to who knows what
+        # (`__go(locals())`); the evaluator's "not served" needs every other writer of names ruled out.
+        outside = _blank_lines(code, program["helper_lines"])
+        dynamic = any(marker in outside for marker in (*_DYNAMIC_MARKERS, "locals()"))
+    else:
+        dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members or bool(facts.get("getattr"))
     # `__all__ = [n for n in dir() ...]` or `a.__all__ + b.__all__`: the export list is not read, and a
     # star import from here takes every public name the module has (found through its own imports).
     computed_all = facts.get("computed_all", False)
@@ -97,7 +111,34 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         rebound=frozenset(facts.get("rebound", ())),
         dynamic_namespace=dynamic,
         open_namespace=facts.get("open_namespace") or (_DYNAMIC_BINDING if dynamic and "__getattr__" not in members else None),
+        getattr_source=program["source"] if program is not None else None,
     )
+
+
+def _blank_lines(code: str, ranges: list[tuple[int, int]]) -> str:
+    lines = code.splitlines()
+    for start, end in ranges:
+        for index in range(start - 1, min(end, len(lines))):
+            lines[index] = ""
+    return "\n".join(lines)
+
+
+def _getattr_program(node: ast.Module) -> dict[str, Any] | None:
+    """What the `__getattr__` evaluator needs of a module that binds one: its pruned source, and the
+    lines of the functions that build or serve it (their globals()/sys.modules use is the evaluator's)."""
+    if not dynamic_eval.defines_getattr(node):
+        return None
+    helpers = dynamic_eval.getattr_helpers(node)
+    lines = [
+        (stmt.lineno, stmt.end_lineno or stmt.lineno)
+        for stmt in node.body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in helpers
+    ]
+    try:
+        source = dynamic_eval.program_source(copy.deepcopy(node))
+    except (RecursionError, MemoryError):
+        source = None
+    return {"source": source, "helper_lines": lines}
 
 
 def _parent_chain(dotted: str, root: Path) -> griffe.Module | None:
@@ -178,6 +219,7 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         rebound=frozenset(facts.get("rebound", ())),
         bound_names=frozenset(facts.get("bound_names", ())),
         open_namespace=facts.get("open_namespace"),
+        self_calls={name: tuple(calls) for name, calls in facts.get("self_calls", {}).items()},
     )
 
 
@@ -365,6 +407,7 @@ class _FactsExtension(griffe.Extension):
                 "unpacked": _unpacked_names(list(_module_statements(node))),
                 "class_patches": _class_patches(node),
                 "open_namespace": _open_module_namespace(node),
+                "getattr": _getattr_program(node),
             }
 
     def on_class_members(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:
@@ -388,6 +431,7 @@ class _FactsExtension(griffe.Extension):
             "bound_names": sorted(_body_bound_names(body)),
             "open_namespace": _DYNAMIC_BINDING if _uses_namespace_functions(body) else None,
             "rebound": sorted(_rebound_names(node.body)),
+            "self_calls": _self_calls(node),
             "fields": fields,
             "instance_attributes": sorted(instance),
             "dynamic_attributes": dynamic,
@@ -564,6 +608,42 @@ def _canonical_constructs(func: griffe.Function, constructs: Any) -> tuple[Const
         (tuple((op, _resolve_text(func, name)) for op, name in conditions), canonical(result))
         for conditions, result in constructs
     )
+_MAX_SELF_CALLS = 8  # per method called: the shapes kept of the class's own calls
+
+
+def _self_calls(node: ast.ClassDef) -> dict[str, list[dict[str, Any]]]:
+    """`self.m(...)` calls in the class's plain methods (the shapes the upstream calls its hooks with)."""
+    calls: dict[str, list[dict[str, Any]]] = {}
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            continue
+        if any(_last_name_of(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
+            continue
+        self_name = method.args.args[0].arg
+        for inner in _own_nodes(method):
+            if not (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Attribute)
+                and isinstance(inner.func.value, ast.Name)
+                and inner.func.value.id == self_name
+            ):
+                continue
+            found = calls.setdefault(inner.func.attr, [])
+            if len(found) >= _MAX_SELF_CALLS:
+                continue
+            shape = {
+                "caller": method.name,
+                "positional": sum(1 for a in inner.args if not isinstance(a, ast.Starred)),
+                "keywords": [k.arg for k in inner.keywords if k.arg is not None],
+                "star_args": any(isinstance(a, ast.Starred) for a in inner.args),
+                "star_kwargs": any(k.arg is None for k in inner.keywords),
+                "lineno": inner.lineno,
+                "text": ast.unparse(inner)[:120],
+            }
+            key = {k: v for k, v in shape.items() if k not in ("lineno", "text")}
+            if not any({k: v for k, v in f.items() if k not in ("lineno", "text")} == key for f in found):
+                found.append(shape)
+    return calls
 
 
 def _top_level_names(module: ast.Module) -> set[str]:

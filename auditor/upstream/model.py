@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 27  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 28  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -212,6 +212,9 @@ class ClassInfo:
     # (a Reason code: `dynamic-binding` for locals()/vars()/setattr(Cls, expr, ...)).
     bound_names: frozenset[str] = frozenset()
     open_namespace: str | None = None
+    # The class's own calls of its methods, `self.render(name, value, attrs, renderer)`: method ->
+    # ({"caller", "positional", "keywords", "star_args", "star_kwargs", "lineno"}, ...), a few each.
+    self_calls: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -233,6 +236,7 @@ class ClassInfo:
             "typing_view": self.typing_view,
             "bound_names": sorted(self.bound_names),
             "open_namespace": self.open_namespace,
+            "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
         }
 
     @classmethod
@@ -254,6 +258,7 @@ class ClassInfo:
             typing_view=data.get("typing_view", False),
             bound_names=frozenset(data.get("bound_names", ())),
             open_namespace=data.get("open_namespace"),
+            self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
         )
 
 
@@ -268,8 +273,11 @@ class ModuleInfo:
     star_imports: tuple[str, ...] = ()  # modules star-imported at top level
     bound_names: frozenset[str] = frozenset()  # every name the module binds at top level, however
     rebound: frozenset[str] = frozenset()  # names defined more than once (per branch): not certain
-    dynamic_namespace: bool = False  # globals()/sys.modules games or a module `__getattr__`
+    dynamic_namespace: bool = False  # globals()/sys.modules games, or a module `__getattr__` not read
     open_namespace: str | None = None  # why the member list may be incomplete (a Reason code), if known
+    # The module-level statements a module `__getattr__` needs (as source, class bodies dropped), for the
+    # static evaluator (`dynamic.py`): which names it serves, which it provably does not.
+    getattr_source: str | None = None
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -286,6 +294,7 @@ class ModuleInfo:
             "rebound": sorted(self.rebound),
             "dynamic_namespace": self.dynamic_namespace,
             "open_namespace": self.open_namespace,
+            "getattr_source": self.getattr_source,
         }
 
     @classmethod
@@ -302,6 +311,7 @@ class ModuleInfo:
             rebound=frozenset(data["rebound"]),
             dynamic_namespace=data["dynamic_namespace"],
             open_namespace=data.get("open_namespace"),
+            getattr_source=data["getattr_source"],
         )
 
 

@@ -8,12 +8,13 @@ when the miss is certain; anything the analysis cannot see through is `Unknown(r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Union
 
+from apidrift.auditor.upstream import dynamic
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.model import AliasInfo, AttributeInfo, ClassInfo, Decorator, FunctionInfo, Member, ModuleInfo
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.factory_new import UNKNOWN, evaluate
 
@@ -78,6 +79,16 @@ class ExternalValue:
 
 
 @dataclass(frozen=True)
+class ServedValue:
+    """A name a module `__getattr__` serves, where what it hands back is not an object of the upstream
+    the analysis can follow (`markupsafe.Markup`, a literal, the result of a helper)."""
+
+    path: str  # the name as served: `flask.Markup`
+    target: str | None = None  # what it hands back, as a dotted path, when it names one
+    deprecated: str | None = None  # the warning the `__getattr__` issues on the way
+
+
+@dataclass(frozen=True)
 class Missing:
     owner: str  # dotted path of the module or class searched
     name: str
@@ -85,9 +96,10 @@ class Missing:
     # For instances: built by a constructor call here (exact), or only typed by an annotation, where a
     # subclass instance could carry the attribute.
     exact: bool = True
+    message: str | None = None  # what the module's `__getattr__` raises for the name, when it says
 
 
-Value = Union[ModuleValue, ClassValue, FunctionValue, InstanceValue, AttributeValue, ExternalValue]
+Value = Union[ModuleValue, ClassValue, FunctionValue, InstanceValue, AttributeValue, ExternalValue, ServedValue]
 Resolution = Union[Value, Missing, Unknown]
 
 
@@ -109,6 +121,9 @@ class Resolver:
         self._active: set[str] = set()
         self._memo: dict[Ref, Resolution] = {}
         self._mro: dict[str, list[ClassInfo | str] | None] = {}
+        self._served: dict[tuple[str, str], dynamic.Answer] = {}
+        self._sources: dict[str, tuple[str, bool] | None] = {}  # helper modules the evaluator reads
+        self._evaluator: dynamic.Evaluator | None = None
 
     # -- references -------------------------------------------------------------------------------
 
@@ -145,6 +160,8 @@ class Resolver:
             if isinstance(func, (Missing, Unknown)):
                 return Unknown(Reason.CALLEE_UNRESOLVED)
             return self.call_result(func)
+        if isinstance(ref, StarRef):
+            return self._star_name(ref)
         if isinstance(ref, InstanceRef):
             cls = self.resolve(ref.cls)
             if isinstance(cls, ClassValue):
@@ -153,6 +170,39 @@ class Resolver:
                 return Unknown(Reason.EXTERNAL_CLASS)
             return Unknown(Reason.ANNOTATION_NOT_A_CLASS)
         raise TypeError(ref)
+
+    def _star_name(self, ref: StarRef) -> Resolution:
+        """A name only the downstream's star imports can bind: the last module that exports it gives it
+        (its `__all__`, else its public names); when none does, using it raises NameError."""
+        unsure: Unknown | None = None
+        for dotted in reversed(ref.modules):
+            if not self.index.owns(dotted):
+                return Unknown(Reason.STAR_IMPORT)
+            if self.index.is_compiled(dotted):
+                unsure = unsure or Unknown(Reason.STAR_IMPORT_COMPILED, dotted)
+                continue
+            info = self.index.module(dotted)
+            if info is None:
+                continue  # the module is gone: reported at its import
+            if info.exports is not None:
+                if ref.name not in info.exports:
+                    continue
+                found = self._module_attribute(info, ref.name)  # `__all__` names are fetched by getattr
+            elif ref.name.startswith("_"):
+                continue
+            else:
+                found = self._module_attribute(info, ref.name)
+                if isinstance(found, ServedValue):
+                    continue  # without `__all__`, a star import copies the module's dict: no `__getattr__`
+            if isinstance(found, Unknown):
+                unsure = unsure or found
+            elif not isinstance(found, Missing):
+                return found
+        if unsure is not None:
+            return unsure
+        if any(self.index.module(m) is None for m in ref.modules):
+            return Unknown(Reason.PARENT_MISSING)  # a star-imported module is gone: reported at its import
+        return Missing(ref.modules[-1], ref.name, "star")
 
     def lookup(self, path: str) -> Resolution:
         """A canonical dotted path (as imports and griffe write them): submodules take precedence."""
@@ -201,6 +251,8 @@ class Resolver:
             return self.attribute(assigned, name)
         if isinstance(base, ExternalValue):
             return Unknown(Reason.EXTERNAL)
+        if isinstance(base, ServedValue):
+            return Unknown(Reason.SERVED_BY_GETATTR)
         return Unknown(Reason.ATTRIBUTE_OF_FUNCTION)
 
     def _module_attribute(self, module: ModuleInfo, name: str, seen: frozenset[str] = frozenset()) -> Resolution:
@@ -238,11 +290,57 @@ class Resolver:
                 return found
         if name in module.bound_names:
             return Unknown(Reason.DYNAMIC_BINDING)
+        if module.getattr_source is not None:
+            return self._getattr_attribute(module, name, unsure)
         if module.dynamic_namespace:
             return Unknown(Reason(module.open_namespace) if module.open_namespace else Reason.MODULE_GETATTR)
         if unsure is not None:
             return unsure
         return Missing(module.path, name, "module")
+
+    def _getattr_attribute(self, module: ModuleInfo, name: str, unsure: Unknown | None) -> Resolution:
+        """A name the module does not bind, answered by what its `__getattr__` does (PEP 562)."""
+        answer = self.served(module, name)
+        if isinstance(answer, dynamic.Undecided):
+            return Unknown(Reason.MODULE_GETATTR)
+        if unsure is not None:
+            return unsure  # a star import the analysis cannot read may bind it before `__getattr__` runs
+        if isinstance(answer, dynamic.NotServed):
+            if module.dynamic_namespace:
+                return Unknown(Reason.DYNAMIC_BINDING)  # globals() games elsewhere may bind it
+            return Missing(module.path, name, "module", message=answer.message)
+        path = f"{module.path}.{name}"
+        if answer.target and self.index.owns(answer.target) and answer.target != path:
+            target = self.lookup(answer.target)
+            if isinstance(target, (FunctionValue, ClassValue, AttributeValue)):
+                if not answer.warning:
+                    return target
+                # Deprecated is the name as served here, not the object it hands back.
+                served = replace(target, info=replace(target.info, deprecated=answer.warning))
+                return served if isinstance(served, ClassValue) else replace(served, path=path)
+            if isinstance(target, ModuleValue) and not answer.warning:
+                return target
+        return ServedValue(path, answer.target, answer.warning)
+
+    def served(self, module: ModuleInfo, name: str) -> dynamic.Answer:
+        key = (module.path, name)
+        if key not in self._served:
+            own = module.path
+
+            def sources(dotted: str) -> tuple[str, bool] | None:
+                if dotted == own:
+                    return module.getattr_source or "", module.is_package
+                if dotted not in self._sources:
+                    self._sources[dotted] = self.index.source(dotted)
+                return self._sources[dotted]
+
+            if self._evaluator is None:
+                self._evaluator = dynamic.Evaluator(sources)
+            self._evaluator.interpreter.sources = sources
+            self._served[key] = self._evaluator.evaluate(
+                module.path, module.getattr_source or "", name, is_package=module.is_package
+            )
+        return self._served[key]
 
     def _class_attribute(self, cls: ClassInfo, name: str, *, on_instance: bool, exact: bool = True) -> Resolution:
         mro = self.mro(cls)

@@ -1,0 +1,1254 @@
+"""What a module `__getattr__` (PEP 562) does for one attribute name, found without running it.
+
+A small abstract interpreter over the module's own source and the helpers it calls in the same
+package: literals and comprehensions over them, tests on the name (`in`, `==`, `startswith`, ...),
+`return`, `raise`, `try`/`except`, `warnings.warn`, module-level constants, closures returned by a
+factory (`__getattr__ = make_getattr(__name__)`, `__getattr__, __dir__, __all__ = attach(...)`),
+`importlib.import_module` and `getattr(module, name)`. Whatever it cannot follow makes the answer
+`Undecided`: the answer is certain or it is not given. Evaluation is bounded in steps, call depth and
+sizes; nothing is imported or executed (only methods of builtin values such as `str.startswith` run,
+on values the source spells out).
+
+`evaluate(module, source, name, sources)` answers `Served(target, warning)` (the object handed back,
+as a dotted path when it names one, and the message of a warning issued on the way: a deprecation),
+`NotServed(message)` (the function raises, with the message it raises) or `Undecided(why)`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+MAX_STEPS = 50_000  # expressions and statements evaluated for one name
+MAX_DEPTH = 16  # nested calls
+MAX_SIZE = 100_000  # elements of a container, characters of a string
+MAX_SOURCE = 2 * 1024 * 1024  # a helper module larger than this is not read
+
+# dotted module path -> (its source text, whether it is a package), when it is in the package
+Sources = Callable[[str], Union[tuple[str, bool], None]]
+
+
+@dataclass(frozen=True)
+class Served:
+    target: str | None = None  # dotted path of the object handed back, when it names one
+    warning: str | None = None  # message of the warning issued on the way (a deprecation)
+
+
+@dataclass(frozen=True)
+class NotServed:
+    message: str | None = None  # the message the function raises with
+    exception: str = "AttributeError"
+
+
+@dataclass(frozen=True)
+class Undecided:
+    why: str
+
+
+Answer = Union[Served, NotServed, Undecided]
+
+
+def evaluate(module: str, source: str, name: str, sources: Sources, *, is_package: bool = False) -> Answer:
+    """What `module.__getattr__(name)` does; `source` is the module's source, `sources` reads others."""
+    return Evaluator(sources).evaluate(module, source, name, is_package=is_package)
+
+
+class Evaluator:
+    """Answers for many names of one upstream version: module-level values are computed once."""
+
+    def __init__(self, sources: Sources) -> None:
+        self.interpreter = _Interpreter(sources)
+
+    def evaluate(self, module: str, source: str, name: str, *, is_package: bool = False) -> Answer:
+        interpreter = self.interpreter
+        interpreter.reset()
+        return _evaluate(interpreter, module, source, name, is_package)
+
+
+def _evaluate(interpreter: _Interpreter, module: str, source: str, name: str, is_package: bool) -> Answer:
+    try:
+        mod = interpreter.modules.get(module) or interpreter.module(module, source, is_package)
+        function = interpreter.global_value(mod, "__getattr__")
+        if not isinstance(function, _Function):
+            raise _Abort("`__getattr__` is not a function the analysis can read")
+        value = interpreter.call(function, [name], {})
+    except _Abort as abort:
+        return Undecided(abort.why)
+    except _Raised as raised:
+        return NotServed(raised.message, raised.cls)
+    except RecursionError:
+        return Undecided("nesting too deep")
+    if interpreter.approximate or isinstance(value, _Unknown):
+        return Undecided("it hands back what a helper the analysis cannot follow returns")
+    warning = interpreter.warnings[0] if interpreter.warnings else None
+    return Served(_path_of(value), warning)
+
+
+def defines_getattr(tree: ast.Module) -> bool:
+    """Whether the module binds `__getattr__` at module level (a def or an assignment)."""
+    return "__getattr__" in _bindings(tree)
+
+
+def program_source(tree: ast.Module) -> str:
+    """What the evaluator needs of a module, as source: every module-level statement, with class bodies
+    and docstrings dropped (a class only binds its name here)."""
+    pruned = _Pruner().visit(ast.Module(body=list(tree.body), type_ignores=[]))
+    return ast.unparse(pruned)
+
+
+def getattr_helpers(tree: ast.Module) -> set[str]:
+    """Module-level functions reachable from the `__getattr__` binding (the function itself, the
+    factory that builds it, and what they call by name): their bodies belong to the evaluated program.
+    A function only handed back (not called) is not one: anyone may call it, at any time."""
+    defs = {s.name: s for s in _module_statements(tree) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    start: list[ast.AST] = [stmt for stmt, _ in _bindings(tree).get("__getattr__", ())]
+    seen: set[str] = set()
+    while start:
+        node = start.pop()
+        for inner in ast.walk(node):
+            called = inner.func if isinstance(inner, ast.Call) else None
+            if isinstance(called, ast.Name) and called.id in defs and called.id not in seen:
+                seen.add(called.id)
+                start.append(defs[called.id])
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            seen.add(node.name)
+    return seen
+
+
+# -- values -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Mod:
+    path: str  # a module object
+
+
+@dataclass(frozen=True)
+class _Obj:
+    path: str  # an object named by its dotted path (in the package or outside it)
+
+
+@dataclass(frozen=True)
+class _Exc:
+    name: str  # a builtin exception class
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    name: str  # a builtin function the interpreter models
+
+
+@dataclass(frozen=True)
+class _Spec:
+    module: str  # `__spec__` of a module
+    is_package: bool
+
+
+class _Unknown:
+    """A value the analysis does not know; `hint` is how it reads in a message."""
+
+    __slots__ = ("hint",)
+
+    def __init__(self, hint: str = "\u2026") -> None:
+        self.hint = hint
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN = _Unknown()
+_NO_DEFAULT = object()
+
+
+@dataclass(eq=False)
+class _Module:
+    path: str
+    is_package: bool
+    bindings: dict[str, list[ast.stmt]]
+    mutated: set[str]
+    values: dict[str, tuple[Any, bool]] = field(default_factory=dict)  # name -> (value, from an unknown call)
+
+    @property
+    def package(self) -> str:
+        return self.path if self.is_package else self.path.rpartition(".")[0]
+
+
+@dataclass(eq=False)
+class _Function:
+    node: ast.FunctionDef | ast.Lambda
+    module: _Module
+    closure: _Scope | None
+    defaults: list[Any]
+    kw_defaults: list[Any]
+
+    @property
+    def path(self) -> str | None:
+        if self.closure is None and isinstance(self.node, ast.FunctionDef):
+            return f"{self.module.path}.{self.node.name}"
+        return None
+
+
+@dataclass(eq=False)
+class _Scope:
+    module: _Module
+    names: dict[str, Any]
+    local_names: frozenset[str]
+    parent: _Scope | None = None
+    handling: _Raised | None = None  # the exception an `except` block handles (for a bare `raise`)
+
+
+@dataclass(frozen=True)
+class _BoundMethod:
+    owner: Any
+    name: str
+
+
+class _Abort(Exception):
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+class _Raised(Exception):
+    def __init__(self, cls: str, message: str | None) -> None:
+        super().__init__(cls)
+        self.cls = cls
+        self.message = message
+
+
+class _Return(Exception):
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+_PLAIN = (str, int, float, bool, type(None), bytes)
+_CONTAINERS = (tuple, list, set, frozenset, dict)
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+_EXCEPTIONS = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException))
+_BUILTIN_FUNCTIONS = frozenset(
+    {"set", "frozenset", "list", "tuple", "dict", "len", "str", "sorted", "print", "getattr", "hasattr",
+     "isinstance", "repr", "bool", "int", "any", "all", "reversed", "enumerate", "zip", "min", "max"}
+)
+_PURE_METHODS = {
+    str: {"startswith", "endswith", "format", "split", "rsplit", "partition", "rpartition", "lower", "upper",
+          "replace", "join", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix", "isidentifier",
+          "isupper", "islower", "count", "find", "title", "capitalize"},
+    dict: {"get", "keys", "values", "items", "copy"},
+    set: {"union", "intersection", "difference", "issubset", "issuperset", "copy"},
+    frozenset: {"union", "intersection", "difference", "issubset", "issuperset", "copy"},
+    list: {"index", "count", "copy"},
+    tuple: {"index", "count"},
+}
+_MODELLED_PATHS = {
+    "importlib.import_module": "import_module",
+    "warnings.warn": "warn",
+    "builtins.print": "print",
+}
+_COMPARE = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
+_BINARY = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.Mod: lambda a, b: a % b,
+}
+
+
+def _has_unknown(value: Any, depth: int = 0) -> bool:
+    """Whether a value is, or holds, something unknown (or something that is no plain value)."""
+    if depth > 20:
+        return True
+    if isinstance(value, _Unknown):
+        return True
+    if isinstance(value, _PLAIN):
+        return False
+    if isinstance(value, dict):
+        return any(_has_unknown(k, depth + 1) or _has_unknown(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (*_CONTAINERS, *_VIEWS)):
+        return any(_has_unknown(v, depth + 1) for v in value)
+    return False
+
+
+def _unknown_keys(container: Any) -> bool:
+    if isinstance(container, dict):
+        return any(isinstance(k, _Unknown) for k in container)
+    if isinstance(container, _VIEWS[0]):
+        return any(isinstance(k, _Unknown) for k in container)
+    return any(isinstance(k, _Unknown) for k in container)
+
+
+def _size_ok(value: Any) -> Any:
+    if isinstance(value, (str, bytes, *_CONTAINERS, *_VIEWS)) and len(value) > MAX_SIZE:
+        raise _Abort("a value larger than the analysis follows")
+    return value
+
+
+def _path_of(value: Any) -> str | None:
+    if isinstance(value, (_Mod, _Obj)):
+        return value.path
+    if isinstance(value, _Function):
+        return value.path
+    if isinstance(value, _Exc):
+        return f"builtins.{value.name}"
+    return None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, _Unknown):
+        return value.hint
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (_Mod, _Obj)):
+        return value.path
+    if isinstance(value, _PLAIN):
+        return str(value)
+    if isinstance(value, _CONTAINERS) and not _has_unknown(value):
+        return repr(value)
+    return "\u2026"
+
+
+class _Interpreter:
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self.steps = 0
+        self.depth = 0
+        self.modules: dict[str, _Module | None] = {}
+        self.active: set[tuple[str, str]] = set()
+        self.warnings: list[str] = []
+        # A helper that could not be followed gave an unknown value: a raise found after it is still
+        # certain (whatever it did, the name is not served), a value handed back is not.
+        self.approximate = False
+
+    def reset(self) -> None:
+        """Before the next name: module-level values stay (they do not depend on the name)."""
+        self.steps = 0
+        self.depth = 0
+        self.warnings = []
+        self.approximate = False
+        self.active.clear()
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise _Abort("more steps than the analysis takes")
+
+    # -- modules ----------------------------------------------------------------------------------
+
+    def module(self, path: str, source: str, is_package: bool) -> _Module:
+        if len(source) > MAX_SOURCE:
+            raise _Abort(f"`{path}` is larger than the analysis reads")
+        facts = _module_facts(source)
+        if isinstance(facts, str):
+            raise _Abort(f"`{path}` does not parse: {facts}")
+        mod = _Module(path, is_package, *facts)
+        self.modules[path] = mod
+        return mod
+
+    def load(self, path: str) -> _Module | None:
+        if path in self.modules:
+            return self.modules[path]
+        found = self.sources(path)
+        if found is None:
+            self.modules[path] = None
+            return None
+        return self.module(path, *found)
+
+    def global_value(self, mod: _Module, name: str) -> Any:
+        if name in mod.values:
+            value, approximate = mod.values[name]
+            self.approximate = self.approximate or approximate
+            return value
+        if name == "__name__":
+            return mod.path
+        if name == "__package__":
+            return mod.package
+        if name == "__spec__":
+            return _Spec(mod.path, mod.is_package)
+        statements = mod.bindings.get(name)
+        if not statements:
+            return self.builtin(name)
+        stmt, certain = statements[0]
+        changed = name in mod.mutated and not isinstance(stmt, (ast.Import, ast.ImportFrom))
+        if len(statements) > 1 or not certain or changed:
+            value: Any = UNKNOWN  # bound several ways, maybe not at all, or changed after: not one known value
+        else:
+            key = (mod.path, name)
+            if key in self.active:
+                raise _Abort(f"`{name}` is defined through itself")
+            self.active.add(key)
+            before, self.approximate = self.approximate, False
+            try:
+                value = self.bind_statement(mod, stmt, name)
+            finally:
+                self.active.discard(key)
+                approximate, self.approximate = self.approximate, before or self.approximate
+            mod.values[name] = (value, approximate)
+            return value
+        mod.values[name] = (value, False)
+        return value
+
+    def bind_statement(self, mod: _Module, stmt: ast.stmt, name: str) -> Any:
+        scope = _Scope(mod, {}, frozenset())
+        if isinstance(stmt, ast.FunctionDef):
+            return UNKNOWN if stmt.decorator_list else self.make_function(stmt, scope, None)
+        if isinstance(stmt, (ast.AsyncFunctionDef, ast.ClassDef)):
+            return _Obj(f"{mod.path}.{name}")
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                if bound == name:
+                    return self.imported(mod, stmt, alias)
+            return UNKNOWN
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if stmt.value is None or len(targets) != 1:
+                return UNKNOWN
+            target = targets[0]
+            if isinstance(target, ast.Name):
+                return self.expr_value(stmt.value, scope)
+            if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+                value = self.expr_value(stmt.value, scope)
+                if isinstance(value, (tuple, list)) and len(value) == len(target.elts):
+                    for element, item in zip(target.elts, value):
+                        if element.id == name:  # type: ignore[attr-defined]
+                            return item
+            return UNKNOWN
+        return UNKNOWN
+
+    def expr_value(self, node: ast.expr, scope: _Scope) -> Any:
+        """Evaluate a module-level expression: what cannot be followed is unknown, not an abort."""
+        try:
+            return self.eval(node, scope)
+        except _Abort:
+            if self.steps > MAX_STEPS:
+                raise
+            return UNKNOWN
+        except (_Raised, _Return, _Break, _Continue):
+            return UNKNOWN
+
+    def imported(self, mod: _Module, stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> Any:
+        if isinstance(stmt, ast.Import):
+            return _Mod(alias.name if alias.asname else alias.name.split(".")[0])
+        base = self.absolute(mod, stmt.module or "", stmt.level)
+        if base is None:
+            return UNKNOWN
+        return _Obj(f"{base}.{alias.name}")
+
+    def absolute(self, mod: _Module, name: str, level: int) -> str | None:
+        if not level:
+            return name
+        parts = mod.package.split(".") if mod.package else []
+        if level - 1 > len(parts) or (level - 1 == len(parts) and not name):
+            return None
+        base = parts[: len(parts) - (level - 1)]
+        return ".".join(base + ([name] if name else []))
+
+    def builtin(self, name: str) -> Any:
+        if name in _EXCEPTIONS:
+            return _Exc(name)
+        if name in _BUILTIN_FUNCTIONS:
+            return _Builtin(name)
+        if name in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[name]
+        raise _Abort(f"`{name}` is not a name the analysis knows")
+
+    def function_of(self, path: str, depth: int = 0) -> Any:
+        """The object a dotted path names in the package: a function to call, a module, or the path."""
+        if path in _MODELLED_PATHS:
+            return _Builtin(_MODELLED_PATHS[path])
+        module, _, name = path.rpartition(".")
+        if not module:
+            return _Obj(path)
+        mod = self.load(module)
+        if mod is None:
+            return _Obj(path)
+        if name in mod.bindings:
+            value = self.global_value(mod, name)
+            if isinstance(value, _Obj) and value.path != path and depth < 8:
+                return self.function_of(value.path, depth + 1)  # an import of an import
+            return _Obj(path) if isinstance(value, _Unknown) else value
+        return _Obj(path)
+
+    # -- calls ------------------------------------------------------------------------------------
+
+    def make_function(self, node: ast.FunctionDef | ast.Lambda, scope: _Scope, closure: _Scope | None) -> _Function:
+        args = node.args
+        defaults = [self.expr_value(d, scope) for d in args.defaults]
+        kw_defaults = [self.expr_value(d, scope) if d is not None else _NO_DEFAULT for d in args.kw_defaults]
+        return _Function(node, scope.module, closure, defaults, kw_defaults)
+
+    def call(self, function: _Function, positional: list[Any], keywords: dict[str, Any]) -> Any:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _Abort("calls nested deeper than the analysis follows")
+        try:
+            node = function.node
+            names = self.bind_arguments(function, positional, keywords)
+            scope = _Scope(function.module, names, _function_facts(node)[0], function.closure)
+            if isinstance(node, ast.Lambda):
+                return self.eval(node.body, scope)
+            if _is_generator(node):
+                raise _Abort("a generator function")
+            try:
+                self.run(node.body, scope)
+            except _Return as returned:
+                return returned.value
+            return None
+        finally:
+            self.depth -= 1
+
+    def bind_arguments(self, function: _Function, positional: list[Any], keywords: dict[str, Any]) -> dict[str, Any]:
+        args = function.node.args
+        params = [*args.posonlyargs, *args.args]
+        names: dict[str, Any] = {}
+        if len(positional) > len(params) and args.vararg is None:
+            raise _Abort("a call with more positional arguments than the function takes")
+        for param, value in zip(params, positional):
+            names[param.arg] = value
+        if args.vararg is not None:
+            names[args.vararg.arg] = tuple(positional[len(params):])
+        extra: dict[str, Any] = {}
+        for key, value in keywords.items():
+            if key in names or key in {p.arg for p in args.posonlyargs}:
+                raise _Abort("a call that does not bind")
+            if key in {p.arg for p in (*args.args, *args.kwonlyargs)}:
+                names[key] = value
+            elif args.kwarg is not None:
+                extra[key] = value
+            else:
+                raise _Abort("a call with a keyword the function does not take")
+        first_default = len(params) - len(function.defaults)
+        for index, param in enumerate(params):
+            if param.arg not in names:
+                if index < first_default:
+                    raise _Abort("a call that misses an argument")
+                names[param.arg] = function.defaults[index - first_default]
+        for param, default in zip(args.kwonlyargs, function.kw_defaults):
+            if param.arg not in names:
+                if default is _NO_DEFAULT:
+                    raise _Abort("a call that misses a keyword-only argument")
+                names[param.arg] = default
+        if args.kwarg is not None:
+            names[args.kwarg.arg] = extra
+        return names
+
+    def call_value(self, callee: Any, positional: list[Any], keywords: dict[str, Any], node: ast.Call) -> Any:
+        if isinstance(callee, _Function):
+            try:
+                return self.call(callee, positional, keywords)
+            except _Abort:
+                if self.steps >= MAX_STEPS or self.depth >= MAX_DEPTH:
+                    raise
+                self.approximate = True
+                return _Unknown()
+        if isinstance(callee, _Builtin):
+            return self.call_builtin(callee.name, positional, keywords)
+        if isinstance(callee, _BoundMethod):
+            return self.call_method(callee, positional, keywords)
+        if isinstance(callee, _Obj):
+            resolved = self.function_of(callee.path)
+            if not isinstance(resolved, _Obj):
+                return self.call_value(resolved, positional, keywords, node)
+        # An object outside what the analysis reads: what it returns is unknown, and it may raise.
+        self.approximate = True
+        return _Unknown()
+
+    def call_builtin(self, name: str, positional: list[Any], keywords: dict[str, Any]) -> Any:
+        if name == "print":
+            return None
+        if name == "warn":
+            message = positional[0] if positional else keywords.get("message", UNKNOWN)
+            self.warnings.append(_text(message) if not isinstance(message, _Unknown) else message.hint)
+            return None
+        if name == "import_module":
+            target = positional[0] if positional else keywords.get("name", UNKNOWN)
+            package = positional[1] if len(positional) > 1 else keywords.get("package")
+            if not isinstance(target, str):
+                return _Unknown()
+            if target.startswith("."):
+                if not isinstance(package, str):
+                    return _Unknown()
+                level = len(target) - len(target.lstrip("."))
+                parts = package.split(".")
+                if level - 1 >= len(parts):
+                    return _Unknown()
+                rest = target[level:]
+                target = ".".join(parts[: len(parts) - (level - 1)] + ([rest] if rest else []))
+            return _Mod(target)
+        if name in ("getattr", "hasattr"):
+            if len(positional) < 2 or not isinstance(positional[1], str):
+                return _Unknown()
+            owner, attr = positional[0], positional[1]
+            if name == "hasattr" or len(positional) > 2:
+                return _Unknown()  # whether it exists is the resolver's to say
+            if isinstance(owner, (_Mod, _Obj)):
+                return _Obj(f"{owner.path}.{attr}")
+            return _Unknown()
+        if keywords or any(_has_unknown(p) for p in positional) or any(not _plain_value(p) for p in positional):
+            if name == "isinstance":
+                return _Unknown()
+            if name in ("set", "list", "tuple", "frozenset", "sorted") and len(positional) == 1 and not keywords:
+                value = positional[0]
+                if isinstance(value, (*_CONTAINERS, *_VIEWS)) and not _unknown_keys(value):
+                    if name != "sorted" or not _has_unknown(value):
+                        return _size_ok(getattr(builtins, name)(value))
+            return _Unknown()
+        if name == "isinstance":
+            return _Unknown()
+        try:
+            return _size_ok(getattr(builtins, name)(*positional))
+        except Exception as error:  # a TypeError of the analysed code: it would raise there too
+            raise _Raised(type(error).__name__, str(error)) from None
+
+    def call_method(self, method: _BoundMethod, positional: list[Any], keywords: dict[str, Any]) -> Any:
+        owner, name = method.owner, method.name
+        if isinstance(owner, dict) and name == "get" and positional and not keywords:
+            key = positional[0]
+            default = positional[1] if len(positional) > 1 else None
+            if isinstance(key, _Unknown):
+                return _Unknown()
+            if key in owner:
+                return owner[key]
+            return _Unknown() if _unknown_keys(owner) else default
+        if isinstance(owner, dict) and name in ("keys", "values", "items") and not positional:
+            return getattr(owner, name)()
+        if _has_unknown(owner) or any(_has_unknown(p) for p in positional) or _has_unknown(keywords):
+            return _Unknown()
+        if not all(_plain_value(p) for p in (*positional, *keywords.values())):
+            return _Unknown()
+        try:
+            return _size_ok(getattr(owner, name)(*positional, **keywords))
+        except Exception as error:
+            raise _Raised(type(error).__name__, str(error)) from None
+
+    # -- statements -------------------------------------------------------------------------------
+
+    def run(self, body: list[ast.stmt], scope: _Scope) -> None:
+        for stmt in body:
+            self.execute(stmt, scope)
+
+    def execute(self, stmt: ast.stmt, scope: _Scope) -> None:
+        self.step()
+        if isinstance(stmt, ast.Return):
+            raise _Return(self.eval(stmt.value, scope) if stmt.value is not None else None)
+        if isinstance(stmt, ast.If):
+            self.run(stmt.body if self.truth(self.eval(stmt.test, scope)) else stmt.orelse, scope)
+            return
+        if isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Constant):
+                return  # a docstring
+            if isinstance(stmt.value, ast.Call):
+                callee = self.eval(stmt.value.func, scope)
+                if not isinstance(callee, (_Function, _Builtin)) and not (
+                    isinstance(callee, _Obj) and not isinstance(self.function_of(callee.path), _Obj)
+                ):
+                    raise _Abort("a call whose effect is unknown")
+            self.eval(stmt.value, scope)
+            return
+        if isinstance(stmt, ast.Raise):
+            self.raise_(stmt, scope)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            self.assign(stmt, scope)
+            return
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                if alias.name == "*":
+                    raise _Abort("a star import in a function")
+                scope.names[alias.asname or alias.name.split(".")[0]] = self.imported(scope.module, stmt, alias)
+            return
+        if isinstance(stmt, ast.FunctionDef):
+            if stmt.decorator_list:
+                raise _Abort("a decorated function")
+            scope.names[stmt.name] = self.make_function(stmt, scope, scope)
+            return
+        if isinstance(stmt, ast.Try):
+            self.try_(stmt, scope)
+            return
+        if isinstance(stmt, ast.For) and not stmt.orelse:
+            self.for_(stmt, scope)
+            return
+        if isinstance(stmt, ast.Pass):
+            return
+        if isinstance(stmt, ast.Break):
+            raise _Break()
+        if isinstance(stmt, ast.Continue):
+            raise _Continue()
+        if isinstance(stmt, ast.Assert):
+            if not self.truth(self.eval(stmt.test, scope)):
+                raise _Raised("AssertionError", None)
+            return
+        raise _Abort(f"a `{type(stmt).__name__}` statement")
+
+    def raise_(self, stmt: ast.Raise, scope: _Scope) -> None:
+        if stmt.exc is None:
+            handling = _handling(scope)
+            if handling is None:
+                raise _Abort("a bare raise outside a handler")
+            raise handling
+        node = stmt.exc
+        call = node if isinstance(node, ast.Call) else None
+        cls = self.eval(call.func if call is not None else node, scope)
+        if isinstance(cls, _Exc):
+            name = cls.name
+        elif isinstance(cls, _Obj):
+            name = cls.path
+        else:
+            name = "?"
+        message = None
+        if call is not None and call.args:
+            try:
+                message = _text(self.eval(call.args[0], scope))
+            except _Abort:
+                message = None
+        raise _Raised(name, message)
+
+    def try_(self, stmt: ast.Try, scope: _Scope) -> None:
+        try:
+            try:
+                self.run(stmt.body, scope)
+            except _Raised as raised:
+                for handler in stmt.handlers:
+                    if self.handles(handler, raised, scope):
+                        if handler.name:
+                            scope.names[handler.name] = _Unknown()
+                        previous, scope.handling = scope.handling, raised
+                        try:
+                            self.run(handler.body, scope)
+                        finally:
+                            scope.handling = previous
+                        break
+                else:
+                    raise
+            else:
+                self.run(stmt.orelse, scope)
+        finally:
+            if stmt.finalbody:
+                self.run(stmt.finalbody, scope)
+
+    def handles(self, handler: ast.ExceptHandler, raised: _Raised, scope: _Scope) -> bool:
+        if handler.type is None:
+            return True
+        value = self.eval(handler.type, scope)
+        classes = value if isinstance(value, tuple) else (value,)
+        for cls in classes:
+            if isinstance(cls, _Exc) and raised.cls in _EXCEPTIONS:
+                if issubclass(getattr(builtins, raised.cls), getattr(builtins, cls.name)):
+                    return True
+                continue
+            if isinstance(cls, _Obj) and cls.path == raised.cls:
+                return True
+            if isinstance(cls, _Exc) and cls.name in ("BaseException", "Exception"):
+                return True  # every class raised by name in the analysed code derives from Exception
+            raise _Abort("an exception handler whose match is unknown")
+        return False
+
+    def for_(self, stmt: ast.For, scope: _Scope) -> None:
+        iterable = self.eval(stmt.iter, scope)
+        for item in self.iterate(iterable):
+            self.store(stmt.target, item, scope)
+            try:
+                self.run(stmt.body, scope)
+            except _Break:
+                break
+            except _Continue:
+                continue
+
+    def assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, scope: _Scope) -> None:
+        if isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.store(stmt.target, self.eval(stmt.value, scope), scope)
+            return
+        if isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise _Abort("an augmented assignment to an attribute or item")
+            current = self.name(stmt.target.id, scope)
+            value = self.binary(stmt.op, current, self.eval(stmt.value, scope))
+            scope.names[stmt.target.id] = value
+            return
+        value = self.eval(stmt.value, scope)
+        for target in stmt.targets:
+            self.store(target, value, scope)
+
+    def store(self, target: ast.expr, value: Any, scope: _Scope) -> None:
+        if isinstance(target, ast.Name):
+            scope.names[target.id] = value
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in target.elts):
+                raise _Abort("a starred assignment")
+            if isinstance(value, _Unknown):
+                for element in target.elts:
+                    self.store(element, _Unknown(), scope)
+                return
+            items = list(self.iterate(value))
+            if len(items) != len(target.elts):
+                raise _Raised("ValueError", "unpacking")
+            for element, item in zip(target.elts, items):
+                self.store(element, item, scope)
+            return
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            owner = self.eval(target.value, scope)
+            if isinstance(owner, (_Unknown, _Mod, _Obj)):
+                return  # a cache written on a module or an object outside: nothing read here depends on it
+            raise _Abort("an item or attribute written on a value the analysis tracks")
+        raise _Abort("an assignment target the analysis does not follow")
+
+    # -- expressions ------------------------------------------------------------------------------
+
+    def truth(self, value: Any) -> bool:
+        if isinstance(value, _Unknown):
+            raise _Abort("a test whose outcome is unknown")
+        if isinstance(value, (*_PLAIN, *_CONTAINERS, *_VIEWS)):
+            return bool(value)
+        return True  # modules, functions, classes and other objects are true
+
+    def name(self, name: str, scope: _Scope) -> Any:
+        current: _Scope | None = scope
+        while current is not None:
+            if name in current.names:
+                return current.names[name]
+            if name in current.local_names:
+                raise _Abort(f"`{name}` is read before it is assigned")
+            current = current.parent
+        return self.global_value(scope.module, name)
+
+    def iterate(self, value: Any) -> list[Any]:
+        if isinstance(value, (str, *_CONTAINERS, *_VIEWS)) and not _unknown_keys(value):
+            return list(value)
+        raise _Abort("a loop over values the analysis does not know")
+
+    def eval(self, node: ast.expr, scope: _Scope) -> Any:
+        self.step()
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.name(node.id, scope)
+        if isinstance(node, ast.JoinedStr):
+            return self.joined(node, scope)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items: list[Any] = []
+            for element in node.elts:
+                if isinstance(element, ast.Starred):
+                    items.extend(self.iterate(self.eval(element.value, scope)))
+                else:
+                    items.append(self.eval(element, scope))
+            maker = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
+            return _size_ok(maker(items))
+        if isinstance(node, ast.Dict):
+            result: dict[Any, Any] = {}
+            for key, value in zip(node.keys, node.values):
+                if key is None:
+                    spread = self.eval(value, scope)
+                    if not isinstance(spread, dict):
+                        return _Unknown()
+                    result.update(spread)
+                else:
+                    result[self.eval(key, scope)] = self.eval(value, scope)
+            return _size_ok(result)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return self.comprehension(node, scope)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(self.eval(node.value, scope), node.attr)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(self.eval(node.value, scope), self.eval(node.slice, scope))
+        if isinstance(node, ast.Call):
+            return self.call_expr(node, scope)
+        if isinstance(node, ast.Compare):
+            return self.compare(node, scope)
+        if isinstance(node, ast.BoolOp):
+            value: Any = None
+            for operand in node.values:
+                value = self.eval(operand, scope)
+                if isinstance(value, _Unknown):
+                    return _Unknown()
+                truth = self.truth(value)
+                if isinstance(node.op, ast.And) and not truth or isinstance(node.op, ast.Or) and truth:
+                    return value
+            return value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            operand = self.eval(node.operand, scope)
+            return _Unknown() if isinstance(operand, _Unknown) else not self.truth(operand)
+        if isinstance(node, ast.BinOp):
+            return self.binary(node.op, self.eval(node.left, scope), self.eval(node.right, scope))
+        if isinstance(node, ast.IfExp):
+            return self.eval(node.body if self.truth(self.eval(node.test, scope)) else node.orelse, scope)
+        if isinstance(node, ast.Lambda):
+            return self.make_function(node, scope, scope)
+        if isinstance(node, ast.NamedExpr):
+            value = self.eval(node.value, scope)
+            scope.names[node.target.id] = value
+            return value
+        return _Unknown()
+
+    def joined(self, node: ast.JoinedStr, scope: _Scope) -> Any:
+        parts: list[str] = []
+        known = True
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+                continue
+            assert isinstance(value, ast.FormattedValue)
+            inner = self.eval(value.value, scope)
+            if isinstance(inner, _Unknown) or value.format_spec is not None or not _plain_value(inner) or _has_unknown(inner):
+                known = False
+                parts.append(_text(inner))
+                continue
+            if value.conversion == ord("r"):
+                parts.append(repr(inner))
+            else:
+                parts.append(str(inner) if isinstance(inner, str) else _text(inner))
+        text = "".join(parts)
+        return _size_ok(text) if known else _Unknown(text)
+
+    def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: _Scope) -> Any:
+        inner = _Scope(scope.module, {}, frozenset(), scope)
+        results: list[Any] = []
+
+        def loop(index: int) -> None:
+            if index == len(node.generators):
+                self.step()
+                if isinstance(node, ast.DictComp):
+                    results.append((self.eval(node.key, inner), self.eval(node.value, inner)))
+                else:
+                    results.append(self.eval(node.elt, inner))
+                if len(results) > MAX_SIZE:
+                    raise _Abort("a comprehension larger than the analysis follows")
+                return
+            generator = node.generators[index]
+            if generator.is_async:
+                raise _Abort("an async comprehension")
+            for item in self.iterate(self.eval(generator.iter, inner)):
+                self.store(generator.target, item, inner)
+                if all(self.truth(self.eval(test, inner)) for test in generator.ifs):
+                    loop(index + 1)
+
+        loop(0)
+        if isinstance(node, ast.DictComp):
+            return dict(results)
+        if isinstance(node, ast.SetComp):
+            return set(results)
+        if isinstance(node, ast.GeneratorExp):
+            return tuple(results)
+        return results
+
+    def attribute(self, owner: Any, name: str) -> Any:
+        if isinstance(owner, _Unknown):
+            return _Unknown()
+        if isinstance(owner, _Spec):
+            if name == "parent":
+                return owner.module if owner.is_package else owner.module.rpartition(".")[0]
+            if name == "name":
+                return owner.module
+            return _Unknown()
+        if isinstance(owner, _Mod):
+            if owner.path == "sys":
+                return _Unknown()  # sys.modules and friends: the interpreter's state
+            path = f"{owner.path}.{name}"
+            return _Builtin(_MODELLED_PATHS[path]) if path in _MODELLED_PATHS else _Obj(path)
+        if isinstance(owner, _Obj):
+            return _Obj(f"{owner.path}.{name}")
+        for kind, methods in _PURE_METHODS.items():
+            if type(owner) is kind and name in methods:
+                return _BoundMethod(owner, name)
+        return _Unknown()
+
+    def subscript(self, owner: Any, key: Any) -> Any:
+        if isinstance(owner, _Unknown) or isinstance(key, _Unknown):
+            return _Unknown()
+        if isinstance(owner, dict):
+            try:
+                if key in owner:
+                    return owner[key]
+            except TypeError:
+                return _Unknown()
+            if _unknown_keys(owner):
+                return _Unknown()
+            raise _Raised("KeyError", repr(key))
+        if isinstance(owner, (list, tuple, str)) and isinstance(key, (int, slice)) and not isinstance(key, bool):
+            try:
+                return owner[key]
+            except IndexError:
+                raise _Raised("IndexError", None) from None
+        return _Unknown()
+
+    def call_expr(self, node: ast.Call, scope: _Scope) -> Any:
+        callee = self.eval(node.func, scope)
+        positional: list[Any] = []
+        for argument in node.args:
+            if isinstance(argument, ast.Starred):
+                positional.extend(self.iterate(self.eval(argument.value, scope)))
+            else:
+                positional.append(self.eval(argument, scope))
+        keywords: dict[str, Any] = {}
+        for keyword in node.keywords:
+            value = self.eval(keyword.value, scope)
+            if keyword.arg is None:
+                if not isinstance(value, dict) or _unknown_keys(value):
+                    return _Unknown()
+                keywords.update(value)
+            else:
+                keywords[keyword.arg] = value
+        return self.call_value(callee, positional, keywords, node)
+
+    def compare(self, node: ast.Compare, scope: _Scope) -> Any:
+        left = self.eval(node.left, scope)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.eval(right_node, scope)
+            outcome = self.compare_one(op, left, right)
+            if isinstance(outcome, _Unknown) or not outcome:
+                return outcome
+            left = right
+        return True
+
+    def compare_one(self, op: ast.cmpop, left: Any, right: Any) -> Any:
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            if isinstance(left, _Unknown) or isinstance(right, _Unknown):
+                return _Unknown()
+            if left is None or right is None or isinstance(left, bool) or isinstance(right, bool):
+                same = left is right
+                return same if isinstance(op, ast.Is) else not same
+            return _Unknown()
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if isinstance(left, _Unknown) or isinstance(right, _Unknown):
+                return _Unknown()
+            if not isinstance(right, (str, *_CONTAINERS, *_VIEWS)):
+                return _Unknown()
+            if isinstance(right, str) and not isinstance(left, str):
+                return _Unknown()
+            try:
+                found = left in right
+            except TypeError:
+                return _Unknown()
+            if not found and (_unknown_keys(right) if not isinstance(right, str) else False):
+                return _Unknown()
+            if not found and isinstance(right, (list, tuple)) and any(not _plain_value(v) for v in right):
+                return _Unknown()
+            return found if isinstance(op, ast.In) else not found
+        compare = _COMPARE.get(type(op))
+        if compare is None or not _plain_value(left) or not _plain_value(right):
+            return _Unknown()
+        if _has_unknown(left) or _has_unknown(right):
+            return _Unknown()
+        try:
+            return compare(left, right)
+        except TypeError:
+            return _Unknown()
+
+    def binary(self, op: ast.operator, left: Any, right: Any) -> Any:
+        function = _BINARY.get(type(op))
+        if function is None or _has_unknown(left) or _has_unknown(right):
+            if isinstance(op, ast.Add) and isinstance(left, (str, _Unknown)) and isinstance(right, (str, _Unknown)):
+                return _Unknown(_text(left) + _text(right))  # a message with a part not known
+            return _Unknown()
+        if not _plain_value(left) or not _plain_value(right):
+            return _Unknown()
+        if isinstance(op, ast.Mod) and not isinstance(left, str):
+            return _Unknown()
+        try:
+            return _size_ok(function(left, right))
+        except Exception as error:
+            raise _Raised(type(error).__name__, str(error)) from None
+
+
+@functools.lru_cache(maxsize=32)
+def _module_facts(source: str) -> tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str]] | str:
+    """A module's bindings and mutated names (parsed once per source: every name asked reads them).
+    The trees are only read, never changed, by the interpreter."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
+        return str(error) or type(error).__name__
+    return _bindings(tree), _mutated(tree)
+
+
+def _plain_value(value: Any) -> bool:
+    """A value of builtin type only (the interpreter may run builtin methods on it)."""
+    if isinstance(value, _PLAIN):
+        return True
+    if isinstance(value, dict):
+        return all(_plain_value(k) and _plain_value(v) for k, v in value.items())
+    if isinstance(value, (*_CONTAINERS, *_VIEWS)):
+        return all(_plain_value(v) for v in value)
+    return False
+
+
+def _handling(scope: _Scope) -> _Raised | None:
+    current: _Scope | None = scope
+    while current is not None:
+        if current.handling is not None:
+            return current.handling
+        current = None  # a bare raise re-raises the exception of its own function's handler only
+    return None
+
+
+_FUNCTION_FACTS: dict[int, tuple[ast.AST, frozenset[str], bool]] = {}  # id(def) -> (def, locals, generator)
+
+
+def _function_facts(node: ast.FunctionDef | ast.Lambda) -> tuple[frozenset[str], bool]:
+    """A function's local names and whether it is a generator, computed once per def node (the node is
+    kept in the entry, so its id is not reused while the entry lives)."""
+    entry = _FUNCTION_FACTS.get(id(node))
+    if entry is None or entry[0] is not node:
+        if len(_FUNCTION_FACTS) > 4096:
+            _FUNCTION_FACTS.clear()
+        generator = any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _own_nodes(node))
+        entry = _FUNCTION_FACTS[id(node)] = (node, _local_names(node), generator)
+    return entry[1], entry[2]
+
+
+def _is_generator(node: ast.FunctionDef) -> bool:
+    return _function_facts(node)[1]
+
+
+def _own_nodes(node: ast.FunctionDef | ast.Lambda) -> list[ast.AST]:
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(node.body) if isinstance(node, ast.FunctionDef) else [node.body]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(current))
+    return found
+
+
+def _local_names(node: ast.FunctionDef | ast.Lambda) -> frozenset[str]:
+    """Names a function assigns anywhere in its own body (Python makes them local to it)."""
+    names = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    for inner in _own_nodes(node):
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+            names.add(inner.id)
+        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(inner.name)
+        elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+            names.update(a.asname or a.name.split(".")[0] for a in inner.names)
+        elif isinstance(inner, ast.ExceptHandler) and inner.name:
+            names.add(inner.name)
+    return frozenset(names)
+
+
+def _module_statements(tree: ast.Module) -> list[ast.stmt]:
+    """Module-level statements, inside `if`/`try`/`with`/`for` too, not inside defs or classes."""
+    found: list[ast.stmt] = []
+    stack: list[ast.stmt] = list(reversed(tree.body))
+    while stack:
+        stmt = stack.pop()
+        found.append(stmt)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        nested: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            nested.extend(s for s in getattr(stmt, name, ()) or () if isinstance(s, ast.stmt))
+        for handler in getattr(stmt, "handlers", ()) or ():
+            nested.extend(handler.body)
+        stack.extend(reversed(nested))
+    return found
+
+
+def _bindings(tree: ast.Module) -> dict[str, list[tuple[ast.stmt, bool]]]:
+    """Module-level statements binding each name (several: bound more than one way), each with whether
+    it runs for certain on import (not under an `if`, in a loop or in an exception handler)."""
+    bindings: dict[str, list[tuple[ast.stmt, bool]]] = {}
+    certain = _certain_statements(tree)
+    for stmt in _module_statements(tree):
+        names: list[str] = []
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [stmt.name]
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names = [a.asname or a.name.split(".")[0] for a in stmt.names if a.name != "*"]
+        elif isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            if isinstance(stmt.target, ast.Name) and (not isinstance(stmt, ast.AnnAssign) or stmt.value is not None):
+                names = [stmt.target.id]
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+            targets = [stmt.target] if isinstance(stmt, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in stmt.items if i.optional_vars]
+            for target in targets:
+                names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(stmt, ast.Delete):
+            names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+        for inner in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ():
+            if isinstance(inner, ast.NamedExpr):
+                names.append(inner.target.id)
+        for name in names:
+            bindings.setdefault(name, []).append((stmt, id(stmt) in certain))
+    return bindings
+
+
+def _certain_statements(tree: ast.Module) -> set[int]:
+    """Ids of the module-level statements that run on every import: the top level, `try` and `with`
+    bodies (an exception there fails the import, or binds in a handler: counted as another binding)."""
+    found: set[int] = set()
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        stmt = stack.pop()
+        found.add(id(stmt))
+        if isinstance(stmt, (ast.Try, ast.With)) or type(stmt).__name__ == "TryStar":
+            stack.extend(stmt.body)
+            if isinstance(stmt, ast.Try):
+                stack.extend(stmt.finalbody)
+    return found
+
+
+_MUTATORS = frozenset(
+    {"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove", "add", "discard",
+     "__setitem__", "__delitem__", "sort", "reverse", "difference_update", "intersection_update"}
+)
+
+
+def _mutated(tree: ast.Module) -> set[str]:
+    """Names changed in place anywhere in the module, functions included (`T[k] = v`, `T.update(...)`,
+    `del T[k]`, `T.x = ...`), or declared `global` in a function: their first value may not be the one
+    the `__getattr__` reads. (A local of the same name in some function counts too: only more unknowns.)"""
+    names: set[str] = set()
+    for inner in ast.walk(tree):
+        if isinstance(inner, ast.Global):
+            names.update(inner.names)
+        elif isinstance(inner, (ast.Subscript, ast.Attribute)) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+            if isinstance(inner.value, ast.Name):
+                names.add(inner.value.id)
+        elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and isinstance(inner.func.value, ast.Name):
+            if inner.func.attr in _MUTATORS:
+                names.add(inner.func.value.id)
+    return names
+
+
+class _Pruner(ast.NodeTransformer):
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
+        node.bases, node.keywords, node.body, node.decorator_list = [], [], [ast.Pass()], []
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            body = body[1:] or [ast.Pass()]
+        node.body = body
+        node.returns = None
+        for argument in ast.walk(node.args):
+            if isinstance(argument, ast.arg):
+                argument.annotation = None
+        self.generic_visit(node)
+        return node
+
+
+__all__ = ["Answer", "NotServed", "Served", "Undecided", "defines_getattr", "evaluate", "getattr_helpers", "program_source"]

@@ -1,0 +1,303 @@
+"""The static `__getattr__` evaluator, with CPython as the oracle: each synthetic module below is also
+run for real (these are the tests' own snippets, never analysed upstream code), and every certain answer
+must match what calling its `__getattr__` does."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import textwrap
+import types
+import warnings
+
+import pytest
+
+from apidrift.auditor.upstream.dynamic import (
+    MAX_STEPS,
+    NotServed,
+    Served,
+    Undecided,
+    defines_getattr,
+    evaluate,
+    getattr_helpers,
+    program_source,
+)
+
+# (module source, names to ask); every answer that is not Undecided is checked against CPython.
+CERTAIN = {
+    "equality": (
+        """
+        import warnings
+
+        def new_name(x):
+            return x
+
+        def __getattr__(name):
+            if name == "old_name":
+                warnings.warn("old_name is deprecated, use new_name", DeprecationWarning, stacklevel=2)
+                return new_name
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        """,
+        ["old_name", "other", "new_name"],
+    ),
+    "table_with_messages": (
+        """
+        import warnings
+        _msg = "`np.{n}` was a deprecated alias for the builtin `{n}`."
+        _type_info = [("object", ""), ("bool", ""), ("float", ""), ("int", "")]
+        __former_attrs__ = {n: _msg.format(n=n) + extra for n, extra in _type_info}
+        __expired__ = {"in1d": "Use `np.isin` instead."}
+
+        def __getattr__(attr):
+            if attr in __former_attrs__:
+                raise AttributeError(__former_attrs__[attr])
+            if attr in __expired__:
+                raise AttributeError(f"`np.{attr}` was removed in the NumPy 2.0 release. {__expired__[attr]}")
+            if attr.startswith("_private"):
+                raise AttributeError("private")
+            raise AttributeError("module {!r} has no attribute {!r}".format(__name__, attr))
+        """,
+        ["float", "in1d", "_private_x", "whatever"],
+    ),
+    "try_except_else": (
+        """
+        import warnings
+        _deprecated = {"old": (1, "old is deprecated"), "older": (2, "older is deprecated")}
+
+        def __getattr__(name):
+            try:
+                value, message = _deprecated[name]
+            except KeyError:
+                pass
+            else:
+                warnings.warn(message, DeprecationWarning)
+                return value
+            raise AttributeError(name)
+        """,
+        ["old", "older", "new"],
+    ),
+    "sets_and_tuples": (
+        """
+        _A = {"x", "y"}
+        _B = ("z",)
+        _C = frozenset(["w"]) | {"v"}
+        _D = [n.upper() for n in ("p", "q") if n != "q"]
+
+        def __getattr__(name):
+            if name in _A or name in _B:
+                return 1
+            if name in _C:
+                return 2
+            if name not in _D:
+                raise AttributeError(name)
+            return 3
+        """,
+        ["x", "z", "w", "v", "P", "q", "Q"],
+    ),
+    "factory_closure": (
+        """
+        MOVED = {"m:a": "m2:a"}
+        REMOVED = {f"m:{n}" for n in ("b", "c")}
+
+        def make(module):
+            def wrapper(name):
+                path = f"{module}:{name}"
+                if path in MOVED.keys():
+                    return MOVED[path]
+                if path in REMOVED:
+                    raise ImportError(f"`{path}` has been removed")
+                raise AttributeError(name)
+            return wrapper
+
+        __getattr__ = make("m")
+        """,
+        ["a", "b", "c", "d"],
+    ),
+    "for_loop_and_walrus": (
+        """
+        _GROUPS = (("a", ("x1", "x2")), ("b", ("y1",)))
+
+        def __getattr__(name):
+            for group, names in _GROUPS:
+                if name in names:
+                    return group
+            if (n := len(name)) > 10:
+                raise AttributeError("long " + str(n))
+            raise AttributeError(name)
+        """,
+        ["x2", "y1", "abcdefghijkl", "z"],
+    ),
+    "keyword_defaults": (
+        """
+        def attach(package_name, submodules=None, submod_attrs=None):
+            submod_attrs = submod_attrs or {}
+            submodules = set(submodules or ())
+            attr_to_modules = {attr: mod for mod, attrs in submod_attrs.items() for attr in attrs}
+
+            def __getattr__(name):
+                if name in submodules:
+                    return "module " + name
+                elif name in attr_to_modules:
+                    return attr_to_modules[name]
+                else:
+                    raise AttributeError(f"No {package_name} attribute {name}")
+
+            return __getattr__, list(submodules | attr_to_modules.keys())
+
+        __getattr__, __all__ = attach(__name__, submod_attrs={"io": ["imread", "imsave"]}, submodules=["data"])
+        """,
+        ["imread", "data", "filters"],
+    ),
+}
+
+
+def _run(source: str, name: str) -> tuple[str, object, str | None]:
+    """What CPython does: ("served", value, warning) or ("raised", exception class name, message)."""
+    module = types.ModuleType("m")
+    exec(compile(textwrap.dedent(source), "m.py", "exec"), module.__dict__)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = module.__getattr__(name)
+        except Exception as error:
+            return "raised", type(error).__name__, str(error)
+    return "served", value, str(caught[0].message) if caught else None
+
+
+def _evaluate(source: str, name: str, extra: dict[str, str] | None = None) -> object:
+    files = {"m": textwrap.dedent(source), **{k: textwrap.dedent(v) for k, v in (extra or {}).items()}}
+
+    def sources(dotted: str) -> tuple[str, bool] | None:
+        return (files[dotted], False) if dotted in files else None
+
+    return evaluate("m", files["m"], name, sources)
+
+
+@pytest.mark.parametrize("case", sorted(CERTAIN))
+def test_certain_answers_match_cpython(case: str) -> None:
+    source, names = CERTAIN[case]
+    for name in names:
+        answer = _evaluate(source, name)
+        kind, value, message = _run(source, name)
+        assert not isinstance(answer, Undecided), (name, answer)
+        if kind == "raised":
+            assert isinstance(answer, NotServed), (name, answer)
+            assert answer.message == message and answer.exception == value
+        else:
+            assert isinstance(answer, Served), (name, answer)
+            assert answer.warning == message
+
+
+def test_served_names_its_target() -> None:
+    helpers = {"pkg.core": "def download(repo):\n    return repo\n"}
+    source = """
+    import importlib
+    _TABLE = {"download": "pkg.core", "sub": None}
+
+    def __getattr__(name):
+        if name not in _TABLE:
+            raise AttributeError(name)
+        if _TABLE[name] is None:
+            return importlib.import_module(f".{name}", package="pkg")
+        return getattr(importlib.import_module(_TABLE[name]), name)
+    """
+    files = {"pkg": textwrap.dedent(source), **helpers}
+    sources = lambda dotted: (files[dotted], dotted == "pkg") if dotted in files else None  # noqa: E731
+    assert evaluate("pkg", files["pkg"], "download", sources, is_package=True) == Served("pkg.core.download")
+    assert evaluate("pkg", files["pkg"], "sub", sources, is_package=True) == Served("pkg.sub")
+    assert evaluate("pkg", files["pkg"], "other", sources, is_package=True) == NotServed("other")
+
+
+def test_helper_in_another_module_of_the_package() -> None:
+    main = """
+    from ._migration import getattr_migration
+    __getattr__ = getattr_migration(__name__)
+    """
+    migration = """
+    REMOVED = {"m:gone"}
+
+    def getattr_migration(module):
+        from .errors import MigrationError
+
+        def wrapper(name):
+            if f"{module}:{name}" in REMOVED:
+                raise MigrationError(f"`{module}:{name}` has been removed in V2.")
+            raise AttributeError(name)
+        return wrapper
+    """
+    files = {"m": textwrap.dedent(main), "_migration": textwrap.dedent(migration)}
+    sources = lambda dotted: (files[dotted], False) if dotted in files else None  # noqa: E731
+    assert evaluate("m", files["m"], "gone", sources) == NotServed("`m:gone` has been removed in V2.", "errors.MigrationError")
+
+
+UNDECIDED = {
+    "globals": "def __getattr__(name):\n    return globals()['_' + name]\n",
+    "environment": "import os\ndef __getattr__(name):\n    if name in os.environ:\n        return 1\n    raise AttributeError(name)\n",
+    "mutated_table": "T = {}\ndef reg(k):\n    T[k] = 1\ndef __getattr__(name):\n    if name in T:\n        return T[name]\n    raise AttributeError(name)\n",
+    "bound_twice": "T = {'a': 1}\nif X:\n    T = {'b': 2}\ndef __getattr__(name):\n    if name in T:\n        return 1\n    raise AttributeError(name)\n",
+    "conditional": "import sys\nif sys.version_info < (3, 7):\n    def __getattr__(name):\n        raise AttributeError(name)\n",
+    "unknown_call_result": "import plugins\ndef __getattr__(name):\n    return plugins.load(name)\n",
+    "unknown_effect": "import plugins\ndef __getattr__(name):\n    plugins.install()\n    return 1\n",
+    "decorated": "import functools\n@functools.lru_cache\ndef __getattr__(name):\n    raise AttributeError(name)\n",
+    "while_loop": "def __getattr__(name):\n    while True:\n        pass\n",
+    "recursion": "def f(n):\n    return f(n)\ndef __getattr__(name):\n    if f(name):\n        return 1\n    raise AttributeError(name)\n",
+    "no_getattr": "x = 1\n",
+    "big": "T = [i for i in range(10**9)]\ndef __getattr__(name):\n    raise AttributeError(name)\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNDECIDED))
+def test_what_cannot_be_followed_is_undecided(case: str) -> None:
+    answer = _evaluate(UNDECIDED[case], "a")
+    if case == "big":  # `range` is not modelled: the table is unknown, yet the raise is unconditional
+        assert answer == NotServed("a")
+        return
+    assert isinstance(answer, Undecided), answer
+
+
+def test_steps_are_bounded() -> None:
+    letters = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    source = (
+        f"S = {letters!r}\nA = tuple(c + d for c in S for d in S)\nT = [(a, b) for a in A for b in A]\n"
+        "def __getattr__(name):\n    if name in T:\n        return 1\n    raise AttributeError(name)\n"
+    )
+    answer = _evaluate(source, "a")
+    assert isinstance(answer, Undecided) and "steps" in answer.why
+
+
+def test_deep_nesting_is_undecided_not_a_crash() -> None:
+    source = "def __getattr__(name):\n    return " + "(" * 50 + "1" + ")" * 50 + "\n"
+    assert isinstance(_evaluate(source, "a"), (Served, Undecided))
+    chain = "".join(f"def f{i}(x):\n    return f{i + 1}(x)\n" for i in range(40)) + "def f40(x):\n    return 1\n"
+    source = chain + "def __getattr__(name):\n    if f0(name):\n        raise AttributeError(name)\n"
+    assert isinstance(_evaluate(source, "a"), Undecided)
+
+
+def test_nothing_is_executed(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = "import os\nos.system('exit 1')\ndef __getattr__(name):\n    open('/tmp/x', 'w')\n    raise AttributeError(name)\n"
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    assert isinstance(_evaluate(source, "a"), Undecided)  # `open` is not a builtin the evaluator models
+
+
+def test_loader_helpers() -> None:
+    tree = ast.parse(textwrap.dedent(CERTAIN["keyword_defaults"][0]))
+    assert defines_getattr(tree)
+    assert getattr_helpers(tree) == {"attach"}
+    assert not defines_getattr(ast.parse("def f():\n    __getattr__ = 1\n"))
+    pruned = program_source(ast.parse('class C:\n    """doc"""\n    x = 1\ndef f():\n    """doc"""\n    return 1\n'))
+    assert "doc" not in pruned and "x = 1" not in pruned and "class C" in pruned
+
+
+def test_a_getattr_too_deep_to_copy_leaves_the_module_unknowable(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apidrift.auditor.upstream import loader
+
+    code = "def __getattr__(name):\n    raise AttributeError(name)\n"
+    (tmp_path / "m.py").write_text(code)
+    assert loader.load_module("m", tmp_path / "m.py", code, tmp_path).getattr_source is not None
+
+    def refuse(node: object) -> object:
+        raise RecursionError
+
+    monkeypatch.setattr(loader.copy, "deepcopy", refuse)
+    info = loader.load_module("m", tmp_path / "m.py", code, tmp_path)
+    assert info.getattr_source is None and info.dynamic_namespace
