@@ -1,0 +1,152 @@
+"""Hostile inputs that hung, exhausted memory or misled: each bounded or refused, never forged.
+
+Beside tests/test_hostile.py, whose scriptable index on 127.0.0.1 and builders these tests reuse.
+Every server here answers on 127.0.0.1 only, and each of its request loops ends with the test.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+from test_hostile import UPSTREAM, Index, _fast_and_isolated, cli, index, respond, sdist, write_tree  # noqa: F401
+
+from apidrift import AuditRequest, audit
+from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Location, Severity
+from apidrift.reports import render
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- 4: control characters in text-like reports --------------------------------------------------
+
+FORGED = "\n./app.py:1:1: AD001 [error] forged\r\x1b]0;owned\x07\x1b[2J\n::error file=x.py,line=1::forged"
+
+
+def _hostile_result() -> AuditResult:
+    location = Location(f"app/evil{FORGED}.py", 3, 1, 3, 5, f"pkg.f(1)  # {FORGED}")
+    finding = Finding(
+        code="AD203", rule="deprecated-target", severity=Severity.WARNING, message=f"pkg.f is deprecated: {FORGED}",
+        location=location, symbol="pkg.f", upstream="pkg", hint=f"use g{FORGED}", new_signature=f"f(a{FORGED})",
+    )  # fmt: skip
+    return AuditResult(
+        downstream=InputInfo("app", None, "directory", f"/tmp/app{FORGED}"),
+        upstream=InputInfo("pkg", "2.0", "path", f"/tmp/pkg{FORGED}"),
+        findings=[finding],
+        coverage=[Coverage(upstream="pkg", not_checkable={f"reason{FORGED}": 1})],
+        files=[FileOutcome(f"app/bad{FORGED}.py", "failed", f"syntax error{FORGED}")],
+        notes=[f"note{FORGED}"],
+    )
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "github"])
+def test_control_characters_are_escaped_in_text_like_reports(fmt: str) -> None:
+    out = render(_hostile_result(), fmt, color=False)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", out), repr(out)  # no CR, ESC, BEL...
+    lines = out.splitlines()
+    assert not any(line.startswith("./app.py:1:1:") for line in lines), out  # no forged finding line
+    if fmt == "github":  # one command for the finding, the note and the failed file: nothing forged
+        assert [line.split(" ", 1)[0] for line in lines if line.startswith("::")] == ["::warning", "::notice", "::warning"], out
+    assert not any(line.startswith("::error") for line in lines), out
+    assert "\\x1b]0;owned\\x07" in out  # shown, escaped, so the reader sees what was there
+
+
+def test_forged_deprecation_message_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    upstream = write_tree(tmp_path / "up", {"zzup/__init__.py": (
+        "import warnings\n"
+        "def call(a):\n"
+        f"    warnings.warn({FORGED!r}, DeprecationWarning)\n"
+        "    return a\n"
+    )})  # fmt: skip
+    down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
+    for fmt in ("text", "github"):
+        status, out, err = cli(capsys, str(down), "--against", f"zzup@{upstream}", "--offline", "--cache-dir", str(tmp_path / "c"), "--format", fmt)
+        assert status in (0, 1), err
+        assert "AD203" in out, out  # the deprecation is reported...
+        assert not any(line.startswith(("./app.py:1:1:", "::error")) for line in out.splitlines()), out  # ...forging nothing
+        assert "\x1b" not in out and "\x07" not in out
+
+
+# --- 9: the GitHub Action ------------------------------------------------------------------------
+
+
+def _strict_yaml(text: str) -> object:
+    import yaml
+
+    class Strict(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: Strict, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
+        keys = [loader.construct_object(key, deep=deep) for key, _ in node.value]
+        duplicates = sorted({str(k) for k in keys if keys.count(k) > 1})
+        if duplicates:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate keys {duplicates}", node.start_mark)
+        return loader.construct_mapping(node, deep=deep)
+
+    Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return yaml.load(text, Loader=Strict)  # noqa: S506 - a SafeLoader subclass
+
+
+def test_strict_yaml_loader_refuses_duplicate_keys() -> None:
+    import yaml
+
+    with pytest.raises(yaml.constructor.ConstructorError, match="duplicate keys"):
+        _strict_yaml("a: 1\nb: 2\na: 3\n")
+
+
+def test_action_yml_has_no_duplicate_keys() -> None:
+    action = _strict_yaml((ROOT / "action.yml").read_text())
+    assert isinstance(action, dict) and "upload-sarif" in action["inputs"]
+
+
+def _audit_step() -> str:
+    action = _strict_yaml((ROOT / "action.yml").read_text())
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "audit"]  # type: ignore[index]
+    return step["run"]
+
+
+def test_action_args_are_split_without_glob_expansion(tmp_path: Path) -> None:
+    """The action's own audit script, run by bash as the runner does, with a recorder for apidrift."""
+    bin_dir = tmp_path / "runner" / "apidrift-venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(sys.executable)
+    record = tmp_path / "argv.json"
+    recorder = bin_dir / "apidrift"
+    recorder.write_text(f"#!{sys.executable}\nimport json, sys\nopen({str(record)!r}, 'w').write(json.dumps(sys.argv[1:]))\nsys.exit(1)\n")
+    recorder.chmod(0o755)
+    work = write_tree(tmp_path / "work", {"tests/test_a.py": "", "tests/test_b.py": ""})  # what `tests/*` would match
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "RUNNER_TEMP": str(tmp_path / "runner"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "DOWNSTREAM": ".",
+        "AGAINST": "pkg==2.0",
+        "FROM": "", "FAIL_ON": "", "BASELINE": "", "SARIF_FILE": "", "HTML_FILE": "",
+        "EXTRA_ARGS": "--exclude tests/* --ignore 'a b' --exclude \"*.pyi\"",
+    }  # fmt: skip
+    script = tmp_path / "audit.sh"
+    script.write_text(_audit_step())
+    run = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=work, env=env,
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "output").read_text() == "exit-code=1\n"
+    argv = json.loads(record.read_text())
+    assert argv[argv.index("--against") :] == ["--against", "pkg==2.0", "--exclude", "tests/*", "--ignore", "a b", "--exclude", "*.pyi"]
+
+    env["EXTRA_ARGS"] = "--exclude 'unbalanced"
+    record.unlink()
+    run = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=work, env=env,
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 2 and "cannot parse the args input" in run.stderr
+    assert not record.exists()
