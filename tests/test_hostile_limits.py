@@ -150,3 +150,45 @@ def test_action_args_are_split_without_glob_expansion(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert run.returncode == 2 and "cannot parse the args input" in run.stderr
     assert not record.exists()
+
+
+# --- 5 and 10: files of other projects, and unreadable file names, in a listing -------------------
+
+
+def _wheel(name: str, version: str, files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+        archive.writestr(f"{name}-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return buffer.getvalue()
+
+
+def test_files_of_other_projects_in_a_listing_are_skipped(index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    evil = {"zzup/__init__.py": "def call(a, b, c):\n    return a\n"}  # would make line 2 below an error
+    index.project("zzup", {
+        "zzup-1.0.tar.gz": sdist("zzup", "1.0", UPSTREAM),
+        "ZZup-1.1.tar.gz": sdist("zzup", "1.1", UPSTREAM),  # the same project, differently spelled
+        "evilproj-9.0.tar.gz": sdist("evilproj", "9.0", evil),
+        "zzup_extra-9.1.tar.gz": sdist("zzup_extra", "9.1", evil),
+        "evilproj-9.2-py3-none-any.whl": _wheel("evilproj", "9.2", evil),
+    })  # fmt: skip
+    down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
+    status, out, err = cli(capsys, str(down), "--against", "zzup>=1", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"), "--format", "text")
+    assert status == 0, out + err
+    assert "zzup==1.1" in out and "9.0" not in out and "9.1" not in out and "9.2" not in out, out
+    assert not any("evilproj" in hit or "extra" in hit or "9999" in hit for hit in index.hits)
+    status, _, err = cli(capsys, str(down), "--against", "zzup==9.0", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"))
+    assert status == 2 and "no release matching ==9.0; nearest: 1.0, 1.1" in err, err
+
+
+def test_a_file_name_with_a_5000_digit_version_is_skipped(index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index.project("zzup", {
+        "zzup-1.0.tar.gz": sdist("zzup", "1.0", UPSTREAM),
+        "zzup-" + "9" * 5000 + ".tar.gz": sdist("zzup", "9", UPSTREAM),  # int() refuses more than 4,300 digits
+        "zzup-1." + "9" * 300 + ".tar.gz": sdist("zzup", "1.9", UPSTREAM),  # a name longer than a file system stores
+    })  # fmt: skip
+    down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
+    status, out, err = cli(capsys, str(down), "--against", "zzup>=1", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"), "--format", "text")
+    assert status == 0, out + err
+    assert "zzup==1.0 (index: zzup-1.0.tar.gz)" in out

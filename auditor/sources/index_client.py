@@ -151,34 +151,69 @@ def _is_pure(tags: Iterable[Tag]) -> bool:
     )
 
 
-def classify_filename(filename: str, fallback_version: str | None = None) -> tuple[FileKind, str, bool] | None:
-    """(kind, normalized version, pure) of a wheel or sdist filename; None for other files (eggs, installers...)."""
+MAX_FILENAME_LENGTH = 255  # longer names cannot be stored on common file systems anyway
+
+
+def _sdist_name_version(stem: str, project: str) -> tuple[str, str] | None:
+    """(name, version) of an sdist's `stem` (no suffix) whose name part is `project` once normalised.
+
+    As pip does: the project name may itself hold hyphens, so every hyphen is tried as the separator
+    and the one whose prefix normalises to the project's name wins.
+    """
+    wanted = normalize_name(project)
+    for at, char in enumerate(stem):
+        if char == "-" and normalize_name(stem[:at]) == wanted:
+            return stem[:at], stem[at + 1 :]
+    return None
+
+
+def classify_filename(
+    filename: str, fallback_version: str | None = None, project: str | None = None
+) -> tuple[FileKind, str, bool] | None:
+    """(kind, normalized version, pure) of a wheel or sdist filename; None for other files (eggs, installers...).
+
+    With `project`, a file whose name part is another project (PEP 427/625 names, normalised as in
+    PEP 503) is None too: an index page listing `evil-9.0.tar.gz` under `uplib` offers no uplib 9.0.
+    A name too long to store, or a version packaging cannot read (5,000 digits), is None: that one
+    file is skipped, the rest of the listing stays usable.
+    """
+    if len(filename) > MAX_FILENAME_LENGTH:
+        return None
+    try:
+        return _classify(filename, fallback_version, project)
+    except ValueError:  # InvalidVersion, and int() refusing a version of thousands of digits
+        return None
+
+
+def _classify(filename: str, fallback_version: str | None, project: str | None) -> tuple[FileKind, str, bool] | None:
     if filename.endswith(".whl"):
         try:
-            _name, version, _build, tags = parse_wheel_filename(filename)
+            name, version, _build, tags = parse_wheel_filename(filename)
         except (InvalidWheelFilename, InvalidVersion):
+            return None
+        if project is not None and normalize_name(name) != normalize_name(project):
             return None
         return "wheel", str(version), _is_pure(tags)
     lower = filename.lower()
     if lower.endswith((".tar.gz", ".zip", *_OTHER_TAR_SUFFIXES)):
-        probe = filename
-        for suffix in _OTHER_TAR_SUFFIXES:
-            if lower.endswith(suffix):  # parse_sdist_filename knows only .tar.gz and .zip
-                probe = filename[: -len(suffix)] + ".tar.gz"
+        suffix = next(s for s in (".tar.gz", ".zip", *_OTHER_TAR_SUFFIXES) if lower.endswith(s))
+        stem = filename[: -len(suffix)]
+        if project is not None:
+            split = _sdist_name_version(stem, project)
+            if split is None:
+                return None
+            return "sdist", str(Version(split[1])), False
         try:
-            _name, version = parse_sdist_filename(probe)
+            _name, version = parse_sdist_filename(stem + ".tar.gz")  # it knows only .tar.gz and .zip
         except (InvalidSdistFilename, InvalidVersion):
             # Legacy names (e.g. a hyphen in the project name) that pypi_simple's own parser split.
-            try:
-                version = Version(fallback_version or "")
-            except InvalidVersion:
-                return None
+            version = Version(fallback_version or "")
         return "sdist", str(version), False
     return None
 
 
-def _file_from_package(pkg: pypi_simple.DistributionPackage) -> IndexFile | None:
-    parsed = classify_filename(pkg.filename, pkg.version if pkg.package_type == "sdist" else None)
+def _file_from_package(pkg: pypi_simple.DistributionPackage, project: str | None = None) -> IndexFile | None:
+    parsed = classify_filename(pkg.filename, pkg.version if pkg.package_type == "sdist" else None, project)
     if parsed is None:
         return None
     kind, version, pure = parsed
@@ -436,7 +471,8 @@ class IndexClient:
             return cached
         page = self._project_page(name)
         try:
-            files = tuple(f for f in map(_file_from_package, page.packages) if f is not None)
+            # Only this project's files: a page may list another project's (or garbage names), as pip skips them.
+            files = tuple(f for f in (_file_from_package(p, name) for p in page.packages) if f is not None)
             listing = ProjectListing(name=page.project or name, index_url=self.display_url, files=files)
         except Exception as exc:  # a hostile or broken page must not crash the audit
             raise SourceError(
