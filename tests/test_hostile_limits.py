@@ -192,3 +192,125 @@ def test_a_file_name_with_a_5000_digit_version_is_skipped(index: Index, tmp_path
     status, out, err = cli(capsys, str(down), "--against", "zzup>=1", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"), "--format", "text")
     assert status == 0, out + err
     assert "zzup==1.0 (index: zzup-1.0.tar.gz)" in out
+
+
+# --- 1: the relocation search ---------------------------------------------------------------------
+
+
+def run_cli(args: list[str], *, timeout: float = 60, memory: int = 3 << 30, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`apidrift ARGS` in a child process whose address space is capped, killed after `timeout` seconds."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    started = time.monotonic()
+    try:
+        run = subprocess.run([sys.executable, "-m", "apidrift", *args], capture_output=True, text=True, timeout=timeout,
+                             preexec_fn=cap, cwd=cwd)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"apidrift {' '.join(args[:3])}... still running after {timeout} s")
+    return run, time.monotonic() - started
+
+
+MISSING = 200
+
+
+@pytest.mark.parametrize("hazard", ["fifo", "zero", "outside", "deep", "big"])
+def test_relocation_search_is_bounded(hazard: str, tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        "zzup/__init__.py": "def call(a):\n    return a\n",
+        "zzup/moved.py": "def gone0(a):\n    return a\n",  # the one genuine relocation
+    }
+    if hazard == "big":  # every missing name mentioned, none defined: each name made the search reread it all
+        files["zzup/big.py"] = "".join(f"# gone{i % MISSING} is not here\n" for i in range(300_000))
+    up = write_tree(tmp_path / "up", files)
+    deepest = None
+    if hazard == "fifo":
+        os.mkfifo(up / "zzup" / "zz.py")  # opening it blocks forever
+    elif hazard == "zero":
+        (up / "zzup" / "zero.py").symlink_to("/dev/zero")  # reading it never ends
+    elif hazard == "outside":
+        outside = write_tree(tmp_path / "elsewhere", {"evil.py": "def gone1(a):\n    return a\n"})
+        (up / "zzup" / "evil.py").symlink_to(outside / "evil.py")
+    elif hazard == "deep":
+        deepest = up / "zzup" / "d"
+        os.mkdir(deepest)
+        for _ in range(1499):
+            deepest = deepest / "d"
+            os.mkdir(deepest)
+        (deepest / "leaf.py").write_text("x = 1\n")
+    names = ", ".join(f"gone{i}" for i in range(MISSING))
+    down = write_tree(tmp_path / "down", {"app/__init__.py": f"from zzup import {names}\nimport zzup\nzzup.call(1)\n"})
+    report = tmp_path / "report.json"
+    try:
+        run, elapsed = run_cli(["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--no-config",
+                                "--quiet", "--cache-dir", str(tmp_path / "c"), "--format", f"json:{report}"], timeout=45)  # fmt: skip
+    finally:
+        if deepest is not None:
+            from test_hostile import remove_deep
+
+            remove_deep(up / "zzup" / "d")
+    assert run.returncode == 1, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    hints = {f["symbol"]: f.get("hint") or "" for f in json.loads(report.read_text())["findings"]}
+    assert len(hints) >= MISSING - 1
+    relocated = [hint for hint in hints.values() if "zzup.moved.gone0" in hint]
+    assert len(relocated) == 1, hints  # still found where it moved...
+    assert not any("evil" in hint for hint in hints.values())  # ...never through a link out of the tree
+    assert elapsed < (8 if hazard == "big" else 30)  # "big": each file read once (16 s before, rereading it per name)
+
+
+# --- 3: a tar header bomb -------------------------------------------------------------------------
+
+
+def _pax_bomb(path: Path, declared: int, kind: bytes = tarfile.XHDTYPE) -> None:
+    """A gzip tar whose first member is an extended header declaring `declared` bytes (of zeros)."""
+    import gzip
+
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type = kind
+    header.size = declared
+    with gzip.open(path, "wb", compresslevel=1) as out:
+        out.write(header.tobuf(format=tarfile.USTAR_FORMAT))
+        block = b"\0" * (1 << 20)
+        for _ in range(declared // len(block)):
+            out.write(block)
+        out.write(b"\0" * (declared % len(block) + 512 * 4))
+
+
+@pytest.mark.parametrize("kind", [tarfile.XHDTYPE, tarfile.GNUTYPE_LONGNAME], ids=["pax", "gnu-longname"])
+def test_tar_extended_header_bomb_is_refused_before_it_is_buffered(kind: bytes, tmp_path: Path) -> None:
+    import tracemalloc
+
+    from apidrift.auditor.sources.archive import extract_archive
+    from apidrift.auditor.sources.specs import SourceError
+
+    bomb = tmp_path / "zzup-1.0.tar.gz"
+    _pax_bomb(bomb, 256 << 20, kind)
+    assert bomb.stat().st_size < 2 << 20  # 256 MiB declared, under 2 MB on disk
+    tracemalloc.start()
+    try:
+        with pytest.raises(SourceError) as info:
+            extract_archive(bomb, tmp_path / "out")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 << 20, peak  # never buffered (it was: 256 MiB, and 2 GiB for a 2 MB archive)
+    assert re.search(r"zzup-1\.0\.tar\.gz: an extended tar header of 268435456 bytes .*refused", str(info.value))
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".tmp-*"))
+
+
+def test_ordinary_pax_headers_still_read(tmp_path: Path) -> None:
+    from apidrift.auditor.sources.archive import extract_archive
+
+    archive = tmp_path / "zzup-1.0.tar.gz"
+    with tarfile.open(archive, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        name = "zzup-1.0/zzup/" + "long_" * 40 + "name.py"  # over 100 characters: a pax path header
+        data = b"def f(a):\n    return a\n"
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        info.pax_headers = {"comment": "x" * 1000}
+        tar.addfile(info, io.BytesIO(data))
+    extraction = extract_archive(archive, tmp_path / "out")
+    assert (extraction.tree / "zzup" / ("long_" * 40 + "name.py")).read_bytes() == data
