@@ -314,3 +314,22 @@ def test_ordinary_pax_headers_still_read(tmp_path: Path) -> None:
         tar.addfile(info, io.BytesIO(data))
     extraction = extract_archive(archive, tmp_path / "out")
     assert (extraction.tree / "zzup" / ("long_" * 40 + "name.py")).read_bytes() == data
+
+
+# --- 8: a wheel's RECORD is a claim, its files are the facts ----------------------------------------
+
+
+@pytest.mark.parametrize("claim", ["RECORD", "top_level.txt"])
+def test_wheel_record_does_not_claim_modules_it_does_not_ship(claim: str, index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("zzup/__init__.py", "def call(a):\n    return a\n")
+        archive.writestr("zzup-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zzup\nVersion: 1.0\n")
+        if claim == "top_level.txt":
+            archive.writestr("zzup-1.0.dist-info/top_level.txt", "zzup\nos\n")
+        archive.writestr("zzup-1.0.dist-info/RECORD", "zzup/__init__.py,,\nos/__init__.py,,\nos/path.py,,\nzzup-1.0.dist-info/RECORD,,\n")
+    index.project("zzup", {"zzup-1.0-py3-none-any.whl": buffer.getvalue()})
+    down = write_tree(tmp_path / "down", {"app/__init__.py": "import os\nimport zzup\nos.getcwd()\nos.path.join('a')\nzzup.call(1)\n"})
+    status, out, err = cli(capsys, str(down), "--against", "zzup==1.0", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"), "--format", "text")
+    assert status == 0, out + err  # `os` is not this wheel's: nothing about it is reported
+    assert "AD001" not in out and "Coverage of zzup: 2 use sites found" in out, out
