@@ -333,3 +333,129 @@ def test_wheel_record_does_not_claim_modules_it_does_not_ship(claim: str, index:
     status, out, err = cli(capsys, str(down), "--against", "zzup==1.0", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"), "--format", "text")
     assert status == 0, out + err  # `os` is not this wheel's: nothing about it is reported
     assert "AD001" not in out and "Coverage of zzup: 2 use sites found" in out, out
+
+
+# --- 2: index responses: decoded size, streaming, an overall deadline -----------------------------
+
+
+def _listing(index: Index, name: str = "zzup") -> bytes:
+    page = {"meta": {"api-version": "1.1"}, "name": name, "files": [
+        {"filename": f"{name}-1.0.tar.gz", "url": f"{index.base}/files/{name}-1.0.tar.gz", "hashes": {}}]}  # fmt: skip
+    return json.dumps(page).encode()
+
+
+def _gzip_bomb(prefix: bytes, padding: int) -> bytes:
+    """`prefix` then `padding` spaces (valid JSON whitespace would follow a complete object), gzip-compressed."""
+    import zlib
+
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)  # gzip framing
+    parts = [packer.compress(prefix)]
+    block = b" " * (1 << 20)
+    for _ in range(padding // len(block)):
+        parts.append(packer.compress(block))
+    parts.append(packer.flush())
+    return b"".join(parts)
+
+
+def test_gzip_listing_bomb_is_refused_by_decoded_size(index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracemalloc
+
+    from apidrift.auditor.cache import Cache
+    from apidrift.auditor.sources.index_client import IndexClient
+    from apidrift.auditor.sources.specs import SourceError
+
+    bomb = _gzip_bomb(_listing(index)[:-1], 128 << 20)  # 128 MiB of blanks inside the object, ~130 kB sent
+    assert len(bomb) < 1 << 20
+    index.routes["/simple/zzup/"] = respond(bomb, "application/vnd.pypi.simple.v1+json", Content_Encoding="gzip")
+    monkeypatch.setenv("APIDRIFT_MAX_LISTING_BYTES", str(8 << 20))
+    tracemalloc.start()
+    try:
+        with IndexClient(Cache(tmp_path / "c"), index.url) as client, pytest.raises(SourceError) as info:
+            client.project("zzup")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, peak  # it was the whole decoded page, and more
+    assert "the index page of zzup" in str(info.value) and "larger than 8388608 bytes (decoded); refused" in str(info.value)
+
+
+def test_plain_large_listing_is_refused_while_streamed(index: Index, tmp_path: Path) -> None:
+    from apidrift.auditor.cache import Cache
+    from apidrift.auditor.sources.index_client import IndexClient
+    from apidrift.auditor.sources.specs import SourceError
+
+    body = _listing(index)[:-1] + b" " * (3 << 20) + b"}"
+    index.routes["/simple/zzup/"] = respond(body, "application/vnd.pypi.simple.v1+json")
+    with IndexClient(Cache(tmp_path / "c"), index.url, max_listing_bytes=1 << 20) as client:
+        with pytest.raises(SourceError, match="larger than 1048576 bytes"):
+            client.project("zzup")
+        index.routes["/simple/zzup/"] = respond(_gzip_bomb(_listing(index), 0), "application/vnd.pypi.simple.v1+json", Content_Encoding="gzip")
+        assert [f.filename for f in client.project("zzup").files] == ["zzup-1.0.tar.gz"]  # a real gzip page reads
+
+
+def test_dripped_listing_hits_the_overall_deadline(index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apidrift.auditor.cache import Cache
+    from apidrift.auditor.sources.index_client import IndexClient
+    from apidrift.auditor.sources.specs import SourceError
+
+    body = _listing(index)
+
+    def drip(h: BaseHTTPRequestHandler) -> None:  # one byte every 0.5 s: each socket read succeeds
+        h.send_response(200)
+        h.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        for i in range(len(body)):
+            if index.release.wait(0.5):
+                return
+            h.wfile.write(body[i : i + 1])
+            h.wfile.flush()
+
+    index.routes["/simple/zzup/"] = drip
+    monkeypatch.setenv("APIDRIFT_LISTING_TIMEOUT", "3")
+    started = time.monotonic()
+    with IndexClient(Cache(tmp_path / "c"), index.url, timeout=(2.0, 2.0)) as client:
+        with pytest.raises(SourceError, match=r"the index page of zzup .* took longer than 3 s; refused"):
+            client.project("zzup")
+    assert time.monotonic() - started < 8
+
+
+def test_dripped_download_hits_the_deadline_without_tiny_reads(index: Index, tmp_path: Path) -> None:
+    from apidrift.auditor.cache import Cache
+    from apidrift.auditor.sources.index_client import IndexClient
+    from apidrift.auditor.sources.specs import SourceError
+
+    data = sdist("zzup", "1.0", UPSTREAM)
+    index.project("zzup", {"zzup-1.0.tar.gz": data})
+
+    def drip(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        for i in range(len(data)):
+            if index.release.wait(0.5):
+                return
+            h.wfile.write(data[i : i + 1])
+            h.wfile.flush()
+
+    index.routes["/files/zzup-1.0.tar.gz"] = drip
+    started = time.monotonic()
+    with IndexClient(Cache(tmp_path / "c"), index.url, timeout=(2.0, 2.0), max_download_seconds=2) as client:
+        listing = client.project("zzup")
+        with pytest.raises(SourceError, match="took longer than 2 s; refused"):
+            client.download(listing.files[0])
+    assert time.monotonic() - started < 8
+
+
+def test_limit_variables_are_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from apidrift.auditor.cache import Cache
+    from apidrift.auditor.sources.index_client import IndexClient
+    from apidrift.auditor.sources.specs import SourceError
+
+    monkeypatch.setenv("APIDRIFT_LISTING_TIMEOUT", "soon")
+    with pytest.raises(SourceError, match="APIDRIFT_LISTING_TIMEOUT='soon': expected a positive number"):
+        IndexClient(Cache(tmp_path / "c"), "http://127.0.0.1:9/simple/")
+    monkeypatch.setenv("APIDRIFT_LISTING_TIMEOUT", "30")
+    monkeypatch.setenv("APIDRIFT_MAX_DOWNLOAD_BYTES", "1_000")
+    client = IndexClient(Cache(tmp_path / "c"), "http://127.0.0.1:9/simple/")
+    assert (client.max_listing_seconds, client.max_download_bytes) == (30.0, 1000)

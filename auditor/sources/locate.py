@@ -34,7 +34,7 @@ from apidrift.auditor.sources.archive import (
     read_extraction,
 )
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.sources.index_client import DEFAULT_MAX_DOWNLOAD_BYTES, IndexClient, classify_filename, remove_download, select_release
+from apidrift.auditor.sources.index_client import IndexClient, classify_filename, remove_download, select_release
 from apidrift.auditor.sources.specs import (
     DirectorySpec,
     IndexSpec,
@@ -93,7 +93,7 @@ def locate(
     cache: Cache,
     index_url: str | None = None,
     offline: bool = False,
-    max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
+    max_download_bytes: int | None = None,
     extract_limits: ExtractLimits | None = None,
 ) -> SourceTree:
     """Resolve `spec` for `role` to a local source tree; raise `SpecError` or `SourceError` with a one-line message.
@@ -132,7 +132,7 @@ class _Context:
     cache: Cache
     index_url: str | None
     offline: bool
-    max_download_bytes: int
+    max_download_bytes: int | None
     limits: ExtractLimits
 
     def client(self) -> IndexClient:
