@@ -459,3 +459,35 @@ def test_limit_variables_are_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     monkeypatch.setenv("APIDRIFT_MAX_DOWNLOAD_BYTES", "1_000")
     client = IndexClient(Cache(tmp_path / "c"), "http://127.0.0.1:9/simple/")
     assert (client.max_listing_seconds, client.max_download_bytes) == (30.0, 1000)
+
+
+# --- 10: the smaller ones -------------------------------------------------------------------------
+
+
+def test_html_file_ids_are_unique_when_slugs_collide() -> None:
+    paths = ["a-b.py", "a_b.py", "a b.py", "a-b-py-heading", "a-b.py 2"]
+    findings = [
+        Finding(code="AD103", rule="too-many-positional", severity=Severity.ERROR, message="m",
+                location=Location(path, 1, 1, 1, 2, "f(1)"), symbol="pkg.f", upstream="pkg")
+        for path in paths
+    ]  # fmt: skip
+    result = AuditResult(downstream=InputInfo("app", None, "directory", "/app"), upstream=InputInfo("pkg", "2", "path", "/pkg"), findings=findings)
+    page = render(result, "html")
+    ids = re.findall(r'\sid="([^"]+)"', page)
+    duplicated = sorted({i for i in ids if ids.count(i) > 1})
+    assert duplicated == [], duplicated
+    sections = re.findall(r'<section class="file" id="([^"]+)" data-file="([^"]+)"', page)
+    assert len(sections) == len(paths) and {path for _, path in sections} == set(paths)
+    for anchor in re.findall(r'href="#(file-[^"]+)"', page):
+        assert anchor in ids  # every link into the per-file sections lands somewhere
+
+
+def test_diff_of_folders_without_a_version_prints_no_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from apidrift.auditor.cli.main import main
+
+    old = write_tree(tmp_path / "old", {"zzup/__init__.py": "def call(a, b):\n    return a\n"})
+    new = write_tree(tmp_path / "new", {"zzup/__init__.py": "def call(a):\n    return a\n"})
+    assert main(["diff", f"zzup@{old}", f"zzup@{new}", "--cache-dir", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out, out
+    assert out.splitlines()[0] == f"API changes from zzup ({old}) to zzup ({new})", out
