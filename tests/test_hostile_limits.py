@@ -491,3 +491,60 @@ def test_diff_of_folders_without_a_version_prints_no_none(tmp_path: Path, capsys
     out = capsys.readouterr().out
     assert "None" not in out, out
     assert out.splitlines()[0] == f"API changes from zzup ({old}) to zzup ({new})", out
+
+
+def test_downstream_fifos_and_symlinks_get_an_outcome(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    up = write_tree(tmp_path / "up", UPSTREAM)
+    down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
+    outside = write_tree(tmp_path / "outside", {"evil.py": "import zzup\nzzup.call(1, 2)\n"})
+    os.mkfifo(down / "app" / "pipe.py")
+    (down / "app" / "link.py").symlink_to(outside / "evil.py")
+    (down / "app" / "folder").symlink_to(outside)
+    (down / "app" / "data.txt").symlink_to(outside / "evil.py")  # not Python, not a folder: no outcome needed
+    report = tmp_path / "r.json"
+    status, _, err = cli(capsys, str(down), "--against", f"zzup@{up}", "--offline", "--cache-dir", str(tmp_path / "c"), "--format", f"json:{report}")
+    assert status == 0, err
+    outcomes = {f["path"]: (f["status"], f["reason"]) for f in json.loads(report.read_text())["files"]}
+    assert outcomes == {
+        "app/__init__.py": ("scanned", None),
+        "app/pipe.py": ("skipped", "not a regular file"),
+        "app/link.py": ("skipped", "symlink, not followed"),
+        "app/folder": ("skipped", "symlink, not followed"),
+    }
+
+
+def test_from_inference_honours_environment_markers() -> None:
+    from apidrift.auditor.sources.written_for import choose_old
+
+    requires = ("zzup==0.1; python_version < '1'", "zzup==0.2; sys_platform == 'no-such-platform'",
+                "zzup==1.5; python_version >= '3'", "zzup==9.9")  # fmt: skip
+    choice = choose_old(None, "zzup", "app", requires)
+    assert choice.spec == "zzup==1.5", choice
+    assert choose_old(None, "zzup", "app", ('zzup==2.0; extra == "fast"',)).spec == "zzup==2.0"  # extras still count
+    never = choose_old(None, "zzup", "app", ("zzup==0.1; python_version < '1'",))
+    assert never.spec is None or never.spec.startswith("zzup==") and "0.1" not in never.spec
+
+
+@pytest.mark.parametrize("option", ["--baseline", "--config"])
+@pytest.mark.parametrize("hazard", ["fifo", "zero", "folder", "huge"])
+def test_baseline_and_config_read_only_bounded_regular_files(option: str, hazard: str, tmp_path: Path) -> None:
+    up = write_tree(tmp_path / "up", UPSTREAM)
+    down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
+    target = tmp_path / "given"
+    if hazard == "fifo":
+        os.mkfifo(target)
+    elif hazard == "zero":
+        target.symlink_to("/dev/zero")
+    elif hazard == "folder":
+        target.mkdir()
+    else:
+        with open(target, "wb") as handle:  # sparse: 100 MB claimed, nothing written
+            handle.truncate(100 << 20)
+    args = ["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--quiet", "--cache-dir", str(tmp_path / "c"), option, str(target)]
+    if option == "--baseline":
+        args.append("--no-config")
+    run, elapsed = run_cli(args, timeout=30, memory=1 << 30)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("apidrift: error: ") and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, run.stderr
+    assert any(word in run.stderr for word in ("not a regular file", "larger than", "is a directory")), run.stderr
+    assert elapsed < 20
