@@ -20,6 +20,7 @@ from apidrift.auditor.pysource import SourceDecodeError, decode_source
 
 log = logging.getLogger(__name__)
 
+BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 MAX_MODULE_BYTES = 5 * 1024 * 1024  # larger upstream modules are generated code: not parsed, and said so
 
 
@@ -111,12 +112,15 @@ class ApiIndex:
         if cached is not None:
             self.stats.from_cache += 1
             return cached
-        from apidrift.auditor.upstream.loader import load_module  # griffe is imported only on a cache miss
+        from apidrift.auditor.upstream.loader import LoadBudgetExceeded, load_module  # griffe: on a cache miss only
 
         try:
             info = load_module(dotted, filepath, decode_source(data), self.root)
         except SourceDecodeError as error:
             self.stats.failed[dotted] = f"cannot decode: {error}"
+            return unknowable
+        except LoadBudgetExceeded as error:  # names unknown, counted as "load-budget" by the resolver
+            self.stats.failed[dotted] = str(error)
             return unknowable
         except (RecursionError, MemoryError):  # CPython's parser refuses pathological nesting this way
             self.stats.failed[dotted] = "nesting too deep to parse"
