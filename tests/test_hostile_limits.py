@@ -614,3 +614,17 @@ def test_mro_matches_cpython_on_random_hierarchies(tmp_path: Path) -> None:
             assert mro is not None
             ours = [e.path.rsplit(".", 1)[-1] if not isinstance(e, str) else e for e in mro]
             assert ours == [c.__name__ for c in namespace[f"K{i}"].__mro__[:-1]], (trial, i)
+
+
+def test_local_upstream_links_out_of_the_tree_and_fifo_metadata(tmp_path: Path) -> None:
+    outside = write_tree(tmp_path / "elsewhere", {"evil.py": "def f(a, b, c):\n    return a\n"})
+    up = write_tree(tmp_path / "up", {"zzup/__init__.py": "def call(a):\n    return a\n"})
+    (up / "zzup" / "evil.py").symlink_to(outside / "evil.py")  # a module that is a link out of the tree
+    os.mkfifo(up / "PKG-INFO")  # opening a metadata FIFO would block the audit forever
+    os.mkfifo(up / "pyproject.toml")
+    down = write_tree(tmp_path / "down", {"app.py": "from zzup.evil import f\nimport zzup\nf(1)\nzzup.call(1)\n"})
+    run, elapsed = run_cli(["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--no-config", "--quiet",
+                            "--cache-dir", str(tmp_path / "c"), "--format", "text"], timeout=30)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr  # the outside file's f(a, b, c) is never read: no AD102
+    assert "AD102" not in run.stdout and "a link out of its tree" in run.stdout, run.stdout
+    assert elapsed < 20

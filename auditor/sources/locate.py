@@ -34,6 +34,7 @@ from apidrift.auditor.sources.archive import (
     read_extraction,
 )
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.safe_read import read_bounded
 from apidrift.auditor.sources.index_client import IndexClient, classify_filename, remove_download, select_release
 from apidrift.auditor.sources.specs import (
     DirectorySpec,
@@ -318,10 +319,9 @@ class _Meta:
 
 
 def _read_text(path: Path) -> str | None:
+    """A metadata file's text; None when absent, not a regular file (a FIFO would block) or too large."""
     try:
-        if path.stat().st_size > _MAX_METADATA_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_bounded(path, _MAX_METADATA_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
 
