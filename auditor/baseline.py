@@ -17,8 +17,10 @@ from pathlib import Path
 
 from apidrift.auditor.cache import atomic_write_text
 from apidrift.auditor.results import Finding
+from apidrift.auditor.safe_read import read_bounded
 
 FORMAT_VERSION = 1
+MAX_BASELINE_BYTES = 64 * 1024 * 1024  # larger baseline files are refused
 
 Key = tuple[str, str, str, str]  # path, code, symbol, stripped source line
 
@@ -55,7 +57,7 @@ def write_baseline(path: Path, findings: list[Finding]) -> int:
 
 def read_baseline(path: Path) -> Counter[Key]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_bounded(path, MAX_BASELINE_BYTES).decode("utf-8"))  # never a FIFO nor /dev/zero
     except FileNotFoundError:
         raise BaselineError(f"baseline {path} does not exist (create it with --write-baseline)") from None
     except OSError as error:

@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apidrift.auditor.safe_read import read_bounded
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a pyproject.toml or configuration file; larger is refused
 LEVELS = ("error", "warning", "info")
 FAIL_ON = ("error", "warning", "info", "never")
 KEYS = ("against", "from", "fail-on", "ignore", "severity", "exclude", "ignore-symbols")
@@ -69,7 +72,7 @@ def load_config(path: Path, *, explicit: bool = False) -> Config:
     """Read `[tool.apidrift]` from `path` (a pyproject.toml). A file given with `--config` may also be a
     dedicated TOML file holding the keys at its top level. No table in a found pyproject.toml: no config."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8"))  # never a FIFO nor /dev/zero
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file") from None
     except OSError as error:

@@ -51,6 +51,8 @@ class Reason(Enum):
         "served by the module's __getattr__: what it hands back is not an object the analysis reads",
     )
     UNRESOLVABLE_MRO = ("unresolvable-mro", "the class's method resolution order cannot be computed")
+    LOAD_BUDGET = ("load-budget", "the module took longer than its load budget to read: its names are unknown")
+    TOO_DEEP = ("too-deep", "resolving the name goes through more levels than the analysis follows")
     ENUM_API = ("enum-api", "part of the enum machinery's own API")
     EXTERNAL_BASE = ("external-base", "inherited from a base class outside the upstream package")
     INSTANCE_ATTRIBUTE = ("instance-attribute", "an instance attribute set in a method: its type is unknown")

@@ -7,6 +7,8 @@ from collections import Counter
 
 from apidrift.auditor.upstream.diff import ApiChange
 from apidrift.auditor.engine import DiffResult
+from apidrift.auditor.results import InputInfo
+from apidrift.reports.escape import escaped
 
 
 def render(result: DiffResult, fmt: str = "text") -> str:
@@ -16,9 +18,10 @@ def render(result: DiffResult, fmt: str = "text") -> str:
 
 
 def render_text(result: DiffResult) -> str:
-    lines = [f"API changes from {result.old.name}=={result.old.version} to {result.new.name}=={result.new.version}"]
+    result = escaped(result)  # names, paths and messages come from the inputs
+    lines = [f"API changes from {_label(result.old)} to {_label(result.new)}"]
     if result.downstream is not None:
-        lines[0] += f" that {result.downstream.name}{'==' + result.downstream.version if result.downstream.version else ''} uses"
+        lines[0] += f" that {_label(result.downstream)} uses"
     lines.append("")
     by_path: dict[str, list[ApiChange]] = {}
     for change in result.changes:
@@ -46,6 +49,11 @@ def render_text(result: DiffResult) -> str:
     counts = Counter("breaking" if c.breaking else "other" for c in result.changes)
     lines.append(f"{len(result.changes)} changes ({counts['breaking']} breaking, {counts['other']} other).")
     return "\n".join(lines) + "\n"
+
+
+def _label(info: InputInfo) -> str:
+    """`name==version`, or the name and where it came from when it has no version (a folder)."""
+    return f"{info.name}=={info.version}" if info.version else f"{info.name} ({info.location})"
 
 
 def _site_order(site: str) -> tuple[str, int]:

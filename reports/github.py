@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from apidrift.reports.escape import escaped
 from apidrift.auditor.results import AuditResult, Finding, Severity
 from apidrift.reports.paths import workspace_path
 
@@ -33,6 +34,7 @@ def command(name: str, message: str, **properties: object) -> str:
 
 def render(result: AuditResult, *, workspace: Path | None = None) -> str:
     """One workflow command per finding, then the notes as notices, then a plain summary line."""
+    result = escaped(result)  # no control character of the inputs reaches the log (nor forges a command)
     lines = [_annotation(finding, result, workspace) for finding in _sorted(result.findings)]
     for note in result.notes:
         lines.append(command("notice", note, title="apidrift"))

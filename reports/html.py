@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -96,10 +97,11 @@ def context(result: AuditResult) -> dict[str, Any]:
         counts = Counter(f.severity.value for f in findings if f.code == code)
         rule_rows.append({"rule": None, "code": code, "counts": counts, "total": sum(counts.values())})
     widest = max((len(group) for group in by_file.values()), default=1)
+    file_ids = unique_ids(by_file, "file-")
     file_rows = [
         {
             "path": path,
-            "id": "file-" + slug(path),
+            "id": file_ids[path],
             "total": len(group),
             "counts": Counter(v.finding.severity.value for v in group),
             "percent": round(100 * len(group) / widest, 1),
@@ -118,6 +120,7 @@ def context(result: AuditResult) -> dict[str, Any]:
         "classes": dict(sorted(Counter(f.classification for f in findings if f.classification).items())),
         "findings": views,
         "by_file": by_file,
+        "file_ids": file_ids,
         "file_rows": file_rows,
         "rule_rows": rule_rows,
         "rule_docs": [(rule, rule_docs_html(rule)) for rule in all_rules() if rule.code in fired],
@@ -219,6 +222,22 @@ def _focus(rows: tuple[Row, ...] | None, names: frozenset[str]) -> tuple[Row, ..
 
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def unique_ids(texts: Iterable[str], prefix: str) -> dict[str, str]:
+    """`prefix` + slug of each text, made unique: `a-b.py`, `a_b.py` and `a b.py` all slug to `a-b-py`,
+    so the second and later (in sorted order, for stable links) get `-2`, `-3`..."""
+    ids: dict[str, str] = {}
+    taken: set[str] = set()
+    for text in sorted(set(texts)):
+        base = candidate = prefix + slug(text)
+        number = 1
+        while candidate in taken or f"{candidate}-heading" in taken:  # the template also uses ID-heading
+            number += 1
+            candidate = f"{base}-{number}"
+        taken.update((candidate, f"{candidate}-heading"))
+        ids[text] = candidate
+    return ids
 
 
 def plural(count: int, word: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from apidrift.reports.escape import escaped
 from apidrift.auditor.results import AuditResult, Finding, Severity
 from apidrift.reports.sarif import help_uri
 from apidrift.rules.registry import get_rule
@@ -40,6 +41,7 @@ def code(text: str) -> str:
 
 
 def render(result: AuditResult, *, max_rows: int = MAX_ROWS) -> str:
+    result = escaped(result)  # control characters made visible first
     counts = {s: result.count(s) for s in Severity}
     title = f"{result.downstream.label} against {result.upstream.label}"
     if result.old_upstream is not None:

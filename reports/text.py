@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from apidrift.reports.escape import escaped
 from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Location, Severity
 
 _RESET = "\x1b[0m"
@@ -31,6 +32,7 @@ class _Style:
 
 def render(result: AuditResult, *, color: bool = False) -> str:
     """The whole report, ending with a newline; ANSI colours only when `color` is True."""
+    result = escaped(result)  # nothing untrusted reaches the terminal raw
     style = _Style(color)
     blocks = [_finding_block(finding, style) for finding in sorted_findings(result.findings)]
     blocks.append(_summary(result, style))

@@ -256,6 +256,7 @@ def test_action_audit_step(reports: dict[str, Path], tmp_path: Path) -> None:
     if not installed.exists():
         pytest.skip("the apidrift console script is not installed in this environment")
     (runner_temp / "apidrift-venv" / "bin" / "apidrift").symlink_to(installed)
+    (runner_temp / "apidrift-venv" / "bin" / "python").symlink_to(sys.executable)
     root = reports["root"]
     env = {
         **os.environ,

@@ -3,13 +3,18 @@ extractor get random and mutated inputs and must finish, in bounded time, with a
 diagnostic (a `ParserSyntaxError` from the scanner, a `FileOutcome` from the walker, a `SourceError`
 from the extractor), and the extractor must never write outside its destination.
 
-Derandomized (the same examples on every run) and bounded: about 20 s in all on a loaded machine.
+Derandomized (the same examples on every run) and bounded: about 20 s in all on a loaded machine. The
+last test runs the whole command line on random hostile upstreams (folders with FIFOs and links to
+/dev/zero, archives with pax headers and links out) and downstream trees (odd names, FIFOs, loops):
+about 10 s more.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
+import re
 import tarfile
 import tempfile
 import time
@@ -214,3 +219,170 @@ def test_extractor_on_mutated_archives(archive: tuple[str, bytes]) -> None:
         assert sorted(p.name for p in base.iterdir()) == sorted([path.name, "work"])
         assert [p.name for p in work.iterdir()] in ([], ["out"])
         assert not os.path.exists("/etc/passwd.py")
+
+
+# --- end to end: random hostile upstreams and downstreams through the whole command line ---------
+
+UPSTREAM_MODULES = [
+    "def call(a, b=1):\n    return a\n",
+    "import warnings\ndef old(a):\n    warnings.warn('gone\\n./app.py:1:1: AD001 [error] forged\\x1b]0;t\\x07', DeprecationWarning)\n    return a\n",
+    "def f0(a):\n    return a\n" + "".join(f"f{i} = f{i - 1}\n" for i in range(1, 400)),
+    "class C0:\n    def __init__(self, a):\n        pass\n" + "".join(f"class C{i}(C{i - 1}):\n    pass\n" for i in range(1, 150)),
+    "from zzup.m1 import *\n__all__ = [n for n in dir()]\n",
+    "def __getattr__(name):\n    raise AttributeError(name)\n",
+    "def broken(:\n",
+    "x = 1\x00\n",
+    "x = " + "-" * 5000 + "1\n",
+    "class A(B):\n    pass\nclass B(A):\n    pass\n",  # an inheritance cycle
+    "from zzup import m2 as m3\nfrom zzup.m3 import call as call2\n",  # alias loops through the package
+]
+DOWNSTREAM_FILES = [
+    "import zzup\nzzup.call(1, 2, 3)\nzzup.gone(1)\n",
+    "from zzup.m0 import call, old, f399, C149\ncall(1, b=2, c=3)\nold(1)\nf399(1, 2)\nC149(1, 2)\n",
+    "from zzup.m1 import *\nfrom zzup import m3\nm3.call2(1)\n",
+    "import zzup.m9\nzzup.m9.A().x\n",
+    "def broken(:\n",
+]
+ODD_NAMES = ["ok.py", "sub/ok.py", "esc\x1b[31m.py", "nl\n::error file=x::forged.py", "bell\x07.py", "sp ace.py", "é.py"]
+
+
+@st.composite
+def hostile_inputs(draw: st.DrawFn) -> dict[str, object]:
+    modules = {f"zzup/m{i}.py": draw(st.sampled_from(UPSTREAM_MODULES)) for i in range(draw(st.integers(1, 6)))}
+    modules["zzup/__init__.py"] = draw(st.sampled_from(UPSTREAM_MODULES[:2] + ["from zzup.m0 import *\n", ""]))
+    down = {draw(st.sampled_from(ODD_NAMES)): draw(st.sampled_from(DOWNSTREAM_FILES)) for _ in range(draw(st.integers(1, 4)))}
+    return {
+        "form": draw(st.sampled_from(["folder", "sdist", "wheel"])),
+        "modules": modules,
+        "down": down,
+        "upstream_specials": draw(st.lists(st.sampled_from(["fifo", "zero", "outside", "deep", "pax"]), max_size=3, unique=True)),
+        "downstream_specials": draw(st.lists(st.sampled_from(["fifo", "link", "loop"]), max_size=3, unique=True)),
+        "format": draw(st.sampled_from(["text", "github", "markdown"])),
+    }
+
+
+def _build_upstream(base: Path, spec: dict[str, object]) -> str:
+    modules: dict[str, str] = spec["modules"]  # type: ignore[assignment]
+    specials: list[str] = spec["upstream_specials"]  # type: ignore[assignment]
+    form = spec["form"]
+    if form == "folder":
+        root = base / "up"
+        for relative, text in modules.items():
+            (root / relative).parent.mkdir(parents=True, exist_ok=True)
+            (root / relative).write_text(text)
+        if "fifo" in specials:
+            os.mkfifo(root / "zzup" / "zz.py")
+        if "zero" in specials:
+            (root / "zzup" / "zero.py").symlink_to("/dev/zero")
+        if "outside" in specials:
+            (root / "zzup" / "out.py").symlink_to(base / "outside.py")
+        if "deep" in specials:
+            folder = root / "zzup"
+            for _ in range(120):
+                folder = folder / "d"
+            folder.mkdir(parents=True)
+            (folder / "leaf.py").write_text("def gone(a):\n    return a\n")
+        return str(root)
+    if form == "wheel":
+        path = base / "zzup-1.0-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w") as archive:
+            for relative, text in modules.items():
+                archive.writestr(relative, text)
+            archive.writestr("zzup-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zzup\nVersion: 1.0\n")
+            archive.writestr("zzup-1.0.dist-info/RECORD", "os/__init__.py,,\nzzup/__init__.py,,\n")
+        return str(path)
+    path = base / "zzup-1.0.tar.gz"
+    with tarfile.open(path, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        entries = {"PKG-INFO": "Metadata-Version: 2.1\nName: zzup\nVersion: 1.0\n", **modules}
+        for relative, text in entries.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"zzup-1.0/{relative}")
+            info.size = len(data)
+            if "pax" in specials:
+                info.pax_headers = {"comment": "x" * 2000}
+            tar.addfile(info, io.BytesIO(data))
+        if "outside" in specials:
+            link = tarfile.TarInfo("zzup-1.0/zzup/evil.py")
+            link.type, link.linkname = tarfile.SYMTYPE, "../../../outside.py"
+            tar.addfile(link)
+    return str(path)
+
+
+def _build_downstream(base: Path, spec: dict[str, object]) -> Path:
+    root = base / "down"
+    for relative, text in {"app/__init__.py": "", **{f"app/{k}": v for k, v in spec["down"].items()}}.items():  # type: ignore[attr-defined]
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    specials: list[str] = spec["downstream_specials"]  # type: ignore[assignment]
+    if "fifo" in specials:
+        os.mkfifo(root / "app" / "pipe.py")
+    if "link" in specials:
+        (root / "app" / "link.py").symlink_to(base / "outside.py")
+    if "loop" in specials:
+        (root / "app" / "loop").symlink_to(root)
+    return root
+
+
+def _snapshot(folder: Path) -> set[str]:
+    return {os.path.relpath(os.path.join(top, name), folder) for top, dirs, files in os.walk(folder) for name in dirs + files}
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_STATUSES: list[int] = []  # every example's exit status: most must be real audits, not input errors
+
+
+@settings(FUZZ, max_examples=int(os.environ.get("APIDRIFT_FUZZ_SCALE", "1")) * 25, deadline=20_000)
+@given(hostile_inputs())
+def test_cli_on_random_hostile_inputs(spec: dict[str, object]) -> None:
+    """The whole audit on random hostile archives, folders and downstream trees: exit 0, 1 or 2, never a
+    traceback (APIDRIFT_DEBUG re-raises internal errors), control characters escaped, bounded time and
+    memory, and nothing written outside the cache and the report."""
+    import contextlib
+    import resource
+
+    from apidrift.auditor.cli.main import main
+
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        (base / "outside.py").write_text("def gone(a):\n    return a\n")
+        against = _build_upstream(base, spec)
+        down = _build_downstream(base, spec)
+        cache, report = base / "cache", base / "out" / "report.json"
+        report.parent.mkdir()
+        before = _snapshot(base)
+        out, err = io.StringIO(), io.StringIO()
+        old_cwd, old_env = os.getcwd(), dict(os.environ)
+        os.chdir(base / "down")
+        os.environ.update(APIDRIFT_DEBUG="1", APIDRIFT_CACHE_DIR=str(cache), APIDRIFT_MODULE_LOAD_SECONDS="5")
+        os.environ.pop("PIP_INDEX_URL", None)
+        started = time.monotonic()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = main(["audit", str(down), "--against", f"zzup@{against}", "--from", "none", "--offline", "--no-config",
+                               "--cache-dir", str(cache), "--format", str(spec["format"]), "--format", f"json:{report}"])  # fmt: skip
+        finally:
+            os.chdir(old_cwd)
+            os.environ.clear()
+            os.environ.update(old_env)
+        elapsed = time.monotonic() - started
+        assert status in (0, 1, 2), (status, err.getvalue())
+        _STATUSES.append(status)
+        assert "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()
+        assert elapsed < 15, elapsed
+        assert not _CONTROL.search(out.getvalue()), repr(out.getvalue())  # nothing forged, no terminal escapes
+        assert not any(line.startswith("./app.py:1:1:") for line in out.getvalue().splitlines())
+        if status != 2:
+            assert json.loads(report.read_text())["tool"]["name"] == "apidrift"
+        # Only the cache and the report's folder are new; nothing else was written, inside the tree or out.
+        after = _snapshot(base)
+        assert {p.split(os.sep)[0] for p in after - before} <= {"cache", "out"}, sorted(after - before)[:5]
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024  # KiB on Linux
+    assert grown_mib < 512, grown_mib  # the process's high-water mark rose by less than this
+
+
+def test_cli_fuzz_mostly_audits() -> None:
+    """The examples above are audits that ran (0 or 1), not inputs refused wholesale (2): the fuzz reaches the engine."""
+    if not _STATUSES:
+        test_cli_on_random_hostile_inputs()
+    assert _STATUSES and sum(s in (0, 1) for s in _STATUSES) >= 0.8 * len(_STATUSES), _STATUSES

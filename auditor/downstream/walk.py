@@ -173,6 +173,13 @@ def _display(relative: str) -> str:
         return os.fsencode(relative).decode("utf-8", "backslashreplace")
 
 
+def _links_to_folder(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)  # stat only: nothing is opened
+    except OSError:
+        return False
+
+
 def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[FileOutcome]]:
     """The regular `.py` files under `root` with their display paths (sorted), and the folders that could not be read.
 
@@ -204,6 +211,12 @@ def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[FileOutcome]
                 stack.append((Path(entry.path), (*parts, entry.name)))
             elif stat.S_ISREG(mode) and entry.name.endswith(".py"):
                 files.append((Path(entry.path), _display("/".join((*parts, entry.name)))))
+            elif stat.S_ISLNK(mode) and (entry.name.endswith(".py") or _links_to_folder(entry.path)):
+                relative = _display("/".join((*parts, entry.name)))
+                problems.append(FileOutcome(relative, "skipped", "symlink, not followed"))
+            elif entry.name.endswith(".py") and not stat.S_ISREG(mode):  # a FIFO, a device, a socket
+                relative = _display("/".join((*parts, entry.name)))
+                problems.append(FileOutcome(relative, "skipped", "not a regular file"))
     files.sort(key=lambda item: item[1].split("/"))  # as paths sort: by component
     problems.sort(key=lambda outcome: outcome.path)
     return files, problems

@@ -129,9 +129,30 @@ class _Entry:
     open: Callable[[], IO[bytes]]
 
 
+MAX_TAR_HEADER_BYTES = 1024 * 1024  # a pax extended header or GNU long name: real ones are a few hundred bytes
+_EXTENDED_HEADER_TYPES = frozenset({tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE,
+                                    tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK})  # fmt: skip
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A member whose extended header (pax, GNU long name) is refused before tarfile reads it into memory.
+
+    tarfile buffers such a header whole, whatever size it declares: 2 GiB of zeros compress into a
+    2 MB archive. The declared size is checked here, before `_proc_pax`/`_proc_gnulong` read it.
+    """
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in _EXTENDED_HEADER_TYPES and self.size > MAX_TAR_HEADER_BYTES:
+            name = Path(str(getattr(tarfile_, "name", "") or "archive")).name
+            raise SourceError(
+                f"{name}: an extended tar header of {self.size} bytes (more than {MAX_TAR_HEADER_BYTES}); refused"
+            )
+        return super()._proc_member(tarfile_)  # type: ignore[misc]
+
+
 def _tar_entries(path: Path, limits: ExtractLimits) -> Iterator[_Entry]:
     # "r:*" sniffs the compression, so a mislabelled but valid tar still reads; garbage raises ReadError.
-    with tarfile.open(path, mode="r:*", encoding="utf-8", errors="surrogateescape") as tar:
+    with tarfile.open(path, mode="r:*", encoding="utf-8", errors="surrogateescape", tarinfo=_BoundedTarInfo) as tar:
         scanned = 0
         for member in tar:
             scanned += max(member.size, 0)

@@ -44,7 +44,15 @@ DEFAULT_MAX_DOWNLOAD_BYTES = 1 << 30
 DEFAULT_TIMEOUT = (10.0, 60.0)  # (connect, read) seconds, per socket operation
 DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF = 0.5  # seconds; doubled after each failed attempt
-DEFAULT_MAX_DOWNLOAD_SECONDS = 30 * 60.0  # a whole download, however slowly the server trickles it
+DEFAULT_MAX_DOWNLOAD_SECONDS = 10 * 60.0  # a whole download, however slowly the server trickles it
+DEFAULT_MAX_LISTING_SECONDS = 120.0  # a whole index page request, headers to last byte
+DEFAULT_MAX_LISTING_BYTES = 64 * 1024 * 1024  # an index page, once decoded (gzip): the largest real ones hold a few MB
+LIMIT_VARIABLES = {  # environment variables that change the limits above (see docs/security.md)
+    "max_listing_bytes": "APIDRIFT_MAX_LISTING_BYTES",
+    "max_listing_seconds": "APIDRIFT_LISTING_TIMEOUT",
+    "max_download_seconds": "APIDRIFT_DOWNLOAD_TIMEOUT",
+    "max_download_bytes": "APIDRIFT_MAX_DOWNLOAD_BYTES",
+}
 MAX_RETRY_AFTER = 10.0  # seconds: a server's Retry-After is honoured up to this
 LISTING_FORMAT = 1
 _CHUNK = 1 << 16
@@ -151,34 +159,69 @@ def _is_pure(tags: Iterable[Tag]) -> bool:
     )
 
 
-def classify_filename(filename: str, fallback_version: str | None = None) -> tuple[FileKind, str, bool] | None:
-    """(kind, normalized version, pure) of a wheel or sdist filename; None for other files (eggs, installers...)."""
+MAX_FILENAME_LENGTH = 255  # longer names cannot be stored on common file systems anyway
+
+
+def _sdist_name_version(stem: str, project: str) -> tuple[str, str] | None:
+    """(name, version) of an sdist's `stem` (no suffix) whose name part is `project` once normalised.
+
+    As pip does: the project name may itself hold hyphens, so every hyphen is tried as the separator
+    and the one whose prefix normalises to the project's name wins.
+    """
+    wanted = normalize_name(project)
+    for at, char in enumerate(stem):
+        if char == "-" and normalize_name(stem[:at]) == wanted:
+            return stem[:at], stem[at + 1 :]
+    return None
+
+
+def classify_filename(
+    filename: str, fallback_version: str | None = None, project: str | None = None
+) -> tuple[FileKind, str, bool] | None:
+    """(kind, normalized version, pure) of a wheel or sdist filename; None for other files (eggs, installers...).
+
+    With `project`, a file whose name part is another project (PEP 427/625 names, normalised as in
+    PEP 503) is None too: an index page listing `evil-9.0.tar.gz` under `uplib` offers no uplib 9.0.
+    A name too long to store, or a version packaging cannot read (5,000 digits), is None: that one
+    file is skipped, the rest of the listing stays usable.
+    """
+    if len(filename) > MAX_FILENAME_LENGTH:
+        return None
+    try:
+        return _classify(filename, fallback_version, project)
+    except ValueError:  # InvalidVersion, and int() refusing a version of thousands of digits
+        return None
+
+
+def _classify(filename: str, fallback_version: str | None, project: str | None) -> tuple[FileKind, str, bool] | None:
     if filename.endswith(".whl"):
         try:
-            _name, version, _build, tags = parse_wheel_filename(filename)
+            name, version, _build, tags = parse_wheel_filename(filename)
         except (InvalidWheelFilename, InvalidVersion):
+            return None
+        if project is not None and normalize_name(name) != normalize_name(project):
             return None
         return "wheel", str(version), _is_pure(tags)
     lower = filename.lower()
     if lower.endswith((".tar.gz", ".zip", *_OTHER_TAR_SUFFIXES)):
-        probe = filename
-        for suffix in _OTHER_TAR_SUFFIXES:
-            if lower.endswith(suffix):  # parse_sdist_filename knows only .tar.gz and .zip
-                probe = filename[: -len(suffix)] + ".tar.gz"
+        suffix = next(s for s in (".tar.gz", ".zip", *_OTHER_TAR_SUFFIXES) if lower.endswith(s))
+        stem = filename[: -len(suffix)]
+        if project is not None:
+            split = _sdist_name_version(stem, project)
+            if split is None:
+                return None
+            return "sdist", str(Version(split[1])), False
         try:
-            _name, version = parse_sdist_filename(probe)
+            _name, version = parse_sdist_filename(stem + ".tar.gz")  # it knows only .tar.gz and .zip
         except (InvalidSdistFilename, InvalidVersion):
             # Legacy names (e.g. a hyphen in the project name) that pypi_simple's own parser split.
-            try:
-                version = Version(fallback_version or "")
-            except InvalidVersion:
-                return None
+            version = Version(fallback_version or "")
         return "sdist", str(version), False
     return None
 
 
-def _file_from_package(pkg: pypi_simple.DistributionPackage) -> IndexFile | None:
-    parsed = classify_filename(pkg.filename, pkg.version if pkg.package_type == "sdist" else None)
+def _file_from_package(pkg: pypi_simple.DistributionPackage, project: str | None = None) -> IndexFile | None:
+    parsed = classify_filename(pkg.filename, pkg.version if pkg.package_type == "sdist" else None, project)
     if parsed is None:
         return None
     kind, version, pure = parsed
@@ -288,6 +331,21 @@ def select_release(listing: ProjectListing, spec: IndexSpec | None) -> Release:
 # --- the client ----------------------------------------------------------------------------------
 
 
+def env_limit(field_name: str, default: float, environ: dict[str, str] | None = None) -> float:
+    """The limit `field_name` from its environment variable (LIMIT_VARIABLES) when set, else `default`."""
+    variable = LIMIT_VARIABLES[field_name]
+    text = (os.environ if environ is None else environ).get(variable, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value != value or value == float("inf"):
+        raise SourceError(f"{variable}={text!r}: expected a positive number")
+    return value
+
+
 def _short(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0][:300] if lines else type(exc).__name__
@@ -336,20 +394,32 @@ class IndexClient:
         index_url: str | None = None,
         *,
         offline: bool = False,
-        max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
+        max_download_bytes: int | None = None,
         timeout: tuple[float, float] | None = None,
         retries: int | None = None,
         backoff: float | None = None,
         max_download_seconds: float | None = None,
+        max_listing_seconds: float | None = None,
+        max_listing_bytes: int | None = None,
     ) -> None:
         self.cache = cache
         self.configured_url = configured_index_url(index_url)
         self.offline = offline
-        self.max_download_bytes = max_download_bytes
+        self.max_download_bytes = int(
+            max_download_bytes if max_download_bytes is not None else env_limit("max_download_bytes", DEFAULT_MAX_DOWNLOAD_BYTES)
+        )
         self.timeout = timeout if timeout is not None else DEFAULT_TIMEOUT
         self.retries = retries if retries is not None else DEFAULT_RETRIES
         self.backoff = backoff if backoff is not None else DEFAULT_BACKOFF
-        self.max_download_seconds = max_download_seconds if max_download_seconds is not None else DEFAULT_MAX_DOWNLOAD_SECONDS
+        self.max_download_seconds = (
+            max_download_seconds if max_download_seconds is not None else env_limit("max_download_seconds", DEFAULT_MAX_DOWNLOAD_SECONDS)
+        )
+        self.max_listing_seconds = (
+            max_listing_seconds if max_listing_seconds is not None else env_limit("max_listing_seconds", DEFAULT_MAX_LISTING_SECONDS)
+        )
+        self.max_listing_bytes = int(
+            max_listing_bytes if max_listing_bytes is not None else env_limit("max_listing_bytes", DEFAULT_MAX_LISTING_BYTES)
+        )
         self._client: pypi_simple.PyPISimple | None = None
         self._index_url: str | None = self.configured_url
 
@@ -436,7 +506,8 @@ class IndexClient:
             return cached
         page = self._project_page(name)
         try:
-            files = tuple(f for f in map(_file_from_package, page.packages) if f is not None)
+            # Only this project's files: a page may list another project's (or garbage names), as pip skips them.
+            files = tuple(f for f in (_file_from_package(p, name) for p in page.packages) if f is not None)
             listing = ProjectListing(name=page.project or name, index_url=self.display_url, files=files)
         except Exception as exc:  # a hostile or broken page must not crash the audit
             raise SourceError(
@@ -458,7 +529,9 @@ class IndexClient:
             with warnings.catch_warnings():
                 # A newer minor version of the simple API is still readable; don't fail on the warning.
                 warnings.simplefilter("ignore", pypi_simple.UnexpectedRepoVersionWarning)
-                return self.client.get_project_page(name, timeout=self.timeout)
+                return self._fetch_page(name)
+        except SourceError:
+            raise
         except pypi_simple.NoSuchProjectError:
             raise SourceError(f"no distribution named {name!r} on the index {where}") from None
         except requests.HTTPError as exc:
@@ -477,6 +550,37 @@ class IndexClient:
             raise SourceError(
                 f"cannot read the index page of {name} at {where}: {type(exc).__name__}: {_short(exc)}"
             ) from None
+
+    def _fetch_page(self, name: str) -> pypi_simple.ProjectPage:
+        """`PyPISimple.get_project_page`, streamed: the decoded body capped, the whole request under a deadline."""
+        import pypi_simple
+
+        client = self.client
+        url = client.get_project_url(name)
+        started = time.monotonic()
+        headers = {"Accept": client.accept, "Accept-Encoding": "gzip, deflate"}
+        response = client.s.get(url, timeout=self.timeout, headers=headers, stream=True)
+        with response:
+            if response.status_code == 404:
+                raise pypi_simple.NoSuchProjectError(name, url)
+            response.raise_for_status()
+            limit = self.max_listing_bytes
+            body = bytearray()
+            for chunk in _read_chunks(response, decode=True):
+                body += chunk
+                if len(body) > limit:
+                    raise SourceError(
+                        f"the index page of {name} at {self.display_url} is larger than {limit} bytes (decoded); refused"
+                        f" (raise {LIMIT_VARIABLES['max_listing_bytes']} if it is genuine)"
+                    )
+                if time.monotonic() - started > self.max_listing_seconds:
+                    raise SourceError(
+                        f"the index page of {name} at {self.display_url} took longer than {self.max_listing_seconds:g} s;"
+                        f" refused (raise {LIMIT_VARIABLES['max_listing_seconds']} on a slow network)"
+                    )
+            response._content = bytes(body)  # as a non-streamed request would hold it, for pypi_simple's parser
+            response._content_consumed = True
+        return pypi_simple.ProjectPage.from_response(response, name)
 
     # downloads
 
@@ -542,7 +646,7 @@ class IndexClient:
             try:
                 with open(part, "wb") as out:
                     # Raw bytes: the published digest is of the file, not of any transfer encoding's decoding.
-                    for chunk in response.raw.stream(_CHUNK, decode_content=False):
+                    for chunk in _read_chunks(response, decode=False):
                         received += len(chunk)
                         if received > limit:
                             raise SourceError(too_big)
@@ -557,6 +661,14 @@ class IndexClient:
             except OSError as exc:
                 raise SourceError(f"cannot write {file.filename} into the cache: {exc.strerror or exc}") from None
         return sha.hexdigest()
+
+
+def _read_chunks(response: Any, *, decode: bool) -> Iterable[bytes]:
+    """The body as it arrives: each chunk is what one socket read returned (at most `_CHUNK` bytes, decoded or
+    not), so a server trickling bytes cannot hold a read open past the caller's deadline check."""
+    raw = response.raw
+    while chunk := raw.read1(_CHUNK, decode_content=decode):
+        yield chunk
 
 
 def remove_download(path: Path) -> None:

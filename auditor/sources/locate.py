@@ -34,7 +34,8 @@ from apidrift.auditor.sources.archive import (
     read_extraction,
 )
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.sources.index_client import DEFAULT_MAX_DOWNLOAD_BYTES, IndexClient, classify_filename, remove_download, select_release
+from apidrift.auditor.safe_read import read_bounded
+from apidrift.auditor.sources.index_client import IndexClient, classify_filename, remove_download, select_release
 from apidrift.auditor.sources.specs import (
     DirectorySpec,
     IndexSpec,
@@ -93,7 +94,7 @@ def locate(
     cache: Cache,
     index_url: str | None = None,
     offline: bool = False,
-    max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
+    max_download_bytes: int | None = None,
     extract_limits: ExtractLimits | None = None,
 ) -> SourceTree:
     """Resolve `spec` for `role` to a local source tree; raise `SpecError` or `SourceError` with a one-line message.
@@ -132,7 +133,7 @@ class _Context:
     cache: Cache
     index_url: str | None
     offline: bool
-    max_download_bytes: int
+    max_download_bytes: int | None
     limits: ExtractLimits
 
     def client(self) -> IndexClient:
@@ -318,10 +319,9 @@ class _Meta:
 
 
 def _read_text(path: Path) -> str | None:
+    """A metadata file's text; None when absent, not a regular file (a FIFO would block) or too large."""
     try:
-        if path.stat().st_size > _MAX_METADATA_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_bounded(path, _MAX_METADATA_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
 
@@ -550,13 +550,35 @@ def _find_root(tree: Path, declared: tuple[str, ...], preferred: list[Path]) -> 
     return _Analysis(tree, ())
 
 
-def _analyse(tree: Path, name_hint: str | None, declared: tuple[str, ...] = ()) -> _Analysis:
+def _present(root: Path, names: Iterable[str], compiled: Iterable[str] = ()) -> tuple[str, ...]:
+    """The `names` that are really there under `root`: a module file, a package folder or a compiled module.
+
+    top_level.txt and RECORD are claims: a RECORD listing `os/__init__.py` that the wheel does not ship
+    must not make this upstream own `os` (every `os.x` would then be "missing").
+    """
+    compiled_tops = {_record_top_names([path])[0] for path in compiled if _record_top_names([path])}
+    found = []
+    for name in names:
+        try:
+            if (root / f"{name}.py").is_file() or (root / f"{name}.pyi").is_file() or (root / name).is_dir():
+                found.append(name)
+            elif name in compiled_tops or any(p.suffix in (".so", ".pyd") and p.is_file() for p in root.glob(f"{name}.*")):
+                found.append(name)
+        except OSError:
+            continue
+    return tuple(found)
+
+
+def _analyse(tree: Path, name_hint: str | None, declared: tuple[str, ...] = (), compiled: Iterable[str] = ()) -> _Analysis:
     """Root, import names and metadata of an extracted wheel or sdist, or of a project folder."""
     dist_info = _pick(sorted(tree.glob("*.dist-info")), name_hint)
     if dist_info is not None:  # a wheel (or a folder laid out like site-packages)
+        compiled = tuple(compiled)
         meta = _core_metadata(_read_text(dist_info / "METADATA"))
-        meta.declared = declared or _identifiers(_lines(_read_text(dist_info / "top_level.txt")))
-        meta.declared = meta.declared or _record_top_names(_record_paths(_read_text(dist_info / "RECORD")))
+        meta.declared = declared or _present(tree, _identifiers(_lines(_read_text(dist_info / "top_level.txt"))), compiled)
+        meta.declared = meta.declared or _present(
+            tree, _record_top_names(_record_paths(_read_text(dist_info / "RECORD"))), compiled
+        )
         if meta.declared:
             return _Analysis(tree, meta.declared, meta)
         names, _regular = _scan(tree)
@@ -602,7 +624,7 @@ def _tree_from_extraction(
     extraction: Extraction, *, origin: Origin, name_hint: str, location: str | None = None
 ) -> SourceTree:
     info = extraction.info
-    analysis = _analyse(extraction.tree, name_hint)
+    analysis = _analyse(extraction.tree, name_hint, compiled=extraction.compiled)
     meta = analysis.meta
     version = info.get("version") if origin == "index" else (meta.version or info.get("version"))
     filename = info.get("filename") or extraction.folder.name
@@ -716,6 +738,8 @@ def _from_installed(name: str) -> SourceTree | None:
     files = [str(f) for f in dist.files or []]
     declared = _identifiers(_lines(dist.read_text("top_level.txt"))) or _record_top_names(files)
     published = dist.metadata["Name"] or name
+    if _editable_project(dist) is None:  # only names whose files are installed (RECORD is a claim)
+        declared = _present(Path(str(dist.locate_file(""))).resolve(), declared)
     requires = tuple(dist.requires or ())
     project = _editable_project(dist)
     if project is not None:

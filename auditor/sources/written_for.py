@@ -41,6 +41,8 @@ def choose_old(
             continue
         if canonicalize_name(requirement.name) != wanted or not str(requirement.specifier):
             continue
+        if not _applies(requirement):  # `; python_version < "3.9"`: not what this environment would install
+            continue
         pins = [s for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version]
         spec = f"{upstream_name}{requirement.specifier}"
         how = "pins" if pins else "declares the range"
@@ -61,6 +63,16 @@ def choose_old(
             f"old version inferred: {upstream_name} {installed} is installed here ({downstream_label} declares no version)",
         )
     return OldChoice(None, f"no old version: {downstream_label} declares no requirement on {upstream_name} and it is not installed")
+
+
+def _applies(requirement: Requirement) -> bool:
+    """Whether the requirement's environment markers hold here, as pip evaluates them (its extra counted as asked)."""
+    if requirement.marker is None:
+        return True
+    try:
+        return bool(requirement.marker.evaluate({"extra": _extra(requirement) or ""}))
+    except Exception:  # a marker packaging cannot evaluate: not evidence of what was written for
+        return False
 
 
 def _extra(requirement: Requirement) -> str | None:

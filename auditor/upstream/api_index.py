@@ -17,9 +17,11 @@ from pathlib import Path
 
 from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
+from apidrift.auditor.safe_read import BoundedReadError, read_bounded
 
 log = logging.getLogger(__name__)
 
+BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 MAX_MODULE_BYTES = 5 * 1024 * 1024  # larger upstream modules are generated code: not parsed, and said so
 
 
@@ -119,26 +121,31 @@ class ApiIndex:
         unknowable = ModuleInfo(
             path=dotted, filepath=relative, is_package=filepath.stem == "__init__", dynamic_namespace=True
         )
-        try:
-            with open(filepath, "rb") as handle:
-                data = handle.read(MAX_MODULE_BYTES + 1)
+        try:  # a regular file inside the tree: never a link out of it, a FIFO or a device
+            data = read_bounded(filepath, MAX_MODULE_BYTES, within=self.root)
+        except BoundedReadError as error:
+            if str(error.strerror).startswith("larger than"):
+                self.stats.failed[dotted] = f"larger than {MAX_MODULE_BYTES // 1024 // 1024} MiB, not parsed"
+            else:
+                self.stats.failed[dotted] = f"unreadable: {error.strerror}"
+            return unknowable
         except OSError as error:
             self.stats.failed[dotted] = f"unreadable: {error.strerror or error}"
-            return unknowable
-        if len(data) > MAX_MODULE_BYTES:
-            self.stats.failed[dotted] = f"larger than {MAX_MODULE_BYTES // 1024 // 1024} MiB, not parsed"
             return unknowable
         key = hashlib.sha256(f"{MODEL_VERSION}\0{dotted}\0{filepath.name}\0".encode() + data).hexdigest()
         cached = self._read_cache(key)
         if cached is not None:
             self.stats.from_cache += 1
             return cached
-        from apidrift.auditor.upstream.loader import load_module  # griffe is imported only on a cache miss
+        from apidrift.auditor.upstream.loader import LoadBudgetExceeded, load_module  # griffe: on a cache miss only
 
         try:
             info = load_module(dotted, filepath, decode_source(data), self.root)
         except SourceDecodeError as error:
             self.stats.failed[dotted] = f"cannot decode: {error}"
+            return unknowable
+        except LoadBudgetExceeded as error:  # names unknown, counted as "load-budget" by the resolver
+            self.stats.failed[dotted] = str(error)
             return unknowable
         except (RecursionError, MemoryError):  # CPython's parser refuses pathological nesting this way
             self.stats.failed[dotted] = "nesting too deep to parse"

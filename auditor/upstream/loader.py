@@ -11,7 +11,9 @@ import ast
 import builtins
 import copy
 import logging
+import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Any
 import griffe
 
 from apidrift.auditor.upstream import dynamic as dynamic_eval
+from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.model import (
     AliasInfo,
     AttributeInfo,
@@ -48,16 +51,93 @@ _FACTS = "apidrift"  # key of our facts in griffe objects' `extra`
 logging.getLogger("griffe").setLevel(logging.ERROR)  # griffe warns about unparsable docstrings etc.
 
 
+# --- bounds on one module's load ------------------------------------------------------------------
+
+DEFAULT_LOAD_SECONDS = 20.0  # one module's load; after it, the module's names are "not checkable"
+LOAD_SECONDS_VARIABLE = "APIDRIFT_MODULE_LOAD_SECONDS"
+
+
+class LoadBudgetExceeded(Exception):
+    """The module's load ran past its budget: its names are unknown, not missing."""
+
+
+class _Budget(griffe.Extension):
+    """Checked at every node griffe visits (modules, classes, functions, attributes, type aliases)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+
+    def on_node(self, *, node: ast.AST, agent: Any, **kwargs: Any) -> None:
+        self.check()
+
+    def on_alias_instance(self, **kwargs: Any) -> None:
+        self.check()
+
+    def check(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise LoadBudgetExceeded(f"{BUDGET_MESSAGE} of {self.seconds:g} s (set {LOAD_SECONDS_VARIABLE} to change it)")
+
+
+def load_seconds() -> float:
+    text = os.environ.get(LOAD_SECONDS_VARIABLE, "").strip()
+    try:
+        value = float(text) if text else DEFAULT_LOAD_SECONDS
+    except ValueError:
+        value = DEFAULT_LOAD_SECONDS
+    return value if value > 0 else DEFAULT_LOAD_SECONDS
+
+
+_SIBLINGS: dict[int, tuple[ast.AST, list[ast.AST], dict[int, int]]] = {}
+
+
+def _next_sibling(node: ast.AST) -> ast.AST:
+    """griffe's `ast_next` in constant time: it rescans the parent's children on every call, which made a
+    module of n top-level assignments O(n^2) to load (20,000 of them ran past 5 minutes)."""
+    from griffe._internal.agents.nodes.ast import ast_children
+
+    parent = node.parent  # type: ignore[attr-defined]
+    cached = _SIBLINGS.get(id(parent))
+    if cached is None or cached[0] is not parent:
+        children = list(ast_children(parent))
+        cached = (parent, children, {id(child): at for at, child in enumerate(children)})
+        _SIBLINGS[id(parent)] = cached
+    _, children, positions = cached
+    at = positions.get(id(node))
+    if at is None or at + 1 >= len(children):
+        raise griffe.LastNodeError("there is no next node")
+    return children[at + 1]
+
+
+def _install_linear_next() -> None:
+    try:
+        from griffe._internal.agents import visitor
+    except ImportError:  # another griffe layout: keep its own (slower) lookup
+        return
+    if hasattr(visitor, "ast_next"):
+        visitor.ast_next = _next_sibling
+
+
+_install_linear_next()
+
+
 def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInfo:
-    """Parse `code` (the module `dotted`, read from `filepath` under `root`) into a `ModuleInfo`."""
+    """Parse `code` (the module `dotted`, read from `filepath` under `root`) into a `ModuleInfo`.
+
+    Raises `LoadBudgetExceeded` when the load runs past its budget (`APIDRIFT_MODULE_LOAD_SECONDS`).
+    """
     parent = _parent_chain(dotted, root)
     name = dotted.rsplit(".", 1)[-1]
-    extensions = griffe.load_extensions(_FactsExtension)
+    budget = _Budget(load_seconds())
+    extensions = griffe.load_extensions(_FactsExtension, budget)
     code = _without_main_blocks(code)
     try:
         module = griffe.visit(name, filepath, code, parent=parent, extensions=extensions)
     finally:
         _OWN_NODES.clear()
+        _SIBLINGS.clear()
+    budget.check()
     facts = module.extra.get(_FACTS, {})
     members = {}
     for member_name, member in module.members.items():

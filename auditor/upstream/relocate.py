@@ -7,56 +7,79 @@ load; the resolver confirms each candidate, so a hint never rests on a regular e
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from functools import lru_cache
 from pathlib import Path
 
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.pysource import SourceDecodeError, decode_source
+from apidrift.auditor.safe_read import read_bounded
+from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES
 from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolution, Resolver, value_path
 
 SKIPPED_PARTS = frozenset({"tests", "test", "testing", "_vendor", "vendor", "examples", "benchmarks"})
-MAX_FILES = 20_000
+MAX_FILES = 20_000  # modules indexed; a larger upstream gets hints from the first ones only
+MAX_DEPTH = 64  # folder levels below an import name (as archives are extracted: deeper is no real package)
+MAX_FILE_BYTES = MAX_MODULE_BYTES  # larger modules are not parsed, so nothing could be confirmed in them
+MAX_INDEX_BYTES = 256 * 1024 * 1024  # read in all, for the name index; the rest of the files are not indexed
+_DEFINITION = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*[:=]", re.M)
 
 
 class Relocator:
+    """Indexes the upstream's top-level definitions once (each file read once, bounded), then answers by name."""
+
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self._files: list[tuple[str, Path]] | None = None
+        self._defined: dict[str, list[str]] | None = None
         self.find = lru_cache(maxsize=None)(self._find)
 
     def _modules(self) -> list[tuple[str, Path]]:
+        """(dotted name, file) of every module under the import names: regular files only, links kept in the tree."""
         if self._files is None:
             index = self.resolver.index
             files: list[tuple[str, Path]] = []
             for name in sorted(index.import_names):
-                base = index.root / name
-                candidates = sorted(base.rglob("*.py*")) if base.is_dir() else []
-                for path in candidates[:MAX_FILES]:
-                    relative = path.relative_to(index.root)
-                    if path.suffix not in (".py", ".pyi") or SKIPPED_PARTS & set(relative.parts[:-1]):
-                        continue
-                    parts = list(relative.with_suffix("").parts)
-                    if parts[-1] == "__init__":
-                        parts.pop()
-                    files.append((".".join(parts), path))
+                if name in SKIPPED_PARTS or not name.isidentifier():
+                    continue
+                files.extend(_walk(index.root, index.root / name, (name,), MAX_FILES - len(files)))
             self._files = files
         return self._files
 
+    def _definitions(self) -> dict[str, list[str]]:
+        """Name -> modules whose text defines it at the start of a line (a candidate for the resolver to confirm)."""
+        if self._defined is None:
+            defined: dict[str, list[str]] = {}
+            budget = MAX_INDEX_BYTES
+            root = self.resolver.index.root
+            for dotted, path in self._modules():
+                try:
+                    data = read_bounded(path, min(MAX_FILE_BYTES, budget), within=root)
+                    text = decode_source(data)
+                except (OSError, SourceDecodeError):
+                    continue
+                budget -= len(data)
+                for match in _DEFINITION.finditer(text):
+                    name = match.group(1) or match.group(2)
+                    modules = defined.setdefault(name, [])
+                    if not modules or modules[-1] != dotted:
+                        modules.append(dotted)
+                if budget <= 0:
+                    break
+            self._defined = defined
+        return self._defined
+
     def _find(self, name: str, kind: str | None, missing_from: str) -> tuple[str, ...]:
         """Import paths of objects called `name` (of `kind`: "class", "function", "module" or None)."""
-        definition = re.compile(rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*[:=]", re.M)
         found: dict[str, str] = {}
-        for dotted, path in self._modules():
-            if dotted == missing_from:
-                continue
-            if kind == "module" and dotted.rsplit(".", 1)[-1] == name:
-                found[dotted] = dotted
-                continue
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if name not in text or not definition.search(text):
+        if kind == "module":
+            for dotted, _path in self._modules():
+                if dotted != missing_from and dotted.rsplit(".", 1)[-1] == name:
+                    found[dotted] = dotted
+        for dotted in self._definitions().get(name, ()):
+            if dotted == missing_from or dotted in found:
                 continue
             value = self.resolver.resolve(AttrRef(ModuleRef(dotted), name))
             if _kind(value) is None or (kind is not None and _kind(value) != kind):
@@ -88,3 +111,43 @@ def _kind(value: Resolution) -> str | None:
 
 def kind_of(value: Resolution | None) -> str | None:
     return _kind(value) if value is not None else None
+
+
+def _walk(root: Path, top: Path, prefix: tuple[str, ...], limit: int) -> list[tuple[str, Path]]:
+    """The `.py`/`.pyi` modules under `top`, without recursion: folders never followed through links,
+    files only when regular and (through a link) still inside `root`; sorted by path."""
+    found: list[tuple[Path, str]] = []
+    try:
+        top_mode = os.lstat(top).st_mode
+    except OSError:
+        return []
+    if not stat.S_ISDIR(top_mode):
+        return []
+    stack: list[tuple[Path, tuple[str, ...]]] = [(top, prefix)]
+    while stack and len(found) < limit:
+        folder, parts = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name.isidentifier() and entry.name not in SKIPPED_PARTS and len(parts) < MAX_DEPTH:
+                        stack.append((Path(entry.path), (*parts, entry.name)))
+                    continue
+                stem, dot, suffix = entry.name.rpartition(".")
+                if not dot or suffix not in ("py", "pyi") or not stem.isidentifier():
+                    continue
+                if entry.is_symlink():
+                    target = Path(entry.path)
+                    if not target.resolve().is_relative_to(root.resolve()) or not target.is_file():
+                        continue
+                elif not entry.is_file(follow_symlinks=False):
+                    continue  # a FIFO, a device, a socket
+            except (OSError, RuntimeError):
+                continue
+            dotted = ".".join(parts if stem == "__init__" else (*parts, stem))
+            found.append((Path(entry.path), dotted))
+    found.sort(key=lambda item: item[0])
+    return [(dotted, path) for path, dotted in found[:limit]]

@@ -8,11 +8,12 @@ when the miss is certain; anything the analysis cannot see through is `Unknown(r
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Union
 
 from apidrift.auditor.upstream import dynamic
-from apidrift.auditor.upstream.api_index import ApiIndex
+from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE, ApiIndex
 from apidrift.auditor.upstream.model import AliasInfo, AttributeInfo, ClassInfo, Decorator, FunctionInfo, Member, ModuleInfo
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.reasons import Reason, Unknown
@@ -129,7 +130,10 @@ class Resolver:
 
     def resolve(self, ref: Ref) -> Resolution:
         if ref not in self._memo:
-            self._memo[ref] = self._resolve(ref)
+            try:
+                self._memo[ref] = self._resolve(ref)
+            except RecursionError:  # a chain of thousands of aliases or classes: unknown, never a crash
+                self._memo[ref] = Unknown(Reason.TOO_DEEP)
         return self._memo[ref]
 
     def _resolve(self, ref: Ref) -> Resolution:
@@ -293,6 +297,8 @@ class Resolver:
         if module.getattr_source is not None:
             return self._getattr_attribute(module, name, unsure)
         if module.dynamic_namespace:
+            if self.index.stats.failed.get(module.path, "").startswith(BUDGET_MESSAGE):
+                return Unknown(Reason.LOAD_BUDGET)
             return Unknown(Reason(module.open_namespace) if module.open_namespace else Reason.MODULE_GETATTR)
         if unsure is not None:
             return unsure
@@ -474,7 +480,39 @@ class Resolver:
     # -- classes ----------------------------------------------------------------------------------
 
     def mro(self, cls: ClassInfo) -> list[ClassInfo | str] | None:
-        """C3 linearization; a base outside the upstream stays in it as its path (opaque)."""
+        """C3 linearization; a base outside the upstream stays in it as its path (opaque).
+
+        The bases' orders are computed first, deepest first, without recursion: a chain of 600 classes
+        must not exhaust the stack. What still recurses too deep (odd hierarchies) is unresolvable.
+        """
+        if cls.path in self._mro:
+            return self._mro[cls.path]
+        try:
+            for ancestor in reversed(self._ancestors(cls)):
+                self._mro_of(ancestor)
+            return self._mro_of(cls)
+        except RecursionError:
+            self._mro[cls.path] = None
+            return None
+
+    def _ancestors(self, cls: ClassInfo) -> list[ClassInfo]:
+        """The upstream classes `cls` inherits from whose order is not known yet, nearest first (iterative)."""
+        found: list[ClassInfo] = []
+        seen = {cls.path}
+        stack = [cls]
+        while stack:
+            current = stack.pop()
+            for base in current.bases:
+                if base in TRANSPARENT_BASES or base.startswith("?"):
+                    continue
+                target = self.lookup(base)
+                if isinstance(target, ClassValue) and target.info.path not in seen and target.info.path not in self._mro:
+                    seen.add(target.info.path)
+                    found.append(target.info)
+                    stack.append(target.info)
+        return found
+
+    def _mro_of(self, cls: ClassInfo) -> list[ClassInfo | str] | None:
         if cls.path in self._mro:
             return self._mro[cls.path]
         self._mro[cls.path] = None  # guards against inheritance cycles
@@ -490,7 +528,7 @@ class Resolver:
                 continue
             target = self.lookup(base) if not base.startswith("?") else None
             if isinstance(target, ClassValue):
-                base_mro = self.mro(target.info)
+                base_mro = self._mro_of(target.info)
                 if base_mro is None:
                     return None
                 sequences.append(list(base_mro))
@@ -500,19 +538,27 @@ class Resolver:
                 direct.append(base)
         sequences.append(list(direct))
         result: list[ClassInfo | str] = [cls]
-        key = _mro_key
-        while any(sequences):
-            for sequence in sequences:
-                if not sequence:
-                    continue
-                head = sequence[0]
-                if not any(key(head) in map(key, s[1:]) for s in sequences):
+        # The C3 merge, with a count of each key in the sequences' tails (past each one's current head), so
+        # that a chain of n classes costs O(n^2) in all rather than O(n^3).
+        keys = [[_mro_key(entry) for entry in sequence] for sequence in sequences]
+        heads = [0] * len(sequences)
+        in_tails: Counter[str] = Counter(k for sequence in keys for k in sequence[1:])
+        while True:
+            live = [i for i in range(len(sequences)) if heads[i] < len(sequences[i])]
+            if not live:
+                return result
+            for i in live:
+                if in_tails[keys[i][heads[i]]] == 0:
+                    chosen = keys[i][heads[i]]
+                    result.append(sequences[i][heads[i]])
                     break
             else:
                 return None  # inconsistent hierarchy: Python would refuse the class
-            result.append(head)
-            sequences = [s[1:] if s and key(s[0]) == key(head) else s for s in sequences]
-        return result
+            for j in live:
+                if keys[j][heads[j]] == chosen:
+                    heads[j] += 1
+                    if heads[j] < len(keys[j]):
+                        in_tails[keys[j][heads[j]]] -= 1  # the new head is no longer in that tail
 
     # -- calls ------------------------------------------------------------------------------------
 
