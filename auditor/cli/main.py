@@ -575,6 +575,11 @@ def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> li
     return lines
 
 
+from apidrift.auditor.cli.impact import impact as _impact  # noqa: E402  (a command in its own module)
+
+cli.add_command(_impact)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return the exit status (tests call this)."""
     try:
