@@ -25,7 +25,10 @@ def counts_line(result: ImpactResult) -> str:
 def group_line(group: Group) -> str:
     """"`pkg.Scheduler.__init__` AD102 missing-required-argument: breaks 7 dependents, 12 call sites"."""
     verb = "breaks" if group.severity == "error" else "warns"
-    line = f"`{group.symbol}` {group.code} {group.rule}: {verb} {plural(len(group.dependents), 'dependent')}, {plural(group.sites, 'call site')}"
+    head = f"`{group.symbol}` {group.code} {group.rule}: "
+    if not group.dependents:
+        return head + f"{verb} {plural(len(group.pinned), 'dependent')} pinned below the release, when they upgrade"
+    line = head + f"{verb} {plural(len(group.dependents), 'dependent')}, {plural(group.sites, 'call site')}"
     if group.pinned:
         line += f" (+{len(group.pinned)} pinned below the release)"
     return line
