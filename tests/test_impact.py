@@ -272,7 +272,7 @@ def job(world: Path, name: str, **options: object) -> Job:
 def test_a_job_past_its_time_limit_is_a_timeout_row(world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jobs_module, "_audit", lambda request: time.sleep(60))  # the forked child inherits it
     started = time.monotonic()
-    row = run_job(job(world, "broken", timeout=1.0))
+    row = jobs_module._in_fork(job(world, "broken", timeout=1.0))
     assert row["status"] == "timeout" and "longer than 1 s" in row["error"]
     assert time.monotonic() - started < 30
 
@@ -281,20 +281,20 @@ def test_a_job_past_its_memory_limit_is_a_memory_row(world: Path, monkeypatch: p
     status = Path("/proc/self/status").read_text()
     used_mb = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmSize:"))) // 1024
     monkeypatch.setattr(jobs_module, "_audit", lambda request: bytearray(4 * 1024**3))
-    row = run_job(job(world, "broken", memory_mb=used_mb + 200))
+    row = jobs_module._in_fork(job(world, "broken", memory_mb=used_mb + 200))
     assert row["status"] == "memory" and f"{used_mb + 200} MB" in row["error"]
 
 
 def test_the_subprocess_child_gives_the_fork_child_s_rows(world: Path) -> None:
     for name in ("broken", "pinned", "empty"):
-        forked = run_job(job(world, name))
+        forked = jobs_module._in_fork(job(world, name))
         spawned = jobs_module._in_subprocess(job(world, name))
         keep = ("status", "errors", "warnings", "by_rule", "pin", "found", "checked", "error")
         assert {k: spawned[k] for k in keep} == {k: forked[k] for k in keep}, name
     assert jobs_module._in_subprocess(job(world, "broken", timeout=0.1))["status"] == "timeout"
 
 
-def big_dependent(root: Path, files: int = 150) -> None:
+def big_dependent(root: Path, files: int = 80) -> None:
     """A slow audit (hundreds of files to scan), so that a worker can be killed while it runs."""
     body = "import pkg\n\n" + "".join(f"def f{i}():\n    pkg.get_config(1, 2)\n    pkg.connect(3)\n" for i in range(40))
     write(root, {f"big/m{i}.py": body for i in range(files)} | {"big/__init__.py": "", "big/bad.py": "import pkg\npkg.Scheduler(1)\n"})
