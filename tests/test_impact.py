@@ -363,6 +363,21 @@ def test_exit_status_and_reports_from_the_command(world: Path, tmp_path: Path, c
                  "--results", str(tmp_path / "r2")]) == 2  # fmt: skip
 
 
+def test_the_release_as_a_bare_wheel_or_folder_path(world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / "pkg-2.0-py3-none-any.whl").write_bytes(wheel_bytes("pkg", "2.0", {"pkg/__init__.py": NEW_PKG}, []))
+    monkeypatch.chdir(tmp_path)
+    for release in ("./dist/pkg-2.0-py3-none-any.whl", str(world / "new")):
+        out = tmp_path / "summary.json"
+        status = main(["impact", release, "--from", f"pkg@{world / 'old'}", "--dependents", str(world / "deps"),
+                       "--offline", "--cache-dir", str(world / "cache"), "--results", str(tmp_path / "r"), "-q",
+                       "--format", f"json:{out}"])  # fmt: skip
+        summary = json.loads(out.read_text())
+        assert status == 1 and summary["release"]["label"] == "pkg==2.0", release
+        assert {d["dependent"]: d["status"] for d in summary["dependents"]}["broken"] == "broken"
+
+
 def test_progress_shows_an_eta() -> None:
     stream = io.StringIO()
     show = _Progress(stream)

@@ -79,10 +79,10 @@ def impact(
     index_url: str | None,
     quiet: bool,
 ) -> None:
-    """Audit RELEASE (NAME==VER, or NAME@PATH for a wheel, sdist or folder) against many dependents."""
+    """Audit RELEASE (NAME==VER, a wheel, an sdist or a project folder, or NAME@PATH) against many dependents."""
     from apidrift.auditor.cache import Cache
     from apidrift.auditor.impact.inputs import Dependent, discover as run_discovery, read_dependents
-    from apidrift.auditor.impact.run import ImpactRequest, run_impact
+    from apidrift.auditor.impact.run import ImpactRequest, release_spec, run_impact
     from apidrift.auditor.sources.locate import locate
     from apidrift.auditor.sources.specs import SourceError, SpecError
 
@@ -90,6 +90,7 @@ def impact(
     if not dependents and discover is None:
         raise _InputError("no dependents: give --dependents FILE (or DIR/) or --discover FILE")
     try:
+        release = release_spec(release, cache_dir)
         found: list[Dependent] = []
         for source in dependents:
             found += read_dependents(source)

@@ -59,6 +59,26 @@ class Prepared:
     old: SourceTree
 
 
+def release_spec(text: str, cache_dir: Path | None = None) -> str:
+    """The release as a spec: a bare path to a wheel, an sdist or a project folder becomes NAME@PATH."""
+    path = Path(text).expanduser()
+    if "@" in text or not (path.is_file() or path.is_dir()) or not any(c in text for c in "/\\."):
+        return text
+    if path.is_file():
+        from apidrift.auditor.sources.index_client import classify_filename
+        from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+
+        if classify_filename(path.name) is None:
+            return text
+        try:
+            name = str(parse_wheel_filename(path.name)[0] if path.name.endswith(".whl") else parse_sdist_filename(path.name)[0])
+        except (InvalidSdistFilename, InvalidWheelFilename):
+            return text
+        return f"{name}@{path.resolve()}"
+    tree = locate(str(path.resolve()), role="downstream", cache=Cache(cache_dir))  # a folder: only its metadata is read
+    return f"{tree.name}@{path.resolve()}"
+
+
 def prepare(request: ImpactRequest) -> Prepared:
     """Locate the release and the old version once (downloads land in the shared cache)."""
     cache = Cache(request.cache_dir)
