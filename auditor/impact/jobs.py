@@ -224,8 +224,12 @@ def child_result(job: Job) -> dict[str, Any]:
 
 
 def _audit(request: Any) -> Any:
+    from apidrift.auditor.downstream import walk
     from apidrift.auditor.engine import audit
 
+    if hasattr(walk, "POOL_MIN_FILES"):
+        # The jobs already keep every core busy: a pool of parsers inside each one only adds forks.
+        walk.POOL_MIN_FILES = sys.maxsize
     return audit(request)
 
 

@@ -163,9 +163,14 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
 
 
 def _warm() -> None:
-    """A pool worker imports the audit once; each job's child is a fork of it."""
+    """A pool worker imports the audit once (the parser too); each job's child is a fork of it."""
+    import apidrift.auditor.downstream.scan  # noqa: F401
     import apidrift.auditor.engine  # noqa: F401
     import apidrift.auditor.impact.results  # noqa: F401
+    import libcst  # noqa: F401
+    from apidrift.rules.registry import all_rules
+
+    all_rules()
 
 
 class Pool:
