@@ -151,9 +151,7 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
         result.executor = pool.description
         run_jobs(todo, pool, collect, request.max_attempts)
     result.rows = [rows[job.key] for job in jobs if job.key in rows]
-    if store.write_parquet(result):
-        pass
-    else:
+    if not store.write_parquet(result):
         result.notes.append("pyarrow is not installed: results as JSON Lines only (install apidrift[dask] for Parquet)")
     result.elapsed = time.perf_counter() - started
     return result
