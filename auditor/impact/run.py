@@ -218,7 +218,10 @@ def dask_pool(address: str | None) -> Pool:
         from distributed import Client
     except ImportError:
         raise RuntimeError("the Dask executor needs the dask extra: pip install 'apidrift[dask]'") from None
-    client = Client(address) if address else Client(processes=True)
+    try:
+        client = Client(address, timeout=30) if address else Client(processes=True)
+    except (OSError, TimeoutError, ValueError) as error:
+        raise RuntimeError(f"cannot reach the Dask scheduler at {address}: {type(error).__name__}: {error}") from None
     threads = sum(client.nthreads().values()) or 1
     where = address or "a local Dask cluster"
     return Pool(lambda: client.get_executor(pure=False), threads, f"Dask at {where}, {threads} thread{'s' if threads != 1 else ''}", client.close)
