@@ -219,7 +219,7 @@ def dask_pool(address: str | None) -> Pool:
     except ImportError:
         raise RuntimeError("the Dask executor needs the dask extra: pip install 'apidrift[dask]'") from None
     try:
-        client = Client(address, timeout=30) if address else Client(processes=True)
+        client = Client(address, timeout=10) if address else Client(processes=True)
     except (OSError, TimeoutError, ValueError) as error:
         raise RuntimeError(f"cannot reach the Dask scheduler at {address}: {type(error).__name__}: {error}") from None
     threads = sum(client.nthreads().values()) or 1
