@@ -53,7 +53,7 @@ def render(result: ImpactResult) -> str:
         summary=counts_line(result),
         statuses=[s for s in STATUSES if counts[s]],
         counts=counts,
-        groups=[{"g": g, "line": group_line(g), "search": " ".join([g.symbol, g.code, g.rule, *g.dependents]).lower()} for g in groups],
+        groups=[{"g": g, "line": group_line(g), "search": " ".join([g.symbol, g.code, g.rule, *g.dependents, *g.pinned]).lower()} for g in groups],
         dependents=views,
         rules=all_rules,
     )

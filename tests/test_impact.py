@@ -396,3 +396,32 @@ def test_store_ignores_torn_lines(tmp_path: Path) -> None:
         out.write('{"key": "torn", "sta')
     previous = store.previous()
     assert list(previous) == ["k"] and previous["k"]["findings"] == [{"code": "AD101", "severity": "error"}]
+
+
+def test_the_dashboard_filters_in_a_browser(world: Path, tmp_path: Path) -> None:
+    from test_html import Browser, _browser_or_skip
+
+    from apidrift.reports.impact_html import render
+
+    page_path = tmp_path / "impact.html"
+    page_path.write_text(render(run_impact(request(world))), encoding="utf-8")
+    sync_playwright = _browser_or_skip()
+    with sync_playwright() as playwright:
+        browser = Browser(playwright, tmp_path)
+        try:
+            page = browser.page(page_path)
+
+            def visible() -> list[str]:
+                return page.eval_on_selector_all("tr.dependent", "rows => rows.filter(r => !r.hidden).map(r => r.id)")
+
+            assert sorted(visible()) == sorted(EXPECTED)
+            page.uncheck('input.f-status[value="clean"]')
+            assert "clean" not in visible() and "broken" in visible()
+            page.select_option("#f-rule", "AD102")
+            assert sorted(visible()) == ["broken", "pinned"]
+            page.fill("#f-text", "pinn")
+            assert visible() == ["pinned"]
+            groups = page.eval_on_selector_all("tr.group", "rows => rows.filter(r => !r.hidden).length")
+            assert groups == 1  # the Scheduler group: AD102, and its dependents include "pinned"
+        finally:
+            browser.close()
