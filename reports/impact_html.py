@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 
 from apidrift.auditor.impact.results import STATUSES, ImpactResult
-from apidrift.reports.impact_text import counts_line, detail, group_line, title
+from apidrift.reports.impact_text import counts_line, detail, group_verdict, title
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -53,7 +53,7 @@ def render(result: ImpactResult) -> str:
         summary=counts_line(result),
         statuses=[s for s in STATUSES if counts[s]],
         counts=counts,
-        groups=[{"g": g, "line": group_line(g), "search": " ".join([g.symbol, g.code, g.rule, *g.dependents, *g.pinned]).lower()} for g in groups],
+        groups=[{"g": g, "line": group_verdict(g), "search": " ".join([g.symbol, g.code, g.rule, *g.dependents, *g.pinned]).lower()} for g in groups],
         dependents=views,
         rules=all_rules,
     )

@@ -22,16 +22,20 @@ def counts_line(result: ImpactResult) -> str:
     return ", ".join(f"{status} {counts[status]}" for status in STATUSES if counts[status]) or "no dependents"
 
 
-def group_line(group: Group) -> str:
-    """"`pkg.Scheduler.__init__` AD102 missing-required-argument: breaks 7 dependents, 12 call sites"."""
+def group_verdict(group: Group) -> str:
+    """"breaks 7 dependents, 12 call sites" (and those pinned below the release)."""
     verb = "breaks" if group.severity == "error" else "warns"
-    head = f"`{group.symbol}` {group.code} {group.rule}: "
     if not group.dependents:
-        return head + f"{verb} {plural(len(group.pinned), 'dependent')} pinned below the release, when they upgrade"
-    line = head + f"{verb} {plural(len(group.dependents), 'dependent')}, {plural(group.sites, 'call site')}"
+        return f"{verb} {plural(len(group.pinned), 'dependent')} pinned below the release, when they upgrade"
+    line = f"{verb} {plural(len(group.dependents), 'dependent')}, {plural(group.sites, 'call site')}"
     if group.pinned:
         line += f" (+{len(group.pinned)} pinned below the release)"
     return line
+
+
+def group_line(group: Group) -> str:
+    """"`pkg.Scheduler.__init__` AD102 missing-required-argument: breaks 7 dependents, 12 call sites"."""
+    return f"`{group.symbol}` {group.code} {group.rule}: {group_verdict(group)}"
 
 
 def names(items: tuple[str, ...], limit: int = MAX_GROUP_DEPENDENTS) -> str:
