@@ -577,6 +577,9 @@ def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> li
 
 import apidrift.auditor.cli.bump  # noqa: E402,F401  registers `apidrift bump`
 from apidrift.auditor.cli import plan as _plan  # noqa: E402,F401 - registers `apidrift plan`
+from apidrift.auditor.cli.impact import impact as _impact  # noqa: E402  (a command in its own module)
+
+cli.add_command(_impact)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,199 @@
+"""`apidrift impact RELEASE`: whom does the release break, over a list of dependents (or those discovered).
+
+Exit status: 0 no dependent broken at or above `--fail-on`; 1 some are; 2 bad usage or input.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+IMPACT_FORMATS = ("text", "markdown", "html", "json")
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+_RANK = {"error": 3, "warning": 2, "info": 1}
+
+
+class _InputError(click.ClickException):
+    exit_code = EXIT_USAGE
+
+    def show(self, file: object = None) -> None:
+        click.echo(f"apidrift: error: {self.format_message()}", err=True)
+
+
+def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
+    outputs = []
+    for item in formats or ("text",):
+        fmt, sep, path = item.partition(":")
+        fmt = fmt.strip().lower()
+        if fmt not in IMPACT_FORMATS:
+            raise _InputError(f"unknown format {fmt!r} in --format {item!r}; choose from {', '.join(IMPACT_FORMATS)}")
+        if sep and not path:
+            raise _InputError(f"--format {item!r}: no path after the colon")
+        target = Path(path) if path else None
+        if target is not None and not target.resolve().parent.is_dir():
+            raise _InputError(f"cannot write {target}: folder {target.resolve().parent} does not exist")
+        outputs.append((fmt, target))
+    if sum(1 for _, p in outputs if p is None) > 1:
+        raise _InputError("only one --format can go to standard output; give the others a path (--format FMT:PATH)")
+    return outputs
+
+
+@click.command()
+@click.argument("release")
+@click.option("--from", "old", metavar="UPSTREAM", help="The version the dependents were written for (default: the release before RELEASE on the index).")
+@click.option("--dependents", "dependents", type=click.Path(exists=True, path_type=Path), multiple=True, help="A file with one spec or local folder per line (a bare name: its latest release), or a folder with one project per sub-folder; repeatable.")
+@click.option("--discover", "discover", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="A file of candidate names: audit those whose latest release requires the upstream.")
+@click.option("--format", "formats", metavar="FMT[:PATH]", multiple=True, help=f"Summary format, repeatable: {', '.join(IMPACT_FORMATS)}; with :PATH written to that file (default: text to stdout).")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("apidrift-impact"), show_default=True, help="Folder for the rows: dependents and findings as JSON Lines and Parquet.")
+@click.option("--resume", is_flag=True, help="Skip dependents whose result for the same versions is already in --results.")
+@click.option("--jobs", "-j", "workers", type=click.IntRange(min=1), help="Worker processes of the local pool (default: the CPU count).")
+@click.option("--executor", type=click.Choice(["process", "dask"]), default="process", show_default=True, help="Where jobs run: this machine's process pool, or Dask (a local cluster unless --scheduler).")
+@click.option("--scheduler", metavar="ADDRESS", help="A Dask scheduler (e.g. tcp://host:8786); implies --executor dask.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True, help="Seconds one dependent's audit may take.")
+@click.option("--memory-limit", "memory_mb", type=click.IntRange(min=0), default=4096, show_default=True, help="Address space one dependent's audit may use, in MB (0: no limit).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True, help="Lowest severity of a finding caused by the release that fails the run (exit 1).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir), shared by every job.")
+@click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
+@click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted).")
+def impact(
+    release: str,
+    old: str | None,
+    dependents: tuple[Path, ...],
+    discover: Path | None,
+    formats: tuple[str, ...],
+    results_dir: Path,
+    resume: bool,
+    workers: int | None,
+    executor: str,
+    scheduler: str | None,
+    timeout: float,
+    memory_mb: int,
+    fail_on: str,
+    cache_dir: Path | None,
+    offline: bool,
+    index_url: str | None,
+    quiet: bool,
+) -> None:
+    """Audit RELEASE (NAME==VER, a wheel, an sdist or a project folder, or NAME@PATH) against many dependents."""
+    from apidrift.auditor.cache import Cache
+    from apidrift.auditor.impact.inputs import Dependent, discover as run_discovery, read_dependents
+    from apidrift.auditor.impact.run import ImpactRequest, release_spec, run_impact
+    from apidrift.auditor.sources.locate import locate
+    from apidrift.auditor.sources.specs import SourceError, SpecError
+
+    outputs = _outputs(formats)
+    if not dependents and discover is None:
+        raise _InputError("no dependents: give --dependents FILE (or DIR/) or --discover FILE")
+    try:
+        release = release_spec(release, cache_dir)
+        found: list[Dependent] = []
+        for source in dependents:
+            found += read_dependents(source)
+        dropped: list[dict[str, Any]] = []
+        if discover is not None:
+            cache = Cache(cache_dir)
+            tree = locate(release, role="upstream", cache=cache, index_url=index_url, offline=offline)
+            for item in run_discovery(discover, tree.name, tree.version, cache, index_url, offline):
+                if item.dependent is not None:
+                    found.append(item.dependent)
+                else:
+                    dropped.append({"name": item.name, "version": item.version, "reason": item.reason})
+        unique = {d.key_text: d for d in reversed(found)}
+        request = ImpactRequest(
+            release, tuple(reversed(unique.values())), old=old, results_dir=results_dir, resume=resume,
+            executor=executor, scheduler=scheduler, workers=workers, timeout=timeout,
+            memory_mb=memory_mb or None, cache_dir=cache_dir, offline=offline, index_url=index_url,
+            dropped=tuple(dropped),
+        )  # fmt: skip
+        if not request.dependents:
+            raise _InputError("no dependent to audit (discovery kept none)")
+        show = _Progress(sys.stderr) if not quiet and _is_tty(sys.stderr) else None
+        try:
+            result = run_impact(request, show)
+        finally:
+            if show is not None:
+                show.close()
+    except (SpecError, SourceError, RuntimeError) as error:
+        raise _InputError(str(error).splitlines()[0] if str(error) else type(error).__name__) from None
+    for fmt, path in outputs:
+        report = render_impact(result, fmt)
+        if path is None:
+            click.echo(report, nl=False)
+            continue
+        try:
+            path.write_text(report, encoding="utf-8")
+        except OSError as error:
+            raise _InputError(f"cannot write {path}: {error.strerror}") from None
+        if not quiet:
+            click.echo(f"apidrift: wrote the {fmt} summary to {path}", err=True)
+    raise SystemExit(impact_exit_status(result, fail_on))
+
+
+def render_impact(result: Any, fmt: str) -> str:
+    from apidrift.reports import impact_html, impact_json, impact_markdown, impact_text
+
+    renderers = {"text": impact_text.render, "markdown": impact_markdown.render, "html": impact_html.render, "json": impact_json.render}
+    return renderers[fmt](result)
+
+
+def impact_exit_status(result: Any, fail_on: str) -> int:
+    """1 when a dependent that is affected now has a finding the release causes at or above `fail_on`."""
+    if fail_on == "never":
+        return EXIT_OK
+    threshold = _RANK[fail_on]
+    for row in result.rows:
+        if row["status"] not in ("broken", "at-risk", "clean"):
+            continue
+        for finding in row.get("findings", ()):
+            if finding.get("classification") != "pre-existing" and _RANK.get(finding["severity"], 0) >= threshold:
+                return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _is_tty(stream: IO[Any]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Progress:
+    """`12/40 dependents, 3 broken, ETA 1m20s` on one terminal line, redrawn as rows arrive."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+        self.first: float | None = None
+        self.done_at_first = 0
+        self.broken = 0
+
+    def __call__(self, done: int, total: int, row: dict[str, Any]) -> None:
+        self.broken += row.get("status") == "broken"
+        now = time.monotonic()
+        if self.first is None:  # resumed rows arrive at once: the rate counts from the first new one
+            self.first, self.done_at_first = now, done - 1
+        rate_done = done - self.done_at_first
+        eta = ""
+        if rate_done > 0 and done < total:
+            seconds = (now - self.first) / rate_done * (total - done) if rate_done > 1 else (now - self.start) * (total - done)
+            eta = f", ETA {_duration(seconds)}"
+        self.stream.write(f"\r\x1b[2K{done}/{total} dependents, {self.broken} broken{eta}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\r\x1b[2K")
+        self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"

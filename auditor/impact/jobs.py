@@ -1,0 +1,261 @@
+"""One dependent = one job: the ordinary audit, run in a child process with a time and a memory limit.
+
+`run_job(job)` is what an executor's worker calls; it returns a plain dict (the dependent's row with
+its findings), always: an audit that raises, runs out of time or out of memory is a row with status
+`error`, `timeout` or `memory`. The child is a fork of the worker when the worker has a single thread
+(the process pool's workers: imports and warm caches are shared), else a fresh interpreter
+(`python -m apidrift.auditor.impact.child`, e.g. in a Dask worker, which runs tasks in threads).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+MAX_RESULT_BYTES = 256 * 1024 * 1024  # what a child may hand back
+MAX_FINDINGS = 20_000  # findings kept per dependent (the counts stay exact)
+EXIT_MEMORY = 3
+_MEMORY_SIGNALS = (signal.SIGKILL, signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS)
+
+
+@dataclass(frozen=True)
+class Job:
+    key: str  # the dependent and the versions: what `--resume` matches
+    dependent: str  # a spec (downstream role) or an absolute folder
+    label: str
+    latest: bool  # a bare name: its latest release on the index
+    release: str  # the upstream spec audited against
+    old: str  # the upstream spec the dependents were written for
+    upstream: str  # the upstream's distribution name
+    upstream_version: str | None
+    pin: str | None = None  # known from discovery
+    origin: str = "list"
+    cache_dir: str | None = None
+    index_url: str | None = None
+    offline: bool = False
+    timeout: float = 600.0  # seconds of wall time
+    memory_mb: int | None = 4096  # address-space limit of the child
+    trace_dir: str | None = None  # a start marker per attempt is written here (to see retries)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Run one job under its limits; the row it returns carries the wall time and where it ran."""
+    started = time.perf_counter()
+    _trace(job)
+    if hasattr(os, "fork") and threading.active_count() == 1:
+        row = _in_fork(job)
+    else:
+        row = _in_subprocess(job)
+    row.setdefault("key", job.key)
+    row.setdefault("dependent", job.label)
+    row["origin"] = job.origin
+    row["wall_seconds"] = round(time.perf_counter() - started, 4)
+    row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    return row
+
+
+def _trace(job: Job) -> None:
+    if not job.trace_dir:
+        return
+    name = f"{job.key[:16]}-{os.getpid()}-{time.time_ns()}"
+    Path(job.trace_dir, name).write_text(json.dumps({"key": job.key, "pid": os.getpid()}), encoding="utf-8")
+
+
+def failed_row(job: Job, status: str, message: str) -> dict[str, Any]:
+    return {
+        "key": job.key, "dependent": job.label, "spec": job.dependent, "version": None, "status": status,
+        "error": message, "pin": job.pin, "errors": 0, "warnings": 0, "infos": 0, "pre_existing": 0,
+        "by_rule": {}, "found": 0, "resolved": 0, "checked": 0, "not_checkable": {}, "timings": {},
+        "notes": [], "findings": [],
+    }  # fmt: skip
+
+
+# ---- the fork path --------------------------------------------------------------------------------
+
+
+def _in_fork(job: Job) -> dict[str, Any]:
+    memory_payload = json.dumps(failed_row(job, "memory", _memory_message(job))).encode()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            os.close(read_end)
+            set_limits(job)
+            try:
+                payload = json.dumps(child_result(job)).encode()
+            except MemoryError:
+                payload, code = memory_payload, EXIT_MEMORY
+            _write_all(write_end, payload)
+        except BaseException:  # noqa: BLE001 - nothing may escape a forked child
+            code = code or 4
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    data, timed_out = _read_until(read_end, time.monotonic() + job.timeout)
+    if timed_out:
+        _kill(pid)
+    _, status = os.waitpid(pid, 0)
+    return _outcome(job, data, timed_out, status)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    os.close(fd)
+
+
+def _read_until(fd: int, deadline: float) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b"", True
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks), False
+            size += len(chunk)
+            if size > MAX_RESULT_BYTES:
+                return b"", False
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _outcome(job: Job, data: bytes, timed_out: bool, status: int) -> dict[str, Any]:
+    if timed_out:
+        return failed_row(job, "timeout", f"the audit took longer than {job.timeout:g} s; stopped")
+    if data:
+        try:
+            row = json.loads(data)
+            if isinstance(row, dict):
+                return row
+        except ValueError:
+            pass
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        if job.memory_mb and number in _MEMORY_SIGNALS:
+            return failed_row(job, "memory", f"{_memory_message(job)} (the child died of signal {number})")
+        return failed_row(job, "error", f"the audit's process died of signal {number}")
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    if code == EXIT_MEMORY:
+        return failed_row(job, "memory", _memory_message(job))
+    return failed_row(job, "error", f"the audit's process ended with status {code} and no result")
+
+
+def _memory_message(job: Job) -> str:
+    return f"the audit needed more than the memory limit of {job.memory_mb} MB; stopped"
+
+
+# ---- the subprocess path --------------------------------------------------------------------------
+
+
+def _in_subprocess(job: Job) -> dict[str, Any]:
+    command = [sys.executable, "-m", "apidrift.auditor.impact.child"]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        out, _ = process.communicate(json.dumps(job.as_dict()).encode(), timeout=job.timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        return failed_row(job, "timeout", f"the audit took longer than {job.timeout:g} s; stopped")
+    status = process.returncode
+    wait_status = (-status) if status < 0 else (status << 8)  # as os.waitpid reports it
+    return _outcome(job, out[:MAX_RESULT_BYTES], False, wait_status)
+
+
+# ---- inside the child -----------------------------------------------------------------------------
+
+
+def set_limits(job: Job) -> None:
+    """The memory limit (address space) and a CPU-time backstop, should the supervisor be gone."""
+    import resource
+
+    if job.memory_mb:
+        limit = job.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    cpu = math.ceil(job.timeout * 1.5) + 10
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY or cpu < hard:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
+
+
+def child_result(job: Job) -> dict[str, Any]:
+    """The audit of one dependent as a row; input errors become an `error` row."""
+    from apidrift.auditor.sources.specs import SourceError, SpecError
+
+    try:
+        return _audit_row(job)
+    except MemoryError:
+        raise
+    except (SpecError, SourceError) as error:
+        return failed_row(job, "error", str(error).splitlines()[0] if str(error) else type(error).__name__)
+    except Exception as error:  # noqa: BLE001 - a bug of ours on this dependent: say so, keep the run
+        first = str(error).splitlines()[0] if str(error) else ""
+        return failed_row(job, "error", f"internal error: {type(error).__name__}: {first}")
+
+
+def _audit(request: Any) -> Any:
+    from apidrift.auditor.downstream import walk
+    from apidrift.auditor.engine import audit
+
+    if hasattr(walk, "POOL_MIN_FILES"):
+        # The jobs already keep every core busy: a pool of parsers inside each one only adds forks.
+        walk.POOL_MIN_FILES = sys.maxsize
+    return audit(request)
+
+
+def _audit_row(job: Job) -> dict[str, Any]:
+    from apidrift.auditor.cache import Cache
+    from apidrift.auditor.engine import AuditRequest
+    from apidrift.auditor.impact.inputs import pin_excluding
+    from apidrift.auditor.impact.results import row_from_audit
+    from apidrift.auditor.sources.locate import locate
+
+    cache = Cache(job.cache_dir)
+    spec = job.dependent
+    if job.latest:
+        spec = _latest(spec, cache, job)
+    tree = locate(spec, role="downstream", cache=cache, index_url=job.index_url, offline=job.offline)
+    pin = job.pin or pin_excluding(tree.requires, job.upstream, job.upstream_version)
+    cache_dir = Path(job.cache_dir) if job.cache_dir else None
+    request = AuditRequest(spec, job.release, old=job.old, cache_dir=cache_dir, offline=job.offline, index_url=job.index_url)
+    result = _audit(request)
+    row = row_from_audit(job.key, job.label, spec, result, pin, max_findings=MAX_FINDINGS)
+    return row
+
+
+def _latest(name: str, cache: Any, job: Job) -> str:
+    from apidrift.auditor.sources.index_client import IndexClient, select_release
+
+    with IndexClient(cache, job.index_url, offline=job.offline) as client:
+        release = select_release(client.project(name), None)
+    return f"{name}=={release.version}"

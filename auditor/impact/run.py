@@ -1,0 +1,271 @@
+"""Running an impact: prepare the release once, hand one job per dependent to an Executor, collect rows.
+
+The executor is a `concurrent.futures.Executor`: the standard library's `ProcessPoolExecutor` on this
+machine by default, or a Dask cluster's (`distributed.Client(address).get_executor()`). A job whose
+worker died (the pool broke, or Dask gave up on it) is submitted again, up to `max_attempts` times;
+after that it is a row with status `error`, never a lost dependent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from apidrift import __version__
+from apidrift.auditor.cache import Cache
+from apidrift.auditor.impact.inputs import Dependent, previous_release
+from apidrift.auditor.impact.jobs import Job, failed_row, run_job
+from apidrift.auditor.impact.results import FAILED, ImpactResult, ResultStore
+from apidrift.auditor.sources.locate import SourceTree, locate
+
+Progress = Callable[[int, int, dict[str, Any]], None]  # (done, total, row)
+
+
+@dataclass(frozen=True)
+class ImpactRequest:
+    release: str  # NAME==VER or NAME@PATH
+    dependents: tuple[Dependent, ...]
+    old: str | None = None  # `--from`; None: the previous release on the index
+    results_dir: Path = Path("apidrift-impact")
+    resume: bool = False
+    executor: str = "process"  # "process" or "dask"
+    scheduler: str | None = None  # a Dask scheduler address
+    workers: int | None = None  # process pool size (default: the CPU count)
+    timeout: float = 600.0
+    memory_mb: int | None = 4096
+    max_attempts: int = 3
+    cache_dir: Path | None = None
+    offline: bool = False
+    index_url: str | None = None
+    trace_dir: Path | None = None
+    dropped: tuple[dict[str, Any], ...] = ()  # discovery's candidates that were not kept
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    release: SourceTree
+    old_spec: str
+    old: SourceTree
+
+
+def release_spec(text: str, cache_dir: Path | None = None) -> str:
+    """The release as a spec: a bare path to a wheel, an sdist or a project folder becomes NAME@PATH."""
+    path = Path(text).expanduser()
+    if "@" in text or not (path.is_file() or path.is_dir()) or not any(c in text for c in "/\\."):
+        return text
+    if path.is_file():
+        from apidrift.auditor.sources.index_client import classify_filename
+        from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+
+        if classify_filename(path.name) is None:
+            return text
+        try:
+            name = str(parse_wheel_filename(path.name)[0] if path.name.endswith(".whl") else parse_sdist_filename(path.name)[0])
+        except (InvalidSdistFilename, InvalidWheelFilename):
+            return text
+        return f"{name}@{path.resolve()}"
+    tree = locate(str(path.resolve()), role="downstream", cache=Cache(cache_dir))  # a folder: only its metadata is read
+    return f"{tree.name}@{path.resolve()}"
+
+
+def prepare(request: ImpactRequest) -> Prepared:
+    """Locate the release and the old version once (downloads land in the shared cache)."""
+    cache = Cache(request.cache_dir)
+    options = {"cache": cache, "index_url": request.index_url, "offline": request.offline}
+    release = locate(request.release, role="upstream", **options)  # type: ignore[arg-type]
+    old_spec = request.old or previous_release(release.name, release.version, cache, request.index_url, request.offline)
+    old = locate(old_spec, role="upstream", **options)  # type: ignore[arg-type]
+    return Prepared(release, old_spec, old)
+
+
+def _label(tree: SourceTree) -> str:
+    return f"{tree.name}=={tree.version}" if tree.version else tree.name
+
+
+def _info(tree: SourceTree, spec: str) -> dict[str, Any]:
+    return {"name": tree.name, "version": tree.version, "label": _label(tree), "spec": spec,
+            "origin": tree.origin, "location": tree.location, "sha256": tree.sha256}  # fmt: skip
+
+
+def job_key(dependent: Dependent, prepared: Prepared) -> str:
+    """The dependent and both upstream versions (and their archives' digests) as one key."""
+    parts = [dependent.key_text, _label(prepared.release), prepared.release.sha256 or prepared.release.location,
+             _label(prepared.old), prepared.old.sha256 or prepared.old.location, __version__]  # fmt: skip
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+
+
+def jobs_for(request: ImpactRequest, prepared: Prepared) -> list[Job]:
+    release_spec = request.release
+    return [
+        Job(
+            key=job_key(d, prepared), dependent=d.spec, label=d.label, latest=d.latest, release=release_spec,
+            old=prepared.old_spec, upstream=prepared.release.name, upstream_version=prepared.release.version,
+            pin=d.pin, origin=d.origin, cache_dir=str(request.cache_dir) if request.cache_dir else None,
+            index_url=request.index_url, offline=request.offline, timeout=request.timeout,
+            memory_mb=request.memory_mb, trace_dir=str(request.trace_dir) if request.trace_dir else None,
+        )  # fmt: skip
+        for d in request.dependents
+    ]
+
+
+def run_impact(request: ImpactRequest, progress: Progress | None = None) -> ImpactResult:
+    started = time.perf_counter()
+    prepared = prepare(request)
+    result = ImpactResult(
+        release=_info(prepared.release, request.release), old=_info(prepared.old, prepared.old_spec),
+        dropped=list(request.dropped), notes=list(request.notes), results_dir=str(request.results_dir),
+    )  # fmt: skip
+    store = ResultStore(request.results_dir)
+    jobs = jobs_for(request, prepared)
+    done: dict[str, dict[str, Any]] = {}
+    if request.resume:
+        previous = store.previous()
+        wanted = {job.key for job in jobs}
+        done = {k: row for k, row in previous.items() if k in wanted and row["status"] != "error"}
+        if done:
+            result.notes.append(f"--resume: {len(done)} dependent{'s' if len(done) != 1 else ''} already audited for these versions")
+    else:
+        store.start(fresh=True)
+    todo = [job for job in jobs if job.key not in done]
+    total = len(jobs)
+    rows = dict(done)
+
+    def collect(row: dict[str, Any]) -> None:
+        store.append(row)
+        rows[row["key"]] = row
+        if progress is not None:
+            progress(len(rows), total, row)
+
+    with make_executor(request) as pool:
+        result.executor = pool.description
+        run_jobs(todo, pool, collect, request.max_attempts)
+    result.rows = [rows[job.key] for job in jobs if job.key in rows]
+    if not store.write_parquet(result):
+        result.notes.append("pyarrow is not installed: results as JSON Lines only (install apidrift[dask] for Parquet)")
+    result.elapsed = time.perf_counter() - started
+    return result
+
+
+# ---- executors ------------------------------------------------------------------------------------
+
+
+def _warm() -> None:
+    """A pool worker imports the audit once (the parser too); each job's child is a fork of it."""
+    import apidrift.auditor.downstream.scan  # noqa: F401
+    import apidrift.auditor.engine  # noqa: F401
+    import apidrift.auditor.impact.results  # noqa: F401
+    import libcst  # noqa: F401
+    from apidrift.rules.registry import all_rules
+
+    all_rules()
+
+
+class Pool:
+    """An Executor and how to get a new one when it breaks; a context manager that shuts it down."""
+
+    def __init__(self, make: Callable[[], Executor], slots: int, description: str, close: Callable[[], None] | None = None) -> None:
+        self._make = make
+        self.slots = slots
+        self.description = description
+        self._close = close
+        self.executor = make()
+
+    def renew(self) -> None:
+        _shutdown(self.executor, wait=False)
+        self.executor = self._make()
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _shutdown(self.executor, wait=True)
+        if self._close is not None:
+            self._close()
+
+
+def _shutdown(executor: Executor, *, wait: bool) -> None:
+    try:
+        executor.shutdown(wait=wait, cancel_futures=True)
+    except TypeError:  # an Executor without cancel_futures (Dask's)
+        executor.shutdown(wait=wait)
+
+
+def make_executor(request: ImpactRequest) -> Pool:
+    if request.executor == "dask" or request.scheduler:
+        return dask_pool(request.scheduler)
+    workers = request.workers or os.cpu_count() or 1
+    context = multiprocessing.get_context("spawn")
+    return Pool(
+        lambda: ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_warm),
+        workers,
+        f"process pool, {workers} worker{'s' if workers != 1 else ''}",
+    )
+
+
+def dask_pool(address: str | None) -> Pool:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise RuntimeError("the Dask executor needs the dask extra: pip install 'apidrift[dask]'") from None
+    try:
+        client = Client(address, timeout=10) if address else Client(processes=True)
+    except (OSError, TimeoutError, ValueError) as error:
+        raise RuntimeError(f"cannot reach the Dask scheduler at {address}: {type(error).__name__}: {error}") from None
+    threads = sum(client.nthreads().values()) or 1
+    where = address or "a local Dask cluster"
+    return Pool(lambda: client.get_executor(pure=False), threads, f"Dask at {where}, {threads} thread{'s' if threads != 1 else ''}", client.close)
+
+
+def run_jobs(jobs: Iterable[Job], pool: Pool, collect: Callable[[dict[str, Any]], None], max_attempts: int = 3) -> None:
+    """Submit every job (a window at a time), collect each row; resubmit a job whose worker died."""
+    pending = deque(jobs)
+    attempts: dict[str, int] = {}
+    in_flight: dict[Future[dict[str, Any]], Job] = {}
+    window = max(2 * pool.slots, 2)
+    while pending or in_flight:
+        while pending and len(in_flight) < window:
+            job = pending.popleft()
+            attempts[job.key] = attempts.get(job.key, 0) + 1
+            try:
+                in_flight[pool.executor.submit(run_job, job)] = job
+            except (BrokenProcessPool, RuntimeError):
+                pool.renew()
+                in_flight[pool.executor.submit(run_job, job)] = job
+        finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        broken = False
+        for future in finished:
+            job = in_flight.pop(future)
+            try:
+                row = future.result()
+            except Exception as error:  # noqa: BLE001 - the worker died or the cluster gave up on the task
+                broken = broken or isinstance(error, BrokenProcessPool)
+                if attempts[job.key] < max_attempts:
+                    pending.appendleft(job)
+                    continue
+                message = f"the worker running it died {attempts[job.key]} times ({type(error).__name__}: {error})"
+                row = failed_row(job, "error", message.splitlines()[0])
+                row["origin"] = job.origin
+            row["attempts"] = attempts[job.key]
+            collect(row)
+        if broken:
+            # Every other job of a broken pool fails the same way: requeue them on a new pool.
+            for future, job in list(in_flight.items()):
+                future.cancel()
+                attempts[job.key] -= 1  # they did not fail: their worker's neighbour did
+                pending.appendleft(job)
+            in_flight.clear()
+            pool.renew()
+
+
+__all__ = ["FAILED", "ImpactRequest", "run_impact", "run_jobs", "make_executor"]

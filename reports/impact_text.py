@@ -1,0 +1,105 @@
+"""Plain-text summary of an impact run: counts by status, what breaks by upstream symbol, one line per dependent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apidrift.auditor.impact.results import STATUSES, Group, ImpactResult
+
+MAX_GROUP_DEPENDENTS = 8  # names listed per group; the rest are counted
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def title(result: ImpactResult) -> str:
+    return f"{result.release['label']} (from {result.old['label']}): {plural(len(result.rows), 'dependent')}"
+
+
+def counts_line(result: ImpactResult) -> str:
+    counts = result.counts()
+    return ", ".join(f"{status} {counts[status]}" for status in STATUSES if counts[status]) or "no dependents"
+
+
+def group_verdict(group: Group) -> str:
+    """"breaks 7 dependents, 12 call sites" (and those pinned below the release)."""
+    verb = "breaks" if group.severity == "error" else "warns"
+    if not group.dependents:
+        return f"{verb} {plural(len(group.pinned), 'dependent')} pinned below the release, when they upgrade"
+    line = f"{verb} {plural(len(group.dependents), 'dependent')}, {plural(group.sites, 'call site')}"
+    if group.pinned:
+        line += f" (+{len(group.pinned)} pinned below the release)"
+    return line
+
+
+def group_line(group: Group) -> str:
+    """"`pkg.Scheduler.__init__` AD102 missing-required-argument: breaks 7 dependents, 12 call sites"."""
+    return f"`{group.symbol}` {group.code} {group.rule}: {group_verdict(group)}"
+
+
+def names(items: tuple[str, ...], limit: int = MAX_GROUP_DEPENDENTS) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def rules_text(row: dict[str, Any]) -> str:
+    return " ".join(f"{code}x{n}" for code, n in sorted(row.get("by_rule", {}).items()))
+
+
+def coverage_text(row: dict[str, Any]) -> str:
+    found = row.get("found") or 0
+    return f"{row.get('checked', 0)}/{found} sites checked" if found else "no use site"
+
+
+def detail(row: dict[str, Any]) -> str:
+    status = row["status"]
+    if status in ("timeout", "memory", "error"):
+        return row.get("error") or status
+    parts = []
+    if row.get("errors"):
+        parts.append(plural(row["errors"], "error"))
+    if row.get("warnings"):
+        parts.append(plural(row["warnings"], "warning"))
+    if row.get("pre_existing"):
+        parts.append(f"{row['pre_existing']} pre-existing")
+    if row.get("pin"):
+        parts.append(f"pins {row['pin']}")
+    if rules_text(row):
+        parts.append(rules_text(row))
+    parts.append(coverage_text(row))
+    return ", ".join(parts)
+
+
+def render(result: ImpactResult) -> str:
+    lines = [f"apidrift impact: {title(result)}", f"  {counts_line(result)}", ""]
+    groups = result.groups()
+    if groups:
+        lines.append("What the release breaks, by upstream symbol:")
+        for group in groups:
+            lines.append(f"  {group_line(group)}")
+            lines.append(f"      {' '.join(group.message.split())}")
+            if group.dependents:
+                lines.append(f"      dependents: {names(group.dependents)}")
+            if group.pinned:
+                lines.append(f"      pinned below it: {names(group.pinned)}")
+        lines.append("")
+    order = {status: i for i, status in enumerate(STATUSES)}
+    lines.append("Dependents:")
+    width = max((len(_who(row)) for row in result.rows), default=0)
+    for row in sorted(result.rows, key=lambda r: (order[r["status"]], r["dependent"])):
+        seconds = row.get("wall_seconds")
+        timing = f"  {seconds:.1f}s" if isinstance(seconds, (int, float)) else ""
+        lines.append(f"  {row['status']:<16} {_who(row):<{width}}  {detail(row)}{timing}")
+    if result.dropped:
+        lines += ["", f"Not audited ({len(result.dropped)} candidates):"]
+        lines += [f"  {item['name']}: {item['reason']}" for item in result.dropped]
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    lines.append(f"{result.executor}; {result.elapsed:.1f}s; rows in {result.results_dir}")
+    return "\n".join(lines) + "\n"
+
+
+def _who(row: dict[str, Any]) -> str:
+    version = row.get("version")
+    return f"{row['dependent']} {version}" if version and str(version) not in row["dependent"] else row["dependent"]

@@ -1,0 +1,71 @@
+"""`apidrift impact` on a real release: click 8.2.0 (from 8.1.8) against 19 real dependents.
+
+Each bucket was checked by reading both click versions and the dependent's release:
+- click 8.2.0 added a required `ctx` to `Parameter.make_metavar` / `Argument.make_metavar`
+  (click/core.py) and to `ParamType.get_metavar` (click/types.py).
+- typer 0.15.1 calls both without it (typer/core.py:389, :504) and overrides `make_metavar(self)`
+  (typer/core.py:381), which click 8.2 calls with ctx.
+- cloup 3.0.5: `Argument.get_help_record` calls `self.make_metavar()` (cloup/_params.py:13).
+- gTTS 2.5.4 requires `click<8.2,>=7.1` (its PKG-INFO): not yet affected.
+- six 1.17.0 never imports click: not using it.
+- The others use click without meeting those changes (no make_metavar/get_metavar call or override).
+rich-click 1.8.5 is left out: its `param.make_metavar()` calls (rich_help_rendering.py:214, :500) are
+broken by click 8.2 too, but apidrift does not know `param`'s type there and stays silent.
+
+Cold, this fetches 21 releases (a few MB in all): 48 s on 2 busy cores (load about 10).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apidrift.auditor.impact.inputs import read_dependents
+from apidrift.auditor.impact.run import ImpactRequest, run_impact
+
+pytestmark = pytest.mark.network
+
+EXPECTED = {
+    "typer==0.15.1": "broken",
+    "cloup==3.0.5": "broken",
+    "gTTS==2.5.4": "not-yet-affected",
+    "six==1.17.0": "not-using",
+    "flask==3.1.0": "clean",
+    "black==24.10.0": "clean",
+    "celery==5.4.0": "clean",
+    "nltk==3.9.1": "clean",
+    "pip-tools==7.4.1": "clean",
+    "uvicorn==0.34.0": "clean",
+    "mkdocs==1.6.1": "clean",
+    "cookiecutter==2.6.0": "clean",
+    "sphinx-click==6.0.0": "clean",
+    "click-default-group==1.2.4": "clean",
+    "click-didyoumean==0.3.1": "clean",
+    "click-repl==0.3.0": "clean",
+    "click-plugins==1.1.1": "clean",
+    "click-log==0.4.0": "clean",
+    "click-option-group==0.5.6": "clean",
+}
+
+
+def test_click_8_2_against_real_dependents(tmp_path: Path, index_cache: Path) -> None:
+    listing = tmp_path / "dependents.txt"
+    listing.write_text("\n".join(EXPECTED) + "\n", encoding="utf-8")
+    request = ImpactRequest(
+        "click==8.2.0", tuple(read_dependents(listing)), old="click==8.1.8", results_dir=tmp_path / "results",
+        cache_dir=index_cache, workers=2, timeout=300,
+    )  # fmt: skip
+    result = run_impact(request)
+    assert {row["dependent"]: row["status"] for row in result.rows} == EXPECTED
+    rows = {row["dependent"]: row for row in result.rows}
+    errors = {(f["path"], f["line"], f["code"]) for f in rows["typer==0.15.1"]["findings"] if f["severity"] == "error"}
+    assert errors == {("typer/core.py", 381, "AD106"), ("typer/core.py", 389, "AD102"), ("typer/core.py", 504, "AD102")}
+    cloup = {(f["path"], f["line"], f["code"], f["symbol"]) for f in rows["cloup==3.0.5"]["findings"] if f["severity"] == "error"}
+    assert cloup == {("cloup/_params.py", 13, "AD102", "click.core.Argument.make_metavar")}
+    assert rows["gTTS==2.5.4"]["pin"] == "click<8.2,>=7.1"
+    groups = {(g.symbol, g.code): g for g in result.groups()}
+    assert groups[("click.core.Argument.make_metavar", "AD102")].dependents == ("cloup==3.0.5",)
+    assert groups[("click.core.Parameter.make_metavar", "AD102")].dependents == ("typer==0.15.1",)
+    assert groups[("click.types.ParamType.get_metavar", "AD102")].dependents == ("typer==0.15.1",)
+    assert all(row["found"] > 0 for name, row in rows.items() if name != "six==1.17.0")
