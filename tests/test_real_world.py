@@ -157,6 +157,7 @@ COMPILED_CLEAN_PAIRS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("downstream", "upstream"), COMPILED_CLEAN_PAIRS, ids=[f"{d}-{u}" for d, u in COMPILED_CLEAN_PAIRS])
 def test_clean_pair_with_compiled_upstream_has_no_error(
     downstream: str, upstream: str, index_cache: Path, coverage_report: list[str]
