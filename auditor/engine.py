@@ -19,13 +19,14 @@ from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import Resolver
-from apidrift.auditor.results import AuditResult, Coverage, Finding, InputInfo, Severity
+from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Severity
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_paths
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import SourceError, SpecError
 from apidrift.auditor.sources.written_for import choose_old
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
+from apidrift.rules import unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
 
@@ -109,6 +110,7 @@ def audit(request: AuditRequest) -> AuditResult:
                     _count(coverage, new)  # a method of the downstream's own is no use of the upstream
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result)
+        findings += _file_findings(result.files, down_tree.root, new_tree.name, rules, request)
     result.findings = sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
@@ -147,6 +149,24 @@ def _apply_rules(checked_sites: list[CheckedSite], rules: tuple[Rule, ...], requ
             for suppression in all_suppressions(path, lines):
                 if suppression not in used:
                     result.notes.append(f"unused suppression: {suppression.render()}")
+    return findings
+
+
+def _file_findings(
+    outcomes: list[FileOutcome], root: Path, upstream: str, rules: tuple[Rule, ...], request: AuditRequest
+) -> list[Finding]:
+    """One AD901 finding per downstream file that could not be read or parsed: it was not checked."""
+    rule = next((r for r in rules if r.code == unparsable_file.RULE["code"]), None)
+    if rule is None or _selected(rule, request.ignore_rules):
+        return []
+    severity = next((Severity(v) for k, v in request.severities.items() if _selected(rule, {k})), None)
+    findings = []
+    for outcome in outcomes:
+        if outcome.status != "failed":
+            continue
+        file = None if outcome.path.endswith("/") else (root / outcome.path if root.is_dir() else root)
+        finding = unparsable_file.file_finding(rule, outcome, file, upstream)
+        findings.append(replace(finding, severity=severity) if severity else finding)
     return findings
 
 

@@ -19,6 +19,7 @@ from apidrift.rules import (
     private_name,
     too_many_positional,
     unexpected_keyword,
+    unparsable_file,
 )
 from apidrift.rules.base import Rule, rule_from_module
 
@@ -37,9 +38,10 @@ _MODULES = (
     default_changed,
     deprecated_target,
     private_name,
+    unparsable_file,
 )
 
-FAMILIES = {"names": "AD0", "calls": "AD1", "drift": "AD2", "risk": "AD3"}
+FAMILIES = {"names": "AD0", "calls": "AD1", "drift": "AD2", "risk": "AD3", "input": "AD9"}
 
 
 @cache
