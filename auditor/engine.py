@@ -24,7 +24,7 @@ from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_path
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import SourceError, SpecError
-from apidrift.auditor.sources.written_for import choose_old
+from apidrift.auditor.sources.written_for import choose_old, downstream_environment
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.rules import unparsable_file
 from apidrift.rules.base import Rule
@@ -45,6 +45,7 @@ class AuditRequest:
     exclude: tuple[str, ...] = ()  # glob patterns of downstream paths not to scan
     ignore_symbols: tuple[str, ...] = ()  # upstream dotted paths (or glob patterns) not to report
     warn_unused_ignores: bool = False
+    python: Path | None = None  # `--python`: the downstream's own interpreter or environment
 
 
 @dataclass
@@ -68,7 +69,8 @@ def audit(request: AuditRequest) -> AuditResult:
     with timer.phase("fetch"):
         new_tree = locate(request.against, role="upstream", cache=cache, index_url=request.index_url, offline=request.offline)
         down_tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)
-        choice = choose_old(request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version)
+        environment = downstream_environment(request.python)
+        choice = choose_old(request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version, environment)
         notes.append(choice.note)
         old_tree = None
         if choice.spec is not None:
@@ -77,10 +79,11 @@ def audit(request: AuditRequest) -> AuditResult:
             except SpecError:
                 raise  # a `--from` that does not parse is a usage error
             except SourceError as error:
+                if request.old is not None:  # asked for by name: an input that cannot be had
+                    raise SourceError(f"--from {request.old}: {error}") from None
                 # Without the old version the audit still finds every break; only drift labels and
                 # the comparisons (remaps, changed defaults) are lost. Say so, and go on.
-                which = "the old version" if request.old is not None else "the inferred old version"
-                notes.append(f"{which} could not be had ({error}): audited against {new_tree.name} alone")
+                notes.append(f"the inferred old version could not be had ({error}): audited against {new_tree.name} alone")
     result = AuditResult(
         downstream=_input(down_tree),
         upstream=_input(new_tree),

@@ -68,3 +68,21 @@ def test_the_unparsable_file_rule_is_configurable(upstream: Path, args: list[str
     assert main(audit(upstream, down, *args)) == expected
     out = capsys.readouterr().out
     assert ("AD901" in out) is ("--ignore" not in args)
+
+
+# ---- the version written for
+
+
+@pytest.mark.parametrize("old", ["pkg==9.0", "pkg@{tmp}/no-such-folder"])
+def test_an_explicit_from_that_cannot_be_had_is_exit_2(upstream: Path, old: str, capsys: pytest.CaptureFixture[str]) -> None:
+    down = write(upstream / "down", {"app/__init__.py": "import pkg\npkg.run(1)\n"})
+    assert main(audit(upstream, down, "--from", old.format(tmp=upstream))) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("apidrift: error: --from pkg"), err
+
+
+def test_an_inferred_old_version_that_cannot_be_had_falls_back_with_a_note(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    down = write(upstream / "down", {"app/__init__.py": "import pkg\npkg.run(1)\n",
+                                     "pyproject.toml": '[project]\nname = "down"\nversion = "1"\ndependencies = ["pkg==0.5"]\n'})  # fmt: skip
+    assert main(audit(upstream, down)) == 0
+    assert "the inferred old version could not be had" in capsys.readouterr().out

@@ -81,6 +81,7 @@ def cli() -> None:
 @click.argument("downstream")
 @click.option("--against", "against", metavar="UPSTREAM", help="Upstream version to check against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].")
 @click.option("--from", "old", metavar="UPSTREAM", help="Upstream version the downstream was written for.")
+@click.option("--python", "python", type=click.Path(path_type=Path), help="The downstream's own interpreter (or environment folder): its installed upstream is the version written for, when the downstream pins none.")
 @click.option("--format", "formats", metavar="FMT[:PATH]", multiple=True, help=f"Report format, repeatable: {', '.join(FORMATS)}; with :PATH written to that file (default: text to stdout).")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the (single) report here instead of stdout.")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the run (exit 1). Default: `fail-on` in [tool.apidrift], else error.")
@@ -103,6 +104,7 @@ def audit(
     downstream: str,
     against: str | None,
     old: str | None,
+    python: Path | None,
     formats: tuple[str, ...],
     output: Path | None,
     fail_on: str | None,
@@ -138,7 +140,7 @@ def audit(
         say(f"configuration: [tool.apidrift] in {config.path}")
     request = build_request(
         config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols,
-        severities=_severities(severity), warn_unused_ignores=warn_unused_ignores, verb="audit",
+        severities=_severities(severity), warn_unused_ignores=warn_unused_ignores, verb="audit", python=python,
     )
     against = request.against
     fail_on = fail_on or config.fail_on or "error"
@@ -258,6 +260,7 @@ def diff(
 @click.argument("downstream")
 @click.option("--against", "against", metavar="UPSTREAM", help="Upstream version to fix against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].")
 @click.option("--from", "old", metavar="UPSTREAM", help="Upstream version the downstream was written for (renames are recognised against it).")
+@click.option("--python", "python", type=click.Path(path_type=Path), help="The downstream's own interpreter (or environment folder), to infer the version written for.")
 @click.option("--diff", "mode", flag_value="diff", default=True, help="Print the fixes as a unified diff (the default); change nothing.")
 @click.option("--write", "mode", flag_value="write", help="Apply the fixes to the files of a local DOWNSTREAM folder.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (drop a keyword whose parameter was removed).")
@@ -274,6 +277,7 @@ def fix(
     downstream: str,
     against: str | None,
     old: str | None,
+    python: Path | None,
     mode: str,
     unsafe_fixes: bool,
     config_path: Path | None,
@@ -301,7 +305,7 @@ def fix(
         _refuse_write_early(downstream)
     config = read_config(downstream, config_path, no_config)
     request = build_request(
-        config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols, verb="fix"
+        config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols, verb="fix", python=python
     )
     against = request.against
     try:
@@ -369,6 +373,7 @@ def build_request(
     severities: dict[str, str] | None = None,
     warn_unused_ignores: bool = False,
     verb: str,
+    python: Path | None = None,
 ) -> Any:
     """The engine's request: command-line options over the configuration's."""
     from apidrift.auditor.engine import AuditRequest
@@ -388,7 +393,14 @@ def build_request(
         exclude=tuple(config.exclude) + tuple(exclude),
         ignore_symbols=symbol_patterns(tuple(config.ignore_symbols) + tuple(ignore_symbols)),
         warn_unused_ignores=warn_unused_ignores,
+        python=_python(python),
     )
+
+
+def _python(python: Path | None) -> Path | None:
+    if python is not None and not python.exists():
+        raise InputError(f"--python {python}: no such interpreter or folder")
+    return python
 
 
 def exit_status(result: AuditResult, fail_on: str) -> int:
