@@ -119,11 +119,63 @@ def audit(request: AuditRequest) -> AuditResult:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
             coverage.count_unchecked(Unknown(Reason.UNPARSABLE_FILE).label)
     result.coverage.append(coverage)
+    result.unchecked = _unchecked(coverage, result, down_tree, new_tree, checked_sites)
+    if result.unchecked is not None and coverage.found == 0 and down_tree.origin == "index":
+        _name_dependents(result, request, cache, down_tree, new_tree)
     for resolver in filter(None, (new_resolver, old_resolver)):
         for module, error in sorted(resolver.index.stats.failed.items()):
             result.notes.append(f"{resolver.index.label}: module {module} could not be parsed ({error}); its names are not checked")
     result.timings = timer.timings
     return result
+
+
+def _unchecked(
+    coverage: Coverage, result: AuditResult, down: SourceTree, new: SourceTree, checked_sites: list[CheckedSite]
+) -> str | None:
+    """The one line that says the audit checked nothing, or None when it checked something. Imports
+    that resolve are no check of the calls and attributes that use them: when there are such uses
+    and not one of them could be checked, nothing was checked either."""
+    uses = [c for c in checked_sites if c.site.kind != "import" and not _own_method(c)]
+    if uses and not any(c.new.unknown is None for c in uses):
+        sites = f"{len(uses)} site{'s' if len(uses) != 1 else ''}"
+        return f"nothing checked: {_label(down)} uses {new.name} at {sites} beyond its imports, but none could be checked"
+    if coverage.checked:
+        return None
+    names = ", ".join(new.import_names) or new.name
+    failed = sum(1 for f in result.files if f.status == "failed")
+    if coverage.found == 0:
+        if failed:
+            return f"nothing checked: no use of {new.name} found in the files of {_label(down)} that could be read ({failed} could not)"
+        return f"nothing checked: {_label(down)} does not use {new.name} (no file imports {names})"
+    return f"nothing checked: {_label(down)} uses {new.name} at {coverage.found} site{'s' if coverage.found != 1 else ''}, but none could be checked"
+
+
+def _own_method(checked: CheckedSite) -> bool:
+    unknown = checked.new.unknown
+    return checked.site.kind == "override" and unknown is not None and unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD
+
+
+def _name_dependents(result: AuditResult, request: AuditRequest, cache: Cache, down: SourceTree, new: SourceTree) -> None:
+    """Name the downstream's recent releases that do require the upstream, so the user can pick one."""
+    from apidrift.auditor.sources.dependents import RECENT_RELEASES, releases_requiring
+    from apidrift.auditor.sources.index_client import IndexClient
+
+    if request.offline:
+        result.notes.append(f"offline: the releases of {down.name} that require {new.name} were not looked up")
+        return
+    try:
+        with IndexClient(cache, request.index_url) as client:
+            found = releases_requiring(client, down.name, new.name)
+    except SourceError as error:
+        result.notes.append(f"the releases of {down.name} that require {new.name} could not be looked up: {error}")
+        return
+    result.dependents = found.lines
+    looked = f"the newest release of each of the {found.read + found.unread} newest release series of {down.name}"
+    unread = f" ({found.unread} without metadata on the index)" if found.unread else ""
+    if not found.lines:
+        result.notes.append(f"none of {looked} requires {new.name}{unread}")
+    elif found.unread:
+        result.notes.append(f"looked at {looked}{unread}")
 
 
 def _apply_rules(checked_sites: list[CheckedSite], rules: tuple[Rule, ...], request: AuditRequest, result: AuditResult) -> list[Finding]:

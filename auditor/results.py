@@ -125,6 +125,10 @@ class AuditResult:
     notes: list[str] = field(default_factory=list)  # what the user should know about how the audit ran
     timings: dict[str, float] = field(default_factory=dict)  # phase -> seconds
     tool_version: str = ""
+    # Set when nothing was checked: the downstream does not use the upstream, or none of its use sites
+    # could be checked. The gate then has nothing to pass (exit status 3), and every report says so first.
+    unchecked: str | None = None
+    dependents: list[str] = field(default_factory=list)  # releases that do require the upstream
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
@@ -145,4 +149,6 @@ class AuditResult:
             "files": [asdict(f) for f in self.files],
             "notes": list(self.notes),
             "timings": dict(self.timings),
+            "unchecked": self.unchecked,
+            "dependents": list(self.dependents),
         }

@@ -36,7 +36,8 @@ def render(result: AuditResult, *, workspace: Path | None = None) -> str:
     lines = [_annotation(finding, result, workspace) for finding in _sorted(result.findings)]
     for note in result.notes:
         lines.append(command("notice", note, title="apidrift"))
-    for outcome in sorted((o for o in result.files if o.status == "failed"), key=lambda o: o.path):
+    reported = {f.location.path for f in result.findings if f.code == "AD901"}  # already an annotation
+    for outcome in sorted((o for o in result.files if o.status == "failed" and o.path not in reported), key=lambda o: o.path):
         lines.append(
             command(
                 "warning",

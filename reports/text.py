@@ -32,9 +32,19 @@ class _Style:
 def render(result: AuditResult, *, color: bool = False) -> str:
     """The whole report, ending with a newline; ANSI colours only when `color` is True."""
     style = _Style(color)
-    blocks = [_finding_block(finding, style) for finding in sorted_findings(result.findings)]
+    blocks = [_unchecked(result, style)] if result.unchecked else []
+    blocks += [_finding_block(finding, style) for finding in sorted_findings(result.findings)]
     blocks.append(_summary(result, style))
     return "\n\n".join(blocks) + "\n"
+
+
+def _unchecked(result: AuditResult, style: _Style) -> str:
+    """First thing on the page: this run is no pass, because nothing was checked."""
+    lines = [style(f"apidrift: {result.unchecked}", _BOLD, _SEVERITY_COLOR[Severity.WARNING])]
+    if result.dependents:
+        lines.append("  releases that do require it (audit one of them):")
+        lines += [f"    {line}" for line in result.dependents]
+    return "\n".join(lines)
 
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
@@ -96,7 +106,9 @@ def _summary(result: AuditResult, style: _Style) -> str:
     for coverage in result.coverage:
         lines += _coverage_lines(coverage)
     lines += _file_lines(result.files)
-    if result.findings:
+    if result.unchecked and not result.findings:
+        final = style("Nothing was checked (exit status 3).", _BOLD, _SEVERITY_COLOR[Severity.WARNING])
+    elif result.findings:
         final = f"Found {_plural(errors, 'error')} ({_plural(warnings, 'warning')}, {infos} info)."
         final = style(final, _BOLD, _SEVERITY_COLOR[result.worst() or Severity.INFO])
     else:

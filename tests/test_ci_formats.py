@@ -99,8 +99,8 @@ def test_github_annotations_from_a_real_run(reports: dict[str, Path], monkeypatc
     assert guarded.startswith("::notice ")  # info level: guarded by `except ImportError`
     posonly = next(c for c in commands if "AD104" in c)
     assert "%25" not in posonly.split("::", 2)[1]  # properties carry no message text
-    failed = next(c for c in commands if "broken.py" in c)
-    assert failed.startswith("::warning file=app/broken.py,title=apidrift%3A file not audited::")
+    failed = [c for c in commands if "broken.py" in c]  # one annotation: the AD901 error
+    assert len(failed) == 1 and failed[0].startswith("::error file=app/broken.py,line=2,col=5,") and "AD901" in failed[0]
     assert lines[-1].startswith("apidrift: app==1.0 against pkg: ")
 
 
@@ -131,7 +131,7 @@ def _finding(path: str, source: str, message: str = "f() got an unexpected keywo
 def test_markdown_summary_from_a_real_run(reports: dict[str, Path]) -> None:
     text = reports["markdown"].read_text(encoding="utf-8")
     assert text.startswith("### apidrift: app==1.0 against pkg (written for pkg)\n")
-    assert ":x: **4 errors**, 0 warnings, 1 info" in text
+    assert ":x: **5 errors**, 0 warnings, 1 info" in text
     assert "| [`AD101` unexpected-keyword](" in text
     assert "| :x: | `app/__init__.py:8:22` | `AD101` unexpected-keyword | get\\_config() got an unexpected" in text
     assert "<details><summary>Coverage, files and notes</summary>" in text

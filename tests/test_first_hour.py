@@ -86,3 +86,79 @@ def test_an_inferred_old_version_that_cannot_be_had_falls_back_with_a_note(upstr
                                      "pyproject.toml": '[project]\nname = "down"\nversion = "1"\ndependencies = ["pkg==0.5"]\n'})  # fmt: skip
     assert main(audit(upstream, down)) == 0
     assert "the inferred old version could not be had" in capsys.readouterr().out
+
+
+# ---- the gate passes only what it checked
+
+
+def test_a_downstream_that_does_not_use_the_upstream_is_exit_3_said_first(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    down = write(upstream / "down", {"app/__init__.py": "import os\n"})
+    assert main(audit(upstream, down)) == 3
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "apidrift: nothing checked: down does not use pkg (no file imports pkg)"
+    assert "No breaking changes found" not in out
+    assert main(audit(upstream, down, "--format", "json")) == 3
+    assert json.loads(capsys.readouterr().out)["unchecked"].startswith("nothing checked: down does not use pkg")
+    assert main(audit(upstream, down, "--fail-on", "never")) == 0  # asked never to fail
+
+
+def test_use_sites_none_of_which_could_be_checked_is_exit_3(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    down = write(upstream / "down", {"app/__init__.py": "import pkg\n\ndef f(args):\n    pkg.run(*args)\n"})
+    assert main(audit(upstream, down, "--format", "json")) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert report["coverage"][0]["found"] == 2 and report["coverage"][0]["checked"] == 1  # the import only
+    assert "uses pkg at 1 site beyond its imports, but none could be checked" in report["unchecked"]
+    write(down, {"app/more.py": "import pkg\npkg.run(1)\n"})  # one call checked: the gate has checked something
+    assert main(audit(upstream, down)) == 0
+
+
+def test_findings_still_exit_1_when_nothing_else_was_checked(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    down = write(upstream / "down", {"app/__init__.py": "import pkg\n\ndef f(:\n"})
+    assert main(audit(upstream, down)) == 1
+    assert "AD901" in capsys.readouterr().out
+
+
+class _FakeIndex:
+    """An index that lists four releases; the metadata of two of them require the upstream."""
+
+    def __init__(self) -> None:
+        from apidrift.auditor.sources.index_client import IndexFile, ProjectListing
+
+        versions = ["0.1.0", "0.2.0", "0.3.0a1", "0.3.0", "0.3.1"]
+        self.listing = ProjectListing("down", "test", tuple(
+            IndexFile(f"down-{v}-py3-none-any.whl", f"u/{v}", v, "wheel", True, None, 10, metadata_url=f"m/{v}")
+            for v in versions))  # fmt: skip
+        self.requires = {"0.1.0": ["pkg==0.5; extra == 'x'"], "0.2.0": ["pkg>=1"], "0.3.0": ["other"], "0.3.1": []}
+        self.asked: list[str] = []
+
+    def project(self, name: str):  # noqa: ANN201
+        return self.listing
+
+    def metadata(self, file) -> str:  # noqa: ANN001
+        self.asked.append(file.version)
+        lines = "".join(f"Requires-Dist: {r}\n" for r in self.requires[file.version])
+        return f"Metadata-Version: 2.1\nName: down\nVersion: {file.version}\n{lines}"
+
+
+def test_the_releases_that_require_the_upstream_are_named_from_their_metadata() -> None:
+    from apidrift.auditor.sources.dependents import releases_requiring
+
+    index = _FakeIndex()
+    found = releases_requiring(index, "down", "pkg")  # type: ignore[arg-type]
+    assert found.lines == ["down 0.2.0 requires pkg>=1", "down 0.1.0 requires pkg==0.5 (extra x)"]
+    assert index.asked == ["0.3.1", "0.2.0", "0.1.0"]  # the newest of each series; no pre-release
+    index.asked.clear()
+    assert releases_requiring(index, "down", "pkg", count=2).lines == ["down 0.2.0 requires pkg>=1"]  # type: ignore[arg-type]
+    assert index.asked == ["0.3.1", "0.2.0"]
+
+
+@pytest.mark.network
+def test_the_releases_of_speculators_that_require_vllm(index_cache: Path) -> None:
+    """speculators 0.3.0's METADATA (read from its wheel) has `Requires-Dist: vllm==0.11.0; extra == "datagen"`."""
+    from apidrift.auditor.cache import Cache
+    from apidrift.auditor.sources.dependents import releases_requiring
+    from apidrift.auditor.sources.index_client import IndexClient
+
+    with IndexClient(Cache(index_cache)) as client:
+        found = releases_requiring(client, "speculators", "vllm")
+    assert "speculators 0.3.0 requires vllm==0.11.0 (extra datagen)" in found.lines

@@ -1,6 +1,7 @@
 """The command line: thin commands that build a request, call the engine, render, and pick the exit status.
 
-Exit status: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 bad usage or input.
+Exit status: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 bad usage or input;
+3 nothing was checked (the downstream does not use the upstream, or none of its uses could be checked).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import click
 from apidrift import __version__
 from apidrift.auditor.results import AuditResult, Severity
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_UNCHECKED = 0, 1, 2, 3
 FORMATS = ("text", "json", "sarif", "html", "github", "markdown")
 FAIL_ON = ("error", "warning", "info", "never")
 LEVELS = ("error", "warning", "info")
@@ -407,7 +408,9 @@ def exit_status(result: AuditResult, fail_on: str) -> int:
     if fail_on == "never":
         return EXIT_OK
     threshold = Severity(fail_on).rank
-    return EXIT_FINDINGS if any(f.severity.rank >= threshold for f in result.findings) else EXIT_OK
+    if any(f.severity.rank >= threshold for f in result.findings):
+        return EXIT_FINDINGS
+    return EXIT_UNCHECKED if result.unchecked else EXIT_OK
 
 
 # ---- option helpers

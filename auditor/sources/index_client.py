@@ -48,6 +48,7 @@ DEFAULT_MAX_DOWNLOAD_SECONDS = 30 * 60.0  # a whole download, however slowly the
 MAX_RETRY_AFTER = 10.0  # seconds: a server's Retry-After is honoured up to this
 LISTING_FORMAT = 1
 _CHUNK = 1 << 16
+MAX_METADATA_BYTES = 1 << 20  # a release's core metadata (PEP 658) is a few KiB
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
 _OTHER_TAR_SUFFIXES = (".tgz", ".tar.bz2", ".tbz", ".tbz2", ".tar.xz", ".txz")
 
@@ -98,6 +99,7 @@ class IndexFile:
     size: int | None
     yanked: bool = False
     yanked_reason: str | None = None
+    metadata_url: str | None = None  # PEP 658/714: the core metadata served beside the file
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,7 @@ def _file_from_package(pkg: pypi_simple.DistributionPackage) -> IndexFile | None
         size=pkg.size,
         yanked=pkg.is_yanked,
         yanked_reason=pkg.yanked_reason or None,
+        metadata_url=pkg.metadata_url if pkg.has_metadata is not False else None,  # None: not said; tried
     )
 
 
@@ -477,6 +480,32 @@ class IndexClient:
             raise SourceError(
                 f"cannot read the index page of {name} at {where}: {type(exc).__name__}: {_short(exc)}"
             ) from None
+
+    # core metadata (PEP 658)
+
+    def metadata(self, file: IndexFile, limit: int = MAX_METADATA_BYTES) -> str:
+        """The core metadata the index serves beside `file` (PEP 658), at most `limit` bytes."""
+        import requests
+        import urllib3
+
+        if file.metadata_url is None:
+            raise SourceError(f"the index serves no metadata for {file.filename}")
+        try:
+            response = self.client.s.get(file.metadata_url, stream=True, timeout=self.timeout)
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            raise SourceError(f"cannot read the metadata of {file.filename}: {_short(exc)}") from None
+        with response:
+            if response.status_code >= 400:
+                raise SourceError(f"reading the metadata of {file.filename} failed: HTTP {response.status_code}")
+            data = b""
+            try:
+                for chunk in response.iter_content(_CHUNK):
+                    data += chunk
+                    if len(data) > limit:
+                        raise SourceError(f"the metadata of {file.filename} is larger than {limit} bytes; refused")
+            except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+                raise SourceError(f"cannot read the metadata of {file.filename}: {_short(exc)}") from None
+        return data.decode("utf-8", "replace")
 
     # downloads
 

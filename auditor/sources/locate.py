@@ -165,7 +165,7 @@ def _from_name(spec: NameSpec, role: Role, ctx: _Context) -> SourceTree:
         )
     tree = _from_index(name, None, ctx)
     return _with_note(
-        tree, f"{name} is not a local folder nor installed: using the latest release on the index, {tree.version}"
+        tree, f"{name} is neither a local folder nor installed: using the latest release on the index, {tree.version}"
     )
 
 
@@ -280,7 +280,7 @@ def _from_path(spec: PathSpec, ctx: _Context) -> SourceTree:
         tree = _from_directory(path, origin="path", name_hint=spec.name)
     elif path.is_file():
         if archive_kind(path.name) is None:
-            raise SourceError(f"{path}: not a directory, a wheel (.whl) nor an sdist (.tar.gz, .zip, ...)")
+            raise SourceError(f"{path}: neither a directory, a wheel (.whl) nor an sdist (.tar.gz, .zip, ...)")
         try:
             digest = _sha256_of(path)
         except OSError as exc:
@@ -609,7 +609,7 @@ def _tree_from_extraction(
     compiled = _compiled_under(analysis.root, extraction.compiled, extraction.tree)
     if not analysis.import_names:
         raise SourceError(
-            f"{filename} holds no Python source (.py or .pyi) nor compiled module of {name_hint}: nothing to read"
+            f"{filename} holds neither Python source (.py or .pyi) nor a compiled module of {name_hint}: nothing to read"
         )
     note = info.get("note") if origin == "index" else None
     if compiled and not _has_sources(analysis.root, analysis.import_names):
