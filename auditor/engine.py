@@ -94,7 +94,12 @@ def audit(request: AuditRequest) -> AuditResult:
     upstream_names = frozenset(new_tree.import_names) | frozenset(old_tree.import_names if old_tree else ())
 
     with timer.phase("scan"):
-        scans, outcomes = scan_downstream(down_tree.root, upstream_names, cache.dir("scan"), request.exclude)
+        prefix = _prefix(down_tree)
+        exclude = request.exclude + tuple(p[len(prefix):] for p in request.exclude if prefix and p.startswith(prefix))
+        scans, outcomes = scan_downstream(down_tree.root, upstream_names, cache.dir("scan"), exclude)
+        if prefix:  # every path is relative to the project root, where the user stands
+            scans = [replace(scan, path=prefix + scan.path) for scan in scans]
+            outcomes = [replace(outcome, path=prefix + outcome.path) for outcome in outcomes]
         result.files.extend(outcomes)
     api_dir = cache.dir("api")
     new_resolver = Resolver(_index(new_tree, api_dir))
@@ -113,7 +118,7 @@ def audit(request: AuditRequest) -> AuditResult:
                     _count(coverage, new)  # a method of the downstream's own is no use of the upstream
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result)
-        findings += _file_findings(result.files, down_tree.root, new_tree.name, rules, request)
+        findings += _file_findings(result.files, down_tree.path_base, new_tree.name, rules, request)
     result.findings = sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
@@ -127,6 +132,17 @@ def audit(request: AuditRequest) -> AuditResult:
             result.notes.append(f"{resolver.index.label}: module {module} could not be parsed ({error}); its names are not checked")
     result.timings = timer.timings
     return result
+
+
+def _prefix(tree: SourceTree) -> str:
+    """The scanned root's path below the folder reported paths are relative to: "src/" or ""."""
+    if not tree.root.is_dir():
+        return ""
+    try:
+        relative = tree.root.relative_to(tree.path_base).as_posix()
+    except ValueError:
+        return ""
+    return "" if relative in ("", ".") else relative + "/"
 
 
 def _unchecked(
@@ -283,6 +299,7 @@ def _input(tree: SourceTree) -> InputInfo:
         sha256=tree.sha256,
         import_names=tuple(tree.import_names),
         note=tree.note,
+        root=str(tree.path_base) if tree.origin in ("directory", "installed") else None,
     )
 
 

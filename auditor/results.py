@@ -21,7 +21,7 @@ class Severity(str, Enum):
 
 @dataclass(frozen=True)
 class Location:
-    path: str  # POSIX path relative to the downstream root
+    path: str  # POSIX path relative to the downstream's project root (see `InputInfo.root`)
     line: int  # 1-based
     column: int  # 1-based
     end_line: int
@@ -74,6 +74,9 @@ class InputInfo:
     sha256: str | None = None  # of the archive, when one was read
     import_names: tuple[str, ...] = ()
     note: str | None = None  # e.g. why the latest release was used
+    # The folder the report's paths are relative to (absolute), for a local folder or an installed
+    # distribution; for a release, paths are relative to the release's own top folder and this is None.
+    root: str | None = None
 
     @property
     def label(self) -> str:

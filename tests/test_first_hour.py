@@ -162,3 +162,55 @@ def test_the_releases_of_speculators_that_require_vllm(index_cache: Path) -> Non
     with IndexClient(Cache(index_cache)) as client:
         found = releases_requiring(client, "speculators", "vllm")
     assert "speculators 0.3.0 requires vllm==0.11.0 (extra datagen)" in found.lines
+
+
+# ---- paths relative to the project root, in every format
+
+
+SRC_LAYOUT = {
+    "pyproject.toml": '[project]\nname = "app"\nversion = "1.0"\n',
+    "src/app/__init__.py": "import pkg\n\npkg.run(1, c=2)\n",
+}
+
+
+def test_fix_diff_on_a_src_layout_applies_with_git_from_the_project_root(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    assert git, "git is needed for this test"
+    repo = write(upstream / "repo", SRC_LAYOUT)
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(upstream), "PATH": "/usr/bin:/bin"}
+    subprocess.run([git, "init", "-q"], cwd=repo, check=True, env=env)
+    for folder in (repo, repo / "src", repo / "src" / "app"):  # wherever the user names the downstream from
+        status = main(["fix", str(folder), "--against", f"pkg@{upstream / 'new'}", "--offline", "--cache-dir",
+                       str(upstream / "cache"), "--unsafe-fixes"])  # fmt: skip
+        patch = capsys.readouterr().out
+        assert status == 1 and "+++ b/src/app/__init__.py" in patch, patch
+        (upstream / "fix.diff").write_text(patch)
+        applied = subprocess.run([git, "apply", "--check", str(upstream / "fix.diff")], cwd=repo, env=env, capture_output=True, text=True)
+        assert applied.returncode == 0, applied.stderr
+    subprocess.run([git, "apply", str(upstream / "fix.diff")], cwd=repo, check=True, env=env)
+    assert (repo / "src/app/__init__.py").read_text() == "import pkg\n\npkg.run(1)\n"
+
+
+def test_every_format_names_the_same_path(upstream: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = write(upstream / "repo", SRC_LAYOUT)
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    outputs = {fmt: upstream / f"report.{fmt}" for fmt in ("text", "json", "sarif", "github", "markdown", "html")}
+    args = [a for fmt, path in outputs.items() for a in ("--format", f"{fmt}:{path}")]
+    assert main(audit(upstream, repo, *args, "--quiet")) == 1
+    wanted = "src/app/__init__.py"
+    report = json.loads(outputs["json"].read_text())
+    assert [f["location"]["path"] for f in report["findings"]] == [wanted]
+    assert report["downstream"]["root"] == str(repo.resolve())
+    assert f"{wanted}:3:12:" in outputs["text"].read_text()
+    assert f"::error file={wanted},line=3," in outputs["github"].read_text()
+    assert f"`{wanted}:3:12`" in outputs["markdown"].read_text()
+    assert wanted in outputs["html"].read_text()
+    sarif = json.loads(outputs["sarif"].read_text())
+    run = sarif["runs"][0]
+    location = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": wanted, "uriBaseId": "SRCROOT"}
+    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == repo.resolve().as_uri() + "/"

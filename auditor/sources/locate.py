@@ -84,6 +84,13 @@ class SourceTree:
     compiled_modules: frozenset[str]  # dotted names of compiled extension modules found
     requires: tuple[str, ...]  # the distribution's Requires-Dist lines, verbatim
     note: str | None = None
+    # The folder every reported path is relative to: a local project's folder holding pyproject.toml
+    # (else the folder given), a release's own top folder; `root` or a folder above it. None: `root`.
+    project_root: Path | None = None
+
+    @property
+    def path_base(self) -> Path:
+        return self.project_root or self.root
 
 
 def locate(
@@ -626,6 +633,7 @@ def _tree_from_extraction(
         compiled_modules=compiled,
         requires=meta.requires or (),
         note=note,
+        project_root=extraction.tree if _within(analysis.root, extraction.tree) else None,
     )
 
 
@@ -687,7 +695,21 @@ def _from_directory(
         sha256=None,
         compiled_modules=_walk_compiled(analysis.root, analysis.import_names),
         requires=meta.requires or (),
+        project_root=_path_base(folder, analysis.root),
     )
+
+
+def _path_base(folder: Path, root: Path) -> Path:
+    """What reported paths are relative to: the project folder (the one holding pyproject.toml, this
+    folder or up to two above it), else the folder given; never a folder below the scanned root."""
+    for candidate in (_project_dir_of(folder), folder):
+        if _within(root, candidate):
+            return candidate
+    return root
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 # --- installed distributions ---------------------------------------------------------------------
