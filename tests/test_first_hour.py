@@ -214,3 +214,21 @@ def test_every_format_names_the_same_path(upstream: Path, capsys: pytest.Capture
     location = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert location == {"uri": wanted, "uriBaseId": "SRCROOT"}
     assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == repo.resolve().as_uri() + "/"
+
+
+# ---- hints that are right
+
+
+@pytest.mark.parametrize(("new_annotation", "suggested"), [("int", False), ("int | None", True), ("Optional[int]", True)])
+def test_ad202_suggests_the_old_default_only_where_the_new_annotation_takes_it(
+    tmp_path: Path, new_annotation: str, suggested: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / "old", {"pkg/__init__.py": "from typing import Optional\n\nclass Config:\n    def __init__(self, name, seed: Optional[int] = None):\n        pass\n"})
+    write(tmp_path / "new", {"pkg/__init__.py": f"from typing import Optional\n\nclass Config:\n    def __init__(self, name, seed: {new_annotation} = 0):\n        pass\n"})
+    down = write(tmp_path / "down", {"app/__init__.py": "import pkg\n\npkg.Config('x')\n"})
+    assert main(audit(tmp_path, down, "--from", f"pkg@{tmp_path / 'old'}", "--format", "json")) == 0
+    (finding,) = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["code"] == "AD202" and "changed from None to 0" in finding["message"]
+    assert ("pass `seed=None`" in finding["hint"]) is suggested, finding["hint"]
+    if not suggested:
+        assert f"does not fit the new annotation `{new_annotation}`" in finding["hint"]
