@@ -20,7 +20,7 @@ from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import Resolver
 from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Severity
-from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_paths
+from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import SourceError, SpecError
@@ -354,8 +354,9 @@ def diff_versions(request: DiffRequest) -> DiffResult:
         down_tree = locate(request.used_by, role="downstream", **options)  # type: ignore[arg-type]
         names = frozenset(old_tree.import_names) | frozenset(new_tree.import_names)
         scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
-        uses = used_paths(((scan.path, scan.sites) for scan in scans), old)
-        changes = diff(old, new, uses, uses)
+        sites = used_sites(((scan.path, scan.sites) for scan in scans), old)
+        uses = {path: sorted({u.where for u in found}) for path, found in sites.items()}
+        changes = diff(old, new, uses, uses, sites)
     else:
         changes = diff(old, new, all_paths(old))
     return DiffResult(_input(old_tree), _input(new_tree), _input(down_tree) if down_tree else None, changes)
