@@ -306,7 +306,7 @@ def test_rules_code_prints_its_docs(name: str, capsys: pytest.CaptureFixture[str
 
 def test_rules_unknown_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "AD999"]) == 2
-    assert "no rule 'AD999'" in one_line_error(capsys.readouterr().err)
+    assert "no rule, rule name or family 'AD999'" in one_line_error(capsys.readouterr().err)
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -232,3 +232,39 @@ def test_ad202_suggests_the_old_default_only_where_the_new_annotation_takes_it(
     assert ("pass `seed=None`" in finding["hint"]) is suggested, finding["hint"]
     if not suggested:
         assert f"does not fit the new annotation `{new_annotation}`" in finding["hint"]
+
+
+# ---- the command line a new user meets
+
+
+def test_rules_of_one_family_and_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from apidrift.rules.registry import all_rules
+
+    assert main(["rules", "calls"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [r.code for r in all_rules() if r.family == "calls"]
+    assert main(["rules", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(r["code"], r["name"], r["family"]) for r in data] == [(r.code, r.name, r.family) for r in all_rules()]
+    assert main(["rules", "AD901", "--format", "json"]) == 0
+    assert "## What it does" in json.loads(capsys.readouterr().out)["docs"]
+
+
+def test_audit_help_gives_the_exit_statuses_and_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "--help"]) == 0
+    out = capsys.readouterr().out
+    for status in ("0  nothing at or above", "1  findings", "2  bad usage", "3  nothing was checked"):
+        assert f"\n    {status}" in out, out
+    assert "apidrift audit speculators==0.3.0 --against vllm==0.16.0" in out
+    assert "apidrift audit . --against" in out
+
+
+def test_one_line_on_stderr_when_every_report_goes_to_a_file(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    down = write(upstream / "down", {"app/__init__.py": "import pkg\npkg.run(1)\n"})
+    html, sarif = upstream / "report.html", upstream / "report.sarif"
+    assert main(audit(upstream, down, "--format", f"html:{html}", "--format", f"sarif:{sarif}")) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [f"apidrift: wrote {html}, {sarif} (no findings)"]
+    assert main(audit(upstream, down, "--format", f"html:{html}", "--quiet")) == 0
+    assert capsys.readouterr().err == ""

@@ -125,7 +125,20 @@ def audit(
     quiet: bool,
     verbose: bool,
 ) -> None:
-    """Audit DOWNSTREAM (NAME==VER, a folder, or an installed NAME) against an upstream version."""
+    """Audit DOWNSTREAM (NAME==VER, a folder, or an installed NAME) against an upstream version.
+
+    \b
+    Examples:
+      apidrift audit speculators==0.3.0 --against vllm==0.16.0
+      apidrift audit . --against vllm==0.16.0 --format html:report.html --format sarif:report.sarif
+
+    \b
+    Exit status:
+      0  nothing at or above --fail-on (default: error)
+      1  findings at or above --fail-on
+      2  bad usage or input (one line on stderr)
+      3  nothing was checked: the downstream does not use the upstream, or none of its uses could be checked
+    """
     from apidrift.auditor.baseline import BaselineError, read_baseline, split, write_baseline as write_accepted
     from apidrift.auditor.engine import audit as run_audit
     from apidrift.auditor.sources.specs import SourceError, SpecError
@@ -196,23 +209,53 @@ def audit(
             raise InputError(f"cannot write {out.path}: {error.strerror}") from None
         if verbose:
             say(f"wrote the {out.fmt} report to {out.path}")
+    if all(out.path is not None for out in outputs):  # nothing on stdout: say where it went, and the gist
+        say(f"wrote {', '.join(str(out.path) for out in outputs)} ({_gist(result)})")
     raise SystemExit(exit_status(result, fail_on))
+
+
+def _gist(result: AuditResult) -> str:
+    if not result.findings:
+        return "nothing checked" if result.unchecked else "no findings"
+    counts = [(result.count(s), s.value) for s in Severity]
+    return ", ".join(f"{n} {word}{'s' if n != 1 and word != 'info' else ''}" for n, word in counts if n)
 
 
 @cli.command()
 @click.argument("code", required=False)
-def rules(code: str | None) -> None:
-    """List the rules, or print one rule's docs (by code or name)."""
-    from apidrift.rules.registry import all_rules, get_rule
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules(code: str | None, fmt: str) -> None:
+    """List the rules, a family's rules (`apidrift rules calls`), or print one rule's docs (by code or name)."""
+    import json
 
-    if code is None:
-        for rule in all_rules():
-            click.echo(f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.summary}")
+    from apidrift.rules.registry import FAMILIES, all_rules, get_rule
+
+    selected = list(all_rules())
+    family = code.strip().lower() if code else None
+    if code is not None and family not in FAMILIES:
+        rule = get_rule(code)
+        if rule is None:
+            raise InputError(f"no rule, rule name or family {code!r}; `apidrift rules` lists them (families: {', '.join(FAMILIES)})")
+        if fmt == "json":
+            click.echo(json.dumps(_rule_data(rule, docs=True), indent=2))
+        else:
+            click.echo(f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family})\n\n{rule.docs}")
         return
-    rule = get_rule(code)
-    if rule is None:
-        raise InputError(f"no rule {code!r}; `apidrift rules` lists them")
-    click.echo(f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family})\n\n{rule.docs}")
+    if family is not None:
+        selected = [r for r in selected if r.family == family]
+    if fmt == "json":
+        click.echo(json.dumps([_rule_data(rule) for rule in selected], indent=2))
+        return
+    for rule in selected:
+        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.family:<6} {rule.summary}")
+
+
+def _rule_data(rule: Any, *, docs: bool = False) -> dict[str, Any]:
+    data = {"code": rule.code, "name": rule.name, "severity": rule.severity.value, "family": rule.family,
+            "summary": rule.summary, "since": rule.since}  # fmt: skip
+    if docs:
+        data["docs"] = rule.docs
+    return data
 
 
 @cli.command()
