@@ -268,3 +268,25 @@ def test_one_line_on_stderr_when_every_report_goes_to_a_file(upstream: Path, cap
     assert captured.err.splitlines() == [f"apidrift: wrote {html}, {sarif} (no findings)"]
     assert main(audit(upstream, down, "--format", f"html:{html}", "--quiet")) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_network_error_is_one_short_line(upstream: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from apidrift.auditor.sources import index_client
+
+    monkeypatch.setattr(index_client, "DEFAULT_RETRIES", 0)  # refused is refused: no need to wait for backoff
+    down = write(upstream / "down", {"app/__init__.py": "import pkg\n"})
+    status = main(["audit", str(down), "--against", "pkg==1.0", "--index-url", "http://127.0.0.1:9/simple/",
+                   "--cache-dir", str(upstream / "cache")])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1
+    assert err[0] == "apidrift: error: cannot reach the index http://127.0.0.1:9/simple/: connection refused by 127.0.0.1:9 (--offline uses the cache only)"
+
+
+def test_network_failures_are_named_in_a_few_words() -> None:
+    from apidrift.auditor.sources.index_client import network_failure
+
+    resolve = OSError("HTTPSConnectionPool(host='idx.invalid', port=443): Max retries exceeded with url: /simple/x/ "
+                      "(Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection object at 0x7f>: Failed to resolve 'idx.invalid'\"))")  # fmt: skip
+    assert network_failure(resolve) == "cannot resolve the host name idx.invalid"
+    timeout = OSError("HTTPSConnectionPool(host='idx.invalid', port=443): Read timed out. (read timeout=60)")
+    assert network_failure(timeout) == "timed out talking to idx.invalid:443"

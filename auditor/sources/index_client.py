@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import time
 import uuid
 import warnings
@@ -296,6 +297,29 @@ def _short(exc: BaseException) -> str:
     return lines[0][:300] if lines else type(exc).__name__
 
 
+def network_failure(exc: BaseException) -> str:
+    """What failed, in a few words, instead of the transport library's whole text: "cannot resolve
+    the host name x", "connection refused by x:9", "timed out talking to x"..."""
+    text = " ".join(str(exc).split())
+    host = re.search(r"host='([^']*)'", text)
+    port = re.search(r"port=(\d+)", text)
+    where = f"{host.group(1)}:{port.group(1)}" if host and port else (host.group(1) if host else "the server")
+    name = host.group(1) if host else "the server"
+    checks = [
+        (("NameResolutionError", "Failed to resolve", "Name or service not known", "getaddrinfo"), f"cannot resolve the host name {name}"),
+        (("Connection refused", "Errno 111"), f"connection refused by {where}"),
+        (("timed out", "Timeout", "TimeoutError"), f"timed out talking to {where}"),
+        (("SSLError", "CERTIFICATE_VERIFY_FAILED", "SSL:"), f"TLS handshake with {where} failed"),
+        (("ProxyError", "Unable to connect to proxy"), "cannot connect through the proxy"),
+        (("Network is unreachable", "No route to host"), f"no route to {where}"),
+        (("RemoteDisconnected", "Connection aborted", "Connection reset"), f"{where} closed the connection"),
+    ]
+    for needles, sentence in checks:
+        if any(needle in text for needle in needles):
+            return sentence
+    return _short(exc)[:160]
+
+
 class _Interrupted(Exception):
     """A download that broke off mid-body (reset, timeout, short read): worth another attempt."""
 
@@ -474,7 +498,7 @@ class IndexClient:
             raise SourceError(f"cannot read the index page of {name} at {where}: {_short(exc)}") from None
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             raise SourceError(
-                f"cannot reach the index {where}: {_short(exc)} (--offline uses the cache only)"
+                f"cannot reach the index {where}: {network_failure(exc)} (--offline uses the cache only)"
             ) from None
         except Exception as exc:  # unsupported content type or API version, malformed JSON or HTML...
             raise SourceError(
@@ -493,7 +517,7 @@ class IndexClient:
         try:
             response = self.client.s.get(file.metadata_url, stream=True, timeout=self.timeout)
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-            raise SourceError(f"cannot read the metadata of {file.filename}: {_short(exc)}") from None
+            raise SourceError(f"cannot read the metadata of {file.filename}: {network_failure(exc)}") from None
         with response:
             if response.status_code >= 400:
                 raise SourceError(f"reading the metadata of {file.filename} failed: HTTP {response.status_code}")
@@ -559,7 +583,7 @@ class IndexClient:
             response = self.client.s.get(file.url, stream=True, timeout=self.timeout)
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             # Connection errors were already retried (with backoff) by the session's retry policy.
-            raise SourceError(f"cannot download {file.filename}: {_short(exc)}") from None
+            raise SourceError(f"cannot download {file.filename}: {network_failure(exc)}") from None
         with response:
             if response.status_code >= 400:
                 raise SourceError(f"downloading {file.filename} failed: HTTP {response.status_code}")
