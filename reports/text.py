@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
 from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Location, Severity
+from apidrift.reports.sigdiff import Row, diff_signatures, parse_signature, single_side
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -69,13 +71,68 @@ def _finding_block(finding: Finding, style: _Style) -> str:
         lines.append(
             f"{style(' ' * len(number) + ' |', _DIM)} {indent}{style(carets[len(indent) :], _BOLD, severity_color)}"
         )
-    if finding.new_signature:
-        lines.append(f"  new: {finding.new_signature}")
-    if finding.old_signature:
-        lines.append(f"  old: {finding.old_signature}")
+    new_text, old_text = short_signatures(finding)
+    if new_text:
+        lines.append(f"  new: {new_text}")
+    if old_text:
+        lines.append(f"  old: {old_text}")
     if finding.hint:
         lines.append(f"  {style('hint:', _BOLD)} {finding.hint}")
     return "\n".join(lines)
+
+
+LONG_SIGNATURE = 120  # longer signatures show their changed parameters with a little context
+CONTEXT = 1  # unchanged parameters shown on each side of a changed one
+FOLD_AT = 3  # shortest run of unchanged parameters that is elided
+
+
+def short_signatures(finding: Finding) -> tuple[str | None, str | None]:
+    """(new, old) signatures for the text report: whole when short; otherwise the parameters that
+    changed or that the message names, one neighbour each side, and `..., 37 unchanged, ...` for the
+    rest (JSON and HTML carry them whole)."""
+    new, old = finding.new_signature, finding.old_signature
+    if max(len(new or ""), len(old or "")) <= LONG_SIGNATURE:
+        return new, old
+    named = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)", finding.message + " " + (finding.hint or "")))
+    compared = diff_signatures(old, new) if old and new else None
+    if compared is not None:
+        return _elide(compared.new, compared.new_returns, named), _elide(compared.old, compared.old_returns, named)
+    return (_elide(single_side(new), _returns(new), named) if new else None), (_elide(single_side(old), _returns(old), named) if old else None)
+
+
+def _returns(signature: str) -> str | None:
+    parsed = parse_signature(signature)
+    return parsed[1] if parsed else None
+
+
+def _elide(rows: tuple[Row, ...] | None, returns: str | None, named: set[str]) -> str | None:
+    if rows is None:
+        return None
+    keep = {i for i, row in enumerate(rows) if row.status != "same" or row.param.name in named}
+    shown = {j for i in keep for j in range(i - CONTEXT, i + CONTEXT + 1) if 0 <= j < len(rows)}
+    if not shown:
+        shown = set(range(min(len(rows), 2)))
+    run: list[int] = []  # a run of fewer than FOLD_AT hidden parameters is shown: eliding it saves nothing
+    for i in [*range(len(rows)), len(rows)]:
+        if i < len(rows) and i not in shown:
+            run.append(i)
+            continue
+        if len(run) < FOLD_AT:
+            shown.update(run)
+        run = []
+    parts: list[str] = []
+    hidden = 0
+    for i, row in enumerate(rows):
+        if i in shown:
+            if hidden:
+                parts.append(f"..., {hidden} unchanged, ...")
+                hidden = 0
+            parts.append(row.param.text)
+        else:
+            hidden += 1
+    if hidden:
+        parts.append(f"..., {hidden} unchanged")
+    return f"({', '.join(parts)})" + (f" -> {returns}" if returns else "")
 
 
 def caret_line(location: Location) -> str:

@@ -290,3 +290,35 @@ def test_network_failures_are_named_in_a_few_words() -> None:
     assert network_failure(resolve) == "cannot resolve the host name idx.invalid"
     timeout = OSError("HTTPSConnectionPool(host='idx.invalid', port=443): Read timed out. (read timeout=60)")
     assert network_failure(timeout) == "timed out talking to idx.invalid:443"
+
+
+# ---- reports people read
+
+
+def _long_finding():  # noqa: ANN202
+    from apidrift.auditor.results import Finding, Location, Severity
+
+    fields = [f"field_{i}: int = {i}" for i in range(40)]
+    old = "(self, " + ", ".join(fields) + ") -> None"
+    new = old.replace("field_20: int = 20", "field_20: int = 21")
+    source = "    Config()"
+    return Finding(
+        code="AD202", rule="default-changed", severity=Severity.WARNING,
+        message="constructor of pkg.Config: the default of `field_20` changed from 20 to 21 in pkg==2",
+        location=Location("app/mod.py", 3, 5, 3, 13, source), symbol="pkg.Config", upstream="pkg",
+        new_signature=new, old_signature=old, hint="pass `field_20=20` to keep the old behaviour",
+    )  # fmt: skip
+
+
+def test_text_elides_long_signatures_around_what_changed() -> None:
+    from apidrift.auditor.results import AuditResult, InputInfo
+    from apidrift.reports import render
+
+    finding = _long_finding()
+    result = AuditResult(InputInfo("app", "1", "directory", "/x"), InputInfo("pkg", "2", "path", "/y"), findings=[finding])
+    text = render(result, "text")
+    new_line = next(line for line in text.splitlines() if line.startswith("  new: "))
+    assert new_line == "  new: (..., 20 unchanged, ..., field_19: int = 19, field_20: int = 21, field_21: int = 21, ..., 18 unchanged) -> None"
+    assert len(new_line) < 200 and len(finding.new_signature) > 700
+    full = json.loads(render(result, "json"))["findings"][0]
+    assert full["new_signature"] == finding.new_signature  # whole in JSON
