@@ -56,10 +56,15 @@ class Finding:
     classification: str | None = None
     fix: Fix | None = None
     guarded: bool = False  # inside try/except ImportError, a hasattr or version test...: expected to fail
+    # The source around the use: the whole call (all its lines) with a few lines before and after,
+    # starting at line `context_start`; empty when not known.
+    context: tuple[str, ...] = ()
+    context_start: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.value
+        data["context"] = list(self.context)
         return data
 
 
@@ -132,6 +137,10 @@ class AuditResult:
     # could be checked. The gate then has nothing to pass (exit status 3), and every report says so first.
     unchecked: str | None = None
     dependents: list[str] = field(default_factory=list)  # releases that do require the upstream
+    # How this report was produced, for a reader of a file: "date" (ISO 8601, UTC), "command" (the
+    # command line), "config" (the configuration file, or None) and "settings" (what it set),
+    # "seconds" (the whole run). Set by the command line; empty for library use.
+    run: dict[str, Any] = field(default_factory=dict)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
@@ -154,4 +163,5 @@ class AuditResult:
             "timings": dict(self.timings),
             "unchecked": self.unchecked,
             "dependents": list(self.dependents),
+            "run": dict(self.run),
         }

@@ -66,6 +66,15 @@ class SignatureView:
 
 
 @dataclass(frozen=True)
+class SourceLine:
+    number: int
+    before: str
+    marked: str
+    after: str
+    use: bool  # a line of the use itself (not context)
+
+
+@dataclass(frozen=True)
 class FindingView:
     id: str
     finding: Finding
@@ -75,12 +84,20 @@ class FindingView:
     after: str
     signature: SignatureView | None
     search: str
+    lines: tuple[SourceLine, ...] = ()  # the whole use with context lines, when the finding has them
+    suppression: str = ""  # the comment that silences this finding, to copy
+    fixable: str | None = None  # "safe" or "unsafe" when `apidrift fix` can edit it
+
+
+_EDIT_KINDS = ("rename-keyword", "remove-keyword", "move-import")  # what `apidrift fix` edits
 
 
 def context(result: AuditResult) -> dict[str, Any]:
     rules = {rule.code: rule for rule in all_rules()}
+    # Most severe first, then by file and position: what fails the gate is read first.
     findings = sorted(
-        result.findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message)
+        result.findings,
+        key=lambda f: (-f.severity.rank, f.location.path, f.location.line, f.location.column, f.code, f.message),
     )
     views = [_finding_view(i, f, rules.get(f.code), result) for i, f in enumerate(findings, start=1)]
     by_file: dict[str, list[FindingView]] = {}
@@ -131,6 +148,8 @@ def context(result: AuditResult) -> dict[str, Any]:
         "file_counts": {s: statuses.get(s, 0) for s in ("scanned", "skipped", "failed")},
         "skipped": sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])),
         "failed": sorted((o for o in result.files if o.status == "failed"), key=lambda o: o.path),
+        "run": result.run,
+        "seconds": result.run.get("seconds") if result.run else (sum(result.timings.values()) if result.timings else None),
     }
 
 
@@ -149,7 +168,35 @@ def _finding_view(number: int, finding: Finding, rule: Rule | None, result: Audi
         after=after,
         signature=_signature_view(finding, result),
         search=search,
+        lines=source_lines(finding),
+        suppression=f"# apidrift: ignore[{finding.code}]",
+        fixable=_fixable(finding),
     )
+
+
+def _fixable(finding: Finding) -> str | None:
+    fix = finding.fix
+    if fix is None or finding.guarded or fix.kind not in _EDIT_KINDS or fix.applicability not in ("safe", "unsafe"):
+        return None
+    return fix.applicability
+
+
+def source_lines(finding: Finding) -> tuple[SourceLine, ...]:
+    """The finding's context lines, the use's own lines marked (its span, from column to end column)."""
+    loc = finding.location
+    if not finding.context or finding.context_start < 1:
+        return ()
+    rows = []
+    for offset, text in enumerate(finding.context):
+        number = finding.context_start + offset
+        if number < loc.line or number > max(loc.end_line, loc.line):
+            rows.append(SourceLine(number, text, "", "", False))
+            continue
+        start = min(max(loc.column, 1), len(text) + 1) - 1 if number == loc.line else len(text) - len(text.lstrip())
+        end = (loc.end_column - 1) if number == loc.end_line else len(text.rstrip())
+        end = min(max(end, start + 1 if number == loc.line else start), len(text))
+        rows.append(SourceLine(number, text[:start], text[start:end], text[end:], True))
+    return tuple(rows)
 
 
 def split_marked(location: Location) -> tuple[str, str, str]:
@@ -282,25 +329,26 @@ def rule_docs_html(rule: Rule) -> Markup:
 FOLD_AT = 4  # runs of unchanged parameters at least this long are folded into a <details>
 
 
-def fold_unchanged(rows: list[Any] | None, named: Any) -> list[tuple[str, Any]]:
-    """Rows as ("row", row) items, with long runs of unchanged, unnamed parameters grouped as
-    ("fold", [rows]): a config class of fifty fields shows what changed, the rest one click away
-    (a native <details>: no script needed, and screen readers announce it)."""
-    items: list[tuple[str, Any]] = []
-    run: list[Any] = []
+def fold_unchanged(rows: list[Any] | None, named: Any) -> list[tuple[str, Any, int]]:
+    """Rows as ("row", row, number) items, with long runs of unchanged, unnamed parameters grouped as
+    ("fold", [rows], number of the first): a config class of fifty fields shows what changed, the rest
+    one click away (a native <details>: no script needed, and screen readers announce it). Numbers are
+    the parameters' true positions (1-based), folded or not."""
+    items: list[tuple[str, Any, int]] = []
+    run: list[tuple[int, Any]] = []
 
     def flush() -> None:
         if len(run) >= FOLD_AT:
-            items.append(("fold", list(run)))
+            items.append(("fold", [r for _, r in run], run[0][0]))
         else:
-            items.extend(("row", r) for r in run)
+            items.extend(("row", r, n) for n, r in run)
         run.clear()
 
-    for row in rows or []:
+    for number, row in enumerate(rows or [], start=1):
         if row.status == "same" and row.param.name not in named:
-            run.append(row)
+            run.append((number, row))
             continue
         flush()
-        items.append(("row", row))
+        items.append(("row", row, number))
     flush()
     return items

@@ -96,4 +96,19 @@ def make_finding(
         hint=hint,
         fix=fix,
         guarded=checked.site.guarded,
+        **_context(checked, where),
     )
+
+
+CONTEXT_LINES = 2  # lines shown before and after a use in the HTML report
+MAX_CONTEXT_LINES = 40
+
+
+def _context(checked: CheckedSite, where: Span) -> dict[str, Any]:
+    """The whole use (every line of its span) with CONTEXT_LINES around it, bounded."""
+    lines = checked.lines
+    if not lines:
+        return {}
+    first = max(1, where.line - CONTEXT_LINES)
+    last = min(len(lines), max(where.end_line, where.line) + CONTEXT_LINES, first + MAX_CONTEXT_LINES - 1)
+    return {"context": tuple(line[:500] for line in lines[first - 1 : last]), "context_start": first}

@@ -144,6 +144,7 @@ def audit(
     from apidrift.auditor.sources.specs import SourceError, SpecError
     from apidrift.reports import render
 
+    started = time.time()
     outputs = parse_outputs(formats, output)
     say = Messages(quiet=quiet)
     if verbose and not quiet:
@@ -197,6 +198,7 @@ def audit(
         for line in describe_run(result, request, cache_before):
             say(line)
 
+    result.run = run_info(started, config)
     for out in outputs:
         use_color = out.fmt == "text" and out.path is None and _want_color(color)
         report = render(result, out.fmt, color=use_color)
@@ -212,6 +214,31 @@ def audit(
     if all(out.path is not None for out in outputs):  # nothing on stdout: say where it went, and the gist
         say(f"wrote {', '.join(str(out.path) for out in outputs)} ({_gist(result)})")
     raise SystemExit(exit_status(result, fail_on))
+
+
+_ARGV: list[str] | None = None  # the command line `main` was given, for the reports' "how made" line
+
+
+def run_info(started: float, config: Any) -> dict[str, Any]:
+    """How this report was produced: when, by which command and configuration, in how long."""
+    import shlex
+    from datetime import datetime, timezone
+
+    argv = _ARGV if _ARGV is not None else sys.argv[1:]
+    settings = {}
+    if config.found:
+        for key in ("against", "old", "fail_on", "ignore", "severity", "exclude", "ignore_symbols"):
+            value = getattr(config, key)
+            if value:
+                name = {"old": "from", "fail_on": "fail-on", "ignore_symbols": "ignore-symbols"}.get(key, key)
+                settings[name] = value if isinstance(value, (str, dict)) else list(value)
+    return {
+        "date": datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+        "command": "apidrift " + shlex.join(argv),
+        "config": str(config.path) if config.found else None,
+        "settings": settings,
+        "seconds": round(time.time() - started, 3),
+    }
 
 
 def _gist(result: AuditResult) -> str:
@@ -635,6 +662,8 @@ def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> li
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return the exit status (tests call this)."""
+    global _ARGV
+    _ARGV = list(argv) if argv is not None else None
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="apidrift", standalone_mode=False)
     except SystemExit as exit:
