@@ -119,6 +119,7 @@ def audit(request: AuditRequest) -> AuditResult:
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result)
         findings += _file_findings(result.files, down_tree.path_base, new_tree.name, rules, request)
+    findings = _with_definitions(findings, new_resolver)
     result.findings = sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
@@ -132,6 +133,45 @@ def audit(request: AuditRequest) -> AuditResult:
             result.notes.append(f"{resolver.index.label}: module {module} could not be parsed ({error}); its names are not checked")
     result.timings = timer.timings
     return result
+
+
+DEFINITION_LINES = 12  # lines of an upstream definition shown with a finding
+
+
+def _with_definitions(findings: list[Finding], resolver: Resolver) -> list[Finding]:
+    """Each finding with where its target is defined in the target version (file, line, first lines)."""
+    from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue
+
+    found: dict[str, tuple[str | None, tuple[str, ...]]] = {}
+    out = []
+    for finding in findings:
+        symbol = finding.symbol
+        if symbol and symbol not in found:
+            found[symbol] = (None, ())
+            try:
+                value = resolver.lookup(symbol)
+                if isinstance(value, (ClassValue, FunctionValue)) and value.info.lineno:
+                    parts = symbol.split(".")
+                    for end in range(len(parts) - 1, 0, -1):
+                        module = resolver.lookup(".".join(parts[:end]))
+                        if isinstance(module, ModuleValue):
+                            found[symbol] = _definition(resolver.index.root, module.info.filepath, value.info.lineno)
+                            break
+            except Exception:  # the panel is a convenience: never a reason to fail the audit
+                pass
+        where, source = found.get(symbol, (None, ()))
+        out.append(replace(finding, definition=where, definition_source=source) if where else finding)
+    return out
+
+
+def _definition(root: Path, filepath: str, lineno: int) -> tuple[str | None, tuple[str, ...]]:
+    try:
+        with open(root / filepath, "rb") as handle:
+            data = handle.read(4 * 1024 * 1024)
+    except OSError:
+        return f"{filepath}:{lineno}", ()
+    lines = data.decode("utf-8", "replace").splitlines()[lineno - 1 : lineno - 1 + DEFINITION_LINES]
+    return f"{filepath}:{lineno}", tuple(line[:300] for line in lines)
 
 
 def _prefix(tree: SourceTree) -> str:

@@ -60,11 +60,16 @@ class Finding:
     # starting at line `context_start`; empty when not known.
     context: tuple[str, ...] = ()
     context_start: int = 0
+    # Where the target is defined in the upstream version's sources ("pkg/core.py:12", relative to
+    # its source root), with the first lines of that definition; None / empty when not known.
+    definition: str | None = None
+    definition_source: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.value
         data["context"] = list(self.context)
+        data["definition_source"] = list(self.definition_source)
         return data
 
 

@@ -390,6 +390,12 @@ def test_html_report_reads_well_in_chromium(browser: Browser, html_report: tuple
     assert data["run"]["command"].startswith("apidrift audit ") and data["run"]["command"] in footer
     assert "pyproject.toml" in footer and "exclude = ['build/*']" in footer
     assert f"The run took {data['run']['seconds']:.1f} s." in footer
+    # The upstream definition, file and line in the target version's sources, in a panel.
+    definition = warning.locator("details.definition")
+    assert definition.locator("summary").inner_text().startswith("Defined at pkg/__init__.py:7 in pkg")
+    definition.locator("summary").click()
+    assert "7    def __init__(self, name, f0=0" in definition.locator("pre").inner_text()
+    assert HTML_NEW.splitlines()[6].startswith("    def __init__(self, name,")  # line 7 of the new version, as the panel says
     # The filter state lives in the address: a reload keeps it.
     page.select_option("#filter-severity", "warning")
     assert page.evaluate("location.hash") == "#severity=warning"
