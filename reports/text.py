@@ -108,7 +108,11 @@ def _returns(signature: str) -> str | None:
 def _elide(rows: tuple[Row, ...] | None, returns: str | None, named: set[str]) -> str | None:
     if rows is None:
         return None
-    keep = {i for i, row in enumerate(rows) if row.status != "same" or row.param.name in named}
+    # The parameters the finding names (`seed` of a changed default) are what it is about; without
+    # such, every parameter that differs between the versions.
+    keep = {i for i, row in enumerate(rows) if row.param.name in named}
+    if not keep:
+        keep = {i for i, row in enumerate(rows) if row.status != "same"}
     shown = {j for i in keep for j in range(i - CONTEXT, i + CONTEXT + 1) if 0 <= j < len(rows)}
     if not shown:
         shown = set(range(min(len(rows), 2)))
@@ -121,17 +125,22 @@ def _elide(rows: tuple[Row, ...] | None, returns: str | None, named: set[str]) -
             shown.update(run)
         run = []
     parts: list[str] = []
-    hidden = 0
+    hidden: list[Row] = []
+
+    def elided() -> str:
+        what = "unchanged" if all(r.status == "same" for r in hidden) else "other"
+        return f"{len(hidden)} {what}"
+
     for i, row in enumerate(rows):
         if i in shown:
             if hidden:
-                parts.append(f"..., {hidden} unchanged, ...")
-                hidden = 0
+                parts.append(f"..., {elided()}, ...")
+                hidden = []
             parts.append(row.param.text)
         else:
-            hidden += 1
+            hidden.append(row)
     if hidden:
-        parts.append(f"..., {hidden} unchanged")
+        parts.append(f"..., {elided()}")
     return f"({', '.join(parts)})" + (f" -> {returns}" if returns else "")
 
 
