@@ -33,7 +33,8 @@ def command(name: str, message: str, **properties: object) -> str:
 
 def render(result: AuditResult, *, workspace: Path | None = None) -> str:
     """One workflow command per finding, then the notes as notices, then a plain summary line."""
-    lines = [_annotation(finding, result, workspace) for finding in _sorted(result.findings)]
+    lines = [command("warning", result.unchecked, title="apidrift: nothing checked")] if result.unchecked else []
+    lines += [_annotation(finding, result, workspace) for finding in _sorted(result.findings)]
     for note in result.notes:
         lines.append(command("notice", note, title="apidrift"))
     reported = {f.location.path for f in result.findings if f.code == "AD901"}  # already an annotation

@@ -100,6 +100,12 @@ def test_a_downstream_that_does_not_use_the_upstream_is_exit_3_said_first(upstre
     assert main(audit(upstream, down, "--format", "json")) == 3
     assert json.loads(capsys.readouterr().out)["unchecked"].startswith("nothing checked: down does not use pkg")
     assert main(audit(upstream, down, "--fail-on", "never")) == 0  # asked never to fail
+    capsys.readouterr()
+    for fmt, first in (("markdown", ":warning: **nothing checked: down does not use pkg"),
+                       ("github", "::warning title=apidrift%3A nothing checked::nothing checked: down does not use pkg")):  # fmt: skip
+        assert main(audit(upstream, down, "--format", fmt)) == 3
+        out = capsys.readouterr().out
+        assert first in out and "No breaking changes found" not in out, out
 
 
 def test_use_sites_none_of_which_could_be_checked_is_exit_3(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
