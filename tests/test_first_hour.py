@@ -410,3 +410,12 @@ def test_html_report_reads_well_in_chromium(browser: Browser, html_report: tuple
     assert page.locator("#filter-severity").input_value() == "warning"
     screenshot(page, tmp_path / "first-hour-warning.png", capsys, full_page=True)
     assert errors == []
+
+
+def test_a_finding_on_a_keyword_carries_the_whole_call(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    down = write(upstream / "down", {"app/__init__.py": "import pkg\n\n\n\nx = pkg.run(\n    1,\n    c=2,\n)\n"})
+    assert main(audit(upstream, down, "--format", "json")) == 1
+    (finding,) = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["location"]["line"] == 7  # the keyword
+    start, lines = finding["context_start"], finding["context"]
+    assert start == 3 and lines == ["", "", "x = pkg.run(", "    1,", "    c=2,", ")"]  # the call (5-8) and two lines before
