@@ -39,6 +39,7 @@ def _environment() -> jinja2.Environment:
     env.filters["plural"] = plural
     env.filters["inline_md"] = inline_markdown
     env.filters["fold"] = fold_unchanged
+    env.filters["side"] = side_items
     return env
 
 
@@ -350,5 +351,68 @@ def fold_unchanged(rows: list[Any] | None, named: Any) -> list[tuple[str, Any, i
             continue
         flush()
         items.append(("row", row, number))
+    flush()
+    return items
+
+
+def aligned_pairs(old: tuple[Row, ...], new: tuple[Row, ...]) -> list[tuple[tuple[int, Row] | None, tuple[int, Row] | None]]:
+    """Old and new parameters side by side, row by row: the same parameter on one row, a removed one
+    beside a gap, an added one beside a gap; each with its true (1-based) position."""
+    old_numbered = list(enumerate(old, start=1))
+    by_name = {row.param.name: (n, row) for n, row in old_numbered if row.status != "removed"}
+    used: set[int] = set()
+    pairs: list[tuple[tuple[int, Row] | None, tuple[int, Row] | None]] = []
+    cursor = 0
+    for number, row in enumerate(new, start=1):
+        match = by_name.get(row.param.name) if row.status != "added" else None
+        if match is not None:
+            while cursor < len(old_numbered) and old_numbered[cursor][0] < match[0]:
+                earlier = old_numbered[cursor]
+                if earlier[0] not in used and earlier[1].status == "removed":
+                    pairs.append((earlier, None))
+                    used.add(earlier[0])
+                cursor += 1
+            pairs.append((match, (number, row)))
+            used.add(match[0])
+        else:
+            while cursor < len(old_numbered) and old_numbered[cursor][0] <= number:
+                earlier = old_numbered[cursor]  # a parameter removed at this place is listed first
+                if earlier[0] not in used and earlier[1].status == "removed":
+                    pairs.append((earlier, None))
+                    used.add(earlier[0])
+                    cursor += 1
+                else:
+                    break
+            pairs.append((None, (number, row)))
+    pairs += [(item, None) for item in old_numbered if item[0] not in used]
+    return pairs
+
+
+def side_items(sig: SignatureView, side: str) -> list[tuple[str, Any, int | None]]:
+    """One side's list items, aligned with the other side when both are known: ("row", row, number),
+    ("gap", None, None) where the other side has a parameter this one lacks, and ("fold", rows, first
+    number) for long runs of parameters unchanged on both sides."""
+    rows = sig.old_rows if side == "old" else sig.new_rows
+    if sig.old_rows is None or sig.new_rows is None:
+        return fold_unchanged(list(rows or []), sig.named)
+    pairs = aligned_pairs(sig.old_rows, sig.new_rows)
+    items: list[tuple[str, Any, int | None]] = []
+    run: list[tuple[int, Row]] = []
+
+    def flush() -> None:
+        if len(run) >= FOLD_AT:
+            items.append(("fold", [r for _, r in run], run[0][0]))
+        else:
+            items.extend(("row", r, n) for n, r in run)
+        run.clear()
+
+    for old, new in pairs:
+        mine = old if side == "old" else new
+        plain = old is not None and new is not None and old[1].status == new[1].status == "same"
+        if plain and old[1].param.name not in sig.named:
+            run.append(mine)  # type: ignore[arg-type]
+            continue
+        flush()
+        items.append(("row", mine[1], mine[0]) if mine is not None else ("gap", None, None))
     flush()
     return items

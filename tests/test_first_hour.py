@@ -396,6 +396,13 @@ def test_html_report_reads_well_in_chromium(browser: Browser, html_report: tuple
     assert data["run"]["command"].startswith("apidrift audit ") and data["run"]["command"] in footer
     assert "pyproject.toml" in footer and "exclude = ['build/*']" in footer
     assert f"The run took {data['run']['seconds']:.1f} s." in footer
+    # Old and new parameters aligned row by row: `mode` on one row, `path` (removed) and `file_path`
+    # (added) each beside a gap.
+    renamed = page.locator("article.finding[data-rule=AD101]").first
+    mode_y = [renamed.locator(f".sig-{side} li", has_text="mode=").bounding_box()["y"] for side in ("old", "new")]
+    assert mode_y[0] == mode_y[1]
+    assert renamed.locator(".sig-old li").count() == renamed.locator(".sig-new li").count() == 3
+    renamed.screenshot(path=str(tmp_path / "aligned.png"))
     # The upstream definition, file and line in the target version's sources, in a panel.
     definition = warning.locator("details.definition")
     assert definition.locator("summary").inner_text().startswith("Defined at pkg/__init__.py:7 in pkg")

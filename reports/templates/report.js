@@ -81,6 +81,17 @@
   fromHash();
   apply();
 
+  // Old and new parameters side by side: a row as tall as its taller side, so rows stay aligned.
+  Array.prototype.forEach.call(document.querySelectorAll(".sig-sides"), function (sides) {
+    var lists = sides.querySelectorAll(":scope > .sig-side > ol.params");
+    if (lists.length !== 2) { return; }
+    var left = lists[0].children, right = lists[1].children;
+    for (var i = 0; i < Math.min(left.length, right.length); i += 1) {
+      var height = Math.max(left[i].offsetHeight, right[i].offsetHeight);
+      left[i].style.minHeight = right[i].style.minHeight = height + "px";
+    }
+  });
+
   // Copy a finding's suppression comment.
   Array.prototype.forEach.call(document.querySelectorAll("button.copy"), function (button) {
     button.hidden = false;
