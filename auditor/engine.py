@@ -19,13 +19,14 @@ from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import Resolver
-from apidrift.auditor.results import AuditResult, Coverage, Finding, InputInfo, Severity
-from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_paths
+from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Severity
+from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import SourceError, SpecError
-from apidrift.auditor.sources.written_for import choose_old
+from apidrift.auditor.sources.written_for import choose_old, downstream_environment
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
+from apidrift.rules import unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
 
@@ -44,6 +45,7 @@ class AuditRequest:
     exclude: tuple[str, ...] = ()  # glob patterns of downstream paths not to scan
     ignore_symbols: tuple[str, ...] = ()  # upstream dotted paths (or glob patterns) not to report
     warn_unused_ignores: bool = False
+    python: Path | None = None  # `--python`: the downstream's own interpreter or environment
 
 
 @dataclass
@@ -67,7 +69,8 @@ def audit(request: AuditRequest) -> AuditResult:
     with timer.phase("fetch"):
         new_tree = locate(request.against, role="upstream", cache=cache, index_url=request.index_url, offline=request.offline)
         down_tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)
-        choice = choose_old(request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version)
+        environment = downstream_environment(request.python)
+        choice = choose_old(request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version, environment)
         notes.append(choice.note)
         old_tree = None
         if choice.spec is not None:
@@ -76,10 +79,11 @@ def audit(request: AuditRequest) -> AuditResult:
             except SpecError:
                 raise  # a `--from` that does not parse is a usage error
             except SourceError as error:
+                if request.old is not None:  # asked for by name: an input that cannot be had
+                    raise SourceError(f"--from {request.old}: {error}") from None
                 # Without the old version the audit still finds every break; only drift labels and
                 # the comparisons (remaps, changed defaults) are lost. Say so, and go on.
-                which = "the old version" if request.old is not None else "the inferred old version"
-                notes.append(f"{which} could not be had ({error}): audited against {new_tree.name} alone")
+                notes.append(f"the inferred old version could not be had ({error}): audited against {new_tree.name} alone")
     result = AuditResult(
         downstream=_input(down_tree),
         upstream=_input(new_tree),
@@ -90,7 +94,12 @@ def audit(request: AuditRequest) -> AuditResult:
     upstream_names = frozenset(new_tree.import_names) | frozenset(old_tree.import_names if old_tree else ())
 
     with timer.phase("scan"):
-        scans, outcomes = scan_downstream(down_tree.root, upstream_names, cache.dir("scan"), request.exclude)
+        prefix = _prefix(down_tree)
+        exclude = request.exclude + tuple(p[len(prefix):] for p in request.exclude if prefix and p.startswith(prefix))
+        scans, outcomes = scan_downstream(down_tree.root, upstream_names, cache.dir("scan"), exclude)
+        if prefix:  # every path is relative to the project root, where the user stands
+            scans = [replace(scan, path=prefix + scan.path) for scan in scans]
+            outcomes = [replace(outcome, path=prefix + outcome.path) for outcome in outcomes]
         result.files.extend(outcomes)
     api_dir = cache.dir("api")
     new_resolver = Resolver(_index(new_tree, api_dir))
@@ -109,16 +118,120 @@ def audit(request: AuditRequest) -> AuditResult:
                     _count(coverage, new)  # a method of the downstream's own is no use of the upstream
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result)
+        findings += _file_findings(result.files, down_tree.path_base, new_tree.name, rules, request)
+    findings = _with_definitions(findings, new_resolver)
     result.findings = sorted(_deduplicated(findings), key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
             coverage.count_unchecked(Unknown(Reason.UNPARSABLE_FILE).label)
     result.coverage.append(coverage)
+    result.unchecked = _unchecked(coverage, result, down_tree, new_tree, checked_sites)
+    if result.unchecked is not None and coverage.found == 0 and down_tree.origin == "index":
+        _name_dependents(result, request, cache, down_tree, new_tree)
     for resolver in filter(None, (new_resolver, old_resolver)):
         for module, error in sorted(resolver.index.stats.failed.items()):
             result.notes.append(f"{resolver.index.label}: module {module} could not be parsed ({error}); its names are not checked")
     result.timings = timer.timings
     return result
+
+
+DEFINITION_LINES = 12  # lines of an upstream definition shown with a finding
+
+
+def _with_definitions(findings: list[Finding], resolver: Resolver) -> list[Finding]:
+    """Each finding with where its target is defined in the target version (file, line, first lines)."""
+    from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue
+
+    found: dict[str, tuple[str | None, tuple[str, ...]]] = {}
+    out = []
+    for finding in findings:
+        symbol = finding.symbol
+        if symbol and symbol not in found:
+            found[symbol] = (None, ())
+            try:
+                value = resolver.lookup(symbol)
+                if isinstance(value, (ClassValue, FunctionValue)) and value.info.lineno:
+                    parts = symbol.split(".")
+                    for end in range(len(parts) - 1, 0, -1):
+                        module = resolver.lookup(".".join(parts[:end]))
+                        if isinstance(module, ModuleValue):
+                            found[symbol] = _definition(resolver.index.root, module.info.filepath, value.info.lineno)
+                            break
+            except Exception:  # the panel is a convenience: never a reason to fail the audit
+                pass
+        where, source = found.get(symbol, (None, ()))
+        out.append(replace(finding, definition=where, definition_source=source) if where else finding)
+    return out
+
+
+def _definition(root: Path, filepath: str, lineno: int) -> tuple[str | None, tuple[str, ...]]:
+    try:
+        with open(root / filepath, "rb") as handle:
+            data = handle.read(4 * 1024 * 1024)
+    except OSError:
+        return f"{filepath}:{lineno}", ()
+    lines = data.decode("utf-8", "replace").splitlines()[lineno - 1 : lineno - 1 + DEFINITION_LINES]
+    return f"{filepath}:{lineno}", tuple(line[:300] for line in lines)
+
+
+def _prefix(tree: SourceTree) -> str:
+    """The scanned root's path below the folder reported paths are relative to: "src/" or ""."""
+    if not tree.root.is_dir():
+        return ""
+    try:
+        relative = tree.root.relative_to(tree.path_base).as_posix()
+    except ValueError:
+        return ""
+    return "" if relative in ("", ".") else relative + "/"
+
+
+def _unchecked(
+    coverage: Coverage, result: AuditResult, down: SourceTree, new: SourceTree, checked_sites: list[CheckedSite]
+) -> str | None:
+    """The one line that says the audit checked nothing, or None when it checked something. Imports
+    that resolve are no check of the calls and attributes that use them: when there are such uses
+    and not one of them could be checked, nothing was checked either."""
+    uses = [c for c in checked_sites if c.site.kind != "import" and not _own_method(c)]
+    if uses and not any(c.new.unknown is None for c in uses):
+        sites = f"{len(uses)} site{'s' if len(uses) != 1 else ''}"
+        return f"nothing checked: {_label(down)} uses {new.name} at {sites} beyond its imports, but none could be checked"
+    if coverage.checked:
+        return None
+    names = ", ".join(new.import_names) or new.name
+    failed = sum(1 for f in result.files if f.status == "failed")
+    if coverage.found == 0:
+        if failed:
+            return f"nothing checked: no use of {new.name} found in the files of {_label(down)} that could be read ({failed} could not)"
+        return f"nothing checked: {_label(down)} does not use {new.name} (no file imports {names})"
+    return f"nothing checked: {_label(down)} uses {new.name} at {coverage.found} site{'s' if coverage.found != 1 else ''}, but none could be checked"
+
+
+def _own_method(checked: CheckedSite) -> bool:
+    unknown = checked.new.unknown
+    return checked.site.kind == "override" and unknown is not None and unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD
+
+
+def _name_dependents(result: AuditResult, request: AuditRequest, cache: Cache, down: SourceTree, new: SourceTree) -> None:
+    """Name the downstream's recent releases that do require the upstream, so the user can pick one."""
+    from apidrift.auditor.sources.dependents import RECENT_RELEASES, releases_requiring
+    from apidrift.auditor.sources.index_client import IndexClient
+
+    if request.offline:
+        result.notes.append(f"offline: the releases of {down.name} that require {new.name} were not looked up")
+        return
+    try:
+        with IndexClient(cache, request.index_url) as client:
+            found = releases_requiring(client, down.name, new.name)
+    except SourceError as error:
+        result.notes.append(f"the releases of {down.name} that require {new.name} could not be looked up: {error}")
+        return
+    result.dependents = found.lines
+    looked = f"the newest release of each of the {found.read + found.unread} newest release series of {down.name}"
+    unread = f" ({found.unread} without metadata on the index)" if found.unread else ""
+    if not found.lines:
+        result.notes.append(f"none of {looked} requires {new.name}{unread}")
+    elif found.unread:
+        result.notes.append(f"looked at {looked}{unread}")
 
 
 def _apply_rules(checked_sites: list[CheckedSite], rules: tuple[Rule, ...], request: AuditRequest, result: AuditResult) -> list[Finding]:
@@ -159,6 +272,22 @@ def _deduplicated(findings: list[Finding]) -> list[Finding]:
         if key not in kept or finding.severity.rank > kept[key].severity.rank:
             kept[key] = finding
     return list(kept.values())
+def _file_findings(
+    outcomes: list[FileOutcome], root: Path, upstream: str, rules: tuple[Rule, ...], request: AuditRequest
+) -> list[Finding]:
+    """One AD901 finding per downstream file that could not be read or parsed: it was not checked."""
+    rule = next((r for r in rules if r.code == unparsable_file.RULE["code"]), None)
+    if rule is None or _selected(rule, request.ignore_rules):
+        return []
+    severity = next((Severity(v) for k, v in request.severities.items() if _selected(rule, {k})), None)
+    findings = []
+    for outcome in outcomes:
+        if outcome.status != "failed":
+            continue
+        file = None if outcome.path.endswith("/") else (root / outcome.path if root.is_dir() else root)
+        finding = unparsable_file.file_finding(rule, outcome, file, upstream)
+        findings.append(replace(finding, severity=severity) if severity else finding)
+    return findings
 
 
 def _finding_key(finding: Finding) -> tuple[str, int, int]:
@@ -219,6 +348,7 @@ def _input(tree: SourceTree) -> InputInfo:
         sha256=tree.sha256,
         import_names=tuple(tree.import_names),
         note=tree.note,
+        root=str(tree.path_base) if tree.origin in ("directory", "installed") else None,
     )
 
 
@@ -273,8 +403,9 @@ def diff_versions(request: DiffRequest) -> DiffResult:
         down_tree = locate(request.used_by, role="downstream", **options)  # type: ignore[arg-type]
         names = frozenset(old_tree.import_names) | frozenset(new_tree.import_names)
         scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
-        uses = used_paths(((scan.path, scan.sites) for scan in scans), old)
-        changes = diff(old, new, uses, uses)
+        sites = used_sites(((scan.path, scan.sites) for scan in scans), old)
+        uses = {path: sorted({u.where for u in found}) for path, found in sites.items()}
+        changes = diff(old, new, uses, uses, sites)
     else:
         changes = diff(old, new, all_paths(old))
     return DiffResult(_input(old_tree), _input(new_tree), _input(down_tree) if down_tree else None, changes)

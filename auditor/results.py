@@ -21,7 +21,7 @@ class Severity(str, Enum):
 
 @dataclass(frozen=True)
 class Location:
-    path: str  # POSIX path relative to the downstream root
+    path: str  # POSIX path relative to the downstream's project root (see `InputInfo.root`)
     line: int  # 1-based
     column: int  # 1-based
     end_line: int
@@ -56,10 +56,20 @@ class Finding:
     classification: str | None = None
     fix: Fix | None = None
     guarded: bool = False  # inside try/except ImportError, a hasattr or version test...: expected to fail
+    # The source around the use: the whole call (all its lines) with a few lines before and after,
+    # starting at line `context_start`; empty when not known.
+    context: tuple[str, ...] = ()
+    context_start: int = 0
+    # Where the target is defined in the upstream version's sources ("pkg/core.py:12", relative to
+    # its source root), with the first lines of that definition; None / empty when not known.
+    definition: str | None = None
+    definition_source: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.value
+        data["context"] = list(self.context)
+        data["definition_source"] = list(self.definition_source)
         return data
 
 
@@ -74,6 +84,9 @@ class InputInfo:
     sha256: str | None = None  # of the archive, when one was read
     import_names: tuple[str, ...] = ()
     note: str | None = None  # e.g. why the latest release was used
+    # The folder the report's paths are relative to (absolute), for a local folder or an installed
+    # distribution; for a release, paths are relative to the release's own top folder and this is None.
+    root: str | None = None
 
     @property
     def label(self) -> str:
@@ -125,6 +138,14 @@ class AuditResult:
     notes: list[str] = field(default_factory=list)  # what the user should know about how the audit ran
     timings: dict[str, float] = field(default_factory=dict)  # phase -> seconds
     tool_version: str = ""
+    # Set when nothing was checked: the downstream does not use the upstream, or none of its use sites
+    # could be checked. The gate then has nothing to pass (exit status 3), and every report says so first.
+    unchecked: str | None = None
+    dependents: list[str] = field(default_factory=list)  # releases that do require the upstream
+    # How this report was produced, for a reader of a file: "date" (ISO 8601, UTC), "command" (the
+    # command line), "config" (the configuration file, or None) and "settings" (what it set),
+    # "seconds" (the whole run). Set by the command line; empty for library use.
+    run: dict[str, Any] = field(default_factory=dict)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
@@ -145,4 +166,7 @@ class AuditResult:
             "files": [asdict(f) for f in self.files],
             "notes": list(self.notes),
             "timings": dict(self.timings),
+            "unchecked": self.unchecked,
+            "dependents": list(self.dependents),
+            "run": dict(self.run),
         }

@@ -19,9 +19,9 @@ def render(result: DiffResult, fmt: str = "text") -> str:
 
 def render_text(result: DiffResult) -> str:
     result = escaped(result)  # names, paths and messages come from the inputs
-    lines = [f"API changes from {_label(result.old)} to {_label(result.new)}"]
+    lines = [f"API changes from {_input_label(result.old)} to {_input_label(result.new)}"]
     if result.downstream is not None:
-        lines[0] += f" that {_label(result.downstream)} uses"
+        lines[0] += f" that {_input_label(result.downstream)} uses (breaking: breaks one of its use sites, which are listed)"
     lines.append("")
     by_path: dict[str, list[ApiChange]] = {}
     for change in result.changes:
@@ -30,18 +30,18 @@ def render_text(result: DiffResult) -> str:
         changes = sorted(by_path[path], key=lambda c: (not c.breaking, c.kind))
         lines.append(path)
         for change in changes:
-            lines.append(f"  {'BREAKING' if change.breaking else 'changed '}  {change.kind}: {change.detail}")
+            lines.append(f"  {_label(change)}  {change.kind}: {change.detail}")
         signed = next((c for c in changes if c.old and c.new and c.kind not in ("moved", "removed")), None)
         if signed is not None:
             lines.append(f"  old: {signed.old}")
             lines.append(f"  new: {signed.new}")
-        uses = sorted({u for c in changes for u in c.uses}, key=_site_order)
-        by_file: dict[str, list[str]] = {}
-        for use in uses:
-            file, _, line = use.rpartition(":")
-            by_file.setdefault(file, []).append(line)
-        for file, numbers in by_file.items():
-            lines.append(f"  used at {file}: lines {', '.join(numbers)}")
+        if result.downstream is None:
+            uses = sorted({u for c in changes for u in c.uses}, key=_site_order)
+            lines += _used_at("used at", uses)
+        else:  # per change: exactly the sites it breaks (or, for the others, touches)
+            for change in changes:
+                verb = "breaks" if change.breaking else "touches"
+                lines += _used_at(f"{change.kind} {verb}", sorted(change.uses, key=_site_order))
         lines.append("")
     lines.append("")
     for note in result.notes:
@@ -51,9 +51,27 @@ def render_text(result: DiffResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _label(info: InputInfo) -> str:
+def _input_label(info: InputInfo) -> str:
     """`name==version`, or the name and where it came from when it has no version (a folder)."""
     return f"{info.name}=={info.version}" if info.version else f"{info.name} ({info.location})"
+
+
+def _label(change: ApiChange) -> str:
+    if change.breaking:
+        return "BREAKING"
+    if change.breaks_some_callers:
+        return "not here"  # breaks some callers, none of this downstream's
+    return "changed "
+
+
+def _used_at(prefix: str, uses: list[str]) -> list[str]:
+    by_file: dict[str, list[str]] = {}
+    for use in uses:
+        file, _, line = use.rpartition(":")
+        by_file.setdefault(file, []).append(line)
+    return [
+        f"  {prefix} {file}: line{'s' if len(numbers) != 1 else ''} {', '.join(numbers)}" for file, numbers in by_file.items()
+    ]
 
 
 def _site_order(site: str) -> tuple[str, int]:

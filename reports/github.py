@@ -35,10 +35,12 @@ def command(name: str, message: str, **properties: object) -> str:
 def render(result: AuditResult, *, workspace: Path | None = None) -> str:
     """One workflow command per finding, then the notes as notices, then a plain summary line."""
     result = escaped(result)  # no control character of the inputs reaches the log (nor forges a command)
-    lines = [_annotation(finding, result, workspace) for finding in _sorted(result.findings)]
+    lines = [command("warning", result.unchecked, title="apidrift: nothing checked")] if result.unchecked else []
+    lines += [_annotation(finding, result, workspace) for finding in _sorted(result.findings)]
     for note in result.notes:
         lines.append(command("notice", note, title="apidrift"))
-    for outcome in sorted((o for o in result.files if o.status == "failed"), key=lambda o: o.path):
+    reported = {f.location.path for f in result.findings if f.code == "AD901"}  # already an annotation
+    for outcome in sorted((o for o in result.files if o.status == "failed" and o.path not in reported), key=lambda o: o.path):
         lines.append(
             command(
                 "warning",

@@ -40,6 +40,7 @@ def _environment() -> jinja2.Environment:
     env.filters["plural"] = plural
     env.filters["inline_md"] = inline_markdown
     env.filters["fold"] = fold_unchanged
+    env.filters["side"] = side_items
     return env
 
 
@@ -67,6 +68,15 @@ class SignatureView:
 
 
 @dataclass(frozen=True)
+class SourceLine:
+    number: int
+    before: str
+    marked: str
+    after: str
+    use: bool  # a line of the use itself (not context)
+
+
+@dataclass(frozen=True)
 class FindingView:
     id: str
     finding: Finding
@@ -76,12 +86,20 @@ class FindingView:
     after: str
     signature: SignatureView | None
     search: str
+    lines: tuple[SourceLine, ...] = ()  # the whole use with context lines, when the finding has them
+    suppression: str = ""  # the comment that silences this finding, to copy
+    fixable: str | None = None  # "safe" or "unsafe" when `apidrift fix` can edit it
+
+
+_EDIT_KINDS = ("rename-keyword", "remove-keyword", "move-import")  # what `apidrift fix` edits
 
 
 def context(result: AuditResult) -> dict[str, Any]:
     rules = {rule.code: rule for rule in all_rules()}
+    # Most severe first, then by file and position: what fails the gate is read first.
     findings = sorted(
-        result.findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message)
+        result.findings,
+        key=lambda f: (-f.severity.rank, f.location.path, f.location.line, f.location.column, f.code, f.message),
     )
     views = [_finding_view(i, f, rules.get(f.code), result) for i, f in enumerate(findings, start=1)]
     by_file: dict[str, list[FindingView]] = {}
@@ -134,6 +152,8 @@ def context(result: AuditResult) -> dict[str, Any]:
         "file_counts": {s: statuses.get(s, 0) for s in ("scanned", "skipped", "failed")},
         "skipped": sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])),
         "failed": sorted((o for o in result.files if o.status == "failed"), key=lambda o: o.path),
+        "run": result.run,
+        "seconds": result.run.get("seconds") if result.run else (sum(result.timings.values()) if result.timings else None),
     }
 
 
@@ -152,7 +172,35 @@ def _finding_view(number: int, finding: Finding, rule: Rule | None, result: Audi
         after=after,
         signature=_signature_view(finding, result),
         search=search,
+        lines=source_lines(finding),
+        suppression=f"# apidrift: ignore[{finding.code}]",
+        fixable=_fixable(finding),
     )
+
+
+def _fixable(finding: Finding) -> str | None:
+    fix = finding.fix
+    if fix is None or finding.guarded or fix.kind not in _EDIT_KINDS or fix.applicability not in ("safe", "unsafe"):
+        return None
+    return fix.applicability
+
+
+def source_lines(finding: Finding) -> tuple[SourceLine, ...]:
+    """The finding's context lines, the use's own lines marked (its span, from column to end column)."""
+    loc = finding.location
+    if not finding.context or finding.context_start < 1:
+        return ()
+    rows = []
+    for offset, text in enumerate(finding.context):
+        number = finding.context_start + offset
+        if number < loc.line or number > max(loc.end_line, loc.line):
+            rows.append(SourceLine(number, text, "", "", False))
+            continue
+        start = min(max(loc.column, 1), len(text) + 1) - 1 if number == loc.line else len(text) - len(text.lstrip())
+        end = (loc.end_column - 1) if number == loc.end_line else len(text.rstrip())
+        end = min(max(end, start + 1 if number == loc.line else start), len(text))
+        rows.append(SourceLine(number, text[:start], text[start:end], text[end:], True))
+    return tuple(rows)
 
 
 def split_marked(location: Location) -> tuple[str, str, str]:
@@ -301,25 +349,89 @@ def rule_docs_html(rule: Rule) -> Markup:
 FOLD_AT = 4  # runs of unchanged parameters at least this long are folded into a <details>
 
 
-def fold_unchanged(rows: list[Any] | None, named: Any) -> list[tuple[str, Any]]:
-    """Rows as ("row", row) items, with long runs of unchanged, unnamed parameters grouped as
-    ("fold", [rows]): a config class of fifty fields shows what changed, the rest one click away
-    (a native <details>: no script needed, and screen readers announce it)."""
-    items: list[tuple[str, Any]] = []
-    run: list[Any] = []
+def fold_unchanged(rows: list[Any] | None, named: Any) -> list[tuple[str, Any, int]]:
+    """Rows as ("row", row, number) items, with long runs of unchanged, unnamed parameters grouped as
+    ("fold", [rows], number of the first): a config class of fifty fields shows what changed, the rest
+    one click away (a native <details>: no script needed, and screen readers announce it). Numbers are
+    the parameters' true positions (1-based), folded or not."""
+    items: list[tuple[str, Any, int]] = []
+    run: list[tuple[int, Any]] = []
 
     def flush() -> None:
         if len(run) >= FOLD_AT:
-            items.append(("fold", list(run)))
+            items.append(("fold", [r for _, r in run], run[0][0]))
         else:
-            items.extend(("row", r) for r in run)
+            items.extend(("row", r, n) for n, r in run)
         run.clear()
 
-    for row in rows or []:
+    for number, row in enumerate(rows or [], start=1):
         if row.status == "same" and row.param.name not in named:
-            run.append(row)
+            run.append((number, row))
             continue
         flush()
-        items.append(("row", row))
+        items.append(("row", row, number))
+    flush()
+    return items
+
+
+def aligned_pairs(old: tuple[Row, ...], new: tuple[Row, ...]) -> list[tuple[tuple[int, Row] | None, tuple[int, Row] | None]]:
+    """Old and new parameters side by side, row by row: the same parameter on one row, a removed one
+    beside a gap, an added one beside a gap; each with its true (1-based) position."""
+    old_numbered = list(enumerate(old, start=1))
+    by_name = {row.param.name: (n, row) for n, row in old_numbered if row.status != "removed"}
+    used: set[int] = set()
+    pairs: list[tuple[tuple[int, Row] | None, tuple[int, Row] | None]] = []
+    cursor = 0
+    for number, row in enumerate(new, start=1):
+        match = by_name.get(row.param.name) if row.status != "added" else None
+        if match is not None:
+            while cursor < len(old_numbered) and old_numbered[cursor][0] < match[0]:
+                earlier = old_numbered[cursor]
+                if earlier[0] not in used and earlier[1].status == "removed":
+                    pairs.append((earlier, None))
+                    used.add(earlier[0])
+                cursor += 1
+            pairs.append((match, (number, row)))
+            used.add(match[0])
+        else:
+            while cursor < len(old_numbered) and old_numbered[cursor][0] <= number:
+                earlier = old_numbered[cursor]  # a parameter removed at this place is listed first
+                if earlier[0] not in used and earlier[1].status == "removed":
+                    pairs.append((earlier, None))
+                    used.add(earlier[0])
+                    cursor += 1
+                else:
+                    break
+            pairs.append((None, (number, row)))
+    pairs += [(item, None) for item in old_numbered if item[0] not in used]
+    return pairs
+
+
+def side_items(sig: SignatureView, side: str) -> list[tuple[str, Any, int | None]]:
+    """One side's list items, aligned with the other side when both are known: ("row", row, number),
+    ("gap", None, None) where the other side has a parameter this one lacks, and ("fold", rows, first
+    number) for long runs of parameters unchanged on both sides."""
+    rows = sig.old_rows if side == "old" else sig.new_rows
+    if sig.old_rows is None or sig.new_rows is None:
+        return fold_unchanged(list(rows or []), sig.named)
+    pairs = aligned_pairs(sig.old_rows, sig.new_rows)
+    items: list[tuple[str, Any, int | None]] = []
+    run: list[tuple[int, Row]] = []
+
+    def flush() -> None:
+        if len(run) >= FOLD_AT:
+            items.append(("fold", [r for _, r in run], run[0][0]))
+        else:
+            items.extend(("row", r, n) for n, r in run)
+        run.clear()
+
+    for old, new in pairs:
+        mine = old if side == "old" else new
+        plain = old is not None and new is not None and old[1].status == new[1].status == "same"
+        if plain and old[1].param.name not in sig.named:
+            run.append(mine)  # type: ignore[arg-type]
+            continue
+        flush()
+        items.append(("row", mine[1], mine[0]) if mine is not None else ("gap", None, None))
     flush()
     return items

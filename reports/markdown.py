@@ -47,6 +47,9 @@ def render(result: AuditResult, *, max_rows: int = MAX_ROWS) -> str:
     if result.old_upstream is not None:
         title += f" (written for {result.old_upstream.label})"
     lines = [f"### apidrift: {cell(title)}", ""]
+    if result.unchecked:  # no pass: said first
+        lines += [f":warning: **{cell(result.unchecked)}**", ""]
+        lines += [f"- {cell(line)}" for line in result.dependents] + ([""] if result.dependents else [])
     if result.findings:
         worst = result.worst() or Severity.INFO
         lines.append(
@@ -54,7 +57,7 @@ def render(result: AuditResult, *, max_rows: int = MAX_ROWS) -> str:
             f"{_plural(counts[Severity.WARNING], 'warning')}, {counts[Severity.INFO]} info"
             + _classes(result.findings)
         )
-    else:
+    elif not result.unchecked:
         lines.append(":white_check_mark: **No breaking changes found.**")
     lines.append("")
     if result.findings:

@@ -1,9 +1,9 @@
 """Where a report's relative paths live on disk, for formats that must point into a repository.
 
-Finding paths are relative to the downstream's *source root*, which for a local folder may be the
-folder given, its `src/` (or `lib/`, `python/`) sub-folder, or its parent (one package folder given).
-`AuditResult` records only the folder given (`InputInfo.location`), so the root is found by looking
-for the reported files under each candidate. (An engine-side `InputInfo.root` would make this exact.)
+Finding paths are relative to the downstream's *project root*: for a local folder the folder holding
+its pyproject.toml (else the folder given), recorded as `InputInfo.root`; for a release, the release's
+own top folder. Results without `root` (written by an older apidrift) are matched by looking for the
+reported files under the folder given, its `src/` (or `lib/`, `python/`) sub-folder, or its parent.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ def source_root(result: AuditResult) -> Path | None:
     info = result.downstream
     if info.origin not in ("directory", "installed"):
         return None
+    if info.root is not None:
+        root = Path(info.root)
+        return root if root.is_absolute() and root.is_dir() else None
     location = Path(info.location)
     if not location.is_absolute() or not location.is_dir():
         return None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
 from apidrift.reports.escape import escaped
 from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Location, Severity
+from apidrift.reports.sigdiff import Row, diff_signatures, parse_signature, single_side
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -34,9 +36,19 @@ def render(result: AuditResult, *, color: bool = False) -> str:
     """The whole report, ending with a newline; ANSI colours only when `color` is True."""
     result = escaped(result)  # nothing untrusted reaches the terminal raw
     style = _Style(color)
-    blocks = [_finding_block(finding, style) for finding in sorted_findings(result.findings)]
+    blocks = [_unchecked(result, style)] if result.unchecked else []
+    blocks += [_finding_block(finding, style) for finding in sorted_findings(result.findings)]
     blocks.append(_summary(result, style))
     return "\n\n".join(blocks) + "\n"
+
+
+def _unchecked(result: AuditResult, style: _Style) -> str:
+    """First thing on the page: this run is no pass, because nothing was checked."""
+    lines = [style(f"apidrift: {result.unchecked}", _BOLD, _SEVERITY_COLOR[Severity.WARNING])]
+    if result.dependents:
+        lines.append("  releases that do require it (audit one of them):")
+        lines += [f"    {line}" for line in result.dependents]
+    return "\n".join(lines)
 
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
@@ -61,13 +73,77 @@ def _finding_block(finding: Finding, style: _Style) -> str:
         lines.append(
             f"{style(' ' * len(number) + ' |', _DIM)} {indent}{style(carets[len(indent) :], _BOLD, severity_color)}"
         )
-    if finding.new_signature:
-        lines.append(f"  new: {finding.new_signature}")
-    if finding.old_signature:
-        lines.append(f"  old: {finding.old_signature}")
+    new_text, old_text = short_signatures(finding)
+    if new_text:
+        lines.append(f"  new: {new_text}")
+    if old_text:
+        lines.append(f"  old: {old_text}")
     if finding.hint:
         lines.append(f"  {style('hint:', _BOLD)} {finding.hint}")
     return "\n".join(lines)
+
+
+LONG_SIGNATURE = 120  # longer signatures show their changed parameters with a little context
+CONTEXT = 1  # unchanged parameters shown on each side of a changed one
+FOLD_AT = 3  # shortest run of unchanged parameters that is elided
+
+
+def short_signatures(finding: Finding) -> tuple[str | None, str | None]:
+    """(new, old) signatures for the text report: whole when short; otherwise the parameters that
+    changed or that the message names, one neighbour each side, and `..., 37 unchanged, ...` for the
+    rest (JSON and HTML carry them whole)."""
+    new, old = finding.new_signature, finding.old_signature
+    if max(len(new or ""), len(old or "")) <= LONG_SIGNATURE:
+        return new, old
+    named = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)", finding.message + " " + (finding.hint or "")))
+    compared = diff_signatures(old, new) if old and new else None
+    if compared is not None:
+        return _elide(compared.new, compared.new_returns, named), _elide(compared.old, compared.old_returns, named)
+    return (_elide(single_side(new), _returns(new), named) if new else None), (_elide(single_side(old), _returns(old), named) if old else None)
+
+
+def _returns(signature: str) -> str | None:
+    parsed = parse_signature(signature)
+    return parsed[1] if parsed else None
+
+
+def _elide(rows: tuple[Row, ...] | None, returns: str | None, named: set[str]) -> str | None:
+    if rows is None:
+        return None
+    # The parameters the finding names (`seed` of a changed default) are what it is about; without
+    # such, every parameter that differs between the versions.
+    keep = {i for i, row in enumerate(rows) if row.param.name in named}
+    if not keep:
+        keep = {i for i, row in enumerate(rows) if row.status != "same"}
+    shown = {j for i in keep for j in range(i - CONTEXT, i + CONTEXT + 1) if 0 <= j < len(rows)}
+    if not shown:
+        shown = set(range(min(len(rows), 2)))
+    run: list[int] = []  # a run of fewer than FOLD_AT hidden parameters is shown: eliding it saves nothing
+    for i in [*range(len(rows)), len(rows)]:
+        if i < len(rows) and i not in shown:
+            run.append(i)
+            continue
+        if len(run) < FOLD_AT:
+            shown.update(run)
+        run = []
+    parts: list[str] = []
+    hidden: list[Row] = []
+
+    def elided() -> str:
+        what = "unchanged" if all(r.status == "same" for r in hidden) else "other"
+        return f"{len(hidden)} {what}"
+
+    for i, row in enumerate(rows):
+        if i in shown:
+            if hidden:
+                parts.append(f"..., {elided()}, ...")
+                hidden = []
+            parts.append(row.param.text)
+        else:
+            hidden.append(row)
+    if hidden:
+        parts.append(f"..., {elided()}")
+    return f"({', '.join(parts)})" + (f" -> {returns}" if returns else "")
 
 
 def caret_line(location: Location) -> str:
@@ -98,7 +174,9 @@ def _summary(result: AuditResult, style: _Style) -> str:
     for coverage in result.coverage:
         lines += _coverage_lines(coverage)
     lines += _file_lines(result.files)
-    if result.findings:
+    if result.unchecked and not result.findings:
+        final = style("Nothing was checked (exit status 3).", _BOLD, _SEVERITY_COLOR[Severity.WARNING])
+    elif result.findings:
         final = f"Found {_plural(errors, 'error')} ({_plural(warnings, 'warning')}, {infos} info)."
         final = style(final, _BOLD, _SEVERITY_COLOR[result.worst() or Severity.INFO])
     else:

@@ -101,4 +101,23 @@ def make_finding(
         hint=hint,
         fix=fix,
         guarded=checked.site.guarded,
+        **_context(checked, where, checked.site.span),
     )
+
+
+CONTEXT_LINES = 2  # lines shown before and after a use in the HTML report
+MAX_CONTEXT_LINES = 40
+
+
+def _context(checked: CheckedSite, where: Span, use: Span) -> dict[str, Any]:
+    """The whole use (every line of the call or import, and of the finding's span within it) with
+    CONTEXT_LINES around it, bounded."""
+    lines = checked.lines
+    if not lines:
+        return {}
+    top, bottom = min(where.line, use.line), max(where.end_line, where.line, use.end_line)
+    first = max(1, min(top, where.line) - CONTEXT_LINES)
+    if where.line - first >= MAX_CONTEXT_LINES:  # a very long call: start near the finding
+        first = max(1, where.line - CONTEXT_LINES)
+    last = min(len(lines), bottom + CONTEXT_LINES, first + MAX_CONTEXT_LINES - 1)
+    return {"context": tuple(line[:500] for line in lines[first - 1 : last]), "context_start": first}

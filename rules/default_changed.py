@@ -17,6 +17,7 @@ Pass the value the code relies on explicitly.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
@@ -55,10 +56,86 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         new_ok_literal, new_value = _drift.literal(new_param.default)
         if not (old_ok_literal and new_ok_literal) or (old_value == new_value and type(old_value) is type(new_value)):
             continue
+        if fits(old_value, new_param.annotation):
+            hint = f"pass `{new_param.name}={old_param.default}` to keep the old behaviour"
+        else:  # passing the old value would be rejected (or is not known to be accepted) by the new signature
+            hint = (
+                f"the old default {old_param.default} does not fit the new annotation `{new_param.annotation}`: "
+                f"decide which value `{new_param.name}` should have"
+            )
         yield rule.finding(
             checked,
             f"{_calls.display(checked)}: the default of `{new_param.name}` changed from {old_param.default} "
             f"to {new_param.default} in {checked.new.version}",
             symbol=_calls.callee(checked),
-            hint=f"pass `{new_param.name}={old_param.default}` to keep the old behaviour",
+            hint=hint,
         )
+
+
+_BUILTIN_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,), "float": (float, int), "complex": (complex, float, int), "bool": (bool,), "str": (str,),
+    "bytes": (bytes,), "list": (list,), "dict": (dict,), "tuple": (tuple,), "set": (set,),
+    "frozenset": (frozenset,), "List": (list,), "Dict": (dict,), "Tuple": (tuple,), "Set": (set,),
+    "Sequence": (list, tuple, str), "Mapping": (dict,),
+}  # fmt: skip
+_ANY = frozenset({"Any", "object"})
+
+
+def fits(value: object, annotation: str | None) -> bool:
+    """Whether the literal `value` is certainly accepted by `annotation` (source text); False when not,
+    or when the annotation is not one of the simple forms understood here (a hint must never be wrong)."""
+    if annotation is None or not annotation.strip():
+        return True  # nothing declared: the old value is as good as any
+    try:
+        tree = ast.parse(annotation.strip().strip("\"'"), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return _fits(value, tree, 0)
+
+
+def _name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):  # typing.Optional, t.Any
+        return node.attr
+    return None
+
+
+def _fits(value: object, node: ast.expr, depth: int) -> bool:
+    if depth > 20:
+        return False
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return value is None
+        if isinstance(node.value, str):  # a string annotation inside a subscript: parse it
+            try:
+                return _fits(value, ast.parse(node.value, mode="eval").body, depth + 1)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return False
+        return False
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _fits(value, node.left, depth + 1) or _fits(value, node.right, depth + 1)
+    if isinstance(node, ast.Subscript):
+        outer = _name(node.value)
+        items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if outer == "Optional":
+            return value is None or _fits(value, items[0], depth + 1)
+        if outer == "Union":
+            return any(_fits(value, item, depth + 1) for item in items)
+        if outer == "Literal":
+            return any(isinstance(i, ast.Constant) and i.value == value and type(i.value) is type(value) for i in items)
+        if outer in ("Annotated",):
+            return _fits(value, items[0], depth + 1)
+        types = _BUILTIN_TYPES.get(outer or "")
+        return bool(types) and isinstance(value, types) and not (isinstance(value, (list, dict, tuple, set)) and value)
+    name = _name(node)
+    if name in _ANY:
+        return True
+    if name == "None":
+        return value is None
+    types = _BUILTIN_TYPES.get(name or "")
+    if not types:
+        return False  # a class of the upstream's, a type variable...: not known to accept the value
+    if isinstance(value, bool):
+        return bool in types  # True is an int to CPython, not to every validator: no hint
+    return isinstance(value, types) and not (bool in types)

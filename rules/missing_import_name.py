@@ -50,7 +50,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         checked,
         f"cannot import name `{missing.name}` from `{missing.owner}` ({checked.new.version})",
         symbol=_names.missing_path(missing),
-        hint=_names.hint(checked, missing, f"`{missing.name}` is no longer defined in `{missing.owner}` nor found elsewhere"),
+        hint=_names.hint(checked, missing, f"`{missing.name}` is neither defined in `{missing.owner}` any more nor found elsewhere"),
         fix=_move(checked, missing.owner, missing.name),
     )
 

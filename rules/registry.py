@@ -20,6 +20,7 @@ from apidrift.rules import (
     star_import_compiled,
     too_many_positional,
     unexpected_keyword,
+    unparsable_file,
 )
 from apidrift.rules.base import Rule, rule_from_module
 
@@ -39,9 +40,10 @@ _MODULES = (
     deprecated_target,
     private_name,
     star_import_compiled,
+    unparsable_file,
 )
 
-FAMILIES = {"names": "AD0", "calls": "AD1", "drift": "AD2", "risk": "AD3"}
+FAMILIES = {"names": "AD0", "calls": "AD1", "drift": "AD2", "risk": "AD3", "input": "AD9"}
 
 
 @cache

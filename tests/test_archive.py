@@ -223,7 +223,7 @@ def test_truncated_archive_is_a_clean_error(tmp_path: Path) -> None:
 def test_unknown_suffix(tmp_path: Path) -> None:
     path = tmp_path / "x.rpm"
     path.write_bytes(b"")
-    with pytest.raises(SourceError, match="not a wheel"):
+    with pytest.raises(SourceError, match="neither a wheel"):
         extract_archive(path, tmp_path / "out")
     assert archive_kind("x.tar.gz") == "sdist" and archive_kind("x.WHL") == "wheel" and archive_kind("x.egg") is None
 

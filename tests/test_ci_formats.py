@@ -89,9 +89,9 @@ def test_github_annotations_from_a_real_run(reports: dict[str, Path], monkeypatc
     findings = json.loads(reports["json"].read_text())["findings"]
     assert len([c for c in commands if "file=" in c and "title=AD" in c]) == len(findings)
     kw = next(c for c in commands if "AD101" in c)
-    # The downstream is repo/ with a src/ layout: the path is made relative to the current folder's
-    # workspace only when inside it; this run's cwd is elsewhere, so paths stay relative to src/.
-    assert kw.startswith("::error file=app/__init__.py,line=8,col=22,endLine=8,endColumn=38,title=AD101 unexpected-keyword::")
+    # The downstream is repo/ with a src/ layout: paths are relative to the project root (repo/), made
+    # relative to the current folder's workspace only when inside it; this run's cwd is elsewhere.
+    assert kw.startswith("::error file=src/app/__init__.py,line=8,col=22,endLine=8,endColumn=38,title=AD101 unexpected-keyword::")
     assert "%0AFix: remove `kv_cache_specs=`" in kw and "\n" not in kw
     multi = next(c for c in commands if "AD102" in c)
     assert "line=9," in multi and "endLine=11" in multi and "col=" not in multi  # columns only on one line
@@ -99,8 +99,8 @@ def test_github_annotations_from_a_real_run(reports: dict[str, Path], monkeypatc
     assert guarded.startswith("::notice ")  # info level: guarded by `except ImportError`
     posonly = next(c for c in commands if "AD104" in c)
     assert "%25" not in posonly.split("::", 2)[1]  # properties carry no message text
-    failed = next(c for c in commands if "broken.py" in c)
-    assert failed.startswith("::warning file=app/broken.py,title=apidrift%3A file not audited::")
+    failed = [c for c in commands if "broken.py" in c]  # one annotation: the AD901 error
+    assert len(failed) == 1 and failed[0].startswith("::error file=src/app/broken.py,line=2,col=5,") and "AD901" in failed[0]
     assert lines[-1].startswith("apidrift: app==1.0 against pkg: ")
 
 
@@ -131,11 +131,11 @@ def _finding(path: str, source: str, message: str = "f() got an unexpected keywo
 def test_markdown_summary_from_a_real_run(reports: dict[str, Path]) -> None:
     text = reports["markdown"].read_text(encoding="utf-8")
     assert text.startswith("### apidrift: app==1.0 against pkg (written for pkg)\n")
-    assert ":x: **4 errors**, 0 warnings, 1 info" in text
+    assert ":x: **5 errors**, 0 warnings, 1 info" in text
     assert "| [`AD101` unexpected-keyword](" in text
-    assert "| :x: | `app/__init__.py:8:22` | `AD101` unexpected-keyword | get\\_config() got an unexpected" in text
+    assert "| :x: | `src/app/__init__.py:8:22` | `AD101` unexpected-keyword | get\\_config() got an unexpected" in text
     assert "<details><summary>Coverage, files and notes</summary>" in text
-    assert "failed: `app/broken.py`" in text
+    assert "failed: `src/app/broken.py`" in text
 
 
 def test_markdown_escapes_and_caps() -> None:
@@ -220,11 +220,11 @@ def test_sarif_reads_back_with_sarif_tools(reports: dict[str, Path]) -> None:
     assert any("kv_cache_specs" in r["Description"] for r in sarif_file.get_records())
 
 
-def test_sarif_source_root_is_the_src_folder(reports: dict[str, Path]) -> None:
+def test_sarif_source_root_is_the_project_root(reports: dict[str, Path]) -> None:
     run = json.loads(reports["sarif"].read_text())["runs"][0]
     root = run["originalUriBaseIds"]["SRCROOT"]["uri"]
     uri = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-    assert root.endswith("/repo/src/")
+    assert root.endswith("/repo/") and uri.startswith("src/app/")  # the folder holding pyproject.toml
     from urllib.parse import unquote, urlsplit
 
     assert Path(unquote(urlsplit(root).path), uri).is_file()  # the path resolves to the real file

@@ -306,7 +306,7 @@ def test_rules_code_prints_its_docs(name: str, capsys: pytest.CaptureFixture[str
 
 def test_rules_unknown_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "AD999"]) == 2
-    assert "no rule 'AD999'" in one_line_error(capsys.readouterr().err)
+    assert "no rule, rule name or family 'AD999'" in one_line_error(capsys.readouterr().err)
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -330,7 +330,7 @@ def test_an_internal_error_is_one_line_with_exit_status_2(monkeypatch: pytest.Mo
     )
 
 
-def test_an_old_version_that_cannot_be_had_is_a_note_not_a_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_explicit_old_version_that_cannot_be_had_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     upstream = tmp_path / "up"
     (upstream / "pkg").mkdir(parents=True)
     (upstream / "pkg" / "__init__.py").write_text("def f(a):\n    return a\n")
@@ -341,8 +341,5 @@ def test_an_old_version_that_cannot_be_had_is_a_note_not_a_failure(tmp_path: Pat
         ["audit", str(down), "--against", f"pkg@{upstream}", "--from", f"pkg@{tmp_path / 'missing.tar.gz'}",
          "--no-config", "--cache-dir", str(tmp_path / "c"), "--format", "json"]
     )
-    report = json.loads(capsys.readouterr().out)
-    assert status == 1
-    assert [f["code"] for f in report["findings"]] == ["AD103"]
-    assert report["old_upstream"] is None
-    assert any("the old version could not be had" in note for note in report["notes"])
+    assert status == 2
+    assert "missing.tar.gz" in one_line_error(capsys.readouterr().err)

@@ -82,12 +82,14 @@ def test_diff_used_by_keeps_only_what_the_downstream_touches(tmp_path: Path) -> 
     assert "pkg.core.unused" not in paths and "pkg.core.gone" not in paths
     load = next(c for c in result.changes if c.path == "pkg.core.load")
     assert load.kind == "parameter-added-required" and "`mode`" in load.detail
-    assert load.uses == ("app.py:2", "app.py:5")
+    assert load.uses == ("app.py:5",) and load.breaking  # the call it breaks; the import still works
     reader = [c for c in result.changes if c.path in ("pkg.Reader", "pkg.core.Reader")]
     assert any(c.kind == "parameter-added-required" and "strict" in c.detail for c in reader)
     text = render(result)
-    assert "used at app.py: lines 2, 5" in text
-    assert text.strip().endswith("breaking, 0 other).")
+    assert "parameter-added-required breaks app.py: line 5" in text
+    moved = next(c for c in result.changes if c.kind == "moved")
+    assert not moved.breaking and moved.breaks_some_callers and moved.uses == ()  # imported through `pkg`, which still has it
+    assert text.strip().endswith("(2 breaking, 1 other).")
 
 
 @pytest.mark.network
@@ -107,7 +109,7 @@ def test_diff_command_prints_and_gates(tmp_path: Path, capsys: pytest.CaptureFix
     args = ["diff", f"pkg@{old}", f"pkg@{new}", "--used-by", str(down), "--cache-dir", str(tmp_path / "c")]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "pkg.core.load" in out and "BREAKING" in out and "used at app.py: lines 2, 5" in out
+    assert "pkg.core.load" in out and "BREAKING" in out and "breaks app.py: line 5" in out
     assert main([*args, "--fail-on-breaking"]) == 1
     capsys.readouterr()
     assert main([*args, "--format", "json"]) == 0
@@ -116,3 +118,47 @@ def test_diff_command_prints_and_gates(tmp_path: Path, capsys: pytest.CaptureFix
     data = json.loads(capsys.readouterr().out)
     assert {c["path"] for c in data["changes"]} >= {"pkg.core.load"}
     assert main(["diff", "pkg@/nonexistent/folder", f"pkg@{new}"]) == 2
+
+
+USED_OLD = {"pkg/__init__.py": (
+    "class A:\n    def __init__(self, config, size=1):\n        self.got = (config, size)\n\n"
+    "class B:\n    def __init__(self, config, size=1):\n        self.got = (config, size)\n\n"
+    "def f(a, b=0):\n    return (a, b)\n"
+)}  # fmt: skip
+USED_NEW = {"pkg/__init__.py": (
+    "class A:\n    def __init__(self, vllm_config, size=1):\n        self.got = (vllm_config, size)\n\n"
+    "class B:\n    def __init__(self, vllm_config, size=1):\n        self.got = (vllm_config, size)\n\n"
+    "def f(a, extra=None, b=0):\n    return (a, b)\n"
+)}  # fmt: skip
+USED_DOWN = {"app.py": "import pkg\n\npkg.A(config=1)\npkg.B(1)\npkg.f(1, b=2)\npkg.f(1, 2)\n"}
+
+
+def test_used_by_lists_per_change_exactly_the_sites_it_breaks(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    old, new, down = write(tmp_path / "old", USED_OLD), write(tmp_path / "new", USED_NEW), write(tmp_path / "down", USED_DOWN)
+    # The oracle: each downstream call run against the new version (and the old one, where all work).
+    probe = "import pkg\nfor call in {calls!r}:\n    try:\n        r = eval(call)\n        print(call, 'ok', getattr(r, 'got', r))\n    except TypeError:\n        print(call, 'TypeError')\n"
+    calls = ["pkg.A(config=1)", "pkg.B(1)", "pkg.f(1, b=2)", "pkg.f(1, 2)"]
+    runs = {}
+    for name, folder in (("old", old), ("new", new)):
+        out = subprocess.run([sys.executable, "-c", probe.format(calls=calls)], cwd=tmp_path, env={"PYTHONPATH": str(folder)},
+                             capture_output=True, text=True, check=True).stdout.splitlines()  # fmt: skip
+        runs[name] = dict(zip(calls, out))
+    assert all(" ok " in line for line in runs["old"].values())
+    assert runs["new"]["pkg.A(config=1)"].endswith("TypeError")  # line 3 breaks
+    assert runs["new"]["pkg.B(1)"] == runs["old"]["pkg.B(1)"]  # line 4 does not
+    assert runs["new"]["pkg.f(1, b=2)"] == runs["old"]["pkg.f(1, b=2)"]  # line 5 does not
+    assert runs["new"]["pkg.f(1, 2)"] != runs["old"]["pkg.f(1, 2)"]  # line 6: 2 lands in `extra` now
+
+    result = diff_versions(DiffRequest(f"pkg@{old}", f"pkg@{new}", used_by=str(down), cache_dir=tmp_path / "c"))
+    by_path = {(c.path, c.kind): c for c in result.changes}
+    a, b = by_path[("pkg.A", "parameter-renamed")], by_path[("pkg.B", "parameter-renamed")]
+    assert (a.breaking, a.uses) == (True, ("app.py:3",))
+    assert (b.breaking, b.uses, b.breaks_some_callers) == (False, (), True)  # B is called positionally only
+    shift = by_path[("pkg.f", "parameter-added")]
+    assert (shift.breaking, shift.uses) == (True, ("app.py:6",))  # not line 5, which passes `b` by keyword
+    assert sum(c.breaking for c in result.changes) == 2
+    text = render(result)
+    assert "parameter-renamed breaks app.py: line 3" in text and "not here  parameter-renamed" in text

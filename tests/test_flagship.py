@@ -14,7 +14,7 @@ from apidrift.auditor.cli.main import main
 
 pytestmark = [pytest.mark.network, pytest.mark.flagship]
 
-GENERATOR = "speculators/data_generation/vllm_hidden_states_generator.py"
+GENERATOR = "src/speculators/data_generation/vllm_hidden_states_generator.py"  # relative to the sdist's root
 
 
 @pytest.fixture(scope="module")

@@ -15,12 +15,23 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(ROOT)],
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--verbose", "--no-deps", "--wheel-dir", str(out), str(ROOT)],
         check=True,
         capture_output=True,
+        text=True,
     )
+    (out / "build.log").write_text(done.stdout + done.stderr)
     return next(out.glob("apidrift-*.whl"))
+
+
+@pytest.mark.network
+def test_the_build_warns_about_nothing_in_the_project_table(wheel: Path) -> None:
+    log = (wheel.parent / "build.log").read_text()
+    assert "setuptools" in log  # the build's own output is in the log
+    assert "project.license" not in log and "SetuptoolsDeprecationWarning" not in log, log[-3000:]
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith("METADATA"))).decode()
+    assert "License-Expression: MIT" in metadata
 
 
 @pytest.mark.network  # the isolated build fetches setuptools from the index

@@ -570,7 +570,7 @@ def test_name_at_bad_paths(tmp_path: Path, cache: Cache) -> None:
         locate(f"demo@{tmp_path / 'missing.whl'}", role="upstream", cache=cache)
     text = tmp_path / "notes.txt"
     text.write_text("hi")
-    with pytest.raises(SourceError, match="not a directory, a wheel"):
+    with pytest.raises(SourceError, match="neither a directory, a wheel"):
         locate(f"demo@{text}", role="upstream", cache=cache)
     fake = tmp_path / "demo-1.0.tar.gz"
     fake.write_text("<html>not found</html>")
@@ -661,7 +661,7 @@ def test_bare_downstream_name_falls_back_to_latest_release(
     tree = locate("zz-apidrift-fake", role="downstream", cache=cache, index_url=fake_index.url)
     assert tree.version == "0.3.0"
     assert tree.note == (
-        "zz-apidrift-fake is not a local folder nor installed: using the latest release on the index, 0.3.0"
+        "zz-apidrift-fake is neither a local folder nor installed: using the latest release on the index, 0.3.0"
     )
 
 

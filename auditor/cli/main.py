@@ -1,6 +1,7 @@
 """The command line: thin commands that build a request, call the engine, render, and pick the exit status.
 
-Exit status: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 bad usage or input.
+Exit status: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 bad usage or input;
+3 nothing was checked (the downstream does not use the upstream, or none of its uses could be checked).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import click
 from apidrift import __version__
 from apidrift.auditor.results import AuditResult, Severity
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_UNCHECKED = 0, 1, 2, 3
 FORMATS = ("text", "json", "sarif", "html", "github", "markdown")
 FAIL_ON = ("error", "warning", "info", "never")
 LEVELS = ("error", "warning", "info")
@@ -81,6 +82,7 @@ def cli() -> None:
 @click.argument("downstream")
 @click.option("--against", "against", metavar="UPSTREAM", help="Upstream version to check against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].")
 @click.option("--from", "old", metavar="UPSTREAM", help="Upstream version the downstream was written for.")
+@click.option("--python", "python", type=click.Path(path_type=Path), help="The downstream's own interpreter (or environment folder): its installed upstream is the version written for, when the downstream pins none.")
 @click.option("--format", "formats", metavar="FMT[:PATH]", multiple=True, help=f"Report format, repeatable: {', '.join(FORMATS)}; with :PATH written to that file (default: text to stdout).")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the (single) report here instead of stdout.")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the run (exit 1). Default: `fail-on` in [tool.apidrift], else error.")
@@ -103,6 +105,7 @@ def audit(
     downstream: str,
     against: str | None,
     old: str | None,
+    python: Path | None,
     formats: tuple[str, ...],
     output: Path | None,
     fail_on: str | None,
@@ -122,12 +125,26 @@ def audit(
     quiet: bool,
     verbose: bool,
 ) -> None:
-    """Audit DOWNSTREAM (NAME==VER, a folder, or an installed NAME) against an upstream version."""
+    """Audit DOWNSTREAM (NAME==VER, a folder, or an installed NAME) against an upstream version.
+
+    \b
+    Examples:
+      apidrift audit speculators==0.3.0 --against vllm==0.16.0
+      apidrift audit . --against vllm==0.16.0 --format html:report.html --format sarif:report.sarif
+
+    \b
+    Exit status:
+      0  nothing at or above --fail-on (default: error)
+      1  findings at or above --fail-on
+      2  bad usage or input (one line on stderr)
+      3  nothing was checked: the downstream does not use the upstream, or none of its uses could be checked
+    """
     from apidrift.auditor.baseline import BaselineError, read_baseline, split, write_baseline as write_accepted
     from apidrift.auditor.engine import audit as run_audit
     from apidrift.auditor.sources.specs import SourceError, SpecError
     from apidrift.reports import render
 
+    started = time.time()
     outputs = parse_outputs(formats, output)
     say = Messages(quiet=quiet)
     if verbose and not quiet:
@@ -138,7 +155,7 @@ def audit(
         say(f"configuration: [tool.apidrift] in {config.path}")
     request = build_request(
         config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols,
-        severities=_severities(severity), warn_unused_ignores=warn_unused_ignores, verb="audit",
+        severities=_severities(severity), warn_unused_ignores=warn_unused_ignores, verb="audit", python=python,
     )
     against = request.against
     fail_on = fail_on or config.fail_on or "error"
@@ -181,6 +198,7 @@ def audit(
         for line in describe_run(result, request, cache_before):
             say(line)
 
+    result.run = run_info(started, config)
     for out in outputs:
         use_color = out.fmt == "text" and out.path is None and _want_color(color)
         report = render(result, out.fmt, color=use_color)
@@ -193,23 +211,78 @@ def audit(
             raise InputError(f"cannot write {out.path}: {error.strerror}") from None
         if verbose:
             say(f"wrote the {out.fmt} report to {out.path}")
+    if all(out.path is not None for out in outputs):  # nothing on stdout: say where it went, and the gist
+        say(f"wrote {', '.join(str(out.path) for out in outputs)} ({_gist(result)})")
     raise SystemExit(exit_status(result, fail_on))
+
+
+_ARGV: list[str] | None = None  # the command line `main` was given, for the reports' "how made" line
+
+
+def run_info(started: float, config: Any) -> dict[str, Any]:
+    """How this report was produced: when, by which command and configuration, in how long."""
+    import shlex
+    from datetime import datetime, timezone
+
+    argv = _ARGV if _ARGV is not None else sys.argv[1:]
+    settings = {}
+    if config.found:
+        for key in ("against", "old", "fail_on", "ignore", "severity", "exclude", "ignore_symbols"):
+            value = getattr(config, key)
+            if value:
+                name = {"old": "from", "fail_on": "fail-on", "ignore_symbols": "ignore-symbols"}.get(key, key)
+                settings[name] = value if isinstance(value, (str, dict)) else list(value)
+    return {
+        "date": datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+        "command": "apidrift " + shlex.join(argv),
+        "config": str(config.path) if config.found else None,
+        "settings": settings,
+        "seconds": round(time.time() - started, 3),
+    }
+
+
+def _gist(result: AuditResult) -> str:
+    if not result.findings:
+        return "nothing checked" if result.unchecked else "no findings"
+    counts = [(result.count(s), s.value) for s in Severity]
+    return ", ".join(f"{n} {word}{'s' if n != 1 and word != 'info' else ''}" for n, word in counts if n)
 
 
 @cli.command()
 @click.argument("code", required=False)
-def rules(code: str | None) -> None:
-    """List the rules, or print one rule's docs (by code or name)."""
-    from apidrift.rules.registry import all_rules, get_rule
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules(code: str | None, fmt: str) -> None:
+    """List the rules, a family's rules (`apidrift rules calls`), or print one rule's docs (by code or name)."""
+    import json
 
-    if code is None:
-        for rule in all_rules():
-            click.echo(f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.summary}")
+    from apidrift.rules.registry import FAMILIES, all_rules, get_rule
+
+    selected = list(all_rules())
+    family = code.strip().lower() if code else None
+    if code is not None and family not in FAMILIES:
+        rule = get_rule(code)
+        if rule is None:
+            raise InputError(f"no rule, rule name or family {code!r}; `apidrift rules` lists them (families: {', '.join(FAMILIES)})")
+        if fmt == "json":
+            click.echo(json.dumps(_rule_data(rule, docs=True), indent=2))
+        else:
+            click.echo(f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family})\n\n{rule.docs}")
         return
-    rule = get_rule(code)
-    if rule is None:
-        raise InputError(f"no rule {code!r}; `apidrift rules` lists them")
-    click.echo(f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family})\n\n{rule.docs}")
+    if family is not None:
+        selected = [r for r in selected if r.family == family]
+    if fmt == "json":
+        click.echo(json.dumps([_rule_data(rule) for rule in selected], indent=2))
+        return
+    for rule in selected:
+        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.family:<6} {rule.summary}")
+
+
+def _rule_data(rule: Any, *, docs: bool = False) -> dict[str, Any]:
+    data = {"code": rule.code, "name": rule.name, "severity": rule.severity.value, "family": rule.family,
+            "summary": rule.summary, "since": rule.since}  # fmt: skip
+    if docs:
+        data["docs"] = rule.docs
+    return data
 
 
 @cli.command()
@@ -258,6 +331,7 @@ def diff(
 @click.argument("downstream")
 @click.option("--against", "against", metavar="UPSTREAM", help="Upstream version to fix against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].")
 @click.option("--from", "old", metavar="UPSTREAM", help="Upstream version the downstream was written for (renames are recognised against it).")
+@click.option("--python", "python", type=click.Path(path_type=Path), help="The downstream's own interpreter (or environment folder), to infer the version written for.")
 @click.option("--diff", "mode", flag_value="diff", default=True, help="Print the fixes as a unified diff (the default); change nothing.")
 @click.option("--write", "mode", flag_value="write", help="Apply the fixes to the files of a local DOWNSTREAM folder.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (drop a keyword whose parameter was removed).")
@@ -274,6 +348,7 @@ def fix(
     downstream: str,
     against: str | None,
     old: str | None,
+    python: Path | None,
     mode: str,
     unsafe_fixes: bool,
     config_path: Path | None,
@@ -301,7 +376,7 @@ def fix(
         _refuse_write_early(downstream)
     config = read_config(downstream, config_path, no_config)
     request = build_request(
-        config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols, verb="fix"
+        config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols, verb="fix", python=python
     )
     against = request.against
     try:
@@ -369,6 +444,7 @@ def build_request(
     severities: dict[str, str] | None = None,
     warn_unused_ignores: bool = False,
     verb: str,
+    python: Path | None = None,
 ) -> Any:
     """The engine's request: command-line options over the configuration's."""
     from apidrift.auditor.engine import AuditRequest
@@ -388,14 +464,23 @@ def build_request(
         exclude=tuple(config.exclude) + tuple(exclude),
         ignore_symbols=symbol_patterns(tuple(config.ignore_symbols) + tuple(ignore_symbols)),
         warn_unused_ignores=warn_unused_ignores,
+        python=_python(python),
     )
+
+
+def _python(python: Path | None) -> Path | None:
+    if python is not None and not python.exists():
+        raise InputError(f"--python {python}: no such interpreter or folder")
+    return python
 
 
 def exit_status(result: AuditResult, fail_on: str) -> int:
     if fail_on == "never":
         return EXIT_OK
     threshold = Severity(fail_on).rank
-    return EXIT_FINDINGS if any(f.severity.rank >= threshold for f in result.findings) else EXIT_OK
+    if any(f.severity.rank >= threshold for f in result.findings):
+        return EXIT_FINDINGS
+    return EXIT_UNCHECKED if result.unchecked else EXIT_OK
 
 
 # ---- option helpers
@@ -584,6 +669,8 @@ cli.add_command(_impact)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return the exit status (tests call this)."""
+    global _ARGV
+    _ARGV = list(argv) if argv is not None else None
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="apidrift", standalone_mode=False)
     except SystemExit as exit:

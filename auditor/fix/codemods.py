@@ -132,7 +132,7 @@ def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
     if (seen.location, seen.version, seen.sha256) != (tree.location, tree.version, tree.sha256):
         raise SourceError(f"{request.downstream!r} changed while it was audited; run again")
     reason = not_local_reason(tree.origin, tree.root, cache.root)
-    return plan_fixes(result, tree.root, unsafe=unsafe, local=reason is None, not_local_reason=reason)
+    return plan_fixes(result, tree.path_base, unsafe=unsafe, local=reason is None, not_local_reason=reason)
 
 
 def not_local_reason(origin: str, root: Path, cache_root: Path | None = None) -> str | None:

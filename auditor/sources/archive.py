@@ -329,7 +329,7 @@ def extract_archive(
     limits = limits or ExtractLimits()
     kind = kind or archive_kind(archive.name)
     if kind is None:
-        raise SourceError(f"{archive.name}: not a wheel (.whl) nor an sdist (.tar.gz, .zip, ...)")
+        raise SourceError(f"{archive.name}: neither a wheel (.whl) nor an sdist (.tar.gz, .zip, ...)")
     dest.parent.mkdir(parents=True, exist_ok=True)
     work = dest.parent / f".tmp-{dest.name}-{uuid.uuid4().hex[:8]}"
     raw = work / "raw"

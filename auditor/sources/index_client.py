@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import time
 import uuid
 import warnings
@@ -56,6 +57,7 @@ LIMIT_VARIABLES = {  # environment variables that change the limits above (see d
 MAX_RETRY_AFTER = 10.0  # seconds: a server's Retry-After is honoured up to this
 LISTING_FORMAT = 1
 _CHUNK = 1 << 16
+MAX_METADATA_BYTES = 1 << 20  # a release's core metadata (PEP 658) is a few KiB
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
 _OTHER_TAR_SUFFIXES = (".tgz", ".tar.bz2", ".tbz", ".tbz2", ".tar.xz", ".txz")
 
@@ -106,6 +108,7 @@ class IndexFile:
     size: int | None
     yanked: bool = False
     yanked_reason: str | None = None
+    metadata_url: str | None = None  # PEP 658/714: the core metadata served beside the file
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,7 @@ def _file_from_package(pkg: pypi_simple.DistributionPackage, project: str | None
         size=pkg.size,
         yanked=pkg.is_yanked,
         yanked_reason=pkg.yanked_reason or None,
+        metadata_url=pkg.metadata_url if pkg.has_metadata is not False else None,  # None: not said; tried
     )
 
 
@@ -349,6 +353,29 @@ def env_limit(field_name: str, default: float, environ: dict[str, str] | None = 
 def _short(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0][:300] if lines else type(exc).__name__
+
+
+def network_failure(exc: BaseException) -> str:
+    """What failed, in a few words, instead of the transport library's whole text: "cannot resolve
+    the host name x", "connection refused by x:9", "timed out talking to x"..."""
+    text = " ".join(str(exc).split())
+    host = re.search(r"host='([^']*)'", text)
+    port = re.search(r"port=(\d+)", text)
+    where = f"{host.group(1)}:{port.group(1)}" if host and port else (host.group(1) if host else "the server")
+    name = host.group(1) if host else "the server"
+    checks = [
+        (("NameResolutionError", "Failed to resolve", "Name or service not known", "getaddrinfo"), f"cannot resolve the host name {name}"),
+        (("Connection refused", "Errno 111"), f"connection refused by {where}"),
+        (("timed out", "Timeout", "TimeoutError"), f"timed out talking to {where}"),
+        (("SSLError", "CERTIFICATE_VERIFY_FAILED", "SSL:"), f"TLS handshake with {where} failed"),
+        (("ProxyError", "Unable to connect to proxy"), "cannot connect through the proxy"),
+        (("Network is unreachable", "No route to host"), f"no route to {where}"),
+        (("RemoteDisconnected", "Connection aborted", "Connection reset"), f"{where} closed the connection"),
+    ]
+    for needles, sentence in checks:
+        if any(needle in text for needle in needles):
+            return sentence
+    return _short(exc)[:160]
 
 
 class _Interrupted(Exception):
@@ -544,7 +571,7 @@ class IndexClient:
             raise SourceError(f"cannot read the index page of {name} at {where}: {_short(exc)}") from None
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             raise SourceError(
-                f"cannot reach the index {where}: {_short(exc)} (--offline uses the cache only)"
+                f"cannot reach the index {where}: {network_failure(exc)} (--offline uses the cache only)"
             ) from None
         except Exception as exc:  # unsupported content type or API version, malformed JSON or HTML...
             raise SourceError(
@@ -581,6 +608,31 @@ class IndexClient:
             response._content = bytes(body)  # as a non-streamed request would hold it, for pypi_simple's parser
             response._content_consumed = True
         return pypi_simple.ProjectPage.from_response(response, name)
+    # core metadata (PEP 658)
+
+    def metadata(self, file: IndexFile, limit: int = MAX_METADATA_BYTES) -> str:
+        """The core metadata the index serves beside `file` (PEP 658), at most `limit` bytes."""
+        import requests
+        import urllib3
+
+        if file.metadata_url is None:
+            raise SourceError(f"the index serves no metadata for {file.filename}")
+        try:
+            response = self.client.s.get(file.metadata_url, stream=True, timeout=self.timeout)
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            raise SourceError(f"cannot read the metadata of {file.filename}: {network_failure(exc)}") from None
+        with response:
+            if response.status_code >= 400:
+                raise SourceError(f"reading the metadata of {file.filename} failed: HTTP {response.status_code}")
+            data = b""
+            try:
+                for chunk in response.iter_content(_CHUNK):
+                    data += chunk
+                    if len(data) > limit:
+                        raise SourceError(f"the metadata of {file.filename} is larger than {limit} bytes; refused")
+            except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+                raise SourceError(f"cannot read the metadata of {file.filename}: {_short(exc)}") from None
+        return data.decode("utf-8", "replace")
 
     # downloads
 
@@ -634,7 +686,7 @@ class IndexClient:
             response = self.client.s.get(file.url, stream=True, timeout=self.timeout)
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             # Connection errors were already retried (with backoff) by the session's retry policy.
-            raise SourceError(f"cannot download {file.filename}: {_short(exc)}") from None
+            raise SourceError(f"cannot download {file.filename}: {network_failure(exc)}") from None
         with response:
             if response.status_code >= 400:
                 raise SourceError(f"downloading {file.filename} failed: HTTP {response.status_code}")

@@ -85,6 +85,13 @@ class SourceTree:
     compiled_modules: frozenset[str]  # dotted names of compiled extension modules found
     requires: tuple[str, ...]  # the distribution's Requires-Dist lines, verbatim
     note: str | None = None
+    # The folder every reported path is relative to: a local project's folder holding pyproject.toml
+    # (else the folder given), a release's own top folder; `root` or a folder above it. None: `root`.
+    project_root: Path | None = None
+
+    @property
+    def path_base(self) -> Path:
+        return self.project_root or self.root
 
 
 def locate(
@@ -166,7 +173,7 @@ def _from_name(spec: NameSpec, role: Role, ctx: _Context) -> SourceTree:
         )
     tree = _from_index(name, None, ctx)
     return _with_note(
-        tree, f"{name} is not a local folder nor installed: using the latest release on the index, {tree.version}"
+        tree, f"{name} is neither a local folder nor installed: using the latest release on the index, {tree.version}"
     )
 
 
@@ -281,7 +288,7 @@ def _from_path(spec: PathSpec, ctx: _Context) -> SourceTree:
         tree = _from_directory(path, origin="path", name_hint=spec.name)
     elif path.is_file():
         if archive_kind(path.name) is None:
-            raise SourceError(f"{path}: not a directory, a wheel (.whl) nor an sdist (.tar.gz, .zip, ...)")
+            raise SourceError(f"{path}: neither a directory, a wheel (.whl) nor an sdist (.tar.gz, .zip, ...)")
         try:
             digest = _sha256_of(path)
         except OSError as exc:
@@ -631,7 +638,7 @@ def _tree_from_extraction(
     compiled = _compiled_under(analysis.root, extraction.compiled, extraction.tree)
     if not analysis.import_names:
         raise SourceError(
-            f"{filename} holds no Python source (.py or .pyi) nor compiled module of {name_hint}: nothing to read"
+            f"{filename} holds neither Python source (.py or .pyi) nor a compiled module of {name_hint}: nothing to read"
         )
     note = info.get("note") if origin == "index" else None
     if compiled and not _has_sources(analysis.root, analysis.import_names):
@@ -648,6 +655,7 @@ def _tree_from_extraction(
         compiled_modules=compiled,
         requires=meta.requires or (),
         note=note,
+        project_root=extraction.tree if _within(analysis.root, extraction.tree) else None,
     )
 
 
@@ -709,7 +717,21 @@ def _from_directory(
         sha256=None,
         compiled_modules=_walk_compiled(analysis.root, analysis.import_names),
         requires=meta.requires or (),
+        project_root=_path_base(folder, analysis.root),
     )
+
+
+def _path_base(folder: Path, root: Path) -> Path:
+    """What reported paths are relative to: the project folder (the one holding pyproject.toml, this
+    folder or up to two above it), else the folder given; never a folder below the scanned root."""
+    for candidate in (_project_dir_of(folder), folder):
+        if _within(root, candidate):
+            return candidate
+    return root
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 # --- installed distributions ---------------------------------------------------------------------

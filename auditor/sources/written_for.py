@@ -1,17 +1,25 @@
 """Which upstream version the downstream was written for, when `--from` does not say.
 
 Input: the downstream's declared requirements (Requires-Dist, extras included; for a local project
-its pyproject.toml/setup.cfg) and the target upstream. Output: a spec to fetch and a sentence that
-tells the user what was chosen and why; or no spec, and why not.
+its pyproject.toml/setup.cfg), the target upstream, and the downstream's own environment when there is
+one (`--python PATH`, or an active virtualenv that is not apidrift's). Output: a spec to fetch and a
+sentence that tells the user what was chosen and why; or no spec, and why not.
+
+The version written for is always older than the target, and never read from apidrift's own
+environment: what apidrift happens to depend on says nothing about the downstream.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 NONE = "none"  # `--from none`: audit without an old version
 
@@ -22,12 +30,66 @@ class OldChoice:
     note: str
 
 
+@dataclass(frozen=True)
+class Environment:
+    """The downstream's own Python environment: where its installed distributions' metadata lives."""
+
+    label: str  # how the user named it: "--python /p/bin/python" or "the active virtualenv /p"
+    site_dirs: tuple[Path, ...]
+
+    def version_of(self, name: str) -> str | None:
+        """The installed version of `name` there, read from its .dist-info metadata (nothing is imported)."""
+        if not self.site_dirs:
+            return None
+        wanted = canonicalize_name(name)
+        for dist in importlib.metadata.distributions(path=[str(d) for d in self.site_dirs]):
+            try:
+                if canonicalize_name(dist.metadata["Name"] or "") == wanted:
+                    return dist.version
+            except Exception:  # a broken METADATA file: not this one
+                continue
+        return None
+
+
+def site_dirs_of(prefix: Path) -> tuple[Path, ...]:
+    """The site-packages folders of the environment at `prefix` (a virtualenv or an installation),
+    found by looking, never by running its interpreter."""
+    found = [*prefix.glob("lib/python3*/site-packages"), *prefix.glob("lib/python3*/dist-packages"),
+             *prefix.glob("lib64/python3*/site-packages"), prefix / "Lib" / "site-packages"]  # fmt: skip
+    return tuple(sorted({d for d in found if d.is_dir()}))
+
+
+def downstream_environment(python: Path | None) -> Environment | None:
+    """`--python PATH` (an interpreter or an environment folder), else the active virtualenv when it is
+    not the one apidrift runs in; else None."""
+    if python is not None:
+        path = python.expanduser().absolute()
+        prefix = path if path.is_dir() else path.parent.parent  # PREFIX/bin/python
+        return Environment(f"--python {python}", site_dirs_of(prefix))
+    active = os.environ.get("VIRTUAL_ENV")
+    if active and Path(active).is_dir():
+        mine = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+        if Path(active).resolve() not in mine:
+            return Environment(f"the active virtualenv {active}", site_dirs_of(Path(active)))
+    return None
+
+
+def _older(version: str, target: str | None) -> bool:
+    if not target:
+        return True
+    try:
+        return Version(version) < Version(target)
+    except InvalidVersion:
+        return version != target
+
+
 def choose_old(
     explicit: str | None,
     upstream_name: str,
     downstream_label: str,
     requires: tuple[str, ...],
     target_version: str | None = None,
+    environment: Environment | None = None,
 ) -> OldChoice:
     if explicit is not None:
         if explicit.strip().lower() == NONE:
@@ -44,25 +106,42 @@ def choose_old(
         if not _applies(requirement):  # `; python_version < "3.9"`: not what this environment would install
             continue
         pins = [s for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version]
+        extra = f" (extra `{_extra(requirement)}`)" if _extra(requirement) else ""
+        if pins and not _older(pins[0].version, target_version):
+            return OldChoice(
+                None,
+                f"no old version: {downstream_label} pins `{line}`{extra}, not older than the target {target_version}",
+            )
         spec = f"{upstream_name}{requirement.specifier}"
         how = "pins" if pins else "declares the range"
-        extra = f" (extra `{_extra(requirement)}`)" if _extra(requirement) else ""
         choice = "" if pins else ", using the highest version that satisfies it"
         if not pins and target_version:
             # The version written for is older than the one audited against: never the target or newer.
             spec += f",<{target_version}"
             choice += f" below {target_version}"
         return OldChoice(spec, f"old version inferred: {downstream_label} {how} `{line}`{extra}{choice}")
-    try:
-        installed = importlib.metadata.version(upstream_name)
-    except importlib.metadata.PackageNotFoundError:
-        installed = None
-    if installed:
+    if environment is not None:
+        installed = environment.version_of(upstream_name)
+        if installed and _older(installed, target_version):
+            return OldChoice(
+                f"{upstream_name}=={installed}",
+                f"old version inferred: {upstream_name} {installed} is installed in {environment.label} "
+                f"({downstream_label} declares no version)",
+            )
+        if installed:
+            return OldChoice(
+                None,
+                f"no old version: {upstream_name} {installed} in {environment.label} is not older than the "
+                f"target {target_version}, and {downstream_label} declares no version",
+            )
         return OldChoice(
-            f"{upstream_name}=={installed}",
-            f"old version inferred: {upstream_name} {installed} is installed here ({downstream_label} declares no version)",
+            None, f"no old version: {downstream_label} declares no version of {upstream_name}, nor is it installed in {environment.label}"
         )
-    return OldChoice(None, f"no old version: {downstream_label} declares no requirement on {upstream_name} and it is not installed")
+    return OldChoice(
+        None,
+        f"no old version known: {downstream_label} declares no requirement on {upstream_name} "
+        "(give --from NAME==VER, or --python PATH of the downstream's environment)",
+    )
 
 
 def _applies(requirement: Requirement) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -39,7 +39,11 @@ class ApiChange:
     breaking: bool
     old: str | None = None  # old signature or location
     new: str | None = None
-    uses: tuple[str, ...] = field(default=())  # "path:line" of downstream uses, with --used-by
+    # "path:line" of downstream uses, with --used-by: for a breaking kind of change, exactly the use
+    # sites it breaks (then `breaking` says whether it breaks any); otherwise the uses it touches.
+    uses: tuple[str, ...] = field(default=())
+    breaks_some_callers: bool | None = None  # with --used-by: whether it would break some caller, in general
+    names: tuple[str, ...] = field(default=(), compare=False)  # the parameters it is about
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +54,7 @@ class ApiChange:
             "old": self.old,
             "new": self.new,
             "uses": list(self.uses),
+            "breaks_some_callers": self.breaking if self.breaks_some_callers is None else self.breaks_some_callers,
         }
 
 
@@ -70,19 +75,144 @@ def all_paths(resolver: Resolver) -> list[str]:
     return paths
 
 
-def diff(old: Resolver, new: Resolver, paths: Iterable[str], uses: dict[str, list[str]] | None = None) -> list[ApiChange]:
-    """Compare each old path with the new version. `uses` maps a path to the downstream sites using it."""
+def diff(
+    old: Resolver,
+    new: Resolver,
+    paths: Iterable[str],
+    uses: dict[str, list[str]] | None = None,
+    sites: dict[str, list[Use]] | None = None,
+) -> list[ApiChange]:
+    """Compare each old path with the new version. `uses` maps a path to the downstream sites using
+    it ("file:line"); `sites` (with --used-by) maps it to the use sites themselves, so that each change
+    lists exactly the sites it breaks and is breaking only when it breaks one."""
     relocator = Relocator(new)
-    changes: dict[tuple[str, str], ApiChange] = {}  # one change, seen through several paths, is one entry
+    changes: dict[tuple[str, str, str], ApiChange] = {}  # one change, seen through several paths, is one entry
+    checks = _SiteChecks(old, new)
     for path in dict.fromkeys(paths):
+        canonical = _canonical(old, path)
         for change in _changes_of(path, old, new, relocator, tuple((uses or {}).get(path, ()))):
-            key = (change.kind, change.detail if change.kind not in ("removed", "moved") else change.new or change.path)
+            if sites is not None:
+                change = _attributed(change, sites.get(path, []), checks)
+            what = change.detail if change.kind not in ("removed", "moved") else change.new or change.path
+            key = (canonical if change.kind not in ("removed", "moved") else path, change.kind, what)
             if key in changes:
-                merged = tuple(sorted(set(changes[key].uses) | set(change.uses)))
-                changes[key] = ApiChange(**{**changes[key].as_dict(), "uses": merged})
+                before = changes[key]
+                merged = tuple(sorted(set(before.uses) | set(change.uses), key=_site_order))
+                changes[key] = replace(before, uses=merged, breaking=before.breaking or change.breaking)
             else:
                 changes[key] = change
     return list(changes.values())
+
+
+def _canonical(resolver: Resolver, path: str) -> str:
+    value = resolver.lookup(path)
+    if isinstance(value, (ClassValue, FunctionValue, ModuleValue, AttributeValue)):
+        return value_path(value)
+    return path
+
+
+def _site_order(site: str) -> tuple[str, int]:
+    file, _, line = site.rpartition(":")
+    return file, int(line) if line.isdigit() else 0
+
+
+@dataclass(frozen=True)
+class Use:
+    where: str  # "file:line"
+    site: Any  # UseSite
+
+
+class _SiteChecks:
+    """Each use site checked against both versions once, as `audit` checks it."""
+
+    def __init__(self, old: Resolver, new: Resolver) -> None:
+        self.old, self.new = old, new
+        self._done: dict[int, tuple[Any, Any]] = {}
+
+    def __call__(self, site: Any) -> tuple[Any, Any]:
+        from apidrift.auditor.check.checked import check_site
+
+        key = id(site)
+        if key not in self._done:
+            before = check_site(site, self.old, "old")
+            self._done[key] = (before, check_site(site, self.new, "new", None, before))
+        return self._done[key]
+
+
+_WHOLE_OBJECT = ("removed", "moved")
+_TOUCHES_EVERY_USE = ("deprecated", "kind-changed")
+
+
+def _attributed(change: ApiChange, uses: list[Use], checks: _SiteChecks) -> ApiChange:
+    """`change` with the use sites it breaks (or, for a change that breaks nobody, touches)."""
+    general = change.breaking
+    hit: list[str] = []
+    for use in uses:
+        before, after = checks(use.site)
+        if change.kind in _WHOLE_OBJECT:
+            if after.missing is not None and before.missing is None:
+                hit.append(use.where)
+        elif change.kind in _TOUCHES_EVERY_USE:
+            hit.append(use.where)
+        elif _site_feels(change, use.site, before, after):
+            hit.append(use.where)
+    ordered = tuple(sorted(set(hit), key=_site_order))
+    breaking = general and bool(ordered) and change.kind not in _TOUCHES_EVERY_USE or (change.kind == "kind-changed" and bool(ordered))
+    return replace(change, uses=ordered, breaking=breaking, breaks_some_callers=general)
+
+
+def _site_feels(change: ApiChange, site: Any, before: Any, after: Any) -> bool:
+    """Whether this call site is broken (or, for a change that breaks nobody, affected) by `change`:
+    judged on the arguments as the old version bound them, against the signatures this site meets."""
+    from apidrift.auditor.check.bind import Ok
+
+    if site.kind != "call" or site.shape is None or not isinstance(before.verdict, Ok):
+        return False  # not a call, or not one that worked before: no change of a signature breaks it
+    if before.target is None or after.target is None:
+        return False
+    shape = site.shape
+    old_sig, new_sig = before.target.signature, after.target.signature
+    mine = {(kind, names) for kind, _, _, names in _signature_changes(old_sig, new_sig)}
+    if (change.kind, change.names) not in mine:
+        return False  # this site binds a signature where this change does not show (an override, a forward)
+    assigned = before.verdict.assignments
+    by_position = {int(k): p for k, p in assigned if isinstance(k, int)}
+    by_keyword = {p for k, p in assigned if isinstance(k, str)}
+    filled = set(by_position.values()) | by_keyword
+    name = change.names[0] if change.names else ""
+    if change.kind == "parameter-removed":
+        return name in filled
+    if change.kind == "parameter-renamed":
+        return name in by_keyword
+    if change.kind == "parameter-added-required":
+        return not shape.star_kwargs and not shape.star_args
+    if change.kind == "parameter-now-required":
+        return name not in filled and not shape.star_kwargs and not shape.star_args
+    if change.kind == "parameter-kind-changed":
+        param = new_sig.get(name)
+        if param is None:
+            return False
+        if param.kind is ParamKind.POSITIONAL_ONLY and name in by_keyword:
+            return True
+        return param.kind is ParamKind.KEYWORD_ONLY and name in by_position.values()
+    if change.kind in ("parameter-moved", "parameter-added"):
+        return _remapped(by_position, old_sig, new_sig, name)
+    if change.kind == "default-changed":
+        return name not in filled and not shape.star_kwargs
+    return False
+
+
+def _remapped(by_position: dict[int, str], old: Signature, new: Signature, name: str) -> bool:
+    """Whether a positional argument of this call lands in another parameter now, because of `name`."""
+    positional = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    new_positional = [p.name for p in new.parameters if p.kind in positional]
+    star = next((p.name for p in new.parameters if p.kind is ParamKind.VAR_POSITIONAL), None)
+    renamed = {a: b for kind, _, _, names in _signature_changes(old, new) if kind == "parameter-renamed" for a, b in [names]}
+    for index, param in by_position.items():
+        lands = new_positional[index] if index < len(new_positional) else star
+        if lands != renamed.get(param, param) and name in (param, lands, *new_positional[: index + 1]):
+            return True
+    return False
 
 
 def _changes_of(path: str, old: Resolver, new: Resolver, relocator: Relocator, sites: tuple[str, ...]) -> list[ApiChange]:
@@ -123,16 +253,22 @@ def _compare(path: str, before: Value, after: Value, old: Resolver, new: Resolve
         old_target = call_target(before, old)
         new_target = call_target(after, new)
         if not isinstance(old_target, Unknown) and not isinstance(new_target, Unknown):
-            for kind, detail, breaking in compare_signatures(old_target.signature, new_target.signature):
+            for kind, detail, breaking, names in _signature_changes(old_target.signature, new_target.signature):
                 changes.append(
-                    ApiChange(kind, path, detail, breaking, old_target.signature.render(), new_target.signature.render(), sites)
+                    ApiChange(kind, path, detail, breaking, old_target.signature.render(), new_target.signature.render(), sites,
+                              names=names)  # fmt: skip
                 )
     return changes
 
 
 def compare_signatures(old: Signature, new: Signature) -> list[tuple[str, str, bool]]:
     """(kind, detail, breaking) for each difference a caller can feel."""
-    found: list[tuple[str, str, bool]] = []
+    return [(kind, detail, breaking) for kind, detail, breaking, _ in _signature_changes(old, new)]
+
+
+def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, bool, tuple[str, ...]]]:
+    """(kind, detail, breaking, the parameter names it is about) for each difference a caller can feel."""
+    found: list[tuple[str, str, bool, tuple[str, ...]]] = []
     old_names = [p.name for p in old.parameters]
     new_names = [p.name for p in new.parameters]
     renamed: dict[str, str] = {}
@@ -145,15 +281,15 @@ def compare_signatures(old: Signature, new: Signature) -> list[tuple[str, str, b
         same_annotation = bool(before.annotation) and before.annotation == after.annotation
         if same_annotation or SequenceMatcher(None, before.name, after.name).ratio() >= 0.6:
             renamed[before.name] = after.name
-            found.append(("parameter-renamed", f"`{before.name}` renamed to `{after.name}`", True))
+            found.append(("parameter-renamed", f"`{before.name}` renamed to `{after.name}`", True, (before.name, after.name)))
     for before in old.parameters:
         if before.name not in new_names and before.name not in renamed:
             if before.kind is ParamKind.VAR_KEYWORD:
-                found.append(("parameter-removed", f"no longer takes arbitrary keywords (`**{before.name}`)", True))
+                found.append(("parameter-removed", f"no longer takes arbitrary keywords (`**{before.name}`)", True, (before.name,)))
             elif before.kind is ParamKind.VAR_POSITIONAL:
-                found.append(("parameter-removed", f"no longer takes extra positional arguments (`*{before.name}`)", True))
+                found.append(("parameter-removed", f"no longer takes extra positional arguments (`*{before.name}`)", True, (before.name,)))
             else:
-                found.append(("parameter-removed", f"`{before.name}` removed", True))
+                found.append(("parameter-removed", f"`{before.name}` removed", True, (before.name,)))
     positional = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
     new_positional = [p.name for p in new.parameters if p.kind in positional]
     for after in new.parameters:
@@ -165,19 +301,19 @@ def compare_signatures(old: Signature, new: Signature) -> list[tuple[str, str, b
         shift = " (shifts the positional arguments after it)" if shifted else ""
         if after.required:
             detail = f"new required parameter `{after.render()}`{_position(new, after)}{shift}"
-            found.append(("parameter-added-required", detail, True))
+            found.append(("parameter-added-required", detail, True, (after.name,)))
         elif after.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
-            found.append(("parameter-added", f"new optional parameter `{after.render()}`{shift}", bool(shifted)))
+            found.append(("parameter-added", f"new optional parameter `{after.render()}`{shift}", bool(shifted), (after.name,)))
     for before in old.parameters:
         after = new.get(renamed.get(before.name, before.name))
         if after is None:
             continue
         if before.kind is not after.kind:
-            found.append(("parameter-kind-changed", f"`{before.name}` was {before.kind.value}, now {after.kind.value}", True))
+            found.append(("parameter-kind-changed", f"`{before.name}` was {before.kind.value}, now {after.kind.value}", True, (after.name,)))
         if before.has_default and not after.has_default and after.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
-            found.append(("parameter-now-required", f"`{before.name}` lost its default {before.default}", True))
+            found.append(("parameter-now-required", f"`{before.name}` lost its default {before.default}", True, (after.name,)))
         elif before.has_default and after.has_default and _literal_differs(before.default, after.default):
-            found.append(("default-changed", f"default of `{before.name}`: {before.default} -> {after.default}", False))
+            found.append(("default-changed", f"default of `{before.name}`: {before.default} -> {after.default}", False, (after.name,)))
     # A reorder is a change in the relative order of the positional parameters both versions have.
     old_order = [renamed.get(p.name, p.name) for p in old.parameters if p.kind in positional]
     common = [n for n in old_order if n in new_positional]
@@ -187,7 +323,7 @@ def compare_signatures(old: Signature, new: Signature) -> list[tuple[str, str, b
         kept = {name for block in matcher.get_matching_blocks() for name in common[block.a : block.a + block.size]}
         for name in (n for n in common if n not in kept):
             detail = f"`{name}` moved from position {old_order.index(name) + 1} to {new_positional.index(name) + 1}"
-            found.append(("parameter-moved", detail, True))
+            found.append(("parameter-moved", detail, True, (name,)))
     return found
 
 
@@ -204,19 +340,29 @@ def _literal_differs(old: str | None, new: str | None) -> bool:
         return False
 
 
-def used_paths(sites_by_file: Iterable[tuple[str, Iterable[Any]]], old: Resolver) -> dict[str, list[str]]:
-    """Old-version canonical paths the downstream uses, each with its "file:line" use sites."""
-    uses: dict[str, list[str]] = {}
+def used_sites(sites_by_file: Iterable[tuple[str, Iterable[Any]]], old: Resolver) -> dict[str, list[Use]]:
+    """Old-version paths the downstream uses (as written, and where defined), each with its use sites."""
+    uses: dict[str, list[Use]] = {}
     for path, sites in sites_by_file:
         for site in sites:
             value = old.resolve(site.ref)
             if not isinstance(value, (ClassValue, FunctionValue, ModuleValue, AttributeValue)):
                 continue
-            where = f"{path}:{site.span.line}"
+            use = Use(f"{path}:{site.span.line}", site)
             # The path as the downstream writes it (a re-export can vanish while its target stays)...
             written = site.ref.render()
             if "(" not in written and "<" not in written:
-                uses.setdefault(written, []).append(where)
+                uses.setdefault(written, []).append(use)
             # ...and where the object is defined.
-            uses.setdefault(value_path(value), []).append(where)
-    return {k: sorted(set(v), key=lambda s: (s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1]))) for k, v in uses.items()}
+            canonical = value_path(value)
+            if canonical != written:
+                uses.setdefault(canonical, []).append(use)
+    return uses
+
+
+def used_paths(sites_by_file: Iterable[tuple[str, Iterable[Any]]], old: Resolver) -> dict[str, list[str]]:
+    """Old-version canonical paths the downstream uses, each with its "file:line" use sites."""
+    return {
+        path: sorted({u.where for u in uses}, key=_site_order)
+        for path, uses in used_sites(sites_by_file, old).items()
+    }

@@ -44,6 +44,21 @@
       ? total + (total === 1 ? " finding" : " findings")
       : shown + " of " + total + " findings shown";
     noMatch.hidden = shown > 0 || total === 0;
+    toHash();
+  }
+
+  // The filter state lives in the address, so a filtered view can be reloaded, bookmarked and shared.
+  function toHash() {
+    var parts = [];
+    Object.keys(fields).forEach(function (name) {
+      if (fields[name].value) { parts.push(encodeURIComponent(name) + "=" + encodeURIComponent(fields[name].value)); }
+    });
+    var current = window.location.hash.replace(/^#/, "");
+    if (!parts.length && current.indexOf("=") === -1) { return; }  // a plain #anchor: leave it
+    var wanted = parts.join("&");
+    if (wanted !== current) {
+      window.history.replaceState(null, "", wanted ? "#" + wanted : window.location.pathname + window.location.search);
+    }
   }
 
   // Filters can be given in the address: report.html#rule=AD101&severity=error
@@ -65,4 +80,29 @@
   window.addEventListener("hashchange", function () { fromHash(); apply(); });
   fromHash();
   apply();
+
+  // Old and new parameters side by side: a row as tall as its taller side, so rows stay aligned.
+  Array.prototype.forEach.call(document.querySelectorAll(".sig-sides"), function (sides) {
+    var lists = sides.querySelectorAll(":scope > .sig-side > ol.params");
+    if (lists.length !== 2) { return; }
+    var left = lists[0].children, right = lists[1].children;
+    for (var i = 0; i < Math.min(left.length, right.length); i += 1) {
+      var height = Math.max(left[i].offsetHeight, right[i].offsetHeight);
+      left[i].style.minHeight = right[i].style.minHeight = height + "px";
+    }
+  });
+
+  // Copy a finding's suppression comment.
+  Array.prototype.forEach.call(document.querySelectorAll("button.copy"), function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var text = button.dataset.copy;
+      var done = function () { button.textContent = "Copied"; };
+      if (navigator.clipboard && navigator.clipboard.writeText) {
+        navigator.clipboard.writeText(text).then(done, function () { button.textContent = "Select and copy"; });
+      } else {
+        button.textContent = "Select and copy";
+      }
+    });
+  });
 }());
