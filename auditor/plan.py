@@ -223,8 +223,11 @@ def finding_key(finding: Finding, label: str) -> str:
 # ---- the walk
 
 
-def plan(request: PlanRequest, progress: Progress | None = None) -> PlanResult:
-    """Make the plan; raises `SpecError`/`SourceError` for inputs that cannot be had, `PlanError` for a bad range."""
+def plan(request: PlanRequest, progress: Progress | None = None, target: AuditResult | None = None) -> PlanResult:
+    """Make the plan; raises `SpecError`/`SourceError` for inputs that cannot be had, `PlanError` for a bad range.
+
+    `target`: an audit already made of the target release with the same request and the written-for
+    release as its old version (`audit --history` hands in its own), taken instead of auditing it again."""
     say = progress or (lambda _text: None)
     started = time.perf_counter()
     if not is_valid_name(request.upstream):
@@ -255,6 +258,8 @@ def plan(request: PlanRequest, progress: Progress | None = None) -> PlanResult:
     order = [str(v) for v in walk]
     runner = _Runner(request, name, str(start), cache, rows, say, len(order))
 
+    if target is not None and _audit_of(target, name, order[-1], order[0]):
+        runner.record(order[-1], target, sum(target.timings.values()) if target.timings else None, None)
     runner.audit(order[0])
     runner.audit(order[-1])
     bisections: list[Bisection] = []
@@ -287,6 +292,16 @@ def plan(request: PlanRequest, progress: Progress | None = None) -> PlanResult:
     )
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _audit_of(result: AuditResult, name: str, version: str, old: str) -> bool:
+    """Whether `result` audits `name==version` from the index with `name==old` as its old version."""
+    up, before = result.upstream, result.old_upstream
+    same = normalize_name(up.name) == normalize_name(name) and up.origin == "index" and up.version is not None
+    return bool(
+        same and before is not None and before.version is not None
+        and Version(up.version) == Version(version) and Version(before.version) == Version(old)
+    )  # fmt: skip
 
 
 def _bisect(order: list[str], low: int, high: int, runner: _Runner, out: list[Bisection]) -> None:
@@ -347,7 +362,11 @@ class _Runner:
                 ignore_symbols=request.ignore_symbols,
             )
         )
-        seconds = time.perf_counter() - began
+        self.record(version, result, time.perf_counter() - began, max(0, _count_files(api) - before))
+        return result
+
+    def record(self, version: str, result: AuditResult, seconds: float | None, parsed: int | None) -> None:
+        """Take `result` as the audit of `version` (made here, or handed in by `audit --history`)."""
         self.results[version] = result
         coverage = result.coverage[0] if result.coverage else None
         row = self.rows[version]
@@ -356,7 +375,7 @@ class _Runner:
         row.checked = coverage.checked if coverage else 0
         row.found = coverage.found if coverage else 0
         row.seconds = seconds
-        row.modules_parsed = max(0, _count_files(api) - before)
+        row.modules_parsed = parsed
         row.keys = frozenset(finding_key(f, self.label(version)) for f in result.findings)
         row.findings = [
             {"code": f.code, "severity": f.severity.value, "path": f.location.path, "line": f.location.line,
@@ -364,7 +383,6 @@ class _Runner:
             for f in result.findings
         ]  # fmt: skip
         row.note = None
-        return result
 
     def view(self, version: str) -> Any:
         """The release's API (a `Resolver`), without auditing it; None when it cannot be had."""
@@ -699,4 +717,67 @@ def _names_word(message: str, name: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message) is not None
 
 
-__all__ = ["PlanRequest", "PlanResult", "PlanError", "ReleaseRow", "History", "Event", "Bisection", "plan", "finding_key"]
+# ---- `audit --history`
+
+
+def audit_history(request: AuditRequest, result: AuditResult, progress: Progress | None = None) -> AuditResult:
+    """`apidrift audit --history`: each finding of `result` gets its `since` (the release where it first
+    appeared, where its target was first deprecated, the migration window), computed by `plan` over the
+    upstream's releases from the old version to the audited one; `result` (already the target's audit)
+    is reused. Without an old version, or for an upstream not from the index, a note says why not."""
+    from dataclasses import replace
+
+    from apidrift.auditor.results import Since
+
+    up, old = result.upstream, result.old_upstream
+    if old is None or old.version is None:
+        result.notes.append(
+            "--history needs the version the downstream was written for: give --from VERSION (or let the downstream pin the upstream)"
+        )
+        return result
+    if up.origin != "index" or up.version is None:
+        result.notes.append(f"--history walks the upstream's releases on the index; {up.label} was read from a {up.origin}, so no history")
+        return result
+    if not result.findings:
+        result.notes.append("--history: no findings, so no history to tell")
+        return result
+    plan_request = PlanRequest(
+        request.downstream, up.name, old=old.version, to=up.version, cache_dir=request.cache_dir, offline=request.offline,
+        index_url=request.index_url, ignore_rules=request.ignore_rules, severities=dict(request.severities),
+        exclude=request.exclude, ignore_symbols=request.ignore_symbols,
+    )  # fmt: skip
+    try:
+        made = plan(plan_request, progress, target=result)
+    except (SpecError, SourceError, PlanError) as error:
+        result.notes.append(f"--history: no history ({error})")
+        return result
+    label = f"{made.upstream}=={made.to_version}"
+    histories = {h.key: h for h in made.histories}
+    traced = 0
+    findings = []
+    for finding in result.findings:
+        history = histories.get(finding_key(finding, label))
+        if history is not None:
+            traced += 1
+            finding = replace(finding, since=Since(
+                made.upstream, made.from_version, history.first_appeared, history.last_clean, history.deprecated_in,
+                history.deprecation, history.window_from, history.window_to, history.migration,
+            ))  # fmt: skip
+        findings.append(finding)
+    result.findings = findings
+    walk = made.walk
+    note = (
+        f"--history: {made.upstream} releases {made.from_version} to {made.to_version} ({len(walk)} in the range, "
+        f"{len(made.audited)} audited, {len(made.not_audited)} not audited: same findings at both ends)"
+    )
+    yanked = [r.version for r in made.rows if r.status == "yanked"]
+    if yanked:
+        note += f"; yanked, skipped: {', '.join(yanked)}"
+    if traced < len(findings):
+        note += f"; {len(findings) - traced} finding(s) not traced"
+    result.notes.append(note)
+    result.notes.extend(n for n in made.notes if n.startswith(("could not", f"{made.upstream}==")) and n not in result.notes)
+    return result
+
+
+__all__ = ["audit_history", "PlanRequest", "PlanResult", "PlanError", "ReleaseRow", "History", "Event", "Bisection", "plan", "finding_key"]

@@ -40,6 +40,49 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Since:
+    """A finding's history across the upstream's releases, from the written-for one to the audited one
+    (`audit --history`; computed as `apidrift plan` computes it)."""
+
+    upstream: str  # distribution name
+    written_for: str  # the first release of the walk (the old version)
+    first_appeared: str | None  # the first release of the unbroken run ending at the target; None: already in `written_for`
+    last_clean: str | None  # the release before `first_appeared`
+    deprecated_in: str | None = None  # the first release where the finding's target was deprecated
+    deprecation: str | None = None  # that deprecation's message (the upstream's text)
+    window_from: str | None = None  # the first release accepting both the old and the new way
+    window_to: str | None = None  # the last release where the old way still works
+    migration: str | None = None  # one sentence: what to do, from when; or why there is no window
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "upstream": self.upstream,
+            "written_for": self.written_for,
+            "first_appeared": self.first_appeared,
+            "last_clean": self.last_clean,
+            "deprecated_in": self.deprecated_in,
+            "deprecation": self.deprecation,
+            "migration_window": {"from": self.window_from, "to": self.window_to} if self.window_from else None,
+            "migration": self.migration,
+        }
+
+    def sentence(self, limit: int = 100) -> str:
+        """One line for the text, Markdown and HTML reports: `since vllm 0.11.1 (fine in 0.11.0); deprecated in ...`."""
+        if self.first_appeared is None:
+            parts = [f"already in {self.upstream} {self.written_for}, the written-for release"]
+        else:
+            parts = [f"since {self.upstream} {self.first_appeared} (fine in {self.last_clean})"]
+        if self.deprecated_in:
+            message = " ".join((self.deprecation or "").split())
+            if len(message) > limit:
+                message = message[: limit - 1].rstrip() + "…"
+            parts.append(f"deprecated in {self.deprecated_in}" + (f": {message}" if message else ""))
+        if self.migration:
+            parts.append(self.migration)
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str  # stable rule code, e.g. "AD101"
     rule: str  # kebab-case rule name, e.g. "unexpected-keyword"
@@ -64,12 +107,18 @@ class Finding:
     # its source root), with the first lines of that definition; None / empty when not known.
     definition: str | None = None
     definition_source: tuple[str, ...] = ()
+    # Its history across the upstream's releases; only with `audit --history` (absent from `as_dict` otherwise).
+    since: Since | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.value
         data["context"] = list(self.context)
         data["definition_source"] = list(self.definition_source)
+        if self.since is None:
+            del data["since"]  # reports without --history stay as they were
+        else:
+            data["since"] = self.since.as_dict()
         return data
 
 

@@ -83,6 +83,8 @@ def _row(finding: Finding) -> str:
     message = cell(finding.message)
     if finding.hint:
         message += f"<br>Fix: {cell(finding.hint)}"
+    if finding.since is not None:
+        message += f"<br>History: {cell(finding.since.sentence())}"
     return (
         f"| {ICONS[finding.severity]} | {code(f'{loc.path}:{loc.line}:{loc.column}')} | "
         f"`{finding.code}` {finding.rule} | {message} |"

@@ -80,6 +80,8 @@ def _finding_block(finding: Finding, style: _Style) -> str:
         lines.append(f"  old: {old_text}")
     if finding.hint:
         lines.append(f"  {style('hint:', _BOLD)} {finding.hint}")
+    if finding.since is not None:
+        lines.append(f"  {style('history:', _BOLD)} {finding.since.sentence()}")
     return "\n".join(lines)
 
 

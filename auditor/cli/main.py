@@ -95,6 +95,7 @@ def cli() -> None:
 @click.option("--warn-unused-ignores", is_flag=True, help="Note `# apidrift: ignore` comments that silenced nothing.")
 @click.option("--baseline", "baseline", type=click.Path(dir_okay=False, path_type=Path), help="Accepted-findings file: fail only on findings not in it.")
 @click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record today's findings as accepted in this file.")
+@click.option("--history", is_flag=True, help="Give each finding its history over the upstream's releases from the --from one to --against: the release where it first appeared, where its target was deprecated, the migration window (as `apidrift plan` does).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir).")
 @click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
 @click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
@@ -118,6 +119,7 @@ def audit(
     warn_unused_ignores: bool,
     baseline: Path | None,
     write_baseline: Path | None,
+    history: bool,
     cache_dir: Path | None,
     offline: bool,
     index_url: str | None,
@@ -174,6 +176,10 @@ def audit(
             result = run_audit(request)
     except (SpecError, SourceError) as error:
         raise InputError(str(error)) from None
+    if history:
+        from apidrift.auditor.plan import audit_history
+
+        result = audit_history(request, result, progress=say)
 
     if write_baseline is not None:
         try:
