@@ -369,3 +369,66 @@ def test_windows_for_a_renamed_keyword_and_a_moved_name(tmp_path: Path) -> None:
     assert moved.finding.fix is not None and moved.finding.fix.kind == "move-import"
     assert (moved.first_appeared, moved.window_from) == ("2.0", "1.1")
     assert moved.migration == "import `helper` from `liby.new` from 1.1 on (to 1.2), where both work"
+
+
+def test_audit_history(index: FakeIndex, downstream: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`audit --history` gives each finding the history `plan` tells (same walk, same answers), in every format."""
+    import apidrift.auditor.plan as plan_module
+
+    walked: list[str] = []
+    real_audit = plan_module.audit
+
+    def counted(request: Any) -> Any:
+        walked.append(request.against)
+        return real_audit(request)
+
+    monkeypatch.setattr(plan_module, "audit", counted)
+    cache = str(tmp_path / "cache")
+    base = ["audit", str(downstream), "--against", "libx==2.0", "--index-url", index.url, "--cache-dir", cache, "-q"]
+    files = {fmt: tmp_path / f"audit.{fmt}" for fmt in ("json", "md", "html", "sarif")}
+    status = main([*base, "--history", "--format", "text", "--format", f"json:{files['json']}", "--format", f"markdown:{files['md']}",
+                   "--format", f"html:{files['html']}", "--format", f"sarif:{files['sarif']}"])  # fmt: skip
+    text = capsys.readouterr().out
+    assert status == 1  # the gate is unchanged: four errors
+    # The walk audits 1.0, 1.3, 1.4, 1.6 and 1.7; the target's audit is the one just made, not redone.
+    assert sorted(walked) == ["libx==1.0", "libx==1.3", "libx==1.4", "libx==1.6", "libx==1.7"]
+    data = json.loads(files["json"].read_text())
+    assert data["old_upstream"]["version"] == "1.0"  # written for 1.0: the downstream pins it
+    since = {(f["code"], f["location"]["line"]): f["since"] for f in data["findings"]}
+    assert {k: (v["first_appeared"], v["last_clean"], v["deprecated_in"], v["migration_window"]) for k, v in since.items()} == {
+        ("AD002", 1): ("2.0", "1.7", "1.6", None),  # `from libx import legacy`: deprecated from 1.6, gone in 2.0
+        ("AD102", 3): ("2.0", "1.7", None, {"from": "1.2", "to": "1.7"}),  # `retries=` accepted from 1.2
+        ("AD101", 4): ("2.0", "1.7", "1.3", {"from": "1.0", "to": "1.7"}),  # `verify` deprecated in 1.3
+        ("AD003", 5): ("2.0", "1.7", "1.6", None),
+    }  # fmt: skip
+    assert all(v["upstream"] == "libx" and v["written_for"] == "1.0" for v in since.values())
+    assert since[("AD101", 4)]["deprecation"] == "the verify parameter is deprecated and will be removed"
+    assert since[("AD102", 3)]["migration"] == "pass `retries` from 1.2 on (to 1.7), where both work"
+    # The same answers as `apidrift plan`.
+    planned = _plan(index, downstream, tmp_path)
+    assert sorted((h.finding.code, h.first_appeared, h.deprecated_in, h.window_from) for h in planned.histories) == sorted(
+        (f["code"], v["first_appeared"], v["deprecated_in"], (v["migration_window"] or {}).get("from"))
+        for f in data["findings"] for v in [f["since"]]
+    )  # fmt: skip
+    assert "  history: since libx 2.0 (fine in 1.7); pass `retries` from 1.2 on (to 1.7), where both work" in text
+    assert (
+        "  history: since libx 2.0 (fine in 1.7); deprecated in 1.3: the verify parameter is deprecated and will be removed; "
+        "stop passing `verify` (optional there) from 1.0 on (to 1.7), where both work"
+    ) in text
+    assert "  history: since libx 2.0 (fine in 1.7); deprecated in 1.6: legacy() is deprecated: use connect()" in text
+    assert "note: --history: libx releases 1.0 to 2.0 (8 in the range, 6 audited, 2 not audited: same findings at both ends); yanked, skipped: 1.5" in text
+    assert "<br>History: since libx 2.0 (fine in 1.7); deprecated in 1.6" in files["md"].read_text()
+    page = files["html"].read_text()
+    assert page.count('<p class="history"><strong>History:</strong> since libx 2.0 (fine in 1.7)') == 4
+    sarif = json.loads(files["sarif"].read_text())
+    results = sarif["runs"][0]["results"]
+    assert sorted(r["properties"]["since"]["deprecated_in"] or "-" for r in results) == ["-", "1.3", "1.6", "1.6"]
+
+    # Without --history nothing changes: no `since` anywhere.
+    assert main([*base, "--format", f"json:{files['json']}"]) == 1
+    assert all("since" not in f for f in json.loads(files["json"].read_text())["findings"])
+    # Without an old version there is no history, and a note says what it needs.
+    assert main([*base, "--from", "none", "--history", "--format", f"json:{files['json']}"]) == 1
+    plain = json.loads(files["json"].read_text())
+    assert plain["old_upstream"] is None and all("since" not in f for f in plain["findings"])
+    assert any(n.startswith("--history needs the version the downstream was written for") for n in plain["notes"])
