@@ -297,6 +297,28 @@ def test_flagship_plan(index_cache: Path) -> None:
     assert later.row("0.17.0").errors == 4 and later.safe is None
 
 
+@pytest.mark.network
+@pytest.mark.flagship
+def test_flagship_audit_history(index_cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`audit speculators==0.3.0 --against vllm==0.16.0 --history`: written for 0.11.0 (its pin), the same
+    first releases as the plan above, read in the sdists: `block_size` from 0.11.1, `kv_cache_specs` from
+    0.12.0, `is_encoder_decoder` from 0.12.0 with 0.11.1 and 0.11.2 accepting both calls."""
+    report = tmp_path / "audit.json"
+    status = main(["audit", "speculators==0.3.0", "--against", "vllm==0.16.0", "--history", "--cache-dir", str(index_cache),
+                   "-q", "--format", "text", "--format", f"json:{report}"])  # fmt: skip
+    text = capsys.readouterr().out
+    assert status == 1
+    data = json.loads(report.read_text())
+    assert data["old_upstream"]["version"] == "0.11.0"
+    since = {f["message"].split(" in vllm")[0]: f["since"] for f in data["findings"] if f["severity"] == "error"}
+    block = since["Scheduler() is missing required argument `block_size`"]
+    kv = since["get_kv_cache_config_from_groups() got an unexpected keyword argument `kv_cache_specs`"]
+    encoder = since["SchedulerConfig() is missing required argument `is_encoder_decoder`"]
+    assert (block["first_appeared"], block["last_clean"], block["migration_window"]) == ("0.11.1", "0.11.0", None)
+    assert (kv["first_appeared"], kv["last_clean"], kv["migration_window"]) == ("0.12.0", "0.11.2", None)
+    assert (encoder["first_appeared"], encoder["migration_window"]) == ("0.12.0", {"from": "0.11.1", "to": "0.11.2"})
+    assert "  history: since vllm 0.11.1 (fine in 0.11.0)" in text and "  history: since vllm 0.12.0 (fine in 0.11.2)" in text
+
 
 @pytest.mark.network
 def test_long_deprecation_history_packaging_legacy_version(index_cache: Path) -> None:
