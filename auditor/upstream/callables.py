@@ -109,7 +109,7 @@ def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, tr
         if decorator.path.startswith("?") or not resolver.index.owns(decorator.path):
             return decorator.path
         target = resolver.lookup(decorator.path)
-        if isinstance(target, FunctionValue) and (target.info.factory_identity if decorator.called else target.info.identity):
+        if isinstance(target, FunctionValue) and _keeps(target.info, decorator.called, resolver):
             continue
         if isinstance(target, FunctionValue) and _built_by_decorator_package(target, decorator, resolver):
             continue
@@ -117,6 +117,35 @@ def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, tr
             continue
         return decorator.path
     return None
+
+
+def _keeps(info: FunctionInfo, called: bool, resolver: Resolver, depth: int = 0) -> bool:
+    """As a decorator (or, `called`, a factory of one): hands back a function binding as the decorated
+    one, directly or by handing it to a callable that does (`keeps_through`, followed a few hops)."""
+    if called:
+        return info.factory_identity or (
+            info.factory_keeps_through is not None and _keeps_through(info.factory_keeps_through, resolver, depth)
+        )
+    return info.identity or (info.keeps_through is not None and _keeps_through(info.keeps_through, resolver, depth))
+
+
+def _keeps_through(path: str, resolver: Resolver, depth: int) -> bool:
+    """`mod.func` given the function as its first argument, or `mod.Cls:method` called on an instance."""
+    if depth >= 6:
+        return False
+    owner, _, method = path.partition(":")
+    if not resolver.index.owns(owner):
+        return False
+    value = resolver.lookup(owner)
+    if method:
+        if not isinstance(value, ClassValue):
+            return False
+        value = resolver.attribute(InstanceValue(value.info, True), method)
+        if not isinstance(value, FunctionValue) or value.info.has_decorator("builtins.staticmethod", "builtins.classmethod"):
+            return False
+    elif not isinstance(value, FunctionValue) or value.via is not None:
+        return False  # a method reached through its class takes the function as `self`
+    return _keeps(value.info, False, resolver, depth + 1)
 
 
 def _instance_hands_back(target: Resolution, decorator: Decorator, resolver: Resolver) -> bool:

@@ -225,6 +225,8 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         forwards=_forwarding_target(func, facts.get("forwards")),
         identity=facts.get("identity", False) or keeps[0],
         factory_identity=keeps[1] or facts.get("factory", False),
+        keeps_through=None if keeps[0] else facts.get("through"),
+        factory_keeps_through=None if keeps[1] else facts.get("factory_through"),
         dataclass_transform=transform,
         lineno=func.lineno,
         deprecated=facts.get("deprecated"),
@@ -377,9 +379,13 @@ class _FactsExtension(griffe.Extension):
             static = any(_last_name_of(d) == "staticmethod" for d in node.decorator_list)
             identity = _is_identity(node, 1 if in_class and not static else 0) or _is_forwarding_wrapper(node)
             factory = _returns_identity_decorator(node) or _returns_package_decorator(node, func)
+            keeping = _decorator_facts(node, 1 if in_class and not static else 0, func)
             func.extra[_FACTS] = {
-                "identity": identity,
-                "factory": factory,
+                "identity": identity or (keeping.get("identity", False) and not keeping.get("through")),
+                "factory": factory or (keeping.get("factory", False) and not keeping.get("factory_through")),
+                # kept only when the callable the function is handed to keeps it too (checked on resolution)
+                "through": None if identity else keeping.get("through"),
+                "factory_through": None if factory else keeping.get("factory_through"),
                 "deprecated": _deprecation(node),
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),
@@ -619,6 +625,198 @@ def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
         and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == double
         for call in ast.walk(wrapper)
     )
+
+
+# -- what a decorator provably does to the signature of the function it is given ---------------------
+
+
+def _keeping(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, position: int, func: griffe.Function, outer: frozenset[str] = frozenset()
+) -> tuple[bool, str | None, bool]:
+    """As a decorator given the function at parameter `position`: (keeps its signature for binding,
+    `through`, self-partial). Every `return` must give the function itself, a `@wraps(f)` wrapper that
+    hands `*args, **kwargs` to it unchanged, a call handing the function as the first argument to a
+    callable that keeps it (`through`: `mod.deco` or `mod.Cls:method` for a method of a local
+    instance, checked when the callee is resolved), or code generated from the function's own
+    signature (`Maker.create(f, "... %(shortsignature)s ...")`, the `decorator` package's template
+    contract). `self-partial`: some returns give `functools.partial(<this function>, ...)` (a
+    factory form, `def deco(a, b, func=None): if func is None: return partial(deco, a, b)`)."""
+    args = node.args.posonlyargs + node.args.args
+    if isinstance(node, ast.AsyncFunctionDef) or len(args) <= position:
+        return False, None, False
+    param = args[position].arg
+    params = {a.arg for a in args + node.args.kwonlyargs} | outer  # an enclosing function's names are no imports
+    own = _own_nodes(node)
+    inner = {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    assigned: dict[str, list[ast.expr]] = {}
+    for stmt in own:
+        if isinstance(stmt, (ast.Yield, ast.YieldFrom)):
+            return False, None, False
+        if isinstance(stmt, ast.Name) and stmt.id == param and not isinstance(stmt.ctx, ast.Load):
+            return False, None, False
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
+                        assigned.setdefault(name.id, []).append(stmt.value if target is name else ast.Constant(None))
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name):
+            assigned.setdefault(stmt.target.id, []).extend([ast.Constant(None), ast.Constant(None)])
+    returns = [r for r in own if isinstance(r, ast.Return)]
+    if not returns:
+        return False, None, False
+    throughs: set[str] = set()
+    self_partial = False
+    kept = 0
+    for ret in returns:
+        value = ret.value
+        if isinstance(value, ast.Name) and value.id != param and len(assigned.get(value.id, ())) == 1:
+            value = assigned[value.id][0]  # `fun = Maker.create(func, ...); return fun`
+        if isinstance(value, ast.Name) and value.id == param:
+            kept += 1
+            continue
+        if isinstance(value, ast.Name) and value.id in inner and value.id not in assigned:
+            if _forwards_to(inner[value.id], param):
+                kept += 1
+                continue
+            return False, None, False
+        if not isinstance(value, ast.Call):
+            return False, None, False
+        callee = value.func
+        if (
+            _last_name(callee) == "partial"
+            and value.args
+            and isinstance(value.args[0], ast.Name)
+            and value.args[0].id == node.name
+            and not (func.parent is not None and func.parent.is_class)
+        ):
+            self_partial = True
+            continue
+        if not value.args or not isinstance(value.args[0], ast.Name) or value.args[0].id != param:
+            return False, None, False
+        if isinstance(callee, ast.Attribute) and callee.attr == "create" and any(
+            isinstance(a, ast.Constant) and isinstance(a.value, str) and "%(shortsignature)s" in a.value
+            for a in value.args[1:2]
+        ):
+            kept += 1
+            continue
+        through = _through_path(callee, params, assigned, inner, func)
+        if through is None:
+            return False, None, False
+        throughs.add(through)
+        kept += 1
+    if len(throughs) > 1 or not kept:
+        return False, None, self_partial
+    return True, (throughs.pop() if throughs else None), self_partial
+
+
+def _through_path(
+    callee: ast.expr, params: set[str], assigned: dict[str, list[ast.expr]], inner: dict[str, Any], func: griffe.Function
+) -> str | None:
+    """The canonical path of the callable a decorator hands the function to: a module-level name or
+    dotted import (`mod.deco`), or `mod.Cls:method` for `lock = Cls(...); return lock.method(f)`."""
+    if isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name):
+        local = callee.value.id
+        values = assigned.get(local, ())
+        if len(values) == 1 and isinstance(values[0], ast.Call) and isinstance(values[0].func, (ast.Name, ast.Attribute)):
+            built = ast.unparse(values[0].func)
+            if built.split(".")[0] in params or built.split(".")[0] in assigned or built.split(".")[0] in inner:
+                return None
+            resolved = _resolve_text(func, built)
+            return None if resolved.startswith("?") else f"{resolved}:{callee.attr}"
+    if not isinstance(callee, (ast.Name, ast.Attribute)):
+        return None
+    text = ast.unparse(callee)
+    head = text.split(".")[0]
+    if head in params or head in assigned or head in inner or head in ("self", "cls"):
+        return None
+    resolved = _resolve_text(func, text)
+    return None if resolved.startswith("?") else resolved
+
+
+def _forwards_to(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """`@wraps(param) def w(*a, **k): ... return param(*a, **k)`: binds as `param`'s own signature."""
+    wraps = any(
+        isinstance(d, ast.Call) and _last_name(d.func) == "wraps" and d.args and isinstance(d.args[0], ast.Name)
+        and d.args[0].id == param
+        for d in wrapper.decorator_list
+    )
+    args = wrapper.args
+    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
+        return False
+    star, double = args.vararg.arg, args.kwarg.arg
+    calls = [c for c in ast.walk(wrapper) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param]
+    # Every call of the function forwards the arguments as received; `*a` and `**k` are never rebound.
+    for inner in ast.walk(wrapper):
+        if isinstance(inner, ast.Name) and inner.id in (star, double, param) and not isinstance(inner.ctx, ast.Load):
+            return False
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and isinstance(inner.func.value, ast.Name) \
+                and inner.func.value.id in (star, double) and inner.func.attr in ("update", "pop", "setdefault", "clear", "popitem"):
+            return False
+    return bool(calls) and all(
+        len(call.args) == 1 and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name) and call.args[0].value.id == star
+        and len(call.keywords) == 1 and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == double
+        for call in calls
+    )
+
+
+def _self_partial_arity(node: ast.FunctionDef | ast.AsyncFunctionDef, func: griffe.Function) -> int | None:
+    """`def deco(a, b, func=None): ... return functools.partial(deco, a, b)`: how many positional
+    arguments every such partial fills (the decorated function is the next parameter), if the same."""
+    if func.parent is not None and func.parent.is_class:
+        return None
+    values = [r.value for r in _own_nodes(node) if isinstance(r, ast.Return) and r.value is not None]
+    values += [s.value for s in _own_nodes(node) if isinstance(s, ast.Assign)]
+    arities = {
+        len(v.args) - 1
+        for v in values
+        if isinstance(v, ast.Call) and _last_name(v.func) == "partial" and v.args
+        and isinstance(v.args[0], ast.Name) and v.args[0].id == node.name
+        and not any(isinstance(a, ast.Starred) for a in v.args)
+    }
+    args = node.args.posonlyargs + node.args.args
+    if len(arities) != 1:
+        return None
+    filled = arities.pop()
+    if filled >= len(args):
+        return None
+    # a keyword of the partial must not fill the function's own parameter (`**kwargs` holds the rest)
+    for v in values:
+        if isinstance(v, ast.Call) and _last_name(v.func) == "partial":
+            if any(k.arg == args[filled].arg for k in v.keywords):
+                return None
+            if any(k.arg is None and not (node.args.kwarg and isinstance(k.value, ast.Name) and k.value.id == node.args.kwarg.arg)
+                   for k in v.keywords):
+                return None
+    # the function's parameter is optional (`func=None`): absent, the partial is what comes back
+    return filled if len(args) - filled <= len(node.args.defaults) else None
+
+
+def _decorator_facts(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int, func: griffe.Function) -> dict[str, Any]:
+    """identity / factory (and their `through` callables) from what every path returns."""
+    facts: dict[str, Any] = {}
+    filled = _self_partial_arity(node, func)
+    if filled is not None:  # `@deco(a, b)` gives partial(deco, a, b): the function comes in after them
+        keeps, through, self_partial = _keeping(node, filled, func)
+        if keeps and self_partial:
+            facts["factory"], facts["factory_through"] = True, through
+        return facts
+    keeps, through, self_partial = _keeping(node, position, func)
+    if keeps and not self_partial:
+        facts["identity"], facts["through"] = True, through
+    if keeps and self_partial:  # `@deco(a, b)` gives partial(deco, a, b), which then keeps the function
+        facts["factory"], facts["factory_through"] = True, through
+        return facts
+    returns = [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
+    inner = {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if len(returns) == 1 and isinstance(returns[0].value, ast.Name) and returns[0].value.id in inner:
+        enclosing = {n.id for n in _own_nodes(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        enclosing |= {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs} | set(inner)
+        keeps, through, self_partial = _keeping(inner[returns[0].value.id], 0, func, frozenset(enclosing))
+        if keeps and not self_partial:
+            facts["factory"], facts["factory_through"] = True, through
+    return facts
 
 
 def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 23  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 24  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,10 @@ class FunctionInfo:
     # `**kwargs` handed unchanged to one call: {"target": path, "positional": n, "keywords": [...],
     # "star_args": bool, "on_self": bool (target is a method of the same class)}
     forwards: dict[str, Any] | None = None
+    # identity / factory_identity hold only if this callable keeps the function too: `mod.func`, or
+    # `mod.Cls:method` for a method of an instance (the function handed to it as its first argument)
+    keeps_through: str | None = None
+    factory_keeps_through: str | None = None
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -96,6 +100,8 @@ class FunctionInfo:
             "lineno": self.lineno,
             "deprecated": self.deprecated,
             "forwards": self.forwards,
+            "keeps_through": self.keeps_through,
+            "factory_keeps_through": self.factory_keeps_through,
         }
 
     @classmethod
@@ -112,6 +118,8 @@ class FunctionInfo:
             lineno=data["lineno"],
             deprecated=data["deprecated"],
             forwards=data["forwards"],
+            keeps_through=data.get("keeps_through"),
+            factory_keeps_through=data.get("factory_keeps_through"),
         )
 
 
