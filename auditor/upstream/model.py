@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 24  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 25  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,10 @@ class FunctionInfo:
     # `mod.Cls:method` for a method of an instance (the function handed to it as its first argument)
     keeps_through: str | None = None
     factory_keeps_through: str | None = None
+    # and what the decorator does to it on the way: "positional-by-name" (positional arguments are
+    # passed by the names of the function's parameters in order, keyword-only ones included)
+    keeps_effect: str | None = None
+    factory_keeps_effect: str | None = None
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -102,6 +106,8 @@ class FunctionInfo:
             "forwards": self.forwards,
             "keeps_through": self.keeps_through,
             "factory_keeps_through": self.factory_keeps_through,
+            "keeps_effect": self.keeps_effect,
+            "factory_keeps_effect": self.factory_keeps_effect,
         }
 
     @classmethod
@@ -120,6 +126,8 @@ class FunctionInfo:
             forwards=data["forwards"],
             keeps_through=data.get("keeps_through"),
             factory_keeps_through=data.get("factory_keeps_through"),
+            keeps_effect=data.get("keeps_effect"),
+            factory_keeps_effect=data.get("factory_keeps_effect"),
         )
 
 
