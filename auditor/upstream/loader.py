@@ -486,6 +486,22 @@ def _computes_all(module: ast.Module) -> bool:
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and value is not None:
             if not _is_literal_strings(value):
                 return True
+    # a module-level function that adds to the module's `__all__` when called (numpy 1.14
+    # `core/numeric.py`: `def extend_all(module): ... __all__.append(a)`, then `extend_all(arrayprint)`)
+    for function in module.body:
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            local = any(isinstance(n, ast.Name) and n.id == "__all__" and isinstance(n.ctx, ast.Store)
+                        for n in _own_nodes(function)) and not any(
+                isinstance(n, ast.Global) and "__all__" in n.names for n in _own_nodes(function))
+            for node in _own_nodes(function):
+                if local:
+                    break
+                if (
+                    isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "__all__"
+                    and node.func.attr in ("extend", "append", "insert", "__iadd__")
+                ) or (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__"):
+                    return True
     return False
 
 
