@@ -228,6 +228,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         keeps_through=None if keeps[0] else facts.get("through"),
         factory_keeps_through=None if keeps[1] else facts.get("factory_through"),
         keeps_effect=None if keeps[0] else facts.get("effect"),
+        adds_attributes=facts.get("adds_attributes", False),
         factory_keeps_effect=None if keeps[1] else facts.get("factory_effect"),
         dataclass_transform=transform,
         lineno=func.lineno,
@@ -390,6 +391,7 @@ class _FactsExtension(griffe.Extension):
                 # kept only when the callable the function is handed to keeps it too (checked on resolution)
                 "through": None if identity else keeping.get("through"),
                 "factory_through": None if factory else keeping.get("factory_through"),
+                "adds_attributes": _sets_attributes_of_arguments(node),
                 "effect": None if identity else keeping.get("effect"),
                 "factory_effect": None if factory else keeping.get("factory_effect"),
                 "deprecated": _deprecation(node),
@@ -926,6 +928,26 @@ def _forwards_to(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) ->
         and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == double
         for call in calls
     )
+
+
+def _sets_attributes_of_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`setattr(cls, ...)` or `cls.name = ...` (a name that is not a dunder) on one of the function's
+    parameters, here or in a function nested in it (matplotlib `_define_aliases` adds `set_lw`)."""
+    params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    params.discard("self")
+    for inner in ast.walk(node):
+        if (
+            isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "setattr"
+            and inner.args and isinstance(inner.args[0], ast.Name) and inner.args[0].id in params
+        ):
+            return True
+        if (
+            isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Store)
+            and isinstance(inner.value, ast.Name) and inner.value.id in params
+            and not (inner.attr.startswith("__") and inner.attr.endswith("__"))
+        ):
+            return True
+    return False
 
 
 def _self_partial_arity(node: ast.FunctionDef | ast.AsyncFunctionDef, func: griffe.Function) -> int | None:

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 26  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 27  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,9 @@ class FunctionInfo:
     # passed by the names of the function's parameters in order, keyword-only ones included)
     keeps_effect: str | None = None
     factory_keeps_effect: str | None = None
+    # sets attributes of an argument it is given (`setattr(cls, name, ...)`, `cls.name = ...`): as a
+    # class decorator, it leaves the class's attribute list incomplete
+    adds_attributes: bool = False
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -108,6 +111,7 @@ class FunctionInfo:
             "factory_keeps_through": self.factory_keeps_through,
             "keeps_effect": self.keeps_effect,
             "factory_keeps_effect": self.factory_keeps_effect,
+            "adds_attributes": self.adds_attributes,
         }
 
     @classmethod
@@ -128,6 +132,7 @@ class FunctionInfo:
             factory_keeps_through=data.get("factory_keeps_through"),
             keeps_effect=data.get("keeps_effect"),
             factory_keeps_effect=data.get("factory_keeps_effect"),
+            adds_attributes=data.get("adds_attributes", False),
         )
 
 

@@ -268,6 +268,12 @@ class Resolver:
                 continue
             if entry.dynamic_attributes or "__getattr__" in entry.members or "__getattribute__" in entry.members:
                 return Unknown(Reason.CLASS_GETATTR)
+            for decorator in entry.decorators:  # `@_define_aliases({...})` setattr()s methods on the class
+                if decorator.path.startswith("?") or not self.index.owns(decorator.path):
+                    continue
+                target = self.lookup(decorator.path)
+                if isinstance(target, FunctionValue) and target.info.adds_attributes:
+                    return Unknown(Reason.DECORATOR_ADDS_ATTRIBUTES, decorator.path)
         if not on_instance and any(isinstance(e, ClassInfo) and e.metaclass for e in mro):
             return Unknown(Reason.METACLASS_ATTRIBUTE)
         return Missing(cls.path, name, "instance" if on_instance else "class", exact or not on_instance)
