@@ -58,6 +58,7 @@ class Reason(Enum):
     INSTANCE_ATTRIBUTE = ("instance-attribute", "an instance attribute set in a method: its type is unknown")
     DUNDER = ("dunder", "a dunder attribute that the object model may provide")
     CLASS_GETATTR = ("class-getattr", "the class answers unknown attributes itself (__getattr__ and the like)")
+    DECORATOR_ADDS_ATTRIBUTES = ("decorator-adds-attributes", "a class decorator sets attributes on the class (setattr)")
     METACLASS_ATTRIBUTE = ("metaclass-attribute", "the class's metaclass may provide the attribute")
     BROKEN_ALIAS = ("broken-alias", "an import that does not resolve (TYPE_CHECKING-only or optional)")
     METACLASS = ("metaclass", "a metaclass decides what calling the class does")

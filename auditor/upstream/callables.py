@@ -32,7 +32,7 @@ from apidrift.auditor.upstream.synthesis import (
     pydantic_model,
     synthesize,
 )
-from apidrift.auditor.upstream.signature import Signature
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 # Decorators that leave a function's call signature as it is.
 TRANSPARENT_DECORATORS = frozenset(
@@ -100,13 +100,19 @@ def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
 
 def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | Unknown:
     func = value.info
-    unknown = _unknown_decorator(func.decorators, resolver, TRANSPARENT_DECORATORS)
+    effects: set[str] = set()
+    unknown = _unknown_decorator(func.decorators, resolver, TRANSPARENT_DECORATORS, effects)
     if unknown:
         return Unknown(Reason.DECORATOR, unknown)
     is_static = func.has_decorator("builtins.staticmethod")
     is_class = func.has_decorator("builtins.classmethod")
     binds_first = (value.via == "instance" and not is_static) or (value.via == "class" and is_class)
     signature = func.signature.bound() if binds_first else func.signature
+    if effects:  # only "positional-by-name" is known; it names positionals after the bound signature
+        named = by_name(signature)
+        if named is None or func.overloads:
+            return Unknown(Reason.DECORATOR, next(d.path for d in func.decorators if d.path not in TRANSPARENT_DECORATORS))
+        signature = named
     # With an implementation, CPython binds against it alone; without one (a stub), the overloads speak.
     overload_only = func.has_decorator("typing.overload", "typing_extensions.overload") and func.overloads
     alternatives = tuple(o.bound() if binds_first else o for o in func.overloads) if overload_only else ()
@@ -116,15 +122,22 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     return CallTarget(signature, f"{value.path}", value.path, alternatives, typing_view=func.typing_view, runtime=runtime)
 
 
-def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, transparent: frozenset[str]) -> str | None:
-    """The first decorator whose effect on the signature is not known to be nil."""
+def _unknown_decorator(
+    decorators: tuple[Decorator, ...], resolver: Resolver, transparent: frozenset[str], effects: set[str] | None = None
+) -> str | None:
+    """The first decorator whose effect on the signature is not known to be nil (or, with `effects`,
+    one of those collected there)."""
     for decorator in decorators:
         if decorator.path in transparent or _partial_identity(decorator, resolver):
             continue
         if decorator.path.startswith("?") or not resolver.index.owns(decorator.path):
             return decorator.path
         target = resolver.lookup(decorator.path)
-        if isinstance(target, FunctionValue) and (target.info.factory_identity if decorator.called else target.info.identity):
+        if isinstance(target, FunctionValue) and (effect := _keeps(target.info, decorator.called, resolver)) is not None:
+            if effect and effects is not None:
+                effects.add(effect)
+            elif effect:
+                return decorator.path  # a class decorator must hand back the class as it is
             continue
         if isinstance(target, FunctionValue) and _built_by_decorator_package(target, decorator, resolver):
             continue
@@ -132,6 +145,59 @@ def _unknown_decorator(decorators: tuple[Decorator, ...], resolver: Resolver, tr
             continue
         return decorator.path
     return None
+
+
+def _keeps(info: FunctionInfo, called: bool, resolver: Resolver, depth: int = 0) -> str | None:
+    """As a decorator (or, `called`, a factory of one): what the function it hands back binds as:
+    "" the decorated function's own signature, "positional-by-name" that signature with keyword-only
+    parameters taking positional arguments too (see `by_name`), None unknown. Directly, or by handing
+    the function to a callable that keeps it (`keeps_through`, followed a few hops)."""
+    identity, through, effect = (
+        (info.factory_identity, info.factory_keeps_through, info.factory_keeps_effect)
+        if called
+        else (info.identity, info.keeps_through, info.keeps_effect)
+    )
+    if identity:
+        return ""
+    if through is not None:
+        return "" if _keeps_through(through, resolver, depth) else None
+    return effect
+
+
+def _keeps_through(path: str, resolver: Resolver, depth: int) -> bool:
+    """`mod.func` given the function as its first argument, or `mod.Cls:method` called on an instance."""
+    if depth >= 6:
+        return False
+    owner, _, method = path.partition(":")
+    if not resolver.index.owns(owner):
+        return False
+    value = resolver.lookup(owner)
+    if method:
+        if not isinstance(value, ClassValue):
+            return False
+        value = resolver.attribute(InstanceValue(value.info, True), method)
+        if not isinstance(value, FunctionValue) or value.info.has_decorator("builtins.staticmethod", "builtins.classmethod"):
+            return False
+    elif not isinstance(value, FunctionValue) or value.via is not None:
+        return False  # a method reached through its class takes the function as `self`
+    return _keeps(value.info, False, resolver, depth + 1) == ""
+
+
+def by_name(signature: Signature) -> Signature | None:
+    """`kwargs.update(zip(signature(f).parameters, args)); f(**kwargs)`: the i-th positional argument
+    is passed as the keyword of f's i-th parameter, whatever its kind, and positional arguments past
+    the last parameter are dropped (zip stops at the shorter). Unknown when f has `*args` or
+    positional-only parameters (their names cannot be passed as keywords)."""
+    params = signature.parameters
+    if any(p.kind in (ParamKind.VAR_POSITIONAL, ParamKind.POSITIONAL_ONLY) for p in params):
+        return None
+    if any(p.name == "args" for p in params):
+        return None
+    plain = [p if p.kind != ParamKind.KEYWORD_ONLY else replace(p, kind=ParamKind.POSITIONAL_OR_KEYWORD)
+             for p in params if p.kind != ParamKind.VAR_KEYWORD]
+    rest = [p for p in params if p.kind == ParamKind.VAR_KEYWORD]
+    dropped = Parameter("args", ParamKind.VAR_POSITIONAL)
+    return Signature((*plain, dropped, *rest), signature.returns)
 
 
 def _instance_hands_back(target: Resolution, decorator: Decorator, resolver: Resolver) -> bool:

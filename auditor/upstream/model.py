@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 28  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 29  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,17 @@ class FunctionInfo:
     # For a `__new__` read from source: which class it constructs, as a decision list
     # `((("is"|"is not", class path), ...), result)` (see auditor/upstream/factory_new.py).
     constructs: tuple[tuple[tuple[tuple[str, str], ...], str], ...] | None = None
+    # identity / factory_identity hold only if this callable keeps the function too: `mod.func`, or
+    # `mod.Cls:method` for a method of an instance (the function handed to it as its first argument)
+    keeps_through: str | None = None
+    factory_keeps_through: str | None = None
+    # and what the decorator does to it on the way: "positional-by-name" (positional arguments are
+    # passed by the names of the function's parameters in order, keyword-only ones included)
+    keeps_effect: str | None = None
+    factory_keeps_effect: str | None = None
+    # sets attributes of an argument it is given (`setattr(cls, name, ...)`, `cls.name = ...`): as a
+    # class decorator, it leaves the class's attribute list incomplete
+    adds_attributes: bool = False
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -109,6 +120,11 @@ class FunctionInfo:
             "constructs": [[[list(c) for c in conds], result] for conds, result in self.constructs]
             if self.constructs is not None
             else None,
+            "keeps_through": self.keeps_through,
+            "factory_keeps_through": self.factory_keeps_through,
+            "keeps_effect": self.keeps_effect,
+            "factory_keeps_effect": self.factory_keeps_effect,
+            "adds_attributes": self.adds_attributes,
         }
 
     @classmethod
@@ -132,6 +148,11 @@ class FunctionInfo:
             )
             if data.get("constructs") is not None
             else None,
+            keeps_through=data.get("keeps_through"),
+            factory_keeps_through=data.get("factory_keeps_through"),
+            keeps_effect=data.get("keeps_effect"),
+            factory_keeps_effect=data.get("factory_keeps_effect"),
+            adds_attributes=data.get("adds_attributes", False),
         )
 
 

@@ -375,6 +375,12 @@ class Resolver:
                 continue
             if entry.dynamic_attributes or "__getattr__" in entry.members or "__getattribute__" in entry.members:
                 return Unknown(Reason.CLASS_GETATTR)
+            for decorator in entry.decorators:  # `@_define_aliases({...})` setattr()s methods on the class
+                if decorator.path.startswith("?") or not self.index.owns(decorator.path):
+                    continue
+                target = self.lookup(decorator.path)
+                if isinstance(target, FunctionValue) and target.info.adds_attributes:
+                    return Unknown(Reason.DECORATOR_ADDS_ATTRIBUTES, decorator.path)
         incomplete = self._incomplete(mro, on_instance)
         if incomplete is not None:
             return incomplete

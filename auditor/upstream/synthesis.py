@@ -9,6 +9,7 @@ order) into the `Signature` the synthesized `__init__` has, or `Unknown` when it
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from apidrift.auditor.upstream.model import ClassInfo, FieldSpec, FunctionInfo
 from apidrift.auditor.reasons import Reason, Unknown
@@ -66,6 +67,13 @@ class Style:
     classic_attrs: bool = False  # `@attr.s` without auto_attribs: fields are the `attr.ib()` assignments
 
 
+def _instance_hands_back(target: Any, decorator: Any, resolver: Resolver) -> bool:
+    """`@interpd` (an instance whose `__call__` returns what it gets) keeps the class as it is."""
+    from apidrift.auditor.upstream.callables import _instance_hands_back as hands_back  # callables imports this module
+
+    return hands_back(target, decorator, resolver)
+
+
 def marks_dataclass_transform(cls: ClassInfo) -> bool:
     return any(d.path in DATACLASS_TRANSFORM for d in cls.decorators)
 
@@ -95,7 +103,7 @@ def dataclass_style(cls: ClassInfo, mro: list[ClassInfo | str], resolver: Resolv
             elif not (
                 isinstance(target, FunctionValue)
                 and (target.info.factory_identity if decorator.called else target.info.identity)
-            ):
+            ) and not _instance_hands_back(target, decorator, resolver):
                 return Unknown(Reason.CLASS_DECORATOR, path)
     if style is None:  # PEP 681 through a marked base class or metaclass
         for entry in mro[1:]:
