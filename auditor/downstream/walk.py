@@ -25,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from apidrift.auditor.cache import atomic_write_text
-from apidrift.auditor.pysource import SourceDecodeError, decode_source, nesting_problem
+from apidrift.auditor.pysource import SourceDecodeError, decode_source, depth_problem, nesting_problem, parse_problem
 from apidrift.auditor.results import FileOutcome
 from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
 
@@ -38,7 +38,7 @@ SKIPPED_DIRS = frozenset(
 )
 # Larger files are generated code, and LibCST takes about 20 s a MiB on them: skipped, and said so.
 MAX_FILE_BYTES = 2 * 1024 * 1024
-SCAN_VERSION = 6  # part of the scan cache key: bump when the scanner's output changes
+SCAN_VERSION = 7  # part of the scan cache key: bump when the scanner's output changes
 
 
 def scan_downstream(
@@ -140,28 +140,68 @@ def _cached_scan(relative: str, data: bytes, text: str, upstream_names: frozense
 def _fresh_scan(relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path) -> FileScan | str:
     """Parse one file and store its use sites in the cache; or say why it could not be parsed."""
     entry = _entry(relative, data, upstream_names, cache_dir)
+    scan = _scan_text(relative, text, upstream_names)
+    if isinstance(scan, str):
+        return scan
+    try:
+        atomic_write_text(entry, json.dumps([site_to_data(s) for s in scan.sites]))
+    except OSError:
+        pass  # a read-only cache must not stop the audit
+    return scan
+
+
+def _scan_text(relative: str, text: str, upstream_names: frozenset[str]) -> FileScan | str:
+    """The use sites of one file, read with CPython's parser (`astscan`); or why it could not be read.
+
+    A file this Python cannot parse (newer syntax, or invalid) goes to LibCST's parser, which reads
+    the grammar of newer Pythons too and says where the syntax error is.
+    """
+    import ast  # only on a cache miss: a warm run never loads a parser
+
+    from apidrift.auditor.downstream import astscan
+
+    try:
+        tree = ast.parse(text)
+    except (RecursionError, MemoryError):
+        return "nesting too deep to parse"
+    except SyntaxError as error:
+        return parse_problem(error) or _scan_with_libcst(relative, text, upstream_names)
+    except ValueError:  # null bytes (Python 3.11)
+        return _scan_with_libcst(relative, text, upstream_names)
+    problem = depth_problem(tree, text)
+    if problem is not None:
+        return problem
+    try:
+        return astscan.scan_source(relative, text, upstream_names, tree)
+    except (RecursionError, MemoryError):
+        return "nesting too deep to parse"
+    except Exception as error:  # a scanner bug must cost one file, not the audit
+        return _scanner_error(error)
+
+
+def _scan_with_libcst(relative: str, text: str, upstream_names: frozenset[str]) -> FileScan | str:
+    """The LibCST scanner, for the files CPython's parser refused."""
     problem = nesting_problem(text)  # LibCST's native parser would overflow the C stack on these
     if problem is not None:
         return problem
-    import libcst  # only on a cache miss: a warm run never loads the parser
+    import libcst
 
     from apidrift.auditor.downstream.scan import scan_source
 
     try:
-        scan = scan_source(relative, text, upstream_names)
+        return scan_source(relative, text, upstream_names)
     except (libcst.ParserSyntaxError, libcst.CSTValidationError) as error:  # the latter: e.g. an invalid identifier
         first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
         return f"syntax error: {first}"
     except (RecursionError, MemoryError):
         return "nesting too deep to parse"
     except Exception as error:  # a scanner bug must cost one file, not the audit
-        first = (str(error).strip().splitlines() or [""])[0][:200]
-        return f"scanner error: {type(error).__name__}" + (f": {first}" if first else "")
-    try:
-        atomic_write_text(entry, json.dumps([site_to_data(s) for s in scan.sites]))
-    except OSError:
-        pass  # a read-only cache must not stop the audit
-    return scan
+        return _scanner_error(error)
+
+
+def _scanner_error(error: Exception) -> str:
+    first = (str(error).strip().splitlines() or [""])[0][:200]
+    return f"scanner error: {type(error).__name__}" + (f": {first}" if first else "")
 
 
 def _display(relative: str) -> str:
