@@ -12,6 +12,10 @@ few positions `ast` does not record (the module of `from m import x`, an importe
 name) are found in the text right after the node's start. The file is visited in source order, as
 written, so that every choice that depends on what came before (version flags, evaluation order) is
 the one a reader would make.
+
+Memory stays bounded on large files: a large file is parsed in pieces that end where a top-level
+statement ends (each piece's tree is dropped once visited), and what is kept for the evaluation at
+the end is a compact form of each expression, not the tree.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Iterator, Union
 from apidrift.auditor.check.bind import CallShape, Ok, bind
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
 from apidrift.auditor.downstream.sites import FileScan, Span, UseSite
+from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
@@ -36,6 +41,42 @@ GUARD_EXCEPTIONS = frozenset(
 )
 # Python frames the visitor may use: a file within pysource.MAX_NESTING needs at most two per level.
 _RECURSION_LIMIT = 8_000
+# Files larger than this (characters) are parsed in pieces of about this size: CPython's parser holds
+# the whole tree twice while it builds it (about 450 bytes a node: 900 MiB for 180,000 calls).
+CHUNK_CHARS = 128 * 1024
+
+
+class TooDeep(ValueError):
+    """The file nests deeper than `MAX_NESTING` levels (as LibCST would nest it)."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(f"nesting too deep to parse ({depth} levels, at most {MAX_NESTING})")
+        self.depth = depth
+
+
+# A compact expression, all the evaluation needs of one: ("n", name), ("a", base, attribute),
+# ("c", function) for a call, ("s",) for `super()`, _NONE for `None`; None for anything else.
+_Expr = Union[tuple, None]  # type: ignore[type-arg]
+_NONE = ("none",)
+_SUPER = ("s",)
+
+
+def _compact(node: ast.AST) -> _Expr:
+    kind = type(node)
+    if kind is ast.Name:
+        return ("n", node.id)  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        return ("a", _compact(node.value), node.attr)  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        if not node.args and not node.keywords and type(func) is ast.Name and func.id == "super":  # type: ignore[attr-defined]
+            return _SUPER
+        return ("c", _compact(func))
+    if kind is ast.NamedExpr:
+        return _compact(node.value)  # type: ignore[attr-defined]
+    if kind is ast.Constant and node.value is None:  # type: ignore[attr-defined]
+        return _NONE
+    return None
 
 
 @dataclass
@@ -78,8 +119,21 @@ class _Scope:
 @dataclass(eq=False)
 class _ClassScope(_Scope):
     self_attributes: dict[str, list[_Binding]] = field(default_factory=dict)
-    node: ast.ClassDef | None = None
-    methods: dict[str, _Function] = field(default_factory=dict)
+    bases: tuple[_Expr, ...] = ()  # the bases that are not `object`, `Generic[...]` or `Protocol`
+    keywords: bool = False  # `metaclass=...` and other keywords among the bases
+    decorated: bool = False
+    methods: dict[str, _Method] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class _Method:
+    """What is kept of a method: its decorators, its parameters, where its name is, its forwarding."""
+
+    decorators: frozenset[str]  # last parts of their dotted names ("?" for any other expression)
+    args: ast.arguments
+    indent: str  # of the block it is defined in
+    name_span: Span
+    forwarding: _Forwarding | None = None  # for `__init__(self, ..., **kwargs)`
 
 
 @dataclass(eq=False)
@@ -88,17 +142,27 @@ class _Binding:
 
     scope: _Scope
     value: _Value = None
-    expression: ast.expr | None = None
+    expression: _Expr = None
     annotation: ast.expr | None = None
 
 
-@dataclass(frozen=True)
 class _Candidate:
-    kind: str
-    node: ast.AST
-    scope: _Scope
-    guarded: bool
-    module: str | None = None  # for imports: the module imported from
+    """A use site to evaluate once the whole file is read: where it is and what it names."""
+
+    __slots__ = ("kind", "expression", "scope", "guarded", "span", "extra", "shape", "keyword_spans")
+
+    def __init__(
+        self, kind: str, expression: _Expr, scope: _Scope, guarded: bool, span: Span | None, extra: object = None,
+        shape: CallShape | None = None, keyword_spans: tuple[tuple[str, Span], ...] = (),
+    ) -> None:  # fmt: skip
+        self.kind = kind
+        self.expression = expression  # calls: the function; attributes: the attribute
+        self.scope = scope
+        self.guarded = guarded
+        self.span = span
+        self.extra = extra  # imports: (module, name or None, code span)
+        self.shape = shape
+        self.keyword_spans = keyword_spans
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -227,31 +291,63 @@ class _Collector:
         self.version_names: set[str] = set()  # names computed from a version or feature test
         self.stored: set[int] = set()  # attributes assigned or deleted: no use of an existing one
         self.try_star = False  # inside the handlers of `try: ... except* E:`
+        self.depth = 0  # nesting, counted as LibCST nests (see pysource.nesting_problem)
+        self.lines: list[str] | None = None
+        self.interned: dict[object, object] = {}  # equal expressions and shapes are kept once
+
+    def _intern(self, value):  # type: ignore[no-untyped-def]
+        return self.interned.setdefault(value, value)
 
     @property
     def scope(self) -> _Scope:
         return self.scopes[-1]
 
-    def _candidate(self, kind: str, node: ast.AST, extra: str | None = None) -> None:
-        self.candidates.append(_Candidate(kind, node, self.scopes[-1], self.guard_depth > 0, extra))
+    def _candidate(self, kind: str, expression: _Expr, span: Span | None, extra: object = None) -> None:
+        self.candidates.append(_Candidate(kind, expression, self.scopes[-1], self.guard_depth > 0, span, extra))
 
     # -- traversal --------------------------------------------------------------------------------
 
     def visit(self, node: ast.AST) -> None:
-        handler = _HANDLERS.get(type(node))
+        kind = type(node)
+        outer = self.depth
+        depth = outer + 1
+        if kind is ast.BoolOp:
+            depth += len(node.values) - 1  # type: ignore[attr-defined]  # LibCST nests one level per operand
+        elif kind is ast.Constant or kind is ast.JoinedStr:
+            depth += self._string_depth(node)
+        if depth > MAX_NESTING:
+            raise TooDeep(depth)
+        self.depth = depth
+        handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, node)
-            return
-        for name in _child_fields(type(node)):
-            child = getattr(node, name)
-            if child is None:
-                continue
-            if isinstance(child, list):
-                for item in child:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
-            elif isinstance(child, ast.AST):
-                self.visit(child)
+        else:
+            for name in _child_fields(kind):
+                child = getattr(node, name)
+                if child is None:
+                    continue
+                if isinstance(child, list):
+                    for item in child:
+                        if isinstance(item, ast.AST):
+                            self.visit(item)
+                elif isinstance(child, ast.AST):
+                    self.visit(child)
+        self.depth = outer
+
+    def _string_depth(self, node: ast.AST) -> int:
+        """Implicitly joined string literals nest one level per two parts in LibCST (as pysource counts)."""
+        value = getattr(node, "value", "")
+        if not isinstance(value, (str, bytes)):
+            return 0
+        end = node.end_lineno  # type: ignore[attr-defined]
+        if end is None or (end == node.lineno and node.end_col_offset - node.col_offset <= _LONG_SPAN):  # type: ignore[attr-defined,operator]
+            return 0
+        if self.lines is None:
+            self.lines = self.text.source.splitlines()
+        segment = "\n".join(self.lines[node.lineno - 1 : end])  # type: ignore[attr-defined]
+        if len(segment) > _LONG_SPAN or end - node.lineno > 50:  # type: ignore[attr-defined]
+            return len(_QUOTES.findall(segment)) // 2
+        return 0
 
     def visit_all(self, nodes: list) -> None:  # type: ignore[type-arg]
         for node in nodes:
@@ -262,7 +358,10 @@ class _Collector:
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         scope = self.scope
-        cls = _ClassScope(scope, is_class=True, node=node)
+        written = [b.value if isinstance(b, ast.Starred) else b for b in node.bases]
+        bases = tuple(self._intern(_compact(b)) for b in written if not _is_trivial_base(b))
+        keywords = any(k.arg is not None for k in node.keywords)
+        cls = _ClassScope(scope, is_class=True, bases=bases, keywords=keywords, decorated=bool(node.decorator_list))
         scope.bind(node.name, _Binding(scope, value=_DownClass(cls)))
         self.scopes.append(cls)
         self.visit_all(node.decorator_list)
@@ -270,7 +369,7 @@ class _Collector:
         self.visit_all(node.keywords)
         self.visit_all(node.body)
         self.scopes.pop()
-        self.candidates.append(_Candidate("class", node, cls, self.guard_depth > 0))
+        self.candidates.append(_Candidate("class", None, cls, self.guard_depth > 0, None))
 
     def visit_FunctionDef(self, node: _Function) -> None:
         outer = self.scope
@@ -281,11 +380,19 @@ class _Collector:
             parent = parent.parent
         is_method = isinstance(outer, _ClassScope)
         scope = _Scope(parent, owner=outer if is_method else None)  # type: ignore[arg-type]
-        if is_method:
-            outer.methods[node.name] = node  # type: ignore[union-attr]
         args = node.args
         ordered = [*args.posonlyargs, *args.args]
         is_static = any(_dotted(d) == "staticmethod" for d in node.decorator_list)
+        if is_method:
+            line = self.text.line(node.lineno)
+            indent = line[: len(line) - len(line.lstrip(" \t\f"))]  # the block the method is defined in
+            method = _Method(
+                frozenset((_dotted(d) or "?").rsplit(".", 1)[-1] for d in node.decorator_list), args, indent,
+                _name_span(node, self.text),
+            )  # fmt: skip
+            if node.name == "__init__" and args.kwarg is not None:
+                method.forwarding = _forwarding(node, method, self.text)
+            outer.methods[node.name] = method  # type: ignore[union-attr]
         for index, param in enumerate([*ordered, *args.kwonlyargs]):
             if index == 0 and is_method and not is_static and ordered:
                 scope.bind(param.arg, _Binding(scope, value=_SelfOf(outer)))  # type: ignore[arg-type]
@@ -445,7 +552,11 @@ class _Collector:
         first = _first_argument(node)
         if first is not None and isinstance(first, ast.Name) and _dotted(node.func) == "isinstance":
             self.scope.narrowed.add(first.id)  # its annotated type no longer holds
-        self._candidate("call", node)
+        text = self.text
+        self.candidates.append(
+            _Candidate("call", self._intern(_compact(node.func)), self.scopes[-1], self.guard_depth > 0, text.span(node),
+                       None, *_shape(node, text, self.interned))
+        )  # fmt: skip
         func = node.func
         if isinstance(func, ast.Attribute):
             self._visit_attribute(func, candidate=False)
@@ -469,13 +580,19 @@ class _Collector:
                 top = dotted.split(".")[0]
                 self.scope.bind(top, _Binding(self.scope, value=ModuleRef(top)))
             if dotted.split(".")[0] in self.upstream_names:
-                self._candidate("import-module", alias, dotted)
+                span = self.text.span(alias)
+                self._candidate("import-module", None, span, (dotted, None, span))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module
         upstream = not node.level and module is not None and module.split(".")[0] in self.upstream_names
+        text = self.text
+        span = text.span(node) if upstream else None
         if upstream:
-            self._candidate("import-from-module", node, module)
+            start = text.offset(node.lineno, node.col_offset)
+            match = _FROM_MODULE.match(text.source, start)
+            module_span = text.span_of(match.start(1), match.end(1)) if match else span
+            self._candidate("import-from-module", None, module_span, (module, None, span))
         if len(node.names) == 1 and node.names[0].name == "*":
             return
         for alias in node.names:
@@ -484,7 +601,11 @@ class _Collector:
             value = AttrRef(ModuleRef(module), name) if upstream and module else None
             self.scope.bind(local, _Binding(self.scope, value=value))
             if upstream:
-                self._candidate("import-name", alias, module)
+                start = text.offset(alias.lineno, alias.col_offset)
+                match = _IDENTIFIER.match(text.source, start)
+                alias_span = text.span(alias)
+                name_span = text.span_of(start, match.end()) if match else alias_span
+                self._candidate("import-name", None, name_span, (module, name, alias_span))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
@@ -513,7 +634,7 @@ class _Collector:
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         if isinstance(node.target, ast.Name):
-            self.scope.bind(node.target.id, _Binding(self.scope, expression=node.value))
+            self.scope.bind(node.target.id, _Binding(self.scope, expression=self._intern(_compact(node.value))))
         self.visit(node.target)
         self.visit(node.value)
 
@@ -539,7 +660,8 @@ class _Collector:
 
     def _bind_target(self, target: ast.expr, value: ast.expr | None, annotation: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
-            self.scope.bind(target.id, _Binding(self.scope, expression=value))
+            expression = self._intern(_compact(value)) if value is not None else None
+            self.scope.bind(target.id, _Binding(self.scope, expression=expression))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._bind_target(element, None)
@@ -551,7 +673,8 @@ class _Collector:
                 current = self.method_self[-1]
                 if current is not None and target.value.id == current[0]:
                     attrs = current[1].self_attributes.setdefault(target.attr, [])
-                    attrs.append(_Binding(self.scope, expression=value, annotation=annotation))
+                    expression = self._intern(_compact(value)) if value is not None else None
+                    attrs.append(_Binding(self.scope, expression=expression, annotation=annotation))
 
     # -- use sites --------------------------------------------------------------------------------
 
@@ -560,11 +683,16 @@ class _Collector:
 
     def _visit_attribute(self, node: ast.Attribute, *, candidate: bool) -> None:
         stored = id(node) in self.stored
-        if candidate and not stored:
-            self._candidate("attribute", node)  # `x.attr = ...` sets the attribute: no use of an existing one
+        if candidate and not stored:  # `x.attr = ...` sets the attribute: no use of an existing one
+            self._candidate("attribute", self._intern(_compact(node)), self.text.span(node))
         value = node.value
         if isinstance(value, ast.Attribute) and not stored:
+            outer = self.depth
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise TooDeep(self.depth)
             self._visit_attribute(value, candidate=False)  # the outer attribute covers this one
+            self.depth = outer
         else:
             self.visit(value)
 
@@ -614,6 +742,7 @@ class _Evaluator:
         self.text = text
         self._active: set[int] = set()
         self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
+        self._refs: dict[Ref, Ref] = {}
 
     def name(self, name: str, scope: _Scope) -> _Value:
         current: _Scope | None = scope
@@ -632,8 +761,7 @@ class _Evaluator:
         first: _Value = None
         seen = False
         for binding in bindings:
-            expression = binding.expression
-            if isinstance(expression, ast.Constant) and expression.value is None:
+            if binding.expression == _NONE:
                 continue  # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
             value = self.binding(binding)
             if value is None or (seen and value != first):
@@ -667,24 +795,29 @@ class _Evaluator:
             return self.expression(binding.expression, binding.scope)
         return None
 
-    def expression(self, node: ast.expr, scope: _Scope) -> _Value:
-        if isinstance(node, ast.Name):
-            return self.name(node.id, scope)
-        if isinstance(node, ast.Attribute):
-            return self.attribute(self.expression(node.value, scope), node.attr)
-        if isinstance(node, ast.Call):
-            if not node.args and not node.keywords and isinstance(node.func, ast.Name) and node.func.id == "super":
-                owner = _method_owner(scope)
-                return _SuperOf(owner) if owner is not None else None
-            func = self.expression(node.func, scope)
+    def expression(self, expression: _Expr, scope: _Scope) -> _Value:
+        if expression is None:
+            return None
+        tag = expression[0]
+        if tag == "n":
+            return self.name(expression[1], scope)
+        if tag == "a":
+            return self.attribute(self.expression(expression[1], scope), expression[2])
+        if tag == "c":
+            func = self.expression(expression[1], scope)
             if isinstance(func, _DownClass):
                 return _SelfOf(func.cls)
             if func is None or isinstance(func, (_SelfOf, _SuperOf)):
                 return None
-            return CallRef(func)
-        if isinstance(node, ast.NamedExpr):
-            return self.expression(node.value, scope)
+            return self._ref(CallRef(func))
+        if tag == "s":
+            owner = _method_owner(scope)
+            return _SuperOf(owner) if owner is not None else None
         return None
+
+    def _ref(self, ref: Ref) -> Ref:
+        """One object per distinct reference (a large file names the same few thousands of times)."""
+        return self._refs.setdefault(ref, ref)
 
     def attribute(self, base: _Value, name: str) -> _Value:
         if isinstance(base, _SelfOf):
@@ -701,7 +834,7 @@ class _Evaluator:
             return AttrRef(InstanceRef(parent), name) if parent is not None else None
         if base is None:
             return None
-        return AttrRef(base, name)
+        return self._ref(AttrRef(base, name))  # type: ignore[arg-type]
 
     def _class_member(self, cls: _ClassScope, name: str, *, instance: bool) -> _Value:
         """A member of a downstream class: its own, else inherited from its one upstream base."""
@@ -719,12 +852,10 @@ class _Evaluator:
 
     def single_base(self, cls: _ClassScope) -> Ref | _DownClass | None:
         """The one base a downstream class has (besides object and typing helpers), when it has one."""
-        assert cls.node is not None and cls.parent is not None
-        written = [b.value if isinstance(b, ast.Starred) else b for b in cls.node.bases]
-        bases = [b for b in written if not _is_trivial_base(b)]
-        if len(bases) != 1 or any(k.arg is not None for k in cls.node.keywords):
+        assert cls.parent is not None
+        if len(cls.bases) != 1 or cls.keywords:
             return None
-        value = self.expression(bases[0], cls.parent)
+        value = self.expression(cls.bases[0], cls.parent)
         return value if isinstance(value, (AttrRef, ModuleRef, _DownClass)) else None
 
     def upstream_base(self, cls: _ClassScope, upstream_names: frozenset[str]) -> Ref | None:
@@ -745,15 +876,13 @@ class _Evaluator:
         for _ in range(50):
             if current is None:
                 return None
-            node = current.node
-            assert node is not None
-            if node.decorator_list or "__new__" in current.methods:
+            if current.decorated or "__new__" in current.methods:
                 return None
             init = current.methods.get("__init__")
             if init is not None:
                 if forwarding is not None:
                     return None  # forwarding through forwarding: not followed
-                forwarding = _forwarding(init, self.text)
+                forwarding = init.forwarding
                 if forwarding is None:
                     return None
             parent = self.single_base(current)
@@ -786,7 +915,7 @@ class _Evaluator:
                 return self.annotation(node.slice, scope, text)
             return None
         if isinstance(node, (ast.Name, ast.Attribute)):
-            value = self.expression(node, scope)
+            value = self.expression(_compact(node), scope)
             return value if isinstance(value, (ModuleRef, AttrRef, _DownClass)) else None
         return None
 
@@ -807,30 +936,81 @@ _REFS = (ModuleRef, AttrRef, CallRef, InstanceRef)
 _OVERRIDE_DECORATORS = frozenset({"classmethod", "staticmethod", "override", "abstractmethod", "final"})
 
 
-def scan_source(path: str, source: str, upstream_names: frozenset[str], tree: ast.Module | None = None) -> FileScan:
-    """Find the use sites of one file (parsed here unless `tree` is given). Raises SyntaxError on a file
-    it cannot parse, RecursionError when it is too deeply nested for the visitor."""
-    module = tree if tree is not None else ast.parse(source)
+def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileScan:
+    """Find the use sites of one file. Raises SyntaxError (or ValueError for null bytes) on a file
+    CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING."""
     text = _Text(source)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     try:
         collector = _Collector(upstream_names, text)
-        collector.visit_all(module.body)
+        for module in _parse(source):
+            collector.visit_all(module.body)
+            collector.stored.clear()  # ids of this piece's nodes: free to be reused once it is dropped
+            del module
         evaluator = _Evaluator(text)
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []
-        for candidate in collector.candidates:
+        candidates = collector.candidates
+        collector.candidates = []
+        for index, candidate in enumerate(candidates):
+            candidates[index] = None  # type: ignore[call-overload]  # freed as they become sites
             if candidate.kind == "class":
                 assert isinstance(candidate.scope, _ClassScope)
                 sites.extend(_override_sites(candidate.scope, evaluator, text, upstream_names))
                 continue
-            site = _site(candidate, evaluator, text, upstream_names, lines)
+            site = _site(candidate, evaluator, upstream_names, lines)
             if site is not None:
                 sites.append(site)
     finally:
         sys.setrecursionlimit(limit)
     return FileScan(path, tuple(sites), lines)
+
+
+# Where a top-level statement may start: a line that begins with code, and not with a clause that
+# continues the statement before it.
+_STATEMENT_START = re.compile(r"^(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)", re.MULTILINE)
+
+
+def _parse(source: str) -> Iterator[ast.Module]:
+    """The file's tree, in pieces of about CHUNK_CHARS for a large file.
+
+    A piece ends before a line that starts at column 0 and only where the text before parses: then
+    the tokenizer is at the top level there (no string, bracket or continuation is open, since the
+    piece would not parse), so the pieces' statements are exactly the file's. Each piece is parsed
+    after as many empty lines as precede it, so line numbers are the file's.
+    """
+    if len(source) <= CHUNK_CHARS:
+        yield ast.parse(source)
+        return
+    start = 0
+    lines_before = 0
+    while start < len(source):
+        size = CHUNK_CHARS
+        while True:
+            boundary = _STATEMENT_START.search(source, start + size) if start + size < len(source) else None
+            end = boundary.start() if boundary is not None else len(source)
+            try:
+                module = ast.parse("\n" * lines_before + source[start:end])
+                break
+            except SyntaxError as error:
+                if end >= len(source) or _is_nesting_error(error):
+                    raise
+                size *= 2  # the piece ends inside a string, brackets or a decorated definition: go on
+        yield module
+        del module
+        lines_before += source.count("\n", start, end) + _lone_returns(source, start, end)
+        start = end
+
+
+def _lone_returns(source: str, start: int, end: int) -> int:
+    """Line breaks in source[start:end] written as a lone \\r (CPython counts them as lines)."""
+    returns = source.count("\r", start, end)
+    return returns - source.count("\r\n", start, end) if returns else 0
+
+
+def _is_nesting_error(error: SyntaxError) -> bool:
+    return any(marker in str(error.msg) for marker in ("too many nested", "too many levels", "too many statically", "too complex"))
 
 
 def _override_sites(cls: _ClassScope, evaluator: _Evaluator, text: _Text, upstream_names: frozenset[str]) -> list[UseSite]:
@@ -839,16 +1019,15 @@ def _override_sites(cls: _ClassScope, evaluator: _Evaluator, text: _Text, upstre
     if base is None:
         return []
     sites = []
-    for name, function in cls.methods.items():
+    for name, method in cls.methods.items():
         if name.startswith("__") and name.endswith("__"):
             continue
-        decorators = {(_dotted(d) or "?").rsplit(".", 1)[-1] for d in function.decorator_list}
-        if decorators - _OVERRIDE_DECORATORS or _defined_between(cls, name, evaluator):
+        if method.decorators - _OVERRIDE_DECORATORS or _defined_between(cls, name, evaluator):
             continue
-        signature = _signature_of(function, text)
-        if "staticmethod" not in decorators:
+        signature = _signature_of(method.args, method.indent, text)
+        if "staticmethod" not in method.decorators:
             signature = signature.bound()
-        sites.append(UseSite("override", AttrRef(InstanceRef(base), name), _name_span(function, text), f"def {name}(...)", signature=signature))
+        sites.append(UseSite("override", AttrRef(InstanceRef(base), name), method.name_span, f"def {name}(...)", signature=signature))
     return sites
 
 
@@ -871,18 +1050,14 @@ def _defined_between(cls: _ClassScope, name: str, evaluator: _Evaluator) -> bool
     return False
 
 
-def _signature_of(function: _Function, text: _Text) -> Signature:
+def _signature_of(args: ast.arguments, indent: str, text: _Text) -> Signature:
     params: list[Parameter] = []
-
-    line = text.line(function.lineno)
-    indent = line[: len(line) - len(line.lstrip(" \t\f"))]  # the block the function is defined in
 
     def add(param: ast.arg, kind: ParamKind, default: ast.expr | None = None) -> None:
         code = text.parenthesized(default, indent) if default is not None else None
         annotation = text.parenthesized(param.annotation, indent) if param.annotation is not None else None
         params.append(Parameter(param.arg, kind, default is not None, code, annotation))
 
-    args = function.args
     positional = [(p, ParamKind.POSITIONAL_ONLY) for p in args.posonlyargs] + [(p, ParamKind.POSITIONAL_OR_KEYWORD) for p in args.args]
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     for (param, kind), default in zip(positional, defaults):
@@ -896,16 +1071,15 @@ def _signature_of(function: _Function, text: _Text) -> Signature:
     return Signature(tuple(params))
 
 
-def _site(candidate: _Candidate, evaluator: _Evaluator, text: _Text, upstream_names: frozenset[str], lines: tuple[str, ...]) -> UseSite | None:
-    node, guarded = candidate.node, candidate.guarded
-    kind = candidate.kind
+def _site(candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str], lines: tuple[str, ...]) -> UseSite | None:
+    kind, guarded, span = candidate.kind, candidate.guarded, candidate.span
+    assert span is not None
     if kind == "call":
-        assert isinstance(node, ast.Call)
-        func = evaluator.expression(node.func, candidate.scope)
+        func = evaluator.expression(candidate.expression, candidate.scope)
         if func is None:
             return None
-        span = text.span(node)
-        shape, keyword_spans = _shape(node, text)
+        shape, keyword_spans = candidate.shape, candidate.keyword_spans
+        assert shape is not None
         forwarded: tuple[str, ...] = ()
         if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
             inherited = evaluator.inherited_constructor(func.cls, upstream_names)
@@ -924,31 +1098,18 @@ def _site(candidate: _Candidate, evaluator: _Evaluator, text: _Text, upstream_na
             return None
         return UseSite("call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded)
     if kind == "attribute":
-        assert isinstance(node, ast.Attribute)
-        ref = evaluator.expression(node, candidate.scope)
+        ref = evaluator.expression(candidate.expression, candidate.scope)
         if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
             return None
-        span = text.span(node)
         return UseSite("attribute", ref, span, _code(lines, span), guarded=guarded)
-    span = text.span(node)
-    if kind == "import-module" and candidate.module:
-        return UseSite("import", ModuleRef(candidate.module), span, _code(lines, span), guarded=guarded)
-    if kind == "import-from-module" and candidate.module:
-        start = text.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        match = _FROM_MODULE.match(text.source, start)
-        module_span = text.span_of(match.start(1), match.end(1)) if match else span
-        return UseSite("import", ModuleRef(candidate.module), module_span, _code(lines, span), guarded=guarded)
-    if kind == "import-name" and candidate.module:
-        assert isinstance(node, ast.alias)
-        start = text.offset(node.lineno, node.col_offset)
-        match = _IDENTIFIER.match(text.source, start)
-        name_span = text.span_of(start, match.end()) if match else span
-        ref = AttrRef(ModuleRef(candidate.module), node.name)
-        return UseSite("import", ref, name_span, _code(lines, span), guarded=guarded)
-    return None
+    module, name, code_span = candidate.extra  # type: ignore[misc]
+    code = _code(lines, code_span)
+    if kind == "import-name":
+        return UseSite("import", AttrRef(ModuleRef(module), name), span, code, guarded=guarded)
+    return UseSite("import", ModuleRef(module), span, code, guarded=guarded)
 
 
-def _shape(node: ast.Call, text: _Text) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
+def _shape(node: ast.Call, text: _Text, interned: dict[object, object]) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
     positional = 0
     star_args = star_kwargs = False
     for arg in node.args:
@@ -964,7 +1125,8 @@ def _shape(node: ast.Call, text: _Text) -> tuple[CallShape, tuple[tuple[str, Spa
         else:
             keywords.append(keyword.arg)
             spans.append((keyword.arg, text.span(keyword)))
-    return CallShape(positional, tuple(keywords), star_args, star_kwargs), tuple(spans)
+    shape = CallShape(positional, tuple(keywords), star_args, star_kwargs)
+    return interned.setdefault(shape, shape), tuple(spans)  # type: ignore[return-value]
 
 
 def _code(lines: tuple[str, ...], span: Span) -> str:
@@ -1065,7 +1227,7 @@ class _Forwarding:
         return CallShape(self.super_shape.positional, keywords, self.super_shape.star_args, call.star_kwargs), forwarded
 
 
-def _forwarding(init: _Function, text: _Text) -> _Forwarding | None:
+def _forwarding(init: _Function, method: _Method, text: _Text) -> _Forwarding | None:
     if init.args.kwarg is None:
         return None
     kwargs = init.args.kwarg.arg
@@ -1093,7 +1255,7 @@ def _forwarding(init: _Function, text: _Text) -> _Forwarding | None:
     positional = sum(1 for a in call.args if not isinstance(a, ast.Starred))
     keywords = tuple(k.arg for k in call.keywords if k.arg is not None)
     star_args = any(isinstance(a, ast.Starred) for a in call.args)
-    return _Forwarding(_signature_of(init, text).bound(), kwargs, CallShape(positional, keywords, star_args, False))
+    return _Forwarding(_signature_of(init.args, method.indent, text).bound(), kwargs, CallShape(positional, keywords, star_args, False))
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:

@@ -25,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from apidrift.auditor.cache import atomic_write_text
-from apidrift.auditor.pysource import SourceDecodeError, decode_source, depth_problem, nesting_problem, parse_problem
+from apidrift.auditor.pysource import MAX_NESTING, SourceDecodeError, decode_source, nesting_problem, parse_problem
 from apidrift.auditor.results import FileOutcome
 from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
 
@@ -36,9 +36,12 @@ SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist",
      ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages"}
 )
-# Larger files are generated code, and LibCST takes about 20 s a MiB on them: skipped, and said so.
+# Larger files are generated code: skipped, and said so. A file of this size scans in a few seconds
+# and under 300 MiB (tests/test_hostile.py measures it).
 MAX_FILE_BYTES = 2 * 1024 * 1024
-SCAN_VERSION = 7  # part of the scan cache key: bump when the scanner's output changes
+# Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
+LIBCST_MAX_CHARS = 256 * 1024
+SCAN_VERSION = 8  # part of the scan cache key: bump when the scanner's output changes
 
 
 def scan_downstream(
@@ -144,7 +147,8 @@ def _fresh_scan(relative: str, data: bytes, text: str, upstream_names: frozenset
     if isinstance(scan, str):
         return scan
     try:
-        atomic_write_text(entry, json.dumps([site_to_data(s) for s in scan.sites]))
+        # One site at a time: a list of every site's dict costs about 1.5 KiB a site at once.
+        atomic_write_text(entry, "[" + ",".join(json.dumps(site_to_data(s)) for s in scan.sites) + "]")
     except OSError:
         pass  # a read-only cache must not stop the audit
     return scan
@@ -154,27 +158,28 @@ def _scan_text(relative: str, text: str, upstream_names: frozenset[str]) -> File
     """The use sites of one file, read with CPython's parser (`astscan`); or why it could not be read.
 
     A file this Python cannot parse (newer syntax, or invalid) goes to LibCST's parser, which reads
-    the grammar of newer Pythons too and says where the syntax error is.
+    the grammar of newer Pythons too and says where the syntax error is; unless it is larger than
+    LIBCST_MAX_CHARS (LibCST takes about 20 s and 1.5 GiB a MiB): then CPython's message is the outcome.
     """
-    import ast  # only on a cache miss: a warm run never loads a parser
-
-    from apidrift.auditor.downstream import astscan
+    from apidrift.auditor.downstream import astscan  # only on a cache miss: a warm run never loads a parser
 
     try:
-        tree = ast.parse(text)
+        return astscan.scan_source(relative, text, upstream_names)
+    except astscan.TooDeep as error:
+        return f"nesting too deep to parse ({error.depth} levels, at most {MAX_NESTING})"
     except (RecursionError, MemoryError):
         return "nesting too deep to parse"
     except SyntaxError as error:
-        return parse_problem(error) or _scan_with_libcst(relative, text, upstream_names)
-    except ValueError:  # null bytes (Python 3.11)
+        problem = parse_problem(error)
+        if problem is not None:
+            return problem
+        if len(text) > LIBCST_MAX_CHARS:
+            return f"syntax error: {error.msg} (line {error.lineno})"
         return _scan_with_libcst(relative, text, upstream_names)
-    problem = depth_problem(tree, text)
-    if problem is not None:
-        return problem
-    try:
-        return astscan.scan_source(relative, text, upstream_names, tree)
-    except (RecursionError, MemoryError):
-        return "nesting too deep to parse"
+    except ValueError:  # null bytes (Python 3.11)
+        if len(text) > LIBCST_MAX_CHARS:
+            return "syntax error: source code contains null bytes"
+        return _scan_with_libcst(relative, text, upstream_names)
     except Exception as error:  # a scanner bug must cost one file, not the audit
         return _scanner_error(error)
 
