@@ -278,7 +278,7 @@ def apidrift_env() -> dict[str, str]:
 def warm_bytecode() -> None:
     """Compile everything an apidrift run imports once, outside any measurement."""
     subprocess.run([sys.executable, "-c", "import apidrift.auditor.engine, apidrift.auditor.cli.main, apidrift.reports, "
-                    "apidrift.auditor.downstream.scan, apidrift.auditor.upstream.loader"], env=apidrift_env(), check=True)  # fmt: skip
+                    "apidrift.auditor.downstream.astscan, apidrift.auditor.downstream.scan, apidrift.auditor.upstream.loader"], env=apidrift_env(), check=True)  # fmt: skip
 
 
 def apidrift_run(case: str, downstream: str, against: str, *, offline: bool = True, profile: Path | None = None,
