@@ -1,6 +1,6 @@
 """Use sites: what the scanner found in one downstream file, as plain values that serialize themselves.
 
-Kept apart from the libcst scanner so that rules, reports and the scan cache never import libcst.
+Kept apart from the scanners so that rules, reports and the scan cache never import a parser.
 """
 
 from __future__ import annotations
