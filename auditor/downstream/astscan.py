@@ -290,6 +290,10 @@ class _Collector:
         self.guard_depth = 0
         self.method_self: list[tuple[str, _ClassScope] | None] = []
         self.version_names: set[str] = set()  # names computed from a version or feature test
+        # Names an `except ImportError:` fallback binds (`f = None`, `HAS_X = False`): a test of one
+        # (`if f is not None:`) guards what it holds, as the code handles the import's failure there.
+        self.fallback_names: set[str] = set()
+        self.import_fallback_depth = 0
         self.stored: set[int] = set()  # attributes assigned or deleted: no use of an existing one
         self.try_star = False  # inside the handlers of `try: ... except* E:`
         self.depth = 0  # nesting, counted as LibCST nests (see pysource.nesting_problem)
@@ -517,8 +521,10 @@ class _Collector:
             self.visit(node.type)
         guards = _catches_import_error(node)
         self.guard_depth += guards
+        self.import_fallback_depth += guards
         self.visit_all(node.body)
         self.guard_depth -= guards
+        self.import_fallback_depth -= guards
 
     # `with contextlib.suppress(ImportError, ...):` swallows what a guarded use may raise.
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
@@ -547,7 +553,10 @@ class _Collector:
     def _is_guard(self, test: ast.expr) -> bool:
         if _is_guard_test(test, self.text):
             return True
-        return bool(self.version_names) and not self.version_names.isdisjoint(_identifiers(test))
+        if not self.version_names and not self.fallback_names:
+            return False
+        names = set(_identifiers(test))
+        return not (names.isdisjoint(self.version_names) and names.isdisjoint(self.fallback_names))
 
     def visit_Call(self, node: ast.Call) -> None:
         first = _first_argument(node)
@@ -611,6 +620,8 @@ class _Collector:
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._bind_target(target, node.value)
+            if self.import_fallback_depth:
+                self.fallback_names.update(_identifiers(target))
         # `sqla_14 = _vers >= (1, 4)` where `_vers` came from `__version__`: a version flag.
         if self._is_guard(node.value) or _VERSIONISH.search(self.text.segment(node.value)):
             for target in node.targets:
