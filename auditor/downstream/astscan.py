@@ -112,8 +112,13 @@ class _Scope:
     is_class: bool = False
     narrowed: set[str] = field(default_factory=set)  # names tested with isinstance(): types not followed
     owner: _ClassScope | None = None  # for a method's scope: its class (what `super()` refers to)
+    # For the module scope: its star imports in order, the upstream module each reads (None for one the
+    # analysis cannot follow: not upstream, relative, nested in a block, or names made by globals()/exec).
+    star_modules: list[str | None] | None = None
+    type_checking: int = 0  # inside how many `if TYPE_CHECKING:` bodies the collector is, in this scope
 
     def bind(self, name: str, binding: _Binding) -> None:
+        binding.type_checking = self.type_checking > 0
         self.bindings.setdefault(name, []).append(binding)
 
 
@@ -122,6 +127,7 @@ class _ClassScope(_Scope):
     self_attributes: dict[str, list[_Binding]] = field(default_factory=dict)
     bases: tuple[_Expr, ...] = ()  # the bases that are not `object`, `Generic[...]` or `Protocol`
     keywords: bool = False  # `metaclass=...` and other keywords among the bases
+    any_keywords: bool = False  # any keyword among the bases, `**extra` included
     decorated: bool = False
     methods: dict[str, _Method] = field(default_factory=dict)
 
@@ -135,6 +141,9 @@ class _Method:
     indent: str  # of the block it is defined in
     name_span: Span
     forwarding: _Forwarding | None = None  # for `__init__(self, ..., **kwargs)`
+    # For an `__init__(self, ..., **kwargs)` without super() call that hands its `**kwargs` to one call:
+    # that call's function, whether `__init__` rebinds the name it is read through, and the forwarding.
+    wraps: tuple[_Expr, bool, _Forwarding] | None = None
 
 
 @dataclass(eq=False)
@@ -145,6 +154,7 @@ class _Binding:
     value: _Value = None
     expression: _Expr = None
     annotation: ast.expr | None = None
+    type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
 
 
 class _Candidate:
@@ -366,7 +376,10 @@ class _Collector:
         written = [b.value if isinstance(b, ast.Starred) else b for b in node.bases]
         bases = tuple(self._intern(_compact(b)) for b in written if not _is_trivial_base(b))
         keywords = any(k.arg is not None for k in node.keywords)
-        cls = _ClassScope(scope, is_class=True, bases=bases, keywords=keywords, decorated=bool(node.decorator_list))
+        cls = _ClassScope(
+            scope, is_class=True, bases=bases, keywords=keywords, any_keywords=bool(node.keywords),
+            decorated=bool(node.decorator_list),
+        )  # fmt: skip
         scope.bind(node.name, _Binding(scope, value=_DownClass(cls)))
         self.scopes.append(cls)
         self.visit_all(node.decorator_list)
@@ -397,6 +410,8 @@ class _Collector:
             )  # fmt: skip
             if node.name == "__init__" and args.kwarg is not None:
                 method.forwarding = _forwarding(node, method, self.text)
+                if method.forwarding is None:
+                    method.wraps = self._kwargs_call(node, method)
             outer.methods[node.name] = method  # type: ignore[union-attr]
         for index, param in enumerate([*ordered, *args.kwonlyargs]):
             if index == 0 and is_method and not is_static and ordered:
@@ -422,6 +437,13 @@ class _Collector:
         self.scopes.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _kwargs_call(self, init: _Function, method: _Method) -> tuple[_Expr, bool, _Forwarding] | None:
+        found = _kwargs_call(init, method, self.text)
+        if found is None:
+            return None
+        call, forwarding = found
+        return self._intern(_compact(call.func)), _assigns_name(init, _dotted(call.func) or ""), forwarding
 
     def _visit_arguments(self, args: ast.arguments) -> None:
         positional = [*args.posonlyargs, *args.args]
@@ -546,7 +568,11 @@ class _Collector:
         guards = self._is_guard(node.test)
         self.guard_depth += guards
         self.visit(node.test)
+        type_checking = _is_type_checking(node.test)
+        scope = self.scope
+        scope.type_checking += type_checking
         self.visit_all(node.body)
+        scope.type_checking -= type_checking
         self.visit_all(node.orelse)
         self.guard_depth -= guards
 
@@ -769,7 +795,12 @@ class _Evaluator:
         return None
 
     def _unique(self, bindings: list[_Binding]) -> _Value:
-        """The one value all of a name's bindings agree on; None as soon as one is unknown or differs."""
+        """The one value all of a name's bindings agree on; None as soon as one is unknown or differs.
+        A binding under `if TYPE_CHECKING:` never runs: where the name is also bound otherwise, only
+        the bindings that run count (`Base = up.Client` for the checker, `Base = _Wrapper` at run time)."""
+        running = [b for b in bindings if not b.type_checking]
+        if running and len(running) < len(bindings):
+            bindings = running
         first: _Value = None
         seen = False
         for binding in bindings:
@@ -905,6 +936,25 @@ class _Evaluator:
                 return None
             return parent, forwarding
         return None
+
+    def wrapped_constructor(self, cls: _ClassScope, upstream_names: frozenset[str]) -> tuple[Ref, _Forwarding] | None:
+        """A downstream class of its own (no base but object) whose `__init__(self, ..., **kwargs)` hands
+        its extra keywords, unchanged, to one upstream callable (`self._client = up.Client(**kwargs)`):
+        calling the class makes that call."""
+        if cls.parent is None or cls.decorated or "__new__" in cls.methods:
+            return None
+        if cls.bases or cls.any_keywords:
+            return None
+        init = cls.methods.get("__init__")
+        if init is None or init.wraps is None:
+            return None
+        func, rebound, forwarding = init.wraps
+        callee = self.expression(func, cls.parent)
+        if not isinstance(callee, (AttrRef, ModuleRef)) or root_module(callee) not in upstream_names:
+            return None
+        if rebound:
+            return None  # the name the callee is read through is rebound in `__init__`: not the module's
+        return callee, forwarding
 
     def annotation(self, node: ast.expr, scope: _Scope, text: _Text | None = None) -> Ref | _DownClass | None:
         """The class an annotation names: `C`, `mod.C`, `"C"`, `Optional[C]`, `C | None`."""
@@ -1097,8 +1147,11 @@ def _site(candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozense
         shape, keyword_spans = candidate.shape, candidate.keyword_spans
         assert shape is not None
         forwarded: tuple[str, ...] = ()
+        through_init = False
         if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
             inherited = evaluator.inherited_constructor(func.cls, upstream_names)
+            if inherited is None:
+                inherited = evaluator.wrapped_constructor(func.cls, upstream_names)  # or a wrapper of one
             if inherited is None:
                 return None
             func, forwarding = inherited
@@ -1107,12 +1160,14 @@ def _site(candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozense
                 if handed_on is None:
                     return None
                 shape, forwarded = handed_on
-                if not forwarded:
-                    return None  # nothing of this call reaches the upstream: its super() call is checked there
+                through_init = True  # even handing on nothing: a parameter the upstream now requires is missing
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
         if not isinstance(func, _REFS) or root_module(func) not in upstream_names:
             return None
-        return UseSite("call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded)
+        return UseSite(
+            "call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded,
+            through_init=through_init,
+        )
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
         if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
@@ -1263,7 +1318,75 @@ def _forwarding(init: _Function, method: _Method, text: _Text) -> _Forwarding | 
         uses += sum(1 for name in _identifiers(statement) if name == kwargs)
     if len(supers) != 1 or uses != 1:
         return None  # kwargs read or changed elsewhere, or several super() calls: not certain
-    call = supers[0]
+    return _handed_on(init, kwargs, supers[0], method, text)
+
+
+# Statements with a body of their own: a call under one of them may not be made.
+_COMPOUND = tuple(
+    getattr(ast, n)
+    for n in ("If", "For", "AsyncFor", "While", "Try", "TryStar", "With", "AsyncWith", "FunctionDef",
+              "AsyncFunctionDef", "ClassDef", "Match")
+    if hasattr(ast, n)
+)  # fmt: skip
+
+
+def _kwargs_call(init: _Function, method: _Method, text: _Text) -> tuple[ast.Call, _Forwarding] | None:
+    """The one call of `__init__`'s own body (not in a nested def, not under a branch or a loop) that
+    receives its `**kwargs` unchanged, the mapping used nowhere else; no `super()` call at all."""
+    if init.args.kwarg is None or not init.body:
+        return None
+    first = init.body[0]
+    if text.line(first.lineno)[: text.column(first.lineno, first.col_offset)].strip():
+        return None  # `def __init__(self, **kw): ...` on one line (LibCST's statement suite): not followed
+    kwargs = init.args.kwarg.arg
+    calls: list[ast.Call] = []
+    uses = 0
+    for statement in init.body:
+        for node in ast.walk(statement):
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+                return None  # a nested function
+            if kind is ast.Call:
+                if _dotted(node.func) == "super":  # type: ignore[attr-defined]
+                    return None
+                if any(
+                    k.arg is None and isinstance(k.value, ast.Name) and k.value.id == kwargs
+                    for k in node.keywords  # type: ignore[attr-defined]
+                ):
+                    calls.append(node)  # type: ignore[arg-type]
+        uses += sum(1 for name in _identifiers(statement) if name == kwargs)
+    if len(calls) != 1 or uses != 1:
+        return None
+    call = calls[0]
+    top = [stmt for stmt in init.body if not isinstance(stmt, _COMPOUND)]
+    if not any(node is call for stmt in top for node in ast.walk(stmt)):
+        return None  # under an `if`, a loop or a `try`: the call may not be made
+    forwarding = _handed_on(init, kwargs, call, method, text)
+    return (call, forwarding) if forwarding is not None else None
+
+
+def _assigns_name(function: _Function, dotted: str) -> bool:
+    """Whether the function binds the first name of `dotted`: a parameter, an assignment target or an
+    imported name (names as LibCST writes them: the attribute names of a target count)."""
+    head = dotted.split(".")[0]
+    args = function.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    every += [p for p in (args.vararg, args.kwarg) if p is not None]
+    if any(p.arg == head for p in every):
+        return True
+    for statement in function.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Assign):
+                if any(name == head for target in node.targets for name in _identifiers(target)):
+                    return True
+            elif isinstance(node, ast.alias):
+                local = [node.asname] if node.asname is not None else node.name.split(".")
+                if head in local:
+                    return True
+    return False
+
+
+def _handed_on(init: _Function, kwargs: str, call: ast.Call, method: _Method, text: _Text) -> _Forwarding | None:
     double = [k for k in call.keywords if k.arg is None]
     passes = [k for k in double if isinstance(k.value, ast.Name) and k.value.id == kwargs]
     if len(passes) != 1 or len(double) != 1:
@@ -1313,6 +1436,12 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 _VERSIONISH = re.compile(
     r"(?i)(__version__|version_info|version|\b_?vers\b|\b(?:py|sqla|sa|np|pd|v|is_py|pydantic_v)_?\d+\b|\bhas_\w+|_available\b)"
 )
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:` alone: its body never runs."""
+    dotted = _dotted(test)
+    return bool(dotted) and dotted.split(".")[-1] == "TYPE_CHECKING"  # type: ignore[union-attr]
 
 
 def _is_guard_test(test: ast.expr, text: _Text) -> bool:
