@@ -21,6 +21,7 @@ the end is a compact form of each expression, not the tree.
 from __future__ import annotations
 
 import ast
+import builtins
 import gc
 import io
 import re
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Union
 
 from apidrift.auditor.check.bind import CallShape, Ok, bind
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, root_module
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef, root_module
 from apidrift.auditor.downstream.sites import FileScan, Span, UseSite
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
@@ -585,6 +586,9 @@ class _Collector:
         return not (names.isdisjoint(self.version_names) and names.isdisjoint(self.fallback_names))
 
     def visit_Call(self, node: ast.Call) -> None:
+        if type(node.func) is ast.Name and node.func.id in _NAME_MAKERS:
+            stars = self.module_scope.star_modules = self.module_scope.star_modules or []
+            stars.append(None)  # names bound by code: a name bound nowhere may still exist
         first = _first_argument(node)
         if first is not None and isinstance(first, ast.Name) and _dotted(node.func) == "isinstance":
             self.scope.narrowed.add(first.id)  # its annotated type no longer holds
@@ -630,6 +634,9 @@ class _Collector:
             module_span = text.span_of(match.start(1), match.end(1)) if match else span
             self._candidate("import-from-module", None, module_span, (module, None, span))
         if len(node.names) == 1 and node.names[0].name == "*":
+            nested = self.depth > 1  # a statement of the module's own body is visited at depth 1
+            stars = self.module_scope.star_modules = self.module_scope.star_modules or []
+            stars.append(module if upstream and not nested else None)
             return
         for alias in node.names:
             name = alias.name
@@ -776,14 +783,16 @@ def _first_argument(node: ast.Call) -> ast.expr | None:
 class _Evaluator:
     """Turns expressions into `Ref`s through the collected bindings; memoized, cycle-safe."""
 
-    def __init__(self, text: _Text) -> None:
+    def __init__(self, text: _Text, bound_anywhere: frozenset[str] = frozenset()) -> None:
         self.text = text
+        self.bound_anywhere = bound_anywhere  # every name the file binds, however (for star imports)
         self._active: set[int] = set()
         self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
         self._refs: dict[Ref, Ref] = {}
 
     def name(self, name: str, scope: _Scope) -> _Value:
         current: _Scope | None = scope
+        module = scope
         while current is not None:
             bindings = current.bindings.get(name)
             if bindings:
@@ -791,7 +800,11 @@ class _Evaluator:
                 if isinstance(value, InstanceRef) and name in current.narrowed:
                     return None  # `isinstance(x, Sub)` narrows x: its annotation no longer says what x is
                 return value
+            module = current
             current = current.parent
+        stars = module.star_modules
+        if stars and None not in stars and name not in self.bound_anywhere and not _is_builtin(name):
+            return StarRef(tuple(s for s in stars if s is not None), name)  # only a star import can bind it
         return None
 
     def _unique(self, bindings: list[_Binding]) -> _Value:
@@ -993,7 +1006,7 @@ def _single_string(literal: str) -> bool:
     return len(tokens) == 1
 
 
-_REFS = (ModuleRef, AttrRef, CallRef, InstanceRef)
+_REFS = (ModuleRef, AttrRef, CallRef, InstanceRef, StarRef)
 # Decorators under which a method keeps the signature the upstream calls it with.
 _OVERRIDE_DECORATORS = frozenset({"classmethod", "staticmethod", "override", "abstractmethod", "final"})
 
@@ -1008,11 +1021,15 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
     gc.disable()  # the scan allocates many small objects and frees none until it returns: no cycle hunts meanwhile
     try:
         collector = _Collector(upstream_names, text)
+        bound: set[str] | None = set() if _MAY_IMPORT_STAR.search(source) else None
         for module in _parse(source):
             collector.visit_all(module.body)
+            if bound is not None:
+                _add_bound_names(module, bound)
             collector.stored.clear()  # ids of this piece's nodes: free to be reused once it is dropped
             del module
-        evaluator = _Evaluator(text)
+        stars = collector.module_scope.star_modules
+        evaluator = _Evaluator(text, frozenset(bound) if bound is not None and stars and None not in stars else frozenset())
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []
         candidates = collector.candidates
@@ -1031,6 +1048,51 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
         if collecting:
             gc.enable()
     return FileScan(path, tuple(sites), lines)
+
+
+_NAME_MAKERS = frozenset({"globals", "vars", "locals", "exec", "eval", "__import__"})
+# Text without which a file has no star import (it may match a comment or a string: then names are collected for nothing).
+_MAY_IMPORT_STAR = re.compile(rf"import{_GAP}*\*")
+
+# Builtins of other Python versions than the one running, and names tools install into builtins.
+_OTHER_BUILTINS = frozenset(
+    {"ExceptionGroup", "BaseExceptionGroup", "EncodingWarning", "aiter", "anext", "PythonFinalizationError",
+     "_IncompleteInputError", "WindowsError", "unicode", "basestring", "long", "xrange", "unichr", "raw_input",
+     "reduce", "file", "execfile", "reload", "cmp", "buffer", "reveal_type", "reveal_locals", "display",
+     "get_ipython"}
+)
+
+
+def _is_builtin(name: str) -> bool:
+    """A builtin (of any Python version), a dunder, or a private name (`_` is gettext's, installed into
+    builtins): never taken for a name a star import binds."""
+    return hasattr(builtins, name) or name in _OTHER_BUILTINS or name.startswith("_")
+
+
+def _add_bound_names(tree: ast.AST, names: set[str]) -> None:
+    """Every name a piece of the file binds anywhere, in any way (assignments, parameters of defs and
+    lambdas, comprehension and match targets, imports, handlers, `global`): a name outside the file's
+    set, and no builtin, can only come from a star import."""
+    names.add("*")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
+            names.add(node.name)  # type: ignore[attr-defined]
 
 
 # Where a top-level statement may start: a line that begins with code, and not with a clause that
