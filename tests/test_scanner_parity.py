@@ -15,6 +15,7 @@ import pytest
 
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.downstream import astscan, scan
+from apidrift.auditor.downstream.refs import StarRef
 from apidrift.auditor.pysource import decode_source
 from apidrift.auditor.sources.locate import locate
 
@@ -40,6 +41,31 @@ TRICKY = {
     ),
     "cr.py": "import up\r\nup.f(1)\rup.g(2)\nx = up.h(\r\n  3)\n",
     "tabs.py": "import up\nif True:\n\tup.f(\t1)\n",
+    # Wrapper classes: what counts as the one unconditional call that receives `**kw`, and what does not.
+    "wrappers.py": (
+        "import up\nclass W:\n    def __init__(self, x, **kw):\n        '''doc'''\n        self.c = up.C(1, k=x, **kw)\n"
+        "W(1, a=1)\nW(x=2)\nclass O:\n    def __init__(self, **kw): self.c = up.C(**kw)\nO(a=1)\n"
+        "class I:\n    def __init__(self, **kw):\n        if kw:\n            self.c = up.C(**kw)\nI(a=1)\n"
+        "class R:\n    def __init__(self, **kw):\n        self.up = 3\n        self.c = up.C(**kw)\nR(a=1)\n"
+        "class L:\n    def __init__(self, **kw):\n        f = lambda: 1\n        self.c = up.C(**kw)\nL(a=1)\n"
+        "class T:\n    def __init__(self, **kw):\n        print(kw)\n        self.c = up.C(**kw)\nT(a=1)\n"
+        "class M(metaclass=Meta):\n    def __init__(self, **kw):\n        self.c = up.C(**kw)\nM(a=1)\n"
+        "class S(up.Base):\n    def __init__(self, x, **kw):\n        super().__init__(x, **kw)\nS(1)\nS(1, y=2)\n"
+    ),
+    "type_checking.py": (
+        "import up\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    B = up.Client\nelse:\n    B = W\nB(1)\n"
+        "if TYPE_CHECKING:\n    A = up.Client\nA(2)\n"
+        "def f():\n    if typing.TYPE_CHECKING:\n        C = up.D\n    C = up.E\n    C()\n"
+    ),
+    "fallbacks.py": (
+        "try:\n    from up import f\nexcept ImportError:\n    f = None\n    a.b = False\nif f is not None:\n    f()\n"
+        "if b:\n    up.x()\ntry:\n    import up\nexcept* ImportError:\n    g = None\nif g:\n    up.z()\n"
+    ),
+    "stars.py": (
+        "from up import *\nfrom up.sub import \\\n  *\nfoo()\nx = bar.baz\nprint(len(q))\n_p()\nclass C(Base):\n    pass\nC()\n"
+        "def g(a):\n    a(); h()\nfor k in y: pass\nk()\n[m for m in z]\nm()\n"
+    ),
+    "stars_unfollowed.py": "from up import *\nif x:\n    from up.o import *\nfoo()\nup_thing = globals()\n",
 }
 
 
@@ -70,6 +96,36 @@ def test_case_files_give_identical_sites(case: Path) -> None:
 def test_tricky_sources_give_identical_sites(name: str) -> None:
     _compare(name, TRICKY[name], frozenset({"up"}))
     assert astscan.scan_source(name, TRICKY[name], frozenset({"up"})).sites  # each finds something
+
+
+def test_ported_features_are_found() -> None:
+    """The features both scanners must share show up at all (parity alone would hold if both lost one)."""
+
+    def sites(name: str) -> list:  # type: ignore[type-arg]
+        return list(astscan.scan_source(name, TRICKY[name], frozenset({"up"})).sites)
+
+    wrapped = [s for s in sites("wrappers.py") if s.kind == "call" and s.through_init]
+    assert [(s.span.line, s.ref.render(), s.forwarded) for s in wrapped] == [
+        (6, "up.C", ("a",)), (7, "up.C", ()), (38, "up.Base", ()), (39, "up.Base", ("y",)),
+    ]
+    assert [s.span.line for s in sites("type_checking.py") if s.kind == "call"] == [10, 15]  # `B` and `C` are what runs
+    assert [(s.span.line, s.guarded) for s in sites("fallbacks.py") if s.kind == "call"] == [(7, True), (9, True), (15, False)]
+    stars = [s for s in sites("stars.py") if isinstance(s.ref, StarRef) or isinstance(getattr(s.ref, "base", None), StarRef)]
+    assert [(s.span.line, s.ref.render()) for s in stars] == [(4, "foo"), (5, "bar.baz"), (12, "h")]
+    assert stars[0].ref == StarRef(("up", "up.sub"), "foo")
+    assert not [s for s in sites("stars_unfollowed.py") if s.kind == "call"]
+
+
+def test_star_import_names_over_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file parsed in pieces: a name bound in a later piece (out of the scope chain: a parameter of
+    another function) still counts as bound, so it is not taken for one a star import binds."""
+    text = "from up import *\n" + "".join(f"def f{i}():\n    return foo() + name{i}()\n" for i in range(40)) + "def g(name3):\n    pass\n"
+    whole = astscan.scan_source("p.py", text, frozenset({"up"})).sites
+    monkeypatch.setattr(astscan, "CHUNK_CHARS", 64)
+    pieces = astscan.scan_source("p.py", text, frozenset({"up"})).sites
+    assert pieces == whole == scan.scan_source("p.py", text, frozenset({"up"})).sites
+    names = [s.ref.name for s in pieces if isinstance(s.ref, StarRef)]
+    assert "name3" not in names and "name4" in names and names.count("foo") == 40
 
 
 def test_columns_count_characters_not_bytes() -> None:
