@@ -1,6 +1,6 @@
 """Python source files as read from untrusted trees: bytes -> text (PEP 263), and a cheap check that a parser can take them.
 
-Used by both sides before parsing: the downstream scanner (LibCST) and the upstream loader (griffe).
+Used by both sides before parsing: the upstream loader (griffe) and the LibCST scanner (for the downstream files CPython refuses; `astscan` counts nesting itself while it visits).
 LibCST's native parser recurses once per nesting level on the C stack, so a few thousand nested
 brackets, unary operators, attribute or call chains crash the whole process (a segfault, not an
 exception), and a few hundred already make its Python-level visitors slow and raise RecursionError.
@@ -56,9 +56,21 @@ def nesting_problem(text: str) -> str | None:
         return _rough_nesting(text)  # invalid for this Python (older or newer syntax): estimate from the text
     except ValueError:  # null bytes (Python 3.11)
         return _rough_nesting(text)
+    return depth_problem(tree, text)
+
+
+def depth_problem(tree: ast.AST, text: str) -> str | None:
+    """Why the parsed `tree` of `text` is too deeply nested to scan, or None."""
     depth = _depth(tree, text)
     if depth > MAX_NESTING:
         return f"nesting too deep to parse ({depth} levels, at most {MAX_NESTING})"
+    return None
+
+
+def parse_problem(error: SyntaxError) -> str | None:
+    """For CPython's refusal of a file: the nesting outcome when it is about nesting, else None."""
+    if any(marker in str(error.msg) for marker in _CPYTHON_NESTING_ERRORS):
+        return f"nesting too deep to parse ({error.msg})"
     return None
 
 

@@ -277,8 +277,10 @@ def apidrift_env() -> dict[str, str]:
 
 def warm_bytecode() -> None:
     """Compile everything an apidrift run imports once, outside any measurement."""
-    subprocess.run([sys.executable, "-c", "import apidrift.auditor.engine, apidrift.auditor.cli.main, apidrift.reports, "
-                    "apidrift.auditor.downstream.scan, apidrift.auditor.upstream.loader"], env=apidrift_env(), check=True)  # fmt: skip
+    modules = ("apidrift.auditor.engine", "apidrift.auditor.cli.main", "apidrift.reports", "apidrift.auditor.downstream.astscan",
+               "apidrift.auditor.downstream.scan", "apidrift.auditor.upstream.loader")  # fmt: skip
+    code = "import importlib, importlib.util\nfor m in %r:\n    if importlib.util.find_spec(m): importlib.import_module(m)" % (modules,)
+    subprocess.run([sys.executable, "-c", code], env=apidrift_env(), check=True)  # an older snapshot may lack one
 
 
 def apidrift_run(case: str, downstream: str, against: str, *, offline: bool = True, profile: Path | None = None,

@@ -34,6 +34,7 @@ def test_pool_and_serial_parsing_agree(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(downstream, "POOL_MIN_FILES", 10_000)  # serial
     serial = summary(*downstream.scan_downstream(root, names, tmp_path / "serial-cache"))
     monkeypatch.setattr(downstream, "POOL_MIN_FILES", 2)  # a pool, whatever the machine's core count
+    monkeypatch.setattr(downstream, "POOL_MIN_CHARS", 0)
     monkeypatch.setattr(downstream.os, "cpu_count", lambda: 2)
     pooled = summary(*downstream.scan_downstream(root, names, tmp_path / "pool-cache"))
     assert pooled == serial

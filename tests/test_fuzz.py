@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from apidrift.auditor.sources.archive import ExtractLimits, extract_archive
-from apidrift.auditor.downstream.walk import scan_downstream
+from apidrift.auditor.downstream.walk import _scan_text, scan_downstream
 from apidrift.auditor.pysource import nesting_problem
 from apidrift.auditor.results import FileOutcome
 from apidrift.auditor.downstream.scan import scan_source
@@ -95,17 +95,22 @@ def mutated_source(draw: st.DrawFn) -> str:
 
 
 def _scan(text: str) -> None:
-    """What the downstream does with one file: the nesting guard, then the scanner."""
-    if nesting_problem(text) is not None:
-        return
+    """What the downstream does with one file (`ast`, else LibCST for what CPython refuses); and
+    wherever both scanners read the file, they agree."""
     started = time.perf_counter()
-    try:
-        scan = scan_source("fuzz.py", text, frozenset({"pkg"}))
-    except (libcst.ParserSyntaxError, libcst.CSTValidationError):  # what the downstream reports as a syntax error
-        return
+    scan = _scan_text("fuzz.py", text, frozenset({"pkg"}))
     assert time.perf_counter() - started < 5
+    if isinstance(scan, str):
+        assert scan.startswith(("syntax error", "nesting too deep", "not parsed")), scan
+        return
     for site in scan.sites:
         assert 1 <= site.span.line <= max(1, len(scan.lines) + 1)
+    if nesting_problem(text) is None:
+        try:
+            old = scan_source("fuzz.py", text, frozenset({"pkg"}))
+        except (libcst.ParserSyntaxError, libcst.CSTValidationError):  # LibCST refuses some code CPython reads
+            return
+        assert old.sites == scan.sites
 
 
 @settings(FUZZ, max_examples=int(os.environ.get("APIDRIFT_FUZZ_SCALE", "1")) * 600)

@@ -723,7 +723,7 @@ def test_engine_callable_getattr_is_a_guard(tmp_path: Path) -> None:
 
 PROBE = (
     "import sys\nfrom apidrift.auditor.cli.main import main\nstatus = main(sys.argv[1:])\n"
-    "heavy = ('pypi_simple', 'requests', 'urllib3', 'pydantic', 'bs4', 'libcst', 'griffe')\n"
+    "heavy = ('pypi_simple', 'requests', 'urllib3', 'pydantic', 'bs4', 'libcst', 'griffe', 'apidrift.auditor.downstream.astscan')\n"
     "print('LOADED', sorted(m for m in heavy if m in sys.modules), status)\n"
 )
 
@@ -737,7 +737,8 @@ def test_warm_run_imports_no_http_stack_and_no_parser(index: Index, down: Path, 
             "--cache-dir", str(tmp_path / "c"), "--no-config", "--quiet"]  # fmt: skip
     runs = [subprocess.run([sys.executable, "-c", PROBE, "audit", *args], capture_output=True, text=True, timeout=120) for _ in range(2)]
     cold, warm = (run.stdout.splitlines()[-1] for run in runs)
-    assert cold.startswith("LOADED [") and "'pypi_simple'" in cold and "'libcst'" in cold and cold.endswith(" 1"), runs[0].stderr
+    assert cold.startswith("LOADED [") and "'pypi_simple'" in cold and cold.endswith(" 1"), runs[0].stderr
+    assert "'apidrift.auditor.downstream.astscan'" in cold and "'libcst'" not in cold  # scanned with CPython's parser
     assert warm == "LOADED [] 1", runs[1].stderr  # same answer, from the cache alone
     assert index.hits.count("/simple/zzup/") == 1
 

@@ -1,6 +1,6 @@
 """Use sites: what the scanner found in one downstream file, as plain values that serialize themselves.
 
-Kept apart from the libcst scanner so that rules, reports and the scan cache never import libcst.
+Kept apart from the scanners so that rules, reports and the scan cache never import a parser.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, Modu
 from apidrift.auditor.upstream.signature import Signature
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     line: int  # 1-based
     column: int  # 1-based
@@ -21,7 +21,7 @@ class Span:
     end_column: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UseSite:
     kind: str  # "import", "attribute", "call" or "override" (a method overriding an upstream one)
     ref: Ref  # what is imported or accessed; for calls, the callee

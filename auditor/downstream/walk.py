@@ -25,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from apidrift.auditor.cache import atomic_write_text
-from apidrift.auditor.pysource import SourceDecodeError, decode_source, nesting_problem
+from apidrift.auditor.pysource import MAX_NESTING, SourceDecodeError, decode_source, nesting_problem, parse_problem
 from apidrift.auditor.results import FileOutcome
 from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
 
@@ -36,9 +36,12 @@ SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist",
      ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages"}
 )
-# Larger files are generated code, and LibCST takes about 20 s a MiB on them: skipped, and said so.
+# Larger files are generated code: skipped, and said so. A file of this size scans in a few seconds
+# and under 300 MiB (tests/test_hostile.py measures it).
 MAX_FILE_BYTES = 2 * 1024 * 1024
-SCAN_VERSION = 11  # part of the scan cache key: bump when the scanner's output changes
+# Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
+LIBCST_MAX_CHARS = 256 * 1024
+SCAN_VERSION = 13  # part of the scan cache key: bump when the scanner's output changes
 
 
 def scan_downstream(
@@ -89,14 +92,18 @@ def scan_downstream(
     return [s for s in scans if s is not None], outcomes
 
 
-# Parsing is the cost of a cold scan: with many files, both cores (a fork pool starts in ~30 ms; a
-# handful of files is faster in this process).
+# Parsing is the cost of a cold scan: with enough to parse, both cores. A fork pool starts in about
+# 30 ms and sends every FileScan back pickled, while `ast` scans about 1 MiB a second: measured with
+# benchmarks/scan_vs_parse.py, 64 pandas files (0.2 s) or 512 small ones (0.7 MiB) are faster in this
+# process, 256 pandas files (3 s) 1.4x faster in the pool. So: at least 8 files and 1 MiB of text.
 POOL_MIN_FILES = 8
+POOL_MIN_CHARS = 1024 * 1024
 
 
 def _parse_all(jobs: list[tuple[str, bytes, str, frozenset[str], Path]]) -> list[FileScan | str]:
     workers = min(os.cpu_count() or 1, len(jobs))
-    if workers < 2 or len(jobs) < POOL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
+    small = len(jobs) < POOL_MIN_FILES or sum(len(job[2]) for job in jobs) < POOL_MIN_CHARS
+    if workers < 2 or small or "fork" not in multiprocessing.get_all_start_methods():
         return [_parse_job(job) for job in jobs]
     context = multiprocessing.get_context("fork")
     try:
@@ -140,28 +147,70 @@ def _cached_scan(relative: str, data: bytes, text: str, upstream_names: frozense
 def _fresh_scan(relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path) -> FileScan | str:
     """Parse one file and store its use sites in the cache; or say why it could not be parsed."""
     entry = _entry(relative, data, upstream_names, cache_dir)
+    scan = _scan_text(relative, text, upstream_names)
+    if isinstance(scan, str):
+        return scan
+    try:
+        # One site at a time: a list of every site's dict costs about 1.5 KiB a site at once.
+        atomic_write_text(entry, "[" + ",".join(json.dumps(site_to_data(s)) for s in scan.sites) + "]")
+    except OSError:
+        pass  # a read-only cache must not stop the audit
+    return scan
+
+
+def _scan_text(relative: str, text: str, upstream_names: frozenset[str]) -> FileScan | str:
+    """The use sites of one file, read with CPython's parser (`astscan`); or why it could not be read.
+
+    A file this Python cannot parse (newer syntax, or invalid) goes to LibCST's parser, which reads
+    the grammar of newer Pythons too and says where the syntax error is; unless it is larger than
+    LIBCST_MAX_CHARS (LibCST takes about 20 s and 1.5 GiB a MiB): then CPython's message is the outcome.
+    """
+    from apidrift.auditor.downstream import astscan  # only on a cache miss: a warm run never loads a parser
+
+    try:
+        return astscan.scan_source(relative, text, upstream_names)
+    except astscan.TooDeep as error:
+        return f"nesting too deep to parse ({error.depth} levels, at most {MAX_NESTING})"
+    except (RecursionError, MemoryError):
+        return "nesting too deep to parse"
+    except SyntaxError as error:
+        problem = parse_problem(error)
+        if problem is not None:
+            return problem
+        if len(text) > LIBCST_MAX_CHARS:
+            return f"syntax error: {error.msg} (line {error.lineno})"
+        return _scan_with_libcst(relative, text, upstream_names)
+    except ValueError:  # null bytes (Python 3.11)
+        if len(text) > LIBCST_MAX_CHARS:
+            return "syntax error: source code contains null bytes"
+        return _scan_with_libcst(relative, text, upstream_names)
+    except Exception as error:  # a scanner bug must cost one file, not the audit
+        return _scanner_error(error)
+
+
+def _scan_with_libcst(relative: str, text: str, upstream_names: frozenset[str]) -> FileScan | str:
+    """The LibCST scanner, for the files CPython's parser refused."""
     problem = nesting_problem(text)  # LibCST's native parser would overflow the C stack on these
     if problem is not None:
         return problem
-    import libcst  # only on a cache miss: a warm run never loads the parser
+    import libcst
 
     from apidrift.auditor.downstream.scan import scan_source
 
     try:
-        scan = scan_source(relative, text, upstream_names)
+        return scan_source(relative, text, upstream_names)
     except (libcst.ParserSyntaxError, libcst.CSTValidationError) as error:  # the latter: e.g. an invalid identifier
         first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
         return f"syntax error: {first}"
     except (RecursionError, MemoryError):
         return "nesting too deep to parse"
     except Exception as error:  # a scanner bug must cost one file, not the audit
-        first = (str(error).strip().splitlines() or [""])[0][:200]
-        return f"scanner error: {type(error).__name__}" + (f": {first}" if first else "")
-    try:
-        atomic_write_text(entry, json.dumps([site_to_data(s) for s in scan.sites]))
-    except OSError:
-        pass  # a read-only cache must not stop the audit
-    return scan
+        return _scanner_error(error)
+
+
+def _scanner_error(error: Exception) -> str:
+    first = (str(error).strip().splitlines() or [""])[0][:200]
+    return f"scanner error: {type(error).__name__}" + (f": {first}" if first else "")
 
 
 def _display(relative: str) -> str:
