@@ -638,7 +638,7 @@ def changed_lock_files(folder: Path, base: str, head: str = "HEAD") -> list[str]
 
 def _main(argv: list[str] | None = None) -> int:
     """`python -m apidrift.auditor.sources.lockfiles changed FOLDER BASE [HEAD]`: one changed lock or pin
-    file per line; exit 0 when there is one, 1 when there is none, 2 when git cannot tell."""
+    file per line (none: nothing changed); exit 0, or 2 when git cannot tell."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv
@@ -652,7 +652,7 @@ def _main(argv: list[str] | None = None) -> int:
         return 2
     for path in paths:
         print(path)
-    return 0 if paths else 1
+    return 0
 
 
 if __name__ == "__main__":
