@@ -132,6 +132,29 @@ def test_the_base_branch_is_used_when_the_payload_has_no_base_commit(tmp_path: P
     assert outputs == {"mode": "bump", "exit-code": "0"}
 
 
+def test_a_shallow_checkout_of_the_merge_commit_fetches_the_base(tmp_path: Path) -> None:
+    """As actions/checkout leaves a pull request: only its merge commit, one deep, the base commit absent
+    (here fetched from a local `origin`, so no network)."""
+    origin, base = _repo(tmp_path, lock_changes=True, code="import os\n")
+    _git(origin, "checkout", "-q", "-b", "merge", "main")
+    _git(origin, "merge", "-q", "--no-ff", "-m", "merge", "topic")
+    merge = _git(origin, "rev-parse", "HEAD")
+    _git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    work = tmp_path / "work"
+    work.mkdir()
+    _git(work, "init", "-q")
+    _git(work, "remote", "add", "origin", f"file://{origin}")
+    _git(work, "fetch", "-q", "--no-tags", "--depth=1", "origin", f"+{merge}:refs/remotes/pull/1/merge")
+    _git(work, "checkout", "-q", "--detach", merge)
+    assert subprocess.run(["git", "cat-file", "-e", f"{base}^{{commit}}"], cwd=work, capture_output=True).returncode
+    env = _env(tmp_path, work, event="pull_request", base=base)
+    done, outputs = _run(env, work)
+    assert done.returncode == 0, done.stderr
+    assert outputs == {"mode": "bump", "exit-code": "0"}
+    assert "the pull request changes uv.lock" in done.stdout
+    assert "click" in (tmp_path / "summary.md").read_text()
+
+
 def test_a_pull_request_without_a_lock_change_runs_the_audit(tmp_path: Path) -> None:
     project, base = _repo(tmp_path, lock_changes=False)
     env = _env(tmp_path, project, event="pull_request", base=base, AGAINST=_upstream(tmp_path))
