@@ -53,8 +53,33 @@ def _repo(root: Path, *, lock_changes: bool, code: str = CODE) -> tuple[Path, st
     return project, base
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML as GitHub reads action.yml: a key given twice is an error (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
+        twice = sorted({str(k) for k in keys if keys.count(k) > 1})
+        if twice:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate keys {twice}", node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _action() -> dict:
+    return yaml.load((ROOT / "action.yml").read_text(), Loader=_StrictLoader)  # noqa: S506 - a SafeLoader
+
+
+def test_action_inputs_and_outputs() -> None:
+    action = _action()
+    assert action["inputs"]["mode"]["default"] == "auto" and action["inputs"]["base"]["default"] == ""
+    assert action["outputs"]["mode"]["value"] == "${{ steps.audit.outputs.mode }}"
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "audit"]
+    assert step["env"]["MODE"] == "${{ inputs.mode }}" and step["env"]["BASE"] == "${{ inputs.base }}"
+    with pytest.raises(yaml.constructor.ConstructorError, match="duplicate keys"):
+        yaml.load("a: 1\na: 2\n", Loader=_StrictLoader)  # noqa: S506
+
+
 def _step() -> dict:
-    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    action = _action()
     (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "audit"]
     return step
 
@@ -173,7 +198,7 @@ def test_nothing_to_check_is_a_notice_not_a_failure(tmp_path: Path) -> None:
     assert outputs == {"exit-code": "0", "mode": "none"}
     assert "no lock or pin file changed and no against is configured" in done.stdout
     assert not (tmp_path / "apidrift.sarif").exists()
-    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    action = _action()
     upload = next(s for s in action["runs"]["steps"] if s.get("name") == "Upload SARIF to code scanning")
     assert "steps.audit.outputs.mode != 'none'" in upload["if"]
     # configured in [tool.apidrift]: the audit runs as before
