@@ -275,7 +275,7 @@ def test_action_audit_step(reports: dict[str, Path], tmp_path: Path) -> None:
     }
     completed = subprocess.run(["bash", "-e", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr  # findings do not fail this step: the last step does
-    assert (tmp_path / "output").read_text() == "exit-code=1\n"
+    assert (tmp_path / "output").read_text() == "mode=audit\nexit-code=1\n"  # no pull request: audit, as before
     assert "::error file=repo/src/app/__init__.py,line=8," in completed.stdout  # relative to the workspace
     assert (tmp_path / "summary.md").read_text().startswith("### apidrift: app==1.0 against pkg")
     assert json.loads((tmp_path / "apidrift.sarif").read_text())["runs"][0]["results"]

@@ -140,7 +140,7 @@ def test_action_args_are_split_without_glob_expansion(tmp_path: Path) -> None:
     run = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=work, env=env,
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert (tmp_path / "output").read_text() == "exit-code=1\n"
+    assert (tmp_path / "output").read_text() == "mode=audit\nexit-code=1\n"
     argv = json.loads(record.read_text())
     assert argv[argv.index("--against") :] == ["--against", "pkg==2.0", "--exclude", "tests/*", "--ignore", "a b", "--exclude", "*.pyi"]
 

@@ -607,3 +607,53 @@ def read_side(label: str, paths: Iterable[str], read: Reader) -> Side:
             if len(side.files) > MAX_FILES:
                 raise LockError(f"{label}: more than {MAX_FILES} lock and pin files")
     return side
+
+
+# ---- what a change touched (the GitHub Action's choice between `bump` and `audit`)
+
+
+def is_read_by_bump(relative: str) -> bool:
+    """Whether `apidrift bump` reads the file at this path relative to the project folder: a lock or pin
+    file at the folder's top level or in its `requirements/` folder."""
+    if relative.count("/") > 1 or relative.count("/") == 1 and not relative.startswith("requirements/"):
+        return False
+    return bool(lock_candidates([relative]))
+
+
+def changed_lock_files(folder: Path, base: str, head: str = "HEAD") -> list[str]:
+    """The lock and pin files of the project at `folder` that the change from `base` to `head` touches
+    (added, modified, deleted or renamed), as paths relative to `folder`. The change is `base...head`
+    (since their merge base) when git can compute one, else `base..head` (a shallow checkout of a pull
+    request's merge commit, whose first parent is the base)."""
+    for ref in (base, head):
+        if not ref or ref.startswith("-") or any(c in ref for c in "\0\n\r"):
+            raise LockError(f"{ref!r}: not a git revision")
+        if not _git(folder, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).strip():
+            raise LockError(f"{ref!r}: no such commit in {folder}")
+    merged = _git(folder, "merge-base", base, head, check=False).strip()
+    span = f"{base}...{head}" if merged else f"{base}..{head}"
+    out = _git(folder, "diff", "--name-only", "--no-renames", "--relative", span, "--", ".")
+    return [path for path in dict.fromkeys(out.splitlines()) if path and is_read_by_bump(path)]
+
+
+def _main(argv: list[str] | None = None) -> int:
+    """`python -m apidrift.auditor.sources.lockfiles changed FOLDER BASE [HEAD]`: one changed lock or pin
+    file per line (none: nothing changed); exit 0, or 2 when git cannot tell."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) not in (3, 4) or args[0] != "changed":
+        print("usage: python -m apidrift.auditor.sources.lockfiles changed FOLDER BASE [HEAD]", file=sys.stderr)
+        return 2
+    try:
+        paths = changed_lock_files(Path(args[1]), *args[2:])
+    except LockError as error:
+        print(f"apidrift: error: {error}", file=sys.stderr)
+        return 2
+    for path in paths:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
