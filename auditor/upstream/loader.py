@@ -561,16 +561,7 @@ _NAMESPACE_FUNCTIONS = frozenset({"locals", "vars", "globals", "exec"})
 
 def _class_statements(node: ast.ClassDef) -> Iterator[ast.stmt]:
     """Statements of a class body, inside if/try/with/for/while too, but not inside defs or classes."""
-    stack: list[ast.stmt] = list(node.body)
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            stack.extend(s for s in getattr(stmt, name, ()) or () if isinstance(s, ast.stmt))
-        for handler in getattr(stmt, "handlers", ()) or ():
-            stack.extend(handler.body)
+    return _block_statements(node.body)
 
 
 def _unpacked_names(statements: list[ast.stmt]) -> list[tuple[str, int]]:
@@ -1560,7 +1551,12 @@ def _all_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast
 
 def _module_statements(module: ast.Module) -> Iterator[ast.stmt]:
     """Statements at module level, inside if/try/with/for/while too, but not inside defs or classes."""
-    stack: list[ast.stmt] = list(module.body)
+    return _block_statements(module.body)
+
+
+def _block_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of `body` and of the blocks nested in them, not inside defs or classes."""
+    stack: list[ast.stmt] = list(body)
     while stack:
         stmt = stack.pop()
         yield stmt

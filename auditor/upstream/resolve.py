@@ -420,6 +420,10 @@ class Resolver:
     def _metaclass_keeps_members(self, path: str) -> bool:
         """A metaclass that cannot add members to its classes: type's own, or one defining no __new__,
         __init__ or __prepare__ (through its bases)."""
+        return self._metaclass_defines_none(path, ("__new__", "__init__", "__prepare__", "__init_subclass__"))
+
+    def _metaclass_defines_none(self, path: str, names: tuple[str, ...]) -> bool:
+        """`path` is type's own metaclass or one whose MRO (up to type) defines none of `names`."""
         if path in PLAIN_METACLASSES:
             return True
         target = self.lookup(path) if not path.startswith("?") else None
@@ -432,7 +436,7 @@ class Resolver:
             if isinstance(entry, str):
                 if entry not in PLAIN_METACLASSES:
                     return False
-            elif any(n in entry.members for n in ("__new__", "__init__", "__prepare__", "__init_subclass__")):
+            elif any(n in entry.members for n in names):
                 return False
         return True
 
@@ -570,21 +574,7 @@ class Resolver:
 
     def plain_metaclass(self, path: str) -> bool:
         """A metaclass that leaves `type.__call__` in charge: neither it nor its bases define `__call__`."""
-        if path in PLAIN_METACLASSES:
-            return True
-        target = self.lookup(path) if not path.startswith("?") else None
-        if not isinstance(target, ClassValue):
-            return False
-        mro = self.mro(target.info)
-        if mro is None:
-            return False
-        for entry in mro:
-            if isinstance(entry, str):
-                if entry not in PLAIN_METACLASSES:
-                    return False
-            elif "__call__" in entry.members:
-                return False
-        return True
+        return self._metaclass_defines_none(path, ("__call__",))
 
     def constructed_class(self, cls: ClassInfo) -> ClassInfo | None | Unknown:
         """The class of what `cls(...)` builds, by its `__new__` read statically: `cls` itself unless a
