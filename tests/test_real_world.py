@@ -32,8 +32,8 @@ CLEAN_PAIRS = [
 # 'huggingface_hub'"); the call of it two screens later is the same break, seen at the use.
 PROVEN_BREAKS = {
     ("transformers==4.46.0", "huggingface_hub==0.26.1"): {
-        "transformers/models/deprecated/van/convert_van_to_pytorch.py:29 AD002",
-        "transformers/models/deprecated/van/convert_van_to_pytorch.py:130 AD003",
+        "src/transformers/models/deprecated/van/convert_van_to_pytorch.py:29 AD002",
+        "src/transformers/models/deprecated/van/convert_van_to_pytorch.py:130 AD003",
     },
 }
 
