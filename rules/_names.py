@@ -34,13 +34,13 @@ def hint(checked: CheckedSite, missing: Missing, fallback: str) -> str:
         others = f" (also: {', '.join(f'`{p}`' for p in relocated[1:3])})" if len(relocated) > 1 else ""
         module = relocated[0].rpartition(".")[0]
         parts.append(f"moved: now importable as `{relocated[0]}` (from {module} import {missing.name}){others}")
-    deprecated = _old_deprecation(checked)
+    deprecated = old_deprecation(checked)
     if deprecated and not relocated:
         parts.append(f"{checked.old.version if checked.old else 'the old version'} deprecated it: \u201c{deprecated}\u201d")
     return "; ".join(parts) if parts else fallback
 
 
-def _old_deprecation(checked: CheckedSite) -> str | None:
+def old_deprecation(checked: CheckedSite) -> str | None:
     old = checked.old
     if old is not None and isinstance(old.resolution, ServedValue):
         return old.resolution.deprecated

@@ -7,6 +7,7 @@ from functools import cache
 from apidrift.rules import (
     argument_given_twice,
     default_changed,
+    definition_left_upstream,
     deprecated_target,
     missing_argument,
     missing_attribute,
@@ -38,6 +39,7 @@ _MODULES = (
     positional_remapped,
     default_changed,
     deprecated_target,
+    definition_left_upstream,
     private_name,
     star_import_compiled,
     unparsable_file,

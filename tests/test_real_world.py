@@ -150,6 +150,54 @@ def test_override_called_with_a_new_optional_argument_by_click_8(tmp_path: Path,
 # accept: xarray 2024.10.0 (pandas>=2.1), scikit-learn 1.5.2 (scipy>=1.6.0, LinearOperator's factory
 # `__new__`; numpy>=1.19.5, built for numpy 2; numpy's `percentile` stub omits the `interpolation=`
 # its Python source still takes).
+# Downstreams first audited as a stranger would, each against the upstream release current when it was
+# released (upload times on the index): seaborn 0.13.2 (2024-01-25) / matplotlib 3.8.2 (2023-11-17, the
+# stubs of 3.8 beside their sources), djangorestframework 3.15.1 (2024-03-22) / Django 5.0.3
+# (2024-03-04), httpx 0.27.0 / httpcore 1.0.4 (released together, 2024-02-21). No error on any. The
+# share checked is lower than on the pairs above and says where breaks could hide: in DRF mostly
+# `unittest.TestCase` methods behind Django's test cases (293 sites), `_()` = `gettext_lazy` built by
+# `lazy()` (341), `django.conf.settings` behind its `__getattr__` (189) and `@deconstructible`
+# validators (50); in seaborn pyplot functions behind `_copy_docstring_and_deprecators` (41).
+STRANGER_PAIRS = [
+    ("seaborn==0.13.2", "matplotlib==3.8.2", 450, 0.8),
+    ("djangorestframework==3.15.1", "django==5.0.3", 3000, 0.6),
+    ("httpx==0.27.0", "httpcore==1.0.4", 30, 0.8),
+]
+
+
+@pytest.mark.parametrize(("downstream", "upstream", "found", "share"), STRANGER_PAIRS, ids=[f"{d}-{u}" for d, u, _, _ in STRANGER_PAIRS])
+def test_pair_of_its_time_has_no_error(
+    downstream: str, upstream: str, found: int, share: float, index_cache: Path, coverage_report: list[str]
+) -> None:
+    result = run(downstream, upstream, index_cache, coverage_report)
+    errors = [f"{f.location.path}:{f.location.line} {f.code} {f.message}" for f in result.findings if f.severity.value == "error"]
+    assert errors == []
+    coverage = result.coverage[0]
+    assert coverage.found >= found
+    assert coverage.checked >= share * coverage.found, coverage.not_checkable
+
+
+def test_test_helper_removed_behind_an_outside_base_is_a_warning(tmp_path: Path, index_cache: Path) -> None:
+    """Django 5.1 removed `assertQuerysetEqual` (deprecated in 4.2 for `assertQuerySetEqual`) from its test
+    cases, which derive from `unittest.TestCase`; under 5.1 `hasattr(TestCase, "assertQuerysetEqual")` is
+    False (checked in a throwaway environment), under 5.0.3 it is a method of `TransactionTestCase`.
+    apidrift does not read `unittest`, so the miss is a warning with that evidence, not an error."""
+    source = (
+        "from django.test import TestCase\n\n\n"
+        "class T(TestCase):\n"
+        "    def test_it(self):\n"
+        "        self.assertQuerysetEqual([], [])\n"
+        "        self.assertQuerySetEqual([], [])\n"
+        "        self.assertEqual(1, 1)\n"
+    )
+    downstream = local_downstream(tmp_path, source)
+    result = audit(AuditRequest(downstream, "django==5.1", old="django==5.0.3", cache_dir=index_cache))
+    found = [(f.location.line, f.code, f.severity.value, f.classification) for f in result.findings]
+    assert found == [(6, "AD204", "warning", "drift")]
+    assert "django.test.testcases.TransactionTestCase.assertQuerysetEqual" in result.findings[0].message
+    assert "unittest.TestCase" in result.findings[0].message
+
+
 COMPILED_CLEAN_PAIRS = [
     ("xarray==2024.10.0", "pandas==2.2.3"),
     ("scikit-learn==1.5.2", "scipy==1.14.1"),

@@ -32,6 +32,9 @@ class SiteCheck:
     # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
     # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
     upstream_call: dict[str, object] | None = None
+    # For `x.name` the upstream classes before an outside base no longer define: that base (the only
+    # place the name could still come from), e.g. "unittest.TestCase".
+    beyond_upstream: str | None = None
 
     @property
     def broken(self) -> bool:
@@ -82,7 +85,7 @@ def check_site(
             relocated = relocator.find(missing.name, kind_of(before), missing.owner)
         return SiteCheck(version, resolution, missing=missing, relocated=relocated)
     if isinstance(resolution, Unknown):
-        return SiteCheck(version, resolution, unknown=resolution)
+        return SiteCheck(version, resolution, unknown=resolution, beyond_upstream=_beyond_upstream(site.ref, resolution, resolver))
     if site.kind != "call" or site.shape is None:
         return SiteCheck(version, resolution)
     target = call_target(resolution, resolver)  # type: ignore[arg-type]
@@ -269,6 +272,15 @@ def missing_path_is_site(ref: Ref, missing: Missing) -> bool:
     if isinstance(ref, (AttrRef, StarRef)):
         return ref.name == missing.name
     return isinstance(ref, ModuleRef) and ref.path == f"{missing.owner}.{missing.name}"
+
+
+def _beyond_upstream(ref: Ref, resolution: Unknown, resolver: Resolver) -> str | None:
+    """The outside base class `ref`'s last name can only come from now, when the reference up to it
+    resolves and no upstream class in front of that base defines the name."""
+    if resolution.reason is not Reason.EXTERNAL_BASE or not isinstance(ref, AttrRef) or not resolution.detail:
+        return None
+    base = resolver.resolve(ref.base)
+    return resolution.detail if isinstance(base, (ClassValue, InstanceValue)) else None
 
 
 def first_missing(ref: Ref, resolver: Resolver) -> Missing | None:

@@ -1,0 +1,68 @@
+"""## What it does
+Finds uses of a class attribute or method that the old version's upstream classes defined and that
+no upstream class in front of an outside base (a standard-library or third-party class the
+upstream's class derives from) defines in the target version, such as a test helper that Django
+removed from its `TestCase` classes, which derive from `unittest.TestCase`.
+
+## Why is this bad?
+The name now resolves only if the outside base happens to define it. apidrift does not read that
+base, so it cannot say for certain: if the base does not define the name, the access raises
+`AttributeError`; if it does, the call now runs the base's version, with its own signature and
+behaviour.
+
+## Example
+```python
+from django.test import TestCase
+
+class T(TestCase):
+    def test_it(self):
+        self.assertQuerysetEqual(qs, values)  # removed from Django's test cases in 5.1
+```
+
+## Fix
+Use the replacement the upstream names (here `assertQuerySetEqual`), or confirm that the outside
+base provides the name and suppress the finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.refs import AttrRef
+from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.upstream.resolve import FunctionValue, ServedValue
+from apidrift.rules import _names
+from apidrift.rules.base import Rule
+
+RULE = {
+    "code": "AD204",
+    "name": "definition-left-upstream",
+    "severity": Severity.WARNING,
+    "summary": "A class attribute the upstream defined before now comes only from an outside base, if at all",
+    "family": "drift",
+}
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    new, old, ref = checked.new, checked.old, checked.site.ref
+    if new.beyond_upstream is None or old is None or not isinstance(ref, AttrRef):
+        return
+    if old.unknown is not None or old.missing is not None:
+        return  # the old version did not define it for certain either
+    before = getattr(old.resolution, "path", None)
+    if not isinstance(before, str) or not before.endswith(f".{ref.name}") or isinstance(old.resolution, ServedValue):
+        return
+    what = "method" if isinstance(old.resolution, FunctionValue) else "attribute"
+    deprecated = _names.old_deprecation(checked)
+    hint = (
+        f"{old.version} deprecated it: \u201c{deprecated}\u201d" if deprecated
+        else f"use its replacement, or check that `{new.beyond_upstream}` provides `{ref.name}`"
+    )
+    yield rule.finding(
+        checked,
+        f"{what} `{ref.name}` ({before} in {old.version}) is defined by no {checked.upstream} class in"
+        f" {new.version}; only `{new.beyond_upstream}`, outside {checked.upstream}, could still provide it",
+        symbol=before,
+        hint=hint,
+    )
