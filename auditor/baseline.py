@@ -57,7 +57,9 @@ def write_baseline(path: Path, findings: list[Finding]) -> int:
 
 def read_baseline(path: Path) -> Counter[Key]:
     try:
-        document = json.loads(read_bounded(path, MAX_BASELINE_BYTES).decode("utf-8"))  # never a FIFO nor /dev/zero
+        document = json.loads(
+            read_bounded(path, MAX_BASELINE_BYTES).decode("utf-8")
+        )  # never a FIFO nor /dev/zero
     except FileNotFoundError:
         raise BaselineError(f"baseline {path} does not exist (create it with --write-baseline)") from None
     except OSError as error:
@@ -75,7 +77,9 @@ def read_baseline(path: Path) -> Counter[Key]:
             entry_key = (entry["path"], entry["code"], entry["symbol"], entry["source"])
             count = entry.get("count", 1)
         except (KeyError, TypeError, AttributeError):
-            raise BaselineError(f"baseline {path}: entry {number} needs path, code, symbol and source") from None
+            raise BaselineError(
+                f"baseline {path}: entry {number} needs path, code, symbol and source"
+            ) from None
         if not all(isinstance(part, str) for part in entry_key) or not isinstance(count, int) or count < 1:
             raise BaselineError(f"baseline {path}: entry {number} is malformed")
         counts[entry_key] += count
@@ -96,4 +100,6 @@ def split(findings: list[Finding], baseline: Counter[Key]) -> Split:
         else:
             new.append(finding)
     kept = set(map(id, new))
-    return Split([f for f in findings if id(f) in kept], accepted, sum(n for n in remaining.values() if n > 0))
+    return Split(
+        [f for f in findings if id(f) in kept], accepted, sum(n for n in remaining.values() if n > 0)
+    )

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.engine import AuditRequest, audit
@@ -37,7 +39,6 @@ from apidrift.auditor.sources.lockfiles import (
     read_side,
 )
 from apidrift.auditor.sources.specs import SourceError, SpecError
-from packaging.version import InvalidVersion, Version
 
 MAX_IMPORT_SCAN_BYTES = 2 * 1024 * 1024  # per file, as the downstream walk
 MAX_IMPORT_SCAN_FILES = 50_000
@@ -186,7 +187,10 @@ def run_bump(request: BumpRequest) -> BumpResult:
     try:
         project_tree = locate(str(request.project), role="downstream", cache=cache, offline=True)
         project = InputInfo(
-            project_tree.name, project_tree.version, project_tree.origin, project_tree.location,
+            project_tree.name,
+            project_tree.version,
+            project_tree.origin,
+            project_tree.location,
             import_names=tuple(project_tree.import_names),
         )
     except (SpecError, SourceError):  # no package of its own (scripts only, or no Python yet)
@@ -215,12 +219,20 @@ def run_bump(request: BumpRequest) -> BumpResult:
             if learned is None:
                 continue
             if not any(_provides(learned, m) for m in imports):
-                change.status, change.reason = "not used", f"the project imports none of {', '.join(learned) or 'its modules'}"
+                change.status, change.reason = (
+                    "not used",
+                    f"the project imports none of {', '.join(learned) or 'its modules'}",
+                )
                 change.import_names = learned
                 continue
         _audit_change(change, template, request, results)
 
-    learned = [c for c in changes if any(n.startswith("import names learned") for n in c.notes) or (c.failed and c.reason and "import names" in c.reason)]
+    learned = [
+        c
+        for c in changes
+        if any(n.startswith("import names learned") for n in c.notes)
+        or (c.failed and c.reason and "import names" in c.reason)
+    ]
     if learned:
         shown = ", ".join(unexplained[:8]) + (", ..." if len(unexplained) > 8 else "")
         notes.append(
@@ -264,7 +276,9 @@ def _root_for(path: Path, project: Path) -> Path:
     """Includes of a file stay inside the project when the file is in it, else inside the file's folder."""
     resolved = path.resolve()
     project_root = project.resolve()
-    return project_root if project_root.is_dir() and resolved.is_relative_to(project_root) else resolved.parent
+    return (
+        project_root if project_root.is_dir() and resolved.is_relative_to(project_root) else resolved.parent
+    )
 
 
 def changed_packages(old: Side, new: Side) -> tuple[list[PackageChange], list[str]]:
@@ -288,7 +302,14 @@ def changed_packages(old: Side, new: Side) -> tuple[list[PackageChange], list[st
         display = (after.get(name) or before.get(name) or [None])[0]
         files = tuple(dict.fromkeys(p.path for p in pins))
         changes.append(
-            PackageChange(name, display.display if display else name, old_version, new_version, _kind(old_version, new_version), files)
+            PackageChange(
+                name,
+                display.display if display else name,
+                old_version,
+                new_version,
+                _kind(old_version, new_version),
+                files,
+            )
         )
     return changes, notes
 
@@ -321,7 +342,7 @@ def _guessed_names(name: str) -> tuple[str, ...]:
     names = [name.replace("-", "_"), name.replace("-", ".")]
     for prefix in ("python-", "py-"):
         if name.startswith(prefix) and len(name) > len(prefix):
-            names.append(name[len(prefix):].replace("-", "_"))
+            names.append(name[len(prefix) :].replace("-", "_"))
     if name.endswith("-python"):
         names.append(name[: -len("-python")].replace("-", "_"))
     names += KNOWN_IMPORT_NAMES.get(name, ())
@@ -357,7 +378,9 @@ def _installed_import_names(name: str) -> tuple[str, ...]:
     return _installed.get(name, ())
 
 
-_IMPORT_LINE = re.compile(r"(?:^|[;:])[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^#;\n]+))", re.MULTILINE)
+_IMPORT_LINE = re.compile(
+    r"(?:^|[;:])[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^#;\n]+))", re.MULTILINE
+)
 _DYNAMIC_IMPORT = re.compile(r"""(?:import_module|__import__)\(\s*['"]([A-Za-z_][\w.]*)['"]""")
 
 
@@ -395,7 +418,8 @@ def third_party_imports(root: Path, own: frozenset[str], exclude: tuple[str, ...
         modules.update(m.group(1) for m in _DYNAMIC_IMPORT.finditer(text))
     stdlib = getattr(sys, "stdlib_module_names", frozenset())
     return {
-        m for m in modules
+        m
+        for m in modules
         if m.split(".")[0] not in stdlib and m.split(".")[0] not in own and m.split(".")[0] != "__future__"
     }
 
@@ -404,7 +428,11 @@ def _learn_import_names(change: PackageChange, request: BumpRequest, cache: Cach
     """The import names of the new release (one download, which the audit then reuses from the cache)."""
     try:
         tree = locate(
-            f"{change.display}=={change.new}", role="upstream", cache=cache, index_url=request.index_url, offline=request.offline
+            f"{change.display}=={change.new}",
+            role="upstream",
+            cache=cache,
+            index_url=request.index_url,
+            offline=request.offline,
         )
     except (SpecError, SourceError) as error:
         change.status, change.reason = "not audited", f"its import names could not be learned: {error}"
@@ -414,7 +442,9 @@ def _learn_import_names(change: PackageChange, request: BumpRequest, cache: Cach
     return tuple(tree.import_names)
 
 
-def _audit_change(change: PackageChange, template: AuditRequest, request: BumpRequest, results: list[AuditResult]) -> None:
+def _audit_change(
+    change: PackageChange, template: AuditRequest, request: BumpRequest, results: list[AuditResult]
+) -> None:
     audit_request = replace(
         template,
         downstream=str(request.project),
@@ -445,9 +475,13 @@ def combine(project: InputInfo, changes: list[PackageChange], results: list[Audi
     audited = [c for c in changes if c.status == "audited"]
     upstream = InputInfo(
         ", ".join(f"{c.display}=={c.new}" for c in audited) or "no used package changed",
-        None, "bump", ", ".join(c.label for c in audited),
+        None,
+        "bump",
+        ", ".join(c.label for c in audited),
     )
-    old = InputInfo(", ".join(f"{c.display}=={c.old}" for c in audited), None, "bump", "") if audited else None
+    old = (
+        InputInfo(", ".join(f"{c.display}=={c.old}" for c in audited), None, "bump", "") if audited else None
+    )
     combined = AuditResult(project, upstream, old, tool_version=__version__)
     files: dict[str, FileOutcome] = {}
     for result in results:
@@ -455,14 +489,24 @@ def combine(project: InputInfo, changes: list[PackageChange], results: list[Audi
         combined.coverage.extend(result.coverage)
         for outcome in result.files:
             known = files.get(outcome.path)
-            files[outcome.path] = outcome if known is None else replace(known, use_sites=known.use_sites + outcome.use_sites)
+            files[outcome.path] = (
+                outcome if known is None else replace(known, use_sites=known.use_sites + outcome.use_sites)
+            )
         for phase, seconds in result.timings.items():
             combined.timings[phase] = combined.timings.get(phase, 0.0) + seconds
     for change in changes:
         combined.notes += [f"{change.display}: {note}" for note in change.notes]
     combined.files = sorted(files.values(), key=lambda o: o.path)
     order = {c.name: i for i, c in enumerate(changes)}
-    combined.findings.sort(key=lambda f: (order.get(_normal(f.upstream), 0), f.location.path, f.location.line, f.location.column, f.code))
+    combined.findings.sort(
+        key=lambda f: (
+            order.get(_normal(f.upstream), 0),
+            f.location.path,
+            f.location.line,
+            f.location.column,
+            f.code,
+        )
+    )
     return combined
 
 

@@ -76,7 +76,9 @@ class Cache:
     """The cache root and its sub-folders; nothing is created until a folder is asked for."""
 
     def __init__(self, root: Path | str | None = None) -> None:
-        self.root: Path = Path(root).expanduser().absolute() if root is not None else default_root().absolute()
+        self.root: Path = (
+            Path(root).expanduser().absolute() if root is not None else default_root().absolute()
+        )
         self.fallback: Path | None = None  # where new entries go when the root cannot be written
         self.note: str | None = None  # says so, once the fallback is in use
         self._writable: bool | None = None

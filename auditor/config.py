@@ -72,7 +72,9 @@ def load_config(path: Path, *, explicit: bool = False) -> Config:
     """Read `[tool.apidrift]` from `path` (a pyproject.toml). A file given with `--config` may also be a
     dedicated TOML file holding the keys at its top level. No table in a found pyproject.toml: no config."""
     try:
-        data = tomllib.loads(read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8"))  # never a FIFO nor /dev/zero
+        data = tomllib.loads(
+            read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
+        )  # never a FIFO nor /dev/zero
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file") from None
     except OSError as error:
@@ -136,7 +138,9 @@ def parse_table(table: dict[str, Any], where: str, path: Path | None = None) -> 
         if selector.lower() not in selectors:
             raise ConfigError(f"{where} `severity`: no rule, rule name or family {selector!r}")
         if level not in LEVELS:
-            raise ConfigError(f"{where} `severity.{selector}` must be one of {', '.join(LEVELS)}, not {level!r}")
+            raise ConfigError(
+                f"{where} `severity.{selector}` must be one of {', '.join(LEVELS)}, not {level!r}"
+            )
         severity[selector] = level
     return Config(
         against=string("against"),

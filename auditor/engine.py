@@ -13,23 +13,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from apidrift import __version__
-from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
-from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.upstream.relocate import Relocator
-from apidrift.auditor.upstream.resolve import Resolver
-from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Severity
-from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
+from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.auditor.downstream.walk import scan_downstream
+from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Severity
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import SourceError, SpecError
 from apidrift.auditor.sources.written_for import choose_old, downstream_environment
-from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
+from apidrift.auditor.upstream.api_index import ApiIndex
+from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
+from apidrift.auditor.upstream.relocate import Relocator
+from apidrift.auditor.upstream.resolve import Resolver
 from apidrift.rules import unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
-
 
 
 @dataclass(frozen=True)
@@ -67,15 +66,35 @@ def audit(request: AuditRequest) -> AuditResult:
     cache = Cache(request.cache_dir)
     notes: list[str] = []
     with timer.phase("fetch"):
-        new_tree = locate(request.against, role="upstream", cache=cache, index_url=request.index_url, offline=request.offline)
-        down_tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)
+        new_tree = locate(
+            request.against,
+            role="upstream",
+            cache=cache,
+            index_url=request.index_url,
+            offline=request.offline,
+        )
+        down_tree = locate(
+            request.downstream,
+            role="downstream",
+            cache=cache,
+            index_url=request.index_url,
+            offline=request.offline,
+        )
         environment = downstream_environment(request.python)
-        choice = choose_old(request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version, environment)
+        choice = choose_old(
+            request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version, environment
+        )
         notes.append(choice.note)
         old_tree = None
         if choice.spec is not None:
             try:
-                old_tree = locate(choice.spec, role="upstream", cache=cache, index_url=request.index_url, offline=request.offline)
+                old_tree = locate(
+                    choice.spec,
+                    role="upstream",
+                    cache=cache,
+                    index_url=request.index_url,
+                    offline=request.offline,
+                )
             except SpecError:
                 raise  # a `--from` that does not parse is a usage error
             except SourceError as error:
@@ -83,7 +102,9 @@ def audit(request: AuditRequest) -> AuditResult:
                     raise SourceError(f"--from {request.old}: {error}") from None
                 # Without the old version the audit still finds every break; only drift labels and
                 # the comparisons (remaps, changed defaults) are lost. Say so, and go on.
-                notes.append(f"the inferred old version could not be had ({error}): audited against {new_tree.name} alone")
+                notes.append(
+                    f"the inferred old version could not be had ({error}): audited against {new_tree.name} alone"
+                )
     result = AuditResult(
         downstream=_input(down_tree),
         upstream=_input(new_tree),
@@ -95,7 +116,9 @@ def audit(request: AuditRequest) -> AuditResult:
 
     with timer.phase("scan"):
         prefix = _prefix(down_tree)
-        exclude = request.exclude + tuple(p[len(prefix):] for p in request.exclude if prefix and p.startswith(prefix))
+        exclude = request.exclude + tuple(
+            p[len(prefix) :] for p in request.exclude if prefix and p.startswith(prefix)
+        )
         scans, outcomes = scan_downstream(down_tree.root, upstream_names, cache.dir("scan"), exclude)
         if prefix:  # every path is relative to the project root, where the user stands
             scans = [replace(scan, path=prefix + scan.path) for scan in scans]
@@ -114,13 +137,19 @@ def audit(request: AuditRequest) -> AuditResult:
                 old = check_site(site, old_resolver, _label(old_tree)) if old_resolver and old_tree else None
                 new = check_site(site, new_resolver, _label(new_tree), relocator, old)
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
-                if not (site.kind == "override" and new.unknown is not None and new.unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD):
+                if not (
+                    site.kind == "override"
+                    and new.unknown is not None
+                    and new.unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD
+                ):
                     _count(coverage, new)  # a method of the downstream's own is no use of the upstream
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result)
         findings += _file_findings(result.files, down_tree.path_base, new_tree.name, rules, request)
     findings = _with_definitions(findings, new_resolver)
-    result.findings = sorted(_deduplicated(findings), key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
+    result.findings = sorted(
+        _deduplicated(findings), key=lambda f: (f.location.path, f.location.line, f.location.column, f.code)
+    )
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
             coverage.count_unchecked(Unknown(Reason.UNPARSABLE_FILE).label)
@@ -130,7 +159,9 @@ def audit(request: AuditRequest) -> AuditResult:
         _name_dependents(result, request, cache, down_tree, new_tree)
     for resolver in filter(None, (new_resolver, old_resolver)):
         for module, error in sorted(resolver.index.stats.failed.items()):
-            result.notes.append(f"{resolver.index.label}: module {module} could not be parsed ({error}); its names are not checked")
+            result.notes.append(
+                f"{resolver.index.label}: module {module} could not be parsed ({error}); its names are not checked"
+            )
     result.timings = timer.timings
     return result
 
@@ -155,7 +186,9 @@ def _with_definitions(findings: list[Finding], resolver: Resolver) -> list[Findi
                     for end in range(len(parts) - 1, 0, -1):
                         module = resolver.lookup(".".join(parts[:end]))
                         if isinstance(module, ModuleValue):
-                            found[symbol] = _definition(resolver.index.root, module.info.filepath, value.info.lineno)
+                            found[symbol] = _definition(
+                                resolver.index.root, module.info.filepath, value.info.lineno
+                            )
                             break
             except Exception:  # the panel is a convenience: never a reason to fail the audit
                 pass
@@ -186,7 +219,11 @@ def _prefix(tree: SourceTree) -> str:
 
 
 def _unchecked(
-    coverage: Coverage, result: AuditResult, down: SourceTree, new: SourceTree, checked_sites: list[CheckedSite]
+    coverage: Coverage,
+    result: AuditResult,
+    down: SourceTree,
+    new: SourceTree,
+    checked_sites: list[CheckedSite],
 ) -> str | None:
     """The one line that says the audit checked nothing, or None when it checked something. Imports
     that resolve are no check of the calls and attributes that use them: when there are such uses
@@ -208,25 +245,37 @@ def _unchecked(
 
 def _own_method(checked: CheckedSite) -> bool:
     unknown = checked.new.unknown
-    return checked.site.kind == "override" and unknown is not None and unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD
+    return (
+        checked.site.kind == "override"
+        and unknown is not None
+        and unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD
+    )
 
 
-def _name_dependents(result: AuditResult, request: AuditRequest, cache: Cache, down: SourceTree, new: SourceTree) -> None:
+def _name_dependents(
+    result: AuditResult, request: AuditRequest, cache: Cache, down: SourceTree, new: SourceTree
+) -> None:
     """Name the downstream's recent releases that do require the upstream, so the user can pick one."""
-    from apidrift.auditor.sources.dependents import RECENT_RELEASES, releases_requiring
+    from apidrift.auditor.sources.dependents import releases_requiring
     from apidrift.auditor.sources.index_client import IndexClient
 
     if request.offline:
-        result.notes.append(f"offline: the releases of {down.name} that require {new.name} were not looked up")
+        result.notes.append(
+            f"offline: the releases of {down.name} that require {new.name} were not looked up"
+        )
         return
     try:
         with IndexClient(cache, request.index_url) as client:
             found = releases_requiring(client, down.name, new.name)
     except SourceError as error:
-        result.notes.append(f"the releases of {down.name} that require {new.name} could not be looked up: {error}")
+        result.notes.append(
+            f"the releases of {down.name} that require {new.name} could not be looked up: {error}"
+        )
         return
     result.dependents = found.lines
-    looked = f"the newest release of each of the {found.read + found.unread} newest release series of {down.name}"
+    looked = (
+        f"the newest release of each of the {found.read + found.unread} newest release series of {down.name}"
+    )
     unread = f" ({found.unread} without metadata on the index)" if found.unread else ""
     if not found.lines:
         result.notes.append(f"none of {looked} requires {new.name}{unread}")
@@ -234,7 +283,9 @@ def _name_dependents(result: AuditResult, request: AuditRequest, cache: Cache, d
         result.notes.append(f"looked at {looked}{unread}")
 
 
-def _apply_rules(checked_sites: list[CheckedSite], rules: tuple[Rule, ...], request: AuditRequest, result: AuditResult) -> list[Finding]:
+def _apply_rules(
+    checked_sites: list[CheckedSite], rules: tuple[Rule, ...], request: AuditRequest, result: AuditResult
+) -> list[Finding]:
     """Run every enabled rule on every site; honour inline suppressions, ignores and re-grading."""
     enabled = [r for r in rules if not _selected(r, request.ignore_rules)]
     findings: list[Finding] = []
@@ -252,7 +303,9 @@ def _apply_rules(checked_sites: list[CheckedSite], rules: tuple[Rule, ...], requ
                 if suppression is not None:
                     used.add(suppression)
                     continue
-                severity = next((Severity(v) for k, v in request.severities.items() if _selected(rule, {k})), None)
+                severity = next(
+                    (Severity(v) for k, v in request.severities.items() if _selected(rule, {k})), None
+                )
                 findings.append(replace(finding, severity=severity) if severity else finding)
     if request.warn_unused_ignores:
         seen_files = {c.path: c.lines for c in checked_sites}
@@ -268,10 +321,18 @@ def _deduplicated(findings: list[Finding]) -> list[Finding]:
     a line the scanner reaches by two paths) must not say the same thing twice. The gravest is kept."""
     kept: dict[tuple[str, str, int, int, str], Finding] = {}
     for finding in findings:
-        key = (finding.code, finding.location.path, finding.location.line, finding.location.column, finding.message)
+        key = (
+            finding.code,
+            finding.location.path,
+            finding.location.line,
+            finding.location.column,
+            finding.message,
+        )
         if key not in kept or finding.severity.rank > kept[key].severity.rank:
             kept[key] = finding
     return list(kept.values())
+
+
 def _file_findings(
     outcomes: list[FileOutcome], root: Path, upstream: str, rules: tuple[Rule, ...], request: AuditRequest
 ) -> list[Finding]:

@@ -121,7 +121,9 @@ class History:
             "last_clean": self.last_clean,
             "deprecated_in": self.deprecated_in,
             "deprecation": self.deprecation,
-            "migration_window": {"from": self.window_from, "to": self.window_to} if self.window_from else None,
+            "migration_window": {"from": self.window_from, "to": self.window_to}
+            if self.window_from
+            else None,
             "migration": self.migration,
             "timeline": [{"version": e.version, "kind": e.kind, "text": e.text} for e in self.events],
         }
@@ -199,7 +201,9 @@ class PlanResult:
             "releases": [r.as_dict() for r in self.rows],
             "audited": self.audited,
             "not_audited": self.not_audited,
-            "bisections": [{"low": b.low, "high": b.high, "skipped": list(b.skipped)} for b in self.bisections],
+            "bisections": [
+                {"low": b.low, "high": b.high, "skipped": list(b.skipped)} for b in self.bisections
+            ],
             "findings": [h.as_dict() for h in self.histories],
             "notes": list(self.notes),
             "seconds": round(self.seconds, 3),
@@ -223,7 +227,9 @@ def finding_key(finding: Finding, label: str) -> str:
 # ---- the walk
 
 
-def plan(request: PlanRequest, progress: Progress | None = None, target: AuditResult | None = None) -> PlanResult:
+def plan(
+    request: PlanRequest, progress: Progress | None = None, target: AuditResult | None = None
+) -> PlanResult:
     """Make the plan; raises `SpecError`/`SourceError` for inputs that cannot be had, `PlanError` for a bad range.
 
     `target`: an audit already made of the target release with the same request and the written-for
@@ -231,16 +237,30 @@ def plan(request: PlanRequest, progress: Progress | None = None, target: AuditRe
     say = progress or (lambda _text: None)
     started = time.perf_counter()
     if not is_valid_name(request.upstream):
-        raise SpecError(f"--upstream {request.upstream!r}: give the upstream's distribution name (its releases are read from the index)")
+        raise SpecError(
+            f"--upstream {request.upstream!r}: give the upstream's distribution name (its releases are read from the index)"
+        )
     cache = Cache(request.cache_dir)
     notes: list[str] = []
     with IndexClient(cache, request.index_url, offline=request.offline) as client:
         listing = client.project(request.upstream)
     name = listing.name or request.upstream
-    down_tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)
+    down_tree = locate(
+        request.downstream,
+        role="downstream",
+        cache=cache,
+        index_url=request.index_url,
+        offline=request.offline,
+    )
     versions, yanked = _releases(listing, request.pre)
     to = _pick(listing, request.to, "--to") if request.to else _latest(versions, request.pre, listing)
-    choice = choose_old(_as_spec(request.old, name) if request.old else None, name, _label(down_tree), down_tree.requires, str(to))
+    choice = choose_old(
+        _as_spec(request.old, name) if request.old else None,
+        name,
+        _label(down_tree),
+        down_tree.requires,
+        str(to),
+    )
     if choice.spec is None:
         raise PlanError(f"{choice.note}; give --from VERSION")
     notes.append(choice.note)
@@ -277,7 +297,9 @@ def plan(request: PlanRequest, progress: Progress | None = None, target: AuditRe
     histories = [_history(f, order, runner, rows) for f in target.findings]
     notes.extend(runner.notes)
     # What the target's audit had to say about how it ran (modules it could not parse, ...).
-    notes.extend(n for n in target.notes if not n.startswith(("old version", "no old version")) and n not in notes)
+    notes.extend(
+        n for n in target.notes if not n.startswith(("old version", "no old version")) and n not in notes
+    )
     result = PlanResult(
         downstream=target.downstream,
         upstream=name,
@@ -312,7 +334,13 @@ def _bisect(order: list[str], low: int, high: int, runner: _Runner, out: list[Bi
         for version in between:
             row = runner.rows[version]
             ends = runner.rows[order[low]]
-            row.status, row.errors, row.warnings, row.infos, row.keys = "inferred", ends.errors, ends.warnings, ends.infos, ends.keys
+            row.status, row.errors, row.warnings, row.infos, row.keys = (
+                "inferred",
+                ends.errors,
+                ends.warnings,
+                ends.infos,
+                ends.keys,
+            )
             row.note = f"not audited: {order[low]} and {order[high]} have the same findings"
         out.append(Bisection(order[low], order[high], tuple(between)))
         return
@@ -325,7 +353,16 @@ def _bisect(order: list[str], low: int, high: int, runner: _Runner, out: list[Bi
 class _Runner:
     """Audits releases (once each) and opens their API for the history questions."""
 
-    def __init__(self, request: PlanRequest, name: str, start: str, cache: Cache, rows: dict[str, ReleaseRow], say: Progress, total: int) -> None:
+    def __init__(
+        self,
+        request: PlanRequest,
+        name: str,
+        start: str,
+        cache: Cache,
+        rows: dict[str, ReleaseRow],
+        say: Progress,
+        total: int,
+    ) -> None:
         self.request = request
         self.name = name
         self.start = start
@@ -343,7 +380,9 @@ class _Runner:
     def audit(self, version: str) -> AuditResult:
         if version in self.results:
             return self.results[version]
-        self.say(f"auditing against {self.label(version)} ({len(self.results) + 1} audited, {self.total} releases in the range)")
+        self.say(
+            f"auditing against {self.label(version)} ({len(self.results) + 1} audited, {self.total} releases in the range)"
+        )
         request = self.request
         api = self.cache.dir("api")
         before = _count_files(api)
@@ -371,7 +410,9 @@ class _Runner:
         coverage = result.coverage[0] if result.coverage else None
         row = self.rows[version]
         row.status = "audited"
-        row.errors, row.warnings, row.infos = (result.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
+        row.errors, row.warnings, row.infos = (
+            result.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+        )
         row.checked = coverage.checked if coverage else 0
         row.found = coverage.found if coverage else 0
         row.seconds = seconds
@@ -391,7 +432,13 @@ class _Runner:
             from apidrift.auditor.upstream.resolve import Resolver
 
             try:
-                tree = locate(self.label(version), role="upstream", cache=self.cache, index_url=self.request.index_url, offline=self.request.offline)
+                tree = locate(
+                    self.label(version),
+                    role="upstream",
+                    cache=self.cache,
+                    index_url=self.request.index_url,
+                    offline=self.request.offline,
+                )
             except SourceError as error:
                 self.notes.append(f"{self.label(version)} could not be had for the history ({error})")
                 self.views[version] = None
@@ -478,7 +525,9 @@ def _history(finding: Finding, order: list[str], runner: _Runner, rows: dict[str
     last_clean = order[index - 1] if index > 0 else None
     history = History(finding, key, first, last_clean)
     if first is None:
-        history.events.append(Event(order[0], "appeared", f"already there in {order[0]}, the written-for release"))
+        history.events.append(
+            Event(order[0], "appeared", f"already there in {order[0]}, the written-for release")
+        )
     else:
         history.events.append(Event(order[0], "clean", f"fine in {order[0]}, the written-for release"))
     if finding.severity is Severity.ERROR and first is not None:
@@ -488,10 +537,19 @@ def _history(finding: Finding, order: list[str], runner: _Runner, rows: dict[str
         if question is not None:
             _window(history, question, order[:index], runner)
     if first is not None:
-        history.events.append(Event(first, "appeared", f"first found in {first}: {_plain(finding.message, runner.label(target))}"))
+        history.events.append(
+            Event(
+                first, "appeared", f"first found in {first}: {_plain(finding.message, runner.label(target))}"
+            )
+        )
     if target != first:
         history.events.append(Event(target, "target", f"still there in {target}, the target"))
-    history.events.sort(key=lambda e: (Version(e.version), ["clean", "deprecated", "window-opens", "appeared", "target"].index(e.kind)))
+    history.events.sort(
+        key=lambda e: (
+            Version(e.version),
+            ["clean", "deprecated", "window-opens", "appeared", "target"].index(e.kind),
+        )
+    )
     return history
 
 
@@ -569,7 +627,9 @@ def _window(history: History, question: _Question, before: list[str], runner: _R
     else:
         what = f"import {names} from `{question.callee.rpartition('.')[0]}`"
     history.migration = f"{what} from {span}, where both work"
-    history.events.append(Event(opens, "window-opens", f"{what}: accepted from {opens}, while the old way still works"))
+    history.events.append(
+        Event(opens, "window-opens", f"{what}: accepted from {opens}, while the old way still works")
+    )
 
 
 def _earliest(versions: list[str], test: Callable[[str], bool]) -> str | None:
@@ -602,9 +662,9 @@ def _signature(resolver: Any, path: str) -> Any:
 
 
 def _new_way_works(resolver: Any, question: _Question) -> bool:
+    from apidrift.auditor.reasons import Unknown
     from apidrift.auditor.upstream.resolve import Missing
     from apidrift.auditor.upstream.signature import ParamKind
-    from apidrift.auditor.reasons import Unknown
 
     if question.kind == "move-import":
         value = resolver.lookup(question.callee)
@@ -627,7 +687,7 @@ def _deprecation_in(view: Any, question: _Question) -> str | None:
     keyword, or a deprecation warning in the callee's body that names the parameter."""
     from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue
 
-    resolver, tree = view
+    resolver, _tree = view
     path = question.callee[: -len(".__init__")] if question.callee.endswith(".__init__") else question.callee
     value = resolver.lookup(path)
     info = getattr(value, "info", None)
@@ -688,12 +748,26 @@ def _parameter_warning(file: Path, lineno: int, names: tuple[str, ...]) -> str |
     for node in ast.walk(function):
         if not isinstance(node, ast.Call) or not node.args:
             continue
-        callee = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id if isinstance(node.func, ast.Name) else ""
+        callee = (
+            node.func.attr
+            if isinstance(node.func, ast.Attribute)
+            else node.func.id
+            if isinstance(node.func, ast.Name)
+            else ""
+        )
         if callee not in ("warn", "warn_once", "deprecated", "warning_once", "warning"):
             continue
         message = _text(node.args[0])
-        category = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "category"), None)
-        category_name = (category.attr if isinstance(category, ast.Attribute) else getattr(category, "id", "")) if category is not None else ""
+        category = (
+            node.args[1]
+            if len(node.args) > 1
+            else next((k.value for k in node.keywords if k.arg == "category"), None)
+        )
+        category_name = (
+            (category.attr if isinstance(category, ast.Attribute) else getattr(category, "id", ""))
+            if category is not None
+            else ""
+        )
         deprecating = category_name in _DEPRECATION_CATEGORIES or "deprecat" in message.lower()
         if deprecating and any(_names_word(message, name) for name in names):
             return message
@@ -720,7 +794,9 @@ def _names_word(message: str, name: str) -> bool:
 # ---- `audit --history`
 
 
-def audit_history(request: AuditRequest, result: AuditResult, progress: Progress | None = None) -> AuditResult:
+def audit_history(
+    request: AuditRequest, result: AuditResult, progress: Progress | None = None
+) -> AuditResult:
     """`apidrift audit --history`: each finding of `result` gets its `since` (the release where it first
     appeared, where its target was first deprecated, the migration window), computed by `plan` over the
     upstream's releases from the old version to the audited one; `result` (already the target's audit)
@@ -736,7 +812,9 @@ def audit_history(request: AuditRequest, result: AuditResult, progress: Progress
         )
         return result
     if up.origin != "index" or up.version is None:
-        result.notes.append(f"--history walks the upstream's releases on the index; {up.label} was read from a {up.origin}, so no history")
+        result.notes.append(
+            f"--history walks the upstream's releases on the index; {up.label} was read from a {up.origin}, so no history"
+        )
         return result
     if not result.findings:
         result.notes.append("--history: no findings, so no history to tell")
@@ -776,8 +854,21 @@ def audit_history(request: AuditRequest, result: AuditResult, progress: Progress
     if traced < len(findings):
         note += f"; {len(findings) - traced} finding(s) not traced"
     result.notes.append(note)
-    result.notes.extend(n for n in made.notes if n.startswith(("could not", f"{made.upstream}==")) and n not in result.notes)
+    result.notes.extend(
+        n for n in made.notes if n.startswith(("could not", f"{made.upstream}==")) and n not in result.notes
+    )
     return result
 
 
-__all__ = ["audit_history", "PlanRequest", "PlanResult", "PlanError", "ReleaseRow", "History", "Event", "Bisection", "plan", "finding_key"]
+__all__ = [
+    "Bisection",
+    "Event",
+    "History",
+    "PlanError",
+    "PlanRequest",
+    "PlanResult",
+    "ReleaseRow",
+    "audit_history",
+    "finding_key",
+    "plan",
+]

@@ -15,9 +15,16 @@ import io
 import re
 import tokenize
 
-MAX_NESTING = 400  # AST nesting levels (as LibCST nests them) above which a file is not parsed (it crashes near 1,500)
+MAX_NESTING = (
+    400  # AST nesting levels (as LibCST nests them) above which a file is not parsed (it crashes near 1,500)
+)
 _LONG_SPAN = 2_000  # characters: string literals longer than this are checked for implicit concatenation
-_CPYTHON_NESTING_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too many statically nested blocks", "too complex")
+_CPYTHON_NESTING_ERRORS = (
+    "too many nested parentheses",
+    "too many levels of indentation",
+    "too many statically nested blocks",
+    "too complex",
+)
 _OPERATORS = re.compile(r"[-+*/%@&|^~.(\[{]|\b(?:and|or|not|lambda|if)\b")
 _CLOSERS = re.compile(r"[)\]}]")
 _QUOTES = re.compile(r"""(?:[rRbBuUfF]{0,2})(?:'''|\"\"\"|'|")""")
@@ -31,7 +38,9 @@ def decode_source(data: bytes) -> str:
     """Source bytes to text, honouring a BOM or a PEP 263 coding cookie; raise `SourceDecodeError`."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as error:  # a BOM and a cookie that disagree, an unknown encoding, or bad UTF-8 early on
+    except (
+        SyntaxError
+    ) as error:  # a BOM and a cookie that disagree, an unknown encoding, or bad UTF-8 early on
         if str(error).startswith("invalid or missing encoding declaration"):
             encoding = "utf-8"  # no cookie, and the first lines are not UTF-8: say where, below
         else:
@@ -84,9 +93,13 @@ def _depth(tree: ast.AST, text: str) -> int:
         node, depth = stack.pop()
         if isinstance(node, ast.BoolOp):
             depth += len(node.values) - 1
-        elif isinstance(node, (ast.Constant, ast.JoinedStr)) and isinstance(getattr(node, "value", ""), (str, bytes)):
+        elif isinstance(node, (ast.Constant, ast.JoinedStr)) and isinstance(
+            getattr(node, "value", ""), (str, bytes)
+        ):
             end = getattr(node, "end_lineno", None)
-            if end is not None and (end > node.lineno or (node.end_col_offset or 0) - node.col_offset > _LONG_SPAN):
+            if end is not None and (
+                end > node.lineno or (node.end_col_offset or 0) - node.col_offset > _LONG_SPAN
+            ):
                 lines = lines if lines is not None else text.splitlines()
                 segment = "\n".join(lines[node.lineno - 1 : end])
                 if len(segment) > _LONG_SPAN or end - node.lineno > 50:
@@ -109,7 +122,9 @@ def _rough_nesting(text: str) -> str | None:
         run += len(_OPERATORS.findall(line))
         if run > MAX_NESTING * 4:
             return "not parsed: invalid syntax for this Python, and too deeply nested to parse safely"
-        depth = max(0, depth + line.count("(") + line.count("[") + line.count("{") - len(_CLOSERS.findall(line)))
+        depth = max(
+            0, depth + line.count("(") + line.count("[") + line.count("{") - len(_CLOSERS.findall(line))
+        )
         if depth == 0 and not line.rstrip().endswith("\\"):
             run = 0
     return None

@@ -37,7 +37,10 @@ class Reason(Enum):
     UNTYPED_ATTRIBUTE = ("untyped-attribute", "an attribute whose type is not known")
     EXTERNAL = ("external", "an attribute of an object outside the upstream package")
     ATTRIBUTE_OF_FUNCTION = ("attribute-of-function", "an attribute of a function object")
-    DEFINED_MORE_THAN_ONCE = ("defined-more-than-once", "the name is bound in several ways: which one runs is unknown")
+    DEFINED_MORE_THAN_ONCE = (
+        "defined-more-than-once",
+        "the name is bound in several ways: which one runs is unknown",
+    )
     MODULE_DUNDER = ("module-dunder", "a module dunder attribute, set by the import system")
     STAR_IMPORT = ("star-import", "the name may come from a star import the analysis cannot read")
     STAR_IMPORT_COMPILED = (
@@ -51,14 +54,23 @@ class Reason(Enum):
         "served by the module's __getattr__: what it hands back is not an object the analysis reads",
     )
     UNRESOLVABLE_MRO = ("unresolvable-mro", "the class's method resolution order cannot be computed")
-    LOAD_BUDGET = ("load-budget", "the module took longer than its load budget to read: its names are unknown")
+    LOAD_BUDGET = (
+        "load-budget",
+        "the module took longer than its load budget to read: its names are unknown",
+    )
     TOO_DEEP = ("too-deep", "resolving the name goes through more levels than the analysis follows")
     ENUM_API = ("enum-api", "part of the enum machinery's own API")
     EXTERNAL_BASE = ("external-base", "inherited from a base class outside the upstream package")
     INSTANCE_ATTRIBUTE = ("instance-attribute", "an instance attribute set in a method: its type is unknown")
     DUNDER = ("dunder", "a dunder attribute that the object model may provide")
-    CLASS_GETATTR = ("class-getattr", "the class answers unknown attributes itself (__getattr__ and the like)")
-    DECORATOR_ADDS_ATTRIBUTES = ("decorator-adds-attributes", "a class decorator sets attributes on the class (setattr)")
+    CLASS_GETATTR = (
+        "class-getattr",
+        "the class answers unknown attributes itself (__getattr__ and the like)",
+    )
+    DECORATOR_ADDS_ATTRIBUTES = (
+        "decorator-adds-attributes",
+        "a class decorator sets attributes on the class (setattr)",
+    )
     METACLASS_ATTRIBUTE = ("metaclass-attribute", "the class's metaclass may provide the attribute")
     BROKEN_ALIAS = ("broken-alias", "an import that does not resolve (TYPE_CHECKING-only or optional)")
     METACLASS = ("metaclass", "a metaclass decides what calling the class does")
@@ -68,12 +80,21 @@ class Reason(Enum):
     NOT_CALLABLE = ("not-callable", "the object called is not known to be callable")
     INSTANCE_CALL = ("instance-call", "an instance whose class has no __call__ the analysis can read")
     DECORATOR = ("decorator", "a decorator whose effect on the signature is unknown")
-    PYDANTIC_DATACLASS_WITH_INIT = ("pydantic-dataclass-with-__init__", "a pydantic dataclass that defines __init__")
+    PYDANTIC_DATACLASS_WITH_INIT = (
+        "pydantic-dataclass-with-__init__",
+        "a pydantic dataclass that defines __init__",
+    )
     INIT_NOT_A_FUNCTION = ("__init__-not-a-function", "the class's __init__ is not a plain function")
-    FACTORY_NEW = ("factory-new", "the class's __new__ may construct another class, which the analysis cannot tell")
+    FACTORY_NEW = (
+        "factory-new",
+        "the class's __new__ may construct another class, which the analysis cannot tell",
+    )
     NEW_NOT_A_FUNCTION = ("__new__-not-a-function", "the class's __new__ is not a plain function")
     CLASS_DECORATOR = ("class-decorator", "a class decorator whose effect on the constructor is unknown")
-    PYDANTIC_PRE_VALIDATOR = ("pydantic-pre-validator", "a pydantic model whose pre-validator may rewrite the arguments")
+    PYDANTIC_PRE_VALIDATOR = (
+        "pydantic-pre-validator",
+        "a pydantic model whose pre-validator may rewrite the arguments",
+    )
     NAMED_TUPLE_SUBCLASS = ("named-tuple-subclass", "a subclass of a named tuple class")
     FIELD_ALIAS = ("field-alias", "a field with an alias: the keyword it takes is not certain")
     # -- binding the call (the target is known) -------------------------------------------------------
@@ -96,8 +117,14 @@ class Reason(Enum):
         "the override requires a parameter the upstream's method makes optional: whether the upstream omits it is unknown",
         True,
     )
-    NOT_AN_UPSTREAM_METHOD = ("not-an-upstream-method", "a method of the downstream's own, overriding nothing upstream")
-    UNPARSABLE_FILE = ("unparsable-file", "the downstream file could not be parsed: its use sites are unknown")
+    NOT_AN_UPSTREAM_METHOD = (
+        "not-an-upstream-method",
+        "a method of the downstream's own, overriding nothing upstream",
+    )
+    UNPARSABLE_FILE = (
+        "unparsable-file",
+        "the downstream file could not be parsed: its use sites are unknown",
+    )
 
 
 @dataclass(frozen=True)

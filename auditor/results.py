@@ -46,7 +46,9 @@ class Since:
 
     upstream: str  # distribution name
     written_for: str  # the first release of the walk (the old version)
-    first_appeared: str | None  # the first release of the unbroken run ending at the target; None: already in `written_for`
+    first_appeared: (
+        str | None
+    )  # the first release of the unbroken run ending at the target; None: already in `written_for`
     last_clean: str | None  # the release before `first_appeared`
     deprecated_in: str | None = None  # the first release where the finding's target was deprecated
     deprecation: str | None = None  # that deprecation's message (the upstream's text)
@@ -62,7 +64,9 @@ class Since:
             "last_clean": self.last_clean,
             "deprecated_in": self.deprecated_in,
             "deprecation": self.deprecation,
-            "migration_window": {"from": self.window_from, "to": self.window_to} if self.window_from else None,
+            "migration_window": {"from": self.window_from, "to": self.window_to}
+            if self.window_from
+            else None,
             "migration": self.migration,
         }
 

@@ -32,7 +32,9 @@ def is_within(path: Path, root: Path) -> bool:
         return False
 
 
-def read_bounded(path: Path | str, limit: int, *, within: Path | None = None, follow_symlinks: bool = True) -> bytes:
+def read_bounded(
+    path: Path | str, limit: int, *, within: Path | None = None, follow_symlinks: bool = True
+) -> bytes:
     """The bytes of the regular file `path`, refusing FIFOs, devices, folders and files over `limit` bytes.
 
     `within`: the file (its links resolved) must lie inside that folder. `follow_symlinks=False`
@@ -41,7 +43,9 @@ def read_bounded(path: Path | str, limit: int, *, within: Path | None = None, fo
     path = Path(path)
     if within is not None and not is_within(path, within):
         raise BoundedReadError("a link out of its tree", path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:

@@ -50,13 +50,13 @@ def main() -> None:
     counts = {"scan_parses": 0, "api_parsed": 0, "api_from_cache": 0}
 
     t = time.perf_counter()
-    from apidrift.auditor import engine  # noqa: F401  (the import cost, measured)
+    import apidrift.reports
     from apidrift import AuditRequest, audit
+    from apidrift.auditor import engine  # noqa: F401  (the import cost, measured)
     from apidrift.auditor.downstream import walk as downstream
     from apidrift.auditor.sources import locate as sources
-    from apidrift.auditor.upstream import api_index as api_index
     from apidrift.auditor.sources.index_client import IndexClient
-    import apidrift.reports
+    from apidrift.auditor.upstream import api_index as api_index
 
     extra["import"] = time.perf_counter() - t
 

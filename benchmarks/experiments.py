@@ -142,8 +142,12 @@ def guard(args: argparse.Namespace) -> None:
         # Sound filter: _is_guard_test can only hold when the test's text names TYPE_CHECKING, hasattr or
         # getattr, or matches _VERSIONISH (any sub-expression's code is a substring of the whole code).
         text = code_for(test)
-        if ("TYPE_CHECKING" in text or "hasattr" in text or "getattr" in text or scan_module._VERSIONISH.search(text)) \
-                and scan_module._is_guard_test(test):
+        if (
+            "TYPE_CHECKING" in text
+            or "hasattr" in text
+            or "getattr" in text
+            or scan_module._VERSIONISH.search(text)
+        ) and scan_module._is_guard_test(test):
             return True
         if not self.version_names:
             return False
@@ -153,7 +157,9 @@ def guard(args: argparse.Namespace) -> None:
     for label, method in (("scanner as is", original), ("_is_guard pre-filtered", prefiltered)):
         collector._is_guard = method
         out: list = []
-        cpu = best(args.repeat, lambda: out.append([scan_module.scan_source("f.py", t, names).sites for t in texts]))
+        cpu = best(
+            args.repeat, lambda: out.append([scan_module.scan_source("f.py", t, names).sites for t in texts])
+        )
         results[label] = out[-1]
         print(f"{label:32} cpu {cpu:7.3f} s   {cpu / mib:6.2f} s/MiB")
     collector._is_guard = original
@@ -211,7 +217,9 @@ def api(args: argparse.Namespace) -> None:
     # apidrift's griffe extension, function by function, on the same modules' ASTs.
     trees = [ast.parse(code) for _, _, code, _ in seen]
     classes = [n for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef)]
-    functions = [n for t in trees for n in ast.walk(t) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    functions = [
+        n for t in trees for n in ast.walk(t) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
 
     class _Mod:  # what _star_imports reads of a griffe module
         path = "pkg.mod"
@@ -236,7 +244,9 @@ def api(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("scan")
     s.add_argument("root")

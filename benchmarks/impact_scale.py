@@ -46,7 +46,9 @@ def upstream(version: str) -> str:
         lines.append(f"def {name}(value, level={2 if new else 1}):\n    return value\n")
     for name in SAME:
         lines.append(f"def {name}(a, b=None, *args, **kwargs):\n    return a\n")
-    lines.append(f"class Client:\n    def __init__(self, url{', timeout' if new else ''}):\n        self.url = url\n")
+    lines.append(
+        f"class Client:\n    def __init__(self, url{', timeout' if new else ''}):\n        self.url = url\n"
+    )
     return "\n\n".join(lines)
 
 
@@ -65,7 +67,9 @@ def dependent(name: str, bucket: str, rng: random.Random) -> tuple[dict[str, str
         if rng.random() < 0.5:
             files[last] += f"\n\ndef bad():\n    genlib.{rng.choice(BROKEN_KW)}('x', legacy=True)\n"
         else:
-            files[last] += f"\n\ndef bad():\n    genlib.{rng.choice(BROKEN_REQ)}({{}})\n    genlib.Client('u')\n"
+            files[last] += (
+                f"\n\ndef bad():\n    genlib.{rng.choice(BROKEN_REQ)}({{}})\n    genlib.Client('u')\n"
+            )
     elif bucket == "at-risk":
         files[last] += f"\n\ndef risky():\n    genlib.{rng.choice(DEFAULTS)}(1)\n"
     requires = ["genlib<2"] if bucket == "not-yet-affected" else ["genlib>=1"]
@@ -87,12 +91,22 @@ def build(root: Path, count: int, seed: int) -> tuple[LocalIndex, dict[str, str]
         name = f"dep{number:04d}"
         bucket = rng.choices(list(weights), weights=list(weights.values()))[0]
         files, requires = dependent(name, bucket, rng)
-        index.add(name, f"{name}-1.0-py3-none-any.whl", wheel_bytes(name, "1.0", files, requires), core_metadata(name, "1.0", requires))
+        index.add(
+            name,
+            f"{name}-1.0-py3-none-any.whl",
+            wheel_bytes(name, "1.0", files, requires),
+            core_metadata(name, "1.0", requires),
+        )
         expected[name] = bucket
         names.append(name)
     for number in range(count // 20):  # candidates that do not require genlib: dropped by discovery
         name = f"other{number:03d}"
-        index.add(name, f"{name}-1.0-py3-none-any.whl", wheel_bytes(name, "1.0", {f"{name}.py": "x = 1\n"}, ["six"]), core_metadata(name, "1.0", ["six"]))
+        index.add(
+            name,
+            f"{name}-1.0-py3-none-any.whl",
+            wheel_bytes(name, "1.0", {f"{name}.py": "x = 1\n"}, ["six"]),
+            core_metadata(name, "1.0", ["six"]),
+        )
         names.append(name)
     candidates = root / "candidates.txt"
     candidates.write_text("\n".join(names) + "\n", encoding="utf-8")
@@ -100,7 +114,9 @@ def build(root: Path, count: int, seed: int) -> tuple[LocalIndex, dict[str, str]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--dependents", type=int, default=1000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--seed", type=int, default=19)
@@ -123,10 +139,16 @@ def main() -> int:
                 subprocess.run(command, check=True)
                 wall = time.perf_counter() - started
                 times_after = os.times()
-                cpu = (times_after.children_user - times_before.children_user) + (times_after.children_system - times_before.children_system)
+                cpu = (times_after.children_user - times_before.children_user) + (
+                    times_after.children_system - times_before.children_system
+                )
                 data = json.loads(summary.read_text())
                 got = {row["dependent"]: row["status"] for row in data["dependents"]}
-                wrong = {name: (bucket, got.get(name)) for name, bucket in expected.items() if got.get(name) != bucket}
+                wrong = {
+                    name: (bucket, got.get(name))
+                    for name, bucket in expected.items()
+                    if got.get(name) != bucket
+                }
                 walls = sorted(row["wall_seconds"] for row in data["dependents"])
                 run = {
                     "workers": workers, "dependents": len(got), "dropped": len(data["dropped"]), "wall_s": round(wall, 1),
@@ -142,7 +164,10 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
     out = HERE / ".data" / "impact-scale.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"dependents": args.dependents, "seed": args.seed, "runs": runs}, indent=1), encoding="utf-8")
+    out.write_text(
+        json.dumps({"dependents": args.dependents, "seed": args.seed, "runs": runs}, indent=1),
+        encoding="utf-8",
+    )
     print("\n| workers | dependents | wall | CPU | per dependent | dependents/min | buckets wrong | load |")
     print("|---|---|---|---|---|---|---|---|")
     for r in runs:

@@ -26,16 +26,16 @@ import json
 import sys
 from pathlib import Path
 
-from apidrift.auditor.check.bind import Break, Ok
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.check.bind import Break, Ok
 from apidrift.auditor.check.checked import check_site
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.engine import _index
-from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.reasons import Unknown
-from apidrift.auditor.upstream.resolve import Resolver
 from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.specs import SourceError
+from apidrift.auditor.upstream.relocate import Relocator
+from apidrift.auditor.upstream.resolve import Resolver
 
 
 def describe(check) -> dict | None:  # type: ignore[no-untyped-def]
@@ -50,7 +50,9 @@ def describe(check) -> dict | None:  # type: ignore[no-untyped-def]
         out["unknown"] = check.unknown.label
     if check.target is not None:
         out["target"] = check.target.defined_at
-        out["sig"] = [(p.name, p.kind.name, p.has_default, p.default) for p in check.target.signature.parameters]
+        out["sig"] = [
+            (p.name, p.kind.name, p.has_default, p.default) for p in check.target.signature.parameters
+        ]
     verdict = check.verdict
     if isinstance(verdict, Ok):
         out["verdict"] = "ok"
@@ -76,8 +78,12 @@ def sarif_findings(path: Path) -> dict[str, list] | None:
                 physical = location.get("physicalLocation", {})
                 module = Path(physical.get("artifactLocation", {}).get("uri", "")).stem
                 found.setdefault(module, []).append(
-                    [result.get("ruleId"), result.get("level"), physical.get("region", {}).get("startLine"),
-                     result.get("message", {}).get("text", "")[:300]]
+                    [
+                        result.get("ruleId"),
+                        result.get("level"),
+                        physical.get("region", {}).get("startLine"),
+                        result.get("message", {}).get("text", "")[:300],
+                    ]
                 )
     return found
 
@@ -86,8 +92,10 @@ def _api_site(record: dict) -> dict | None:
     """The case's call of the benchmarked API: the last call site whose reference ends in its name."""
     last = record["api"].split(".")[-1]
     calls = [
-        s for s in record.get("sites", [])
-        if s["kind"] == "call" and (s["ref"] == last or s["ref"].endswith("." + last) or s["ref"].endswith("." + last + "(...)"))
+        s
+        for s in record.get("sites", [])
+        if s["kind"] == "call"
+        and (s["ref"] == last or s["ref"].endswith("." + last) or s["ref"].endswith("." + last + "(...)"))
     ]
     return calls[-1] if calls else None
 
@@ -156,35 +164,61 @@ def main(argv: list[str]) -> int:
             try:
                 new_tree = locate(f"{meta['pypi']}=={meta['v2']}", role="upstream", cache=cache, offline=True)
                 try:
-                    old_tree = locate(f"{meta['pypi']}=={meta['v1']}", role="upstream", cache=cache, offline=True)
+                    old_tree = locate(
+                        f"{meta['pypi']}=={meta['v1']}", role="upstream", cache=cache, offline=True
+                    )
                 except SourceError:  # the audit goes on without it (a note since 865b2b0)
                     old_tree = None
                 down_tree = locate(str(folder / "down"), role="downstream", cache=cache, offline=True)
-                names = frozenset(new_tree.import_names) | frozenset(old_tree.import_names if old_tree else ())
+                names = frozenset(new_tree.import_names) | frozenset(
+                    old_tree.import_names if old_tree else ()
+                )
                 scans, outcomes = scan_downstream(down_tree.root, names, cache.dir("scan"))
                 new = Resolver(_index(new_tree, cache.dir("api")))
                 old = Resolver(_index(old_tree, cache.dir("api"))) if old_tree else None
                 relocator = Relocator(new)
-            except Exception as exc:  # noqa: BLE001 - a folder apidrift could not run
+            except Exception as exc:
                 for case in meta["cases"]:
-                    out.write(json.dumps({**base, "module": case["module"], "label": case["label"], "error": repr(exc)[:300]}) + "\n")
+                    out.write(
+                        json.dumps(
+                            {
+                                **base,
+                                "module": case["module"],
+                                "label": case["label"],
+                                "error": repr(exc)[:300],
+                            }
+                        )
+                        + "\n"
+                    )
                 continue
             status = {o.path: (o.status, o.reason) for o in outcomes}
             by_module = {Path(s.path).stem: s for s in scans}
             for case in meta["cases"]:
                 module = case["module"]
-                record = {**base, "module": module, "label": case["label"], "findings": (findings or {}).get(module, []),
-                          "sarif": findings is not None, "file_status": status.get(module + ".py"), "sites": []}
+                record = {
+                    **base,
+                    "module": module,
+                    "label": case["label"],
+                    "findings": (findings or {}).get(module, []),
+                    "sarif": findings is not None,
+                    "file_status": status.get(module + ".py"),
+                    "sites": [],
+                }
                 scan = by_module.get(module)
                 for site in scan.sites if scan is not None else ():
                     if site.kind == "import":
                         continue
-                    entry = {"kind": site.kind, "line": site.span.line, "code": site.code[:120], "ref": site.ref.render()}
+                    entry = {
+                        "kind": site.kind,
+                        "line": site.span.line,
+                        "code": site.code[:120],
+                        "ref": site.ref.render(),
+                    }
                     try:
                         old_check = check_site(site, old, "old") if old is not None else None
                         entry["new"] = describe(check_site(site, new, "new", relocator, old_check))
                         entry["old"] = describe(old_check)
-                    except Exception as exc:  # noqa: BLE001 - reported, not hidden
+                    except Exception as exc:
                         entry["crash"] = repr(exc)[:200]
                     record["sites"].append(entry)
                 out.write(json.dumps(record) + "\n")

@@ -23,7 +23,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--to", default="0.16.0")
     parser.add_argument("--cache", type=Path)
-    parser.add_argument("--bisect", action="store_true", help="bisect (the default of `apidrift plan`) instead of auditing every release")
+    parser.add_argument(
+        "--bisect",
+        action="store_true",
+        help="bisect (the default of `apidrift plan`) instead of auditing every release",
+    )
     args = parser.parse_args()
     cache = args.cache or Path(tempfile.mkdtemp(prefix="apidrift-plan-bench-"))
     indexes: list[object] = []
@@ -36,7 +40,9 @@ def main() -> None:
 
     engine._index = spy  # type: ignore[assignment]
     began = time.perf_counter()
-    result = plan(PlanRequest("speculators==0.3.0", "vllm", to=args.to, every=not args.bisect, cache_dir=cache))
+    result = plan(
+        PlanRequest("speculators==0.3.0", "vllm", to=args.to, every=not args.bisect, cache_dir=cache)
+    )
     total = time.perf_counter() - began
     engine._index = original  # type: ignore[assignment]
     loaded = parsed = 0
@@ -55,7 +61,9 @@ def main() -> None:
             loaded += n_parsed + n_cached
             parsed += n_parsed
     share = 100.0 * (loaded - parsed) / loaded if loaded else 0.0
-    print(f"total {total:.1f}s; after the first release, {loaded - parsed} of {loaded} module loads came from the cache ({share:.0f}%)")
+    print(
+        f"total {total:.1f}s; after the first release, {loaded - parsed} of {loaded} module loads came from the cache ({share:.0f}%)"
+    )
     print(result.summary())
 
 

@@ -48,13 +48,17 @@ def serial(items: list[tuple[str, str]], names: frozenset[str]) -> tuple[float, 
     return time.perf_counter() - w, _cpu() - c, sites
 
 
-def pooled(items: list[tuple[str, str]], names: frozenset[str], workers: int, method: str) -> tuple[float, float, int]:
+def pooled(
+    items: list[tuple[str, str]], names: frozenset[str], workers: int, method: str
+) -> tuple[float, float, int]:
     w, c = time.perf_counter(), _cpu()
     # Largest files first so that one big file does not finish last on its own.
     order = sorted(items, key=lambda i: -len(i[1]))
     ctx = multiprocessing.get_context(method)
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init, initargs=(names,)) as pool:
-        sites = sum(len(scan.sites) for scan in pool.map(_scan, order, chunksize=max(1, len(order) // (workers * 8))))
+        sites = sum(
+            len(scan.sites) for scan in pool.map(_scan, order, chunksize=max(1, len(order) // (workers * 8)))
+        )
     return time.perf_counter() - w, _cpu() - c, sites
 
 

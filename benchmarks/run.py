@@ -90,13 +90,17 @@ def snapshot(ref: str) -> None:
     one benchmark on the same code, compiled as a normal `pip install` compiles it.
     """
     git = ["git", "-C", str(HERE.parent)]
-    commit = subprocess.run([*git, "rev-parse", ref], capture_output=True, text=True, check=True).stdout.strip()
+    commit = subprocess.run(
+        [*git, "rev-parse", ref], capture_output=True, text=True, check=True
+    ).stdout.strip()
     venv = DATA / f"venv-apidrift-{commit[:12]}"
     python = venv / "bin" / "python"
     if not (venv / ".complete").exists():
         shutil.rmtree(venv, ignore_errors=True)
         with tempfile.TemporaryDirectory() as tmp:
-            archive = subprocess.run([*git, "archive", "--format=tar", commit], capture_output=True, check=True).stdout
+            archive = subprocess.run(
+                [*git, "archive", "--format=tar", commit], capture_output=True, check=True
+            ).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
             run_quiet([sys.executable, "-m", "venv", str(venv)])
             run_quiet([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", tmp])
@@ -116,29 +120,39 @@ def pyright_js() -> Path:
 def tool_version(tool: str) -> str:
     try:
         if tool == "ty":
-            out = subprocess.run([str(TOOLS / "bin" / "ty"), "--version"], capture_output=True, text=True).stdout
+            out = subprocess.run(
+                [str(TOOLS / "bin" / "ty"), "--version"], capture_output=True, text=True, check=False
+            ).stdout
             return out.split()[1]
         if tool == "mypy":
-            out = subprocess.run([str(TOOLS / "bin" / "mypy"), "--version"], capture_output=True, text=True).stdout
+            out = subprocess.run(
+                [str(TOOLS / "bin" / "mypy"), "--version"], capture_output=True, text=True, check=False
+            ).stdout
             return out.split()[1]
         if tool == "pyright":
             package = json.loads((NPM_PREFIX / "node_modules" / "pyright" / "package.json").read_text())
             return str(package["version"])
         if tool == "node":
-            return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+            return subprocess.run(
+                ["node", "--version"], capture_output=True, text=True, check=False
+            ).stdout.strip(check=False)
         if tool == "apidrift":
             out = subprocess.run([sys.executable, "-c", "import apidrift, griffe, libcst, importlib.metadata as m;"
                                   "print(apidrift.__version__, m.version('griffe'), m.version('libcst'))"],
-                                 capture_output=True, text=True).stdout.split()  # fmt: skip
+                                 capture_output=True, text=True, check=False).stdout.split(check=False)  # fmt: skip
             commit = os.environ.get("APIDRIFT_BENCH_SNAPSHOT")
             if commit:
                 where = f"snapshot of commit {commit[:12]}"
             else:
                 git = ["git", "-C", str(HERE.parent)]
-                head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+                head = subprocess.run(
+                    [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+                ).stdout.strip(check=False)
                 dirty = subprocess.run([*git, "status", "--porcelain", "--", ".", ":!benchmarks"],
-                                       capture_output=True, text=True).stdout.strip()  # fmt: skip
-                where = f"installed from the work tree at {head or '?'}" + (" with local changes" if dirty else "")
+                                       capture_output=True, text=True, check=False).stdout.strip(check=False)  # fmt: skip
+                where = f"installed from the work tree at {head or '?'}" + (
+                    " with local changes" if dirty else ""
+                )
             return f"{out[0]} ({where}; griffe {out[1]}, libcst {out[2]})"
     except (OSError, IndexError, ValueError, KeyError):
         return "?"
@@ -244,8 +258,10 @@ def run_series(case: str, tool: str, state: str, runs: int, one_run, budget: flo
         if time.perf_counter() - began > budget and i + 1 < runs:
             series.note = (series.note + f"; {i + 1} of {runs} runs (time budget)").lstrip("; ")
             break
-    summary = f"{case:16} {tool:14} {state:6} n={len(series.runs)} wall {series.median('wall'):7.2f}s  " \
-              f"cpu {series.median('cpu'):7.2f}s  rss {series.median('rss_mib'):6.0f} MiB  load {series.load[0]:.2f}"
+    summary = (
+        f"{case:16} {tool:14} {state:6} n={len(series.runs)} wall {series.median('wall'):7.2f}s  "
+        f"cpu {series.median('cpu'):7.2f}s  rss {series.median('rss_mib'):6.0f} MiB  load {series.load[0]:.2f}"
+    )
     print(summary + (f"  ({series.note})" if series.note else ""), flush=True)
     return series
 
@@ -279,8 +295,13 @@ def warm_bytecode() -> None:
     """Compile everything an apidrift run imports once, outside any measurement."""
     modules = ("apidrift.auditor.engine", "apidrift.auditor.cli.main", "apidrift.reports", "apidrift.auditor.downstream.astscan",
                "apidrift.auditor.downstream.scan", "apidrift.auditor.upstream.loader")  # fmt: skip
-    code = "import importlib, importlib.util\nfor m in %r:\n    if importlib.util.find_spec(m): importlib.import_module(m)" % (modules,)
-    subprocess.run([sys.executable, "-c", code], env=apidrift_env(), check=True)  # an older snapshot may lack one
+    code = (
+        "import importlib, importlib.util\nfor m in %r:\n    if importlib.util.find_spec(m): importlib.import_module(m)"
+        % (modules,)
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], env=apidrift_env(), check=True
+    )  # an older snapshot may lack one
 
 
 def apidrift_run(case: str, downstream: str, against: str, *, offline: bool = True, profile: Path | None = None,
@@ -333,7 +354,9 @@ def source_roots(case: str, downstream: str, against: str) -> tuple[Path, list[P
     out = subprocess.run([sys.executable, "-c", code, str(cache_dir(case)), downstream, against],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     down, names, up = json.loads(out)
-    packages = [Path(down) / n for n in names if (Path(down) / n).exists() or (Path(down) / f"{n}.py").exists()]
+    packages = [
+        Path(down) / n for n in names if (Path(down) / n).exists() or (Path(down) / f"{n}.py").exists()
+    ]
     packages = [p if p.exists() else p.with_suffix(".py") for p in packages]
     return Path(down), packages, Path(up)
 
@@ -364,7 +387,9 @@ def extract_series(case: str, runs: int, results: list[Series]) -> None:
 # --- reference tools -------------------------------------------------------------------------------
 
 
-def tool_cmd(tool: str, packages: list[Path], search: list[Path], work: Path) -> tuple[list[str], dict[str, str]]:
+def tool_cmd(
+    tool: str, packages: list[Path], search: list[Path], work: Path
+) -> tuple[list[str], dict[str, str]]:
     env = dict(os.environ)
     empty_python = str(EMPTY / "bin" / "python")
     if tool == "ty":
@@ -599,8 +624,10 @@ def index_case(case: str, downstream: str, against: str, args: argparse.Namespac
     facts[case]["down_py_files"] = sum(1 for p in packages for _ in (p.rglob("*.py") if p.is_dir() else [p]))
     if case == "large":
         incremental(case, down_root, against, args, results, facts)
-    for tool in (args.tools if case != "large-hf" else [t for t in args.tools if t == "ty"]):
-        tool_series(case, tool, packages, [down_root, up_root], tool_runs, args.tool_budget, args.timeout, results)
+    for tool in args.tools if case != "large-hf" else [t for t in args.tools if t == "ty"]:
+        tool_series(
+            case, tool, packages, [down_root, up_root], tool_runs, args.tool_budget, args.timeout, results
+        )
         if tool == "mypy" and case == "flagship":
             tool_series(case, "mypy-warm", packages, [down_root, up_root], tool_runs, args.tool_budget,
                         args.timeout, results)  # fmt: skip
@@ -643,8 +670,10 @@ def incremental(case: str, down_root: Path, against: str, args: argparse.Namespa
         "edit_parses": [r.child["counts"]["scan_parses"] for r in series.runs if r.child],
         "edited_file": str(target.relative_to(copy)),
     }
-    print(f"   parses: first {facts[case]['incremental']['first_parses']}, warm "
-          f"{facts[case]['incremental']['warm_parses']}, after one edit {facts[case]['incremental']['edit_parses']}")
+    print(
+        f"   parses: first {facts[case]['incremental']['first_parses']}, warm "
+        f"{facts[case]['incremental']['warm_parses']}, after one edit {facts[case]['incremental']['edit_parses']}"
+    )
 
 
 def scale_case(args: argparse.Namespace, results: list[Series], facts: dict) -> None:
@@ -698,7 +727,9 @@ def upstream_scale_case(args: argparse.Namespace, results: list[Series], facts: 
                                   note=f"upstream of {REACHED_MODULES + extra} modules"))  # fmt: skip
         facts[case] = {"api_parsed": c.runs[0].child["counts"]["api_parsed"]}  # type: ignore[index]
         if "ty" in args.tools:
-            tool_series(case, "ty", [down / "synthdown"], [down, up], 3, args.tool_budget, args.timeout, results)
+            tool_series(
+                case, "ty", [down / "synthdown"], [down, up], 3, args.tool_budget, args.timeout, results
+            )
 
 
 # --- reporting -------------------------------------------------------------------------------------
@@ -726,7 +757,11 @@ PHASES = ("import", "fetch", "download", "extract", "scan", "api_load", "resolve
 
 
 def phase_table(results: list[Series]) -> str:
-    head = "| case | state | " + " | ".join(PHASES) + " | audit() | process wall | LibCST parses | griffe parses | API cache reads |"
+    head = (
+        "| case | state | "
+        + " | ".join(PHASES)
+        + " | audit() | process wall | LibCST parses | griffe parses | API cache reads |"
+    )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for s in results:
         if s.tool != "apidrift" or not s.runs or not s.runs[0].child:
@@ -744,18 +779,28 @@ def phase_table(results: list[Series]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--cases", default="flagship,large,large-hf,scale,upstream-scale")
     parser.add_argument("--tools", default="ty,mypy,pyright", help="reference tools ('' for none)")
     parser.add_argument("--runs", type=int, default=7, help="apidrift runs per series (default 7)")
     parser.add_argument("--tool-runs", type=int, default=5, help="runs per reference tool (default 5)")
-    parser.add_argument("--budget", type=float, default=120, help="seconds after which an apidrift series stops early")
+    parser.add_argument(
+        "--budget", type=float, default=120, help="seconds after which an apidrift series stops early"
+    )
     parser.add_argument("--tool-budget", type=float, default=180, help="same for a reference tool's series")
-    parser.add_argument("--timeout", type=float, default=1800, help="a reference tool run is killed after this")
-    parser.add_argument("--profile", action="store_true", help="also write cProfile files of the cold and warm runs")
+    parser.add_argument(
+        "--timeout", type=float, default=1800, help="a reference tool run is killed after this"
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="also write cProfile files of the cold and warm runs"
+    )
     parser.add_argument("--quick", action="store_true", help="fewer runs and sizes (a smoke run)")
     parser.add_argument("--label", default="results", help="file name stem under benchmarks/.data")
-    parser.add_argument("--snapshot", metavar="COMMIT", help="benchmark apidrift installed from this commit (e.g. HEAD)")
+    parser.add_argument(
+        "--snapshot", metavar="COMMIT", help="benchmark apidrift installed from this commit (e.g. HEAD)"
+    )
     args = parser.parse_args()
     if args.snapshot and not os.environ.get("APIDRIFT_BENCH_SNAPSHOT"):
         DATA.mkdir(parents=True, exist_ok=True)
@@ -798,8 +843,12 @@ def main() -> None:
         "Facts: \n\n```json\n" + json.dumps(facts, indent=1) + "\n```",
     ])  # fmt: skip
     (DATA / f"{args.label}.md").write_text(md + "\n")
-    (DATA / f"{args.label}.json").write_text(json.dumps(
-        {"machine": info, "versions": versions, "facts": facts, "series": [asdict(s) for s in results]}, indent=1))
+    (DATA / f"{args.label}.json").write_text(
+        json.dumps(
+            {"machine": info, "versions": versions, "facts": facts, "series": [asdict(s) for s in results]},
+            indent=1,
+        )
+    )
     print("\n" + md)
     print(f"\nwritten: {DATA / (args.label + '.md')} and .json")
 

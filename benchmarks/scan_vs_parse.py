@@ -30,7 +30,7 @@ from apidrift.auditor.pysource import decode_source
 
 def files_of(root: Path, name: str) -> list[tuple[Path, str]]:
     found = []
-    for path, relative in walk._python_files(root)[0]:
+    for path, _relative in walk._python_files(root)[0]:
         try:
             text = decode_source(path.read_bytes())
         except Exception:
@@ -54,16 +54,24 @@ def ratio(args: argparse.Namespace) -> None:
     names = frozenset({args.name})
     mib = sum(len(t.encode()) for _, t in files) / 2**20
     print(f"{len(files)} files, {mib:.2f} MiB")
+
     def parse_each() -> None:
         for _, text in files:
             ast.parse(text)  # each tree dropped at once (keeping 10,000 trees would time the GC instead)
 
     rows = [("ast.parse", best(args.repeat, parse_each))]
-    rows.append(("astscan.scan_source", best(args.repeat, lambda: [astscan.scan_source(str(p), t, names) for p, t in files])))
+    rows.append(
+        (
+            "astscan.scan_source",
+            best(args.repeat, lambda: [astscan.scan_source(str(p), t, names) for p, t in files]),
+        )
+    )
     if args.libcst:
         from apidrift.auditor.downstream import scan
 
-        rows.append(("LibCST scan_source", best(1, lambda: [scan.scan_source(str(p), t, names) for p, t in files])))
+        rows.append(
+            ("LibCST scan_source", best(1, lambda: [scan.scan_source(str(p), t, names) for p, t in files]))
+        )
     walk.POOL_MIN_FILES = 10**9  # in this process: CPU time of the whole walk
 
     def cold_walk() -> None:
@@ -106,7 +114,9 @@ def pool(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("mode", choices=("ratio", "pool"))
     parser.add_argument("root", type=Path)
     parser.add_argument("name")

@@ -8,6 +8,7 @@ sarif, html and github are the audit renderers on the combined result (github ad
 from __future__ import annotations
 
 import json as _json
+
 from apidrift.auditor.bump import BumpResult, PackageChange
 from apidrift.auditor.results import Finding, Severity
 from apidrift.reports import json as json_report
@@ -29,8 +30,12 @@ def render(result: BumpResult, fmt: str, *, color: bool = False) -> str:
         data["bump"] = result.as_dict()
         return _json.dumps(data, indent=2) + "\n"
     if fmt == "github":
-        notices = [command("notice", headline(c), title="apidrift bump") for c in result.changes if c.status == "audited"]
-        return "\n".join(notices + [render_audit(result.audit, "github").rstrip("\n")]) + "\n"
+        notices = [
+            command("notice", headline(c), title="apidrift bump")
+            for c in result.changes
+            if c.status == "audited"
+        ]
+        return "\n".join([*notices, render_audit(result.audit, "github").rstrip("\n")]) + "\n"
     return render_audit(result.audit, fmt)
 
 
@@ -55,7 +60,9 @@ def headline(change: PackageChange) -> str:
 
 
 def _sites(findings: list[Finding], severity: Severity) -> int:
-    return len({(f.location.path, f.location.line, f.location.column) for f in findings if f.severity is severity})
+    return len(
+        {(f.location.path, f.location.line, f.location.column) for f in findings if f.severity is severity}
+    )
 
 
 # ---- text
@@ -65,15 +72,23 @@ def render_text(result: BumpResult, *, color: bool = False) -> str:
     style = _Style(color)
     blocks: list[str] = []
     for change in result.audited():
-        ordered = sorted(change.findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message))
-        blocks.append("\n\n".join([style(headline(change), "\x1b[1m")] + [_finding_block(f, style) for f in ordered]))
+        ordered = sorted(
+            change.findings,
+            key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message),
+        )
+        blocks.append(
+            "\n\n".join([style(headline(change), "\x1b[1m")] + [_finding_block(f, style) for f in ordered])
+        )
     blocks.append(_text_summary(result))
     return "\n\n".join(blocks) + "\n"
 
 
 def _text_summary(result: BumpResult) -> str:
     lines = [f"Dependency bump of {result.project.label}: {result.old_side} -> {result.new_side}"]
-    lines += ["Read:"] + [f"  {f.side}: {_where(f.where, f.path)} ({f.kind}, {_plural(f.pins, 'pin')})" for f in result.files_read]
+    lines += ["Read:"] + [
+        f"  {f.side}: {_where(f.where, f.path)} ({f.kind}, {_plural(f.pins, 'pin')})"
+        for f in result.files_read
+    ]
     if not result.files_read:
         lines.append("  no lock or pin file")
     if result.changes:
@@ -86,7 +101,9 @@ def _text_summary(result: BumpResult) -> str:
     for coverage in result.audit.coverage:
         lines.append(f"Coverage of {coverage.upstream}: {coverage.summary()}")
     lines += [f"  note: {note}" for note in result.audit.notes]
-    errors, warnings, infos = (result.audit.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
+    errors, warnings, infos = (
+        result.audit.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+    )
     if result.audit.findings:
         lines += ["", f"Found {_plural(errors, 'error')} ({_plural(warnings, 'warning')}, {infos} info)."]
     else:
@@ -110,7 +127,10 @@ def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
     audited = result.audited()
     failed = result.failed()
     if failed:
-        lines += [f":warning: **{_plural(len(failed), 'changed package')} could not be audited** (see below).", ""]
+        lines += [
+            f":warning: **{_plural(len(failed), 'changed package')} could not be audited** (see below).",
+            "",
+        ]
     elif not audited:
         lines += [":white_check_mark: **No package the project uses changed.**", ""]
     rows = 0
@@ -118,7 +138,9 @@ def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
         worst = max((f.severity for f in change.findings), key=lambda s: s.rank, default=None)
         icon = md.ICONS[worst] if worst else ":white_check_mark:"
         lines.append(f"{icon} **{md.cell(headline(change))}**")
-        ordered = sorted(change.findings, key=lambda f: (-f.severity.rank, f.location.path, f.location.line, f.code))
+        ordered = sorted(
+            change.findings, key=lambda f: (-f.severity.rank, f.location.path, f.location.line, f.code)
+        )
         for finding in ordered:
             if rows >= max_rows:
                 break
@@ -140,7 +162,11 @@ def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
     for title, status in groups:
         changes = result.with_status(status)
         if changes:
-            items = ", ".join(md.cell(_short(c)) + (f" ({md.cell(c.reason)})" if status == "not audited" and c.reason else "") for c in changes)
+            items = ", ".join(
+                md.cell(_short(c))
+                + (f" ({md.cell(c.reason)})" if status == "not audited" and c.reason else "")
+                for c in changes
+            )
             lines += [f"**{title}:** {items}", ""]
     lines += ["<details><summary>Files read, coverage and notes</summary>", ""]
     for f in result.files_read:
@@ -168,4 +194,3 @@ def _where(where: str, path: str) -> str:
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
-

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from apidrift.auditor.upstream.diff import ApiChange
 from apidrift.auditor.engine import DiffResult
 from apidrift.auditor.results import InputInfo
+from apidrift.auditor.upstream.diff import ApiChange
 from apidrift.reports.escape import escaped
 
 
@@ -21,7 +21,9 @@ def render_text(result: DiffResult) -> str:
     result = escaped(result)  # names, paths and messages come from the inputs
     lines = [f"API changes from {_input_label(result.old)} to {_input_label(result.new)}"]
     if result.downstream is not None:
-        lines[0] += f" that {_input_label(result.downstream)} uses (breaking: breaks one of its use sites, which are listed)"
+        lines[0] += (
+            f" that {_input_label(result.downstream)} uses (breaking: breaks one of its use sites, which are listed)"
+        )
     lines.append("")
     by_path: dict[str, list[ApiChange]] = {}
     for change in result.changes:
@@ -70,7 +72,8 @@ def _used_at(prefix: str, uses: list[str]) -> list[str]:
         file, _, line = use.rpartition(":")
         by_file.setdefault(file, []).append(line)
     return [
-        f"  {prefix} {file}: line{'s' if len(numbers) != 1 else ''} {', '.join(numbers)}" for file, numbers in by_file.items()
+        f"  {prefix} {file}: line{'s' if len(numbers) != 1 else ''} {', '.join(numbers)}"
+        for file, numbers in by_file.items()
     ]
 
 

@@ -46,7 +46,9 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
     say(header)
     say(f"paths are relative to {result.root}")
     if audit.old_upstream is None:
-        say("no old version (--from): a renamed parameter cannot be told from a removed one, so no rename is offered")
+        say(
+            "no old version (--from): a renamed parameter cannot be told from a removed one, so no rename is offered"
+        )
     if not result.local:
         say(f"a diff only: {result.not_local_reason}, so apidrift will not write into it")
     applied = result.with_status(APPLIED)
@@ -95,7 +97,9 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
         say("Fixes not applied:")
         for outcome in failed:
             fix = outcome.finding.fix
-            say(f"  {_site(outcome.finding)} {outcome.finding.code} {fix.description if fix else ''}: {outcome.reason}")
+            say(
+                f"  {_site(outcome.finding)} {outcome.finding.code} {fix.description if fix else ''}: {outcome.reason}"
+            )
     others = [o for o in result.with_status(NO_FIX, GUARDED) if o.finding.severity is not Severity.INFO]
     infos = [o for o in result.with_status(NO_FIX, GUARDED) if o.finding.severity is Severity.INFO]
     if others:
@@ -114,7 +118,9 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
     else:
         summary = f"nothing {verb}"
     if resolved:
-        summary += f", which also resolve{'s' if len(applied) == 1 else ''} {_count(len(resolved), 'more finding')}"
+        summary += (
+            f", which also resolve{'s' if len(applied) == 1 else ''} {_count(len(resolved), 'more finding')}"
+        )
     summary += f"; {_count(len(manual), 'manual step')}"
     if unsafe:
         summary += f"; {len(unsafe)} unsafe not applied"

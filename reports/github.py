@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apidrift.reports.escape import escaped
 from apidrift.auditor.results import AuditResult, Finding, Severity
+from apidrift.reports.escape import escaped
 from apidrift.reports.paths import workspace_path
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -28,19 +28,25 @@ def escape_property(text: str) -> str:
 
 
 def command(name: str, message: str, **properties: object) -> str:
-    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items() if value is not None)
+    props = ",".join(
+        f"{key}={escape_property(str(value))}" for key, value in properties.items() if value is not None
+    )
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
 def render(result: AuditResult, *, workspace: Path | None = None) -> str:
     """One workflow command per finding, then the notes as notices, then a plain summary line."""
     result = escaped(result)  # no control character of the inputs reaches the log (nor forges a command)
-    lines = [command("warning", result.unchecked, title="apidrift: nothing checked")] if result.unchecked else []
+    lines = (
+        [command("warning", result.unchecked, title="apidrift: nothing checked")] if result.unchecked else []
+    )
     lines += [_annotation(finding, result, workspace) for finding in _sorted(result.findings)]
     for note in result.notes:
         lines.append(command("notice", note, title="apidrift"))
     reported = {f.location.path for f in result.findings if f.code == "AD901"}  # already an annotation
-    for outcome in sorted((o for o in result.files if o.status == "failed" and o.path not in reported), key=lambda o: o.path):
+    for outcome in sorted(
+        (o for o in result.files if o.status == "failed" and o.path not in reported), key=lambda o: o.path
+    ):
         lines.append(
             command(
                 "warning",

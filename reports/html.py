@@ -99,7 +99,14 @@ def context(result: AuditResult) -> dict[str, Any]:
     # Most severe first, then by file and position: what fails the gate is read first.
     findings = sorted(
         result.findings,
-        key=lambda f: (-f.severity.rank, f.location.path, f.location.line, f.location.column, f.code, f.message),
+        key=lambda f: (
+            -f.severity.rank,
+            f.location.path,
+            f.location.line,
+            f.location.column,
+            f.code,
+            f.message,
+        ),
     )
     views = [_finding_view(i, f, rules.get(f.code), result) for i, f in enumerate(findings, start=1)]
     by_file: dict[str, list[FindingView]] = {}
@@ -153,15 +160,27 @@ def context(result: AuditResult) -> dict[str, Any]:
         "skipped": sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])),
         "failed": sorted((o for o in result.files if o.status == "failed"), key=lambda o: o.path),
         "run": result.run,
-        "seconds": result.run.get("seconds") if result.run else (sum(result.timings.values()) if result.timings else None),
+        "seconds": result.run.get("seconds")
+        if result.run
+        else (sum(result.timings.values()) if result.timings else None),
     }
 
 
 def _finding_view(number: int, finding: Finding, rule: Rule | None, result: AuditResult) -> FindingView:
     before, marked, after = split_marked(finding.location)
     search = " ".join(
-        filter(None, (finding.code, finding.rule, finding.message, finding.symbol, finding.location.path,
-                      finding.hint, finding.location.source_line.strip()))
+        filter(
+            None,
+            (
+                finding.code,
+                finding.rule,
+                finding.message,
+                finding.symbol,
+                finding.location.path,
+                finding.hint,
+                finding.location.source_line.strip(),
+            ),
+        )
     ).lower()
     return FindingView(
         id=f"finding-{number}",
@@ -180,7 +199,12 @@ def _finding_view(number: int, finding: Finding, rule: Rule | None, result: Audi
 
 def _fixable(finding: Finding) -> str | None:
     fix = finding.fix
-    if fix is None or finding.guarded or fix.kind not in _EDIT_KINDS or fix.applicability not in ("safe", "unsafe"):
+    if (
+        fix is None
+        or finding.guarded
+        or fix.kind not in _EDIT_KINDS
+        or fix.applicability not in ("safe", "unsafe")
+    ):
         return None
     return fix.applicability
 
@@ -196,7 +220,11 @@ def source_lines(finding: Finding) -> tuple[SourceLine, ...]:
         if number < loc.line or number > max(loc.end_line, loc.line):
             rows.append(SourceLine(number, text, "", "", False))
             continue
-        start = min(max(loc.column, 1), len(text) + 1) - 1 if number == loc.line else len(text) - len(text.lstrip())
+        start = (
+            min(max(loc.column, 1), len(text) + 1) - 1
+            if number == loc.line
+            else len(text) - len(text.lstrip())
+        )
         end = (loc.end_column - 1) if number == loc.end_line else len(text.rstrip())
         end = min(max(end, start + 1 if number == loc.line else start), len(text))
         rows.append(SourceLine(number, text[:start], text[start:end], text[end:], True))
@@ -230,8 +258,16 @@ def _signature_view(finding: Finding, result: AuditResult) -> SignatureView | No
             if diff.returns_changed:
                 words.append("return type changed")
             return SignatureView(
-                old_label, new_label, diff.old, diff.new, diff.old_returns, diff.new_returns,
-                "; ".join(words) or "no parameter differences", old, new, mentioned,
+                old_label,
+                new_label,
+                diff.old,
+                diff.new,
+                diff.old_returns,
+                diff.new_returns,
+                "; ".join(words) or "no parameter differences",
+                old,
+                new,
+                mentioned,
             )
     old_rows = _focus(single_side(old), mentioned) if old else None
     new_rows = _focus(single_side(new), mentioned) if new else None
@@ -243,8 +279,15 @@ def _signature_view(finding: Finding, result: AuditResult) -> SignatureView | No
     else:
         summary = f"unknown in {new_label}"
     return SignatureView(
-        old_label if old else None, new_label if new else None, old_rows, new_rows,
-        returns["old"], returns["new"], summary, old, new,
+        old_label if old else None,
+        new_label if new else None,
+        old_rows,
+        new_rows,
+        returns["old"],
+        returns["new"],
+        summary,
+        old,
+        new,
     )
 
 
@@ -374,7 +417,9 @@ def fold_unchanged(rows: list[Any] | None, named: Any) -> list[tuple[str, Any, i
     return items
 
 
-def aligned_pairs(old: tuple[Row, ...], new: tuple[Row, ...]) -> list[tuple[tuple[int, Row] | None, tuple[int, Row] | None]]:
+def aligned_pairs(
+    old: tuple[Row, ...], new: tuple[Row, ...]
+) -> list[tuple[tuple[int, Row] | None, tuple[int, Row] | None]]:
     """Old and new parameters side by side, row by row: the same parameter on one row, a removed one
     beside a gap, an added one beside a gap; each with its true (1-based) position."""
     old_numbered = list(enumerate(old, start=1))

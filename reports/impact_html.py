@@ -47,14 +47,25 @@ def render(result: ImpactResult) -> str:
             "findings": sorted(row.get("findings", ()), key=lambda f: (f["path"], f["line"], f["code"])),
         })  # fmt: skip
     all_rules = sorted({code for row in rows for code in row.get("by_rule", {})})
-    html = _environment().get_template("impact.html.j2").render(
-        title=f"apidrift impact: {title(result)}",
-        result=result,
-        summary=counts_line(result),
-        statuses=[s for s in STATUSES if counts[s]],
-        counts=counts,
-        groups=[{"g": g, "line": group_verdict(g), "search": " ".join([g.symbol, g.code, g.rule, *g.dependents, *g.pinned]).lower()} for g in groups],
-        dependents=views,
-        rules=all_rules,
+    html = (
+        _environment()
+        .get_template("impact.html.j2")
+        .render(
+            title=f"apidrift impact: {title(result)}",
+            result=result,
+            summary=counts_line(result),
+            statuses=[s for s in STATUSES if counts[s]],
+            counts=counts,
+            groups=[
+                {
+                    "g": g,
+                    "line": group_verdict(g),
+                    "search": " ".join([g.symbol, g.code, g.rule, *g.dependents, *g.pinned]).lower(),
+                }
+                for g in groups
+            ],
+            dependents=views,
+            rules=all_rules,
+        )
     )
     return html if html.endswith("\n") else html + "\n"

@@ -15,7 +15,9 @@ def render(result: ImpactResult, *, max_rows: int = MAX_ROWS) -> str:
     if groups:
         lines += ["| upstream symbol | dependents | example |", "| --- | --- | --- |"]
         for group in groups[:max_rows]:
-            lines.append(f"| {cell(group_line(group))} | {cell(names(group.dependents + group.pinned))} | {cell(group.message)} |")
+            lines.append(
+                f"| {cell(group_line(group))} | {cell(names(group.dependents + group.pinned))} | {cell(group.message)} |"
+            )
         if len(groups) > max_rows:
             lines.append(f"\n… and {len(groups) - max_rows} more groups; see the full results.")
         lines.append("")
@@ -23,7 +25,9 @@ def render(result: ImpactResult, *, max_rows: int = MAX_ROWS) -> str:
     rows = sorted(result.rows, key=lambda r: (order[r["status"]], r["dependent"]))
     lines += ["| status | dependent | version | details |", "| --- | --- | --- | --- |"]
     for row in rows[:max_rows]:
-        lines.append(f"| {row['status']} | {cell(row['dependent'])} | {cell(str(row.get('version') or ''))} | {cell(detail(row))} |")
+        lines.append(
+            f"| {row['status']} | {cell(row['dependent'])} | {cell(str(row.get('version') or ''))} | {cell(detail(row))} |"
+        )
     if len(rows) > max_rows:
         lines.append(f"\n… and {len(rows) - max_rows} more dependents; see the full results.")
     if result.dropped or result.notes:

@@ -23,7 +23,7 @@ def counts_line(result: ImpactResult) -> str:
 
 
 def group_verdict(group: Group) -> str:
-    """"breaks 7 dependents, 12 call sites" (and those pinned below the release)."""
+    """ "breaks 7 dependents, 12 call sites" (and those pinned below the release)."""
     verb = "breaks" if group.severity == "error" else "warns"
     if not group.dependents:
         return f"{verb} {plural(len(group.pinned), 'dependent')} pinned below the release, when they upgrade"
@@ -34,7 +34,7 @@ def group_verdict(group: Group) -> str:
 
 
 def group_line(group: Group) -> str:
-    """"`pkg.Scheduler.__init__` AD102 missing-required-argument: breaks 7 dependents, 12 call sites"."""
+    """ "`pkg.Scheduler.__init__` AD102 missing-required-argument: breaks 7 dependents, 12 call sites"."""
     return f"`{group.symbol}` {group.code} {group.rule}: {group_verdict(group)}"
 
 
@@ -102,4 +102,8 @@ def render(result: ImpactResult) -> str:
 
 def _who(row: dict[str, Any]) -> str:
     version = row.get("version")
-    return f"{row['dependent']} {version}" if version and str(version) not in row["dependent"] else row["dependent"]
+    return (
+        f"{row['dependent']} {version}"
+        if version and str(version) not in row["dependent"]
+        else row["dependent"]
+    )

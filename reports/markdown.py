@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from apidrift.reports.escape import escaped
 from apidrift.auditor.results import AuditResult, Finding, Severity
+from apidrift.reports.escape import escaped
 from apidrift.reports.sarif import help_uri
 from apidrift.rules.registry import get_rule
 
@@ -68,7 +68,9 @@ def render(result: AuditResult, *, max_rows: int = MAX_ROWS) -> str:
             label = f"`{rule_code}` {name}"
             lines.append(f"| {f'[{label}]({help_uri(rule)})' if rule else label} | {n} |")
         lines += ["", "| | location | rule | message |", "| --- | --- | --- | --- |"]
-        ordered = sorted(result.findings, key=lambda f: (-f.severity.rank, f.location.path, f.location.line, f.code))
+        ordered = sorted(
+            result.findings, key=lambda f: (-f.severity.rank, f.location.path, f.location.line, f.code)
+        )
         for finding in ordered[:max_rows]:
             lines.append(_row(finding))
         if len(ordered) > max_rows:

@@ -80,7 +80,9 @@ def render_text(result: PlanResult) -> str:
     out = [safe(headline(result)), ""]
     rows = [("release", "errors", "warnings", "checked", "status")]
     for row in result.rows:
-        rows.append((row.version, _number(row.errors), _number(row.warnings), _number(row.checked), status_text(row)))
+        rows.append(
+            (row.version, _number(row.errors), _number(row.warnings), _number(row.checked), status_text(row))
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for row_cells in rows:
         first = row_cells[0].ljust(widths[0])
@@ -92,7 +94,9 @@ def render_text(result: PlanResult) -> str:
         for history in result.histories:
             f = history.finding
             loc = f.location
-            out.append(f"  {loc.path}:{loc.line}:{loc.column}: {f.code} [{f.severity.value}] {safe(f.message)}")
+            out.append(
+                f"  {loc.path}:{loc.line}:{loc.column}: {f.code} [{f.severity.value}] {safe(f.message)}"
+            )
             out += [f"      {safe(line)}" for line in history_lines(history)]
     else:
         out += ["", f"no findings in {result.upstream} {result.to_version}"]
@@ -123,8 +127,16 @@ def render_markdown(result: PlanResult) -> str:
             f = history.finding
             where = code(f"{f.location.path}:{f.location.line}")
             first = cell(history.first_appeared or "already in the written-for release")
-            deprecated = cell(f"{history.deprecated_in}: {history.deprecation}") if history.deprecated_in else ""
-            out.append(f"| {f.code} {cell(f.message)} | {where} | {first} | {deprecated} | {cell(history.migration or '')} |")
+            deprecated = (
+                cell(f"{history.deprecated_in}: {history.deprecation}") if history.deprecated_in else ""
+            )
+            out.append(
+                f"| {f.code} {cell(f.message)} | {where} | {first} | {deprecated} | {cell(history.migration or '')} |"
+            )
     if result.notes:
-        out += ["", "<details><summary>Notes</summary>", ""] + [f"- {cell(note)}" for note in result.notes] + ["", "</details>"]
+        out += (
+            ["", "<details><summary>Notes</summary>", ""]
+            + [f"- {cell(note)}" for note in result.notes]
+            + ["", "</details>"]
+        )
     return "\n".join(out) + "\n"

@@ -137,7 +137,9 @@ def physical_location(loc: Location) -> dict[str, Any]:
         return physical  # we only hold the first line: no snippet rather than a wrong one
     # A snippet is the text *of the region*; the whole line goes in a context region around it.
     region["snippet"] = {"text": line[start_column - 1 : end_column - 1]}
-    if start_column > 1 or end_column < len(line) + 1:  # SARIF wants a context strictly larger than the region
+    if (
+        start_column > 1 or end_column < len(line) + 1
+    ):  # SARIF wants a context strictly larger than the region
         physical["contextRegion"] = {
             "startLine": start_line,
             "startColumn": 1,
@@ -153,7 +155,9 @@ def _invocation(result: AuditResult) -> dict[str, Any]:
         {"level": "note", "message": {"text": _sentence(note)}} for note in result.notes
     ]
     # A file we could not read or parse is a gap in the audit, not a finding: say so as a warning.
-    notifications += [_failed_file(outcome) for outcome in sorted(_failed(result.files), key=lambda o: o.path)]
+    notifications += [
+        _failed_file(outcome) for outcome in sorted(_failed(result.files), key=lambda o: o.path)
+    ]
     invocation: dict[str, Any] = {"executionSuccessful": True}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
@@ -167,7 +171,9 @@ def _failed(files: list[FileOutcome]) -> list[FileOutcome]:
 def _failed_file(outcome: FileOutcome) -> dict[str, Any]:
     return {
         "level": "warning",
-        "message": {"text": _sentence(f"{outcome.path} was not audited: {outcome.reason or 'no reason given'}")},
+        "message": {
+            "text": _sentence(f"{outcome.path} was not audited: {outcome.reason or 'no reason given'}")
+        },
         "locations": [{"physicalLocation": {"artifactLocation": artifact_location(outcome.path)}}],
     }
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-
 from dataclasses import dataclass
 
 _OPEN, _CLOSE = "([{", ")]}"
@@ -102,8 +101,11 @@ def _closing_paren(text: str) -> int:
 
 def _find_top_level(text: str, needle: str) -> int:
     return next(
-        (i for i, char, depth in _outside_strings(text)
-         if depth == 0 and char not in _CLOSE and text.startswith(needle, i)),
+        (
+            i
+            for i, char, depth in _outside_strings(text)
+            if depth == 0 and char not in _CLOSE and text.startswith(needle, i)
+        ),
         -1,
     )
 
@@ -201,7 +203,14 @@ def single_side(signature: str) -> tuple[Row, ...] | None:
     return tuple(Row(param, "same") for param in parsed[0])
 
 
-_SPELLINGS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset", "Type": "type"}
+_SPELLINGS = {
+    "List": "list",
+    "Dict": "dict",
+    "Tuple": "tuple",
+    "Set": "set",
+    "FrozenSet": "frozenset",
+    "Type": "type",
+}
 
 
 def normal_annotation(text: str | None) -> str | None:

@@ -6,8 +6,16 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from apidrift.auditor.results import (
+    AuditResult,
+    Coverage,
+    FileOutcome,
+    Finding,
+    InputInfo,
+    Location,
+    Severity,
+)
 from apidrift.reports.escape import escaped
-from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Location, Severity
 from apidrift.reports.sigdiff import Row, diff_signatures, parse_signature, single_side
 
 _RESET = "\x1b[0m"
@@ -53,7 +61,9 @@ def _unchecked(result: AuditResult, style: _Style) -> str:
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Grouped by file (files sorted), then by position; code and message only break ties, for stable output."""
-    return sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message))
+    return sorted(
+        findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message)
+    )
 
 
 def _finding_block(finding: Finding, style: _Style) -> str:
@@ -100,8 +110,12 @@ def short_signatures(finding: Finding) -> tuple[str | None, str | None]:
     named = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)", finding.message + " " + (finding.hint or "")))
     compared = diff_signatures(old, new) if old and new else None
     if compared is not None:
-        return _elide(compared.new, compared.new_returns, named), _elide(compared.old, compared.old_returns, named)
-    return (_elide(single_side(new), _returns(new), named) if new else None), (_elide(single_side(old), _returns(old), named) if old else None)
+        return _elide(compared.new, compared.new_returns, named), _elide(
+            compared.old, compared.old_returns, named
+        )
+    return (_elide(single_side(new), _returns(new), named) if new else None), (
+        _elide(single_side(old), _returns(old), named) if old else None
+    )
 
 
 def _returns(signature: str) -> str | None:
@@ -162,7 +176,11 @@ def caret_line(location: Location) -> str:
 
 def _summary(result: AuditResult, style: _Style) -> str:
     lines = ["Audited:"]
-    inputs = [("downstream", result.downstream), ("upstream", result.upstream), ("old upstream", result.old_upstream)]
+    inputs = [
+        ("downstream", result.downstream),
+        ("upstream", result.upstream),
+        ("old upstream", result.old_upstream),
+    ]
     for role, info in inputs:
         if info is not None:
             lines.append(f"  {role + ':':<13} {_describe(info, result.notes)}")
@@ -218,7 +236,9 @@ def _file_lines(files: list[FileOutcome]) -> list[str]:
 
 def _counted(counts: dict[str, int]) -> str:
     """`reason count` pairs, most frequent first, then by name so equal counts keep a stable order."""
-    return ", ".join(f"{reason} {count}" for reason, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ", ".join(
+        f"{reason} {count}" for reason, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
 
 
 def _plural(count: int, word: str) -> str:

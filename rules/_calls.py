@@ -23,7 +23,9 @@ def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:
         if kind is ProblemKind.MISSING_ARGUMENT:
             target = checked.new.target
             keyword_able = {
-                p.name for p in (target.signature.parameters if target else ()) if p.kind is not ParamKind.POSITIONAL_ONLY
+                p.name
+                for p in (target.signature.parameters if target else ())
+                if p.kind is not ParamKind.POSITIONAL_ONLY
             }
             names = tuple(n for n in found.names if n in keyword_able)
         elif kind is ProblemKind.UNEXPECTED_KEYWORD:
@@ -71,7 +73,7 @@ def renamed_to(checked: CheckedSite, name: str) -> tuple[str, str] | None:
     if position is None or position >= len(new_params):
         return None
     before, after = old_params[position], new_params[position]
-    if after.name in old_names or after.kind is not before.kind and "var" in after.kind.value:
+    if after.name in old_names or (after.kind is not before.kind and "var" in after.kind.value):
         return None
     if before.annotation and before.annotation == after.annotation:
         return after.name, f"same position, same annotation `{after.annotation}`"

@@ -13,7 +13,14 @@ def both_bound(checked: CheckedSite) -> tuple[Ok, Ok, Signature, Signature] | No
     """The old and new bindings and signatures, when the call binds under both versions."""
     old = checked.old
     new = checked.new
-    if checked.site.kind != "call" or checked.site.forwarded or checked.site.through_init or old is None or old.target is None or new.target is None:
+    if (
+        checked.site.kind != "call"
+        or checked.site.forwarded
+        or checked.site.through_init
+        or old is None
+        or old.target is None
+        or new.target is None
+    ):
         return None
     if not isinstance(old.verdict, Ok) or not isinstance(new.verdict, Ok):
         return None

@@ -33,10 +33,14 @@ def hint(checked: CheckedSite, missing: Missing, fallback: str) -> str:
     if relocated:
         others = f" (also: {', '.join(f'`{p}`' for p in relocated[1:3])})" if len(relocated) > 1 else ""
         module = relocated[0].rpartition(".")[0]
-        parts.append(f"moved: now importable as `{relocated[0]}` (from {module} import {missing.name}){others}")
+        parts.append(
+            f"moved: now importable as `{relocated[0]}` (from {module} import {missing.name}){others}"
+        )
     deprecated = old_deprecation(checked)
     if deprecated and not relocated:
-        parts.append(f"{checked.old.version if checked.old else 'the old version'} deprecated it: \u201c{deprecated}\u201d")
+        parts.append(
+            f"{checked.old.version if checked.old else 'the old version'} deprecated it: \u201c{deprecated}\u201d"
+        )
     return "; ".join(parts) if parts else fallback
 
 

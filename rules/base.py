@@ -13,8 +13,8 @@ from apidrift.auditor.results import Severity
 
 if TYPE_CHECKING:
     from apidrift.auditor.check.checked import CheckedSite
-    from apidrift.auditor.results import Finding, Fix
     from apidrift.auditor.downstream.sites import Span
+    from apidrift.auditor.results import Finding, Fix
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")
 
@@ -75,7 +75,11 @@ def make_finding(
     old_target = checked.old.target if checked.old is not None else None
     severity = rule.severity
     unknown = checked.new.unknown
-    if unknown is not None and unknown.reason is Reason.STUB_SIGNATURE and severity.rank > Severity.WARNING.rank:
+    if (
+        unknown is not None
+        and unknown.reason is Reason.STUB_SIGNATURE
+        and severity.rank > Severity.WARNING.rank
+    ):
         severity = Severity.WARNING  # a typing view: the runtime may accept the call
         message += " (by the stub: the runtime may accept it)"
     if checked.site.guarded:

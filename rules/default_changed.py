@@ -54,7 +54,9 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             continue  # a stub's placeholder: the value is the implementation's, not known here
         old_ok_literal, old_value = _drift.literal(old_param.default)
         new_ok_literal, new_value = _drift.literal(new_param.default)
-        if not (old_ok_literal and new_ok_literal) or (old_value == new_value and type(old_value) is type(new_value)):
+        if not (old_ok_literal and new_ok_literal) or (
+            old_value == new_value and type(old_value) is type(new_value)
+        ):
             continue
         if fits(old_value, new_param.annotation):
             hint = f"pass `{new_param.name}={old_param.default}` to keep the old behaviour"
@@ -123,11 +125,18 @@ def _fits(value: object, node: ast.expr, depth: int) -> bool:
         if outer == "Union":
             return any(_fits(value, item, depth + 1) for item in items)
         if outer == "Literal":
-            return any(isinstance(i, ast.Constant) and i.value == value and type(i.value) is type(value) for i in items)
+            return any(
+                isinstance(i, ast.Constant) and i.value == value and type(i.value) is type(value)
+                for i in items
+            )
         if outer in ("Annotated",):
             return _fits(value, items[0], depth + 1)
         types = _BUILTIN_TYPES.get(outer or "")
-        return bool(types) and isinstance(value, types) and not (isinstance(value, (list, dict, tuple, set)) and value)
+        return (
+            bool(types)
+            and isinstance(value, types)
+            and not (isinstance(value, (list, dict, tuple, set)) and value)
+        )
     name = _name(node)
     if name in _ANY:
         return True
@@ -138,4 +147,4 @@ def _fits(value: object, node: ast.expr, depth: int) -> bool:
         return False  # a class of the upstream's, a type variable...: not known to accept the value
     if isinstance(value, bool):
         return bool in types  # True is an int to CPython, not to every validator: no hint
-    return isinstance(value, types) and not (bool in types)
+    return isinstance(value, types) and bool not in types

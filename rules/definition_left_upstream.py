@@ -51,12 +51,17 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     if old.unknown is not None or old.missing is not None:
         return  # the old version did not define it for certain either
     before = getattr(old.resolution, "path", None)
-    if not isinstance(before, str) or not before.endswith(f".{ref.name}") or isinstance(old.resolution, ServedValue):
+    if (
+        not isinstance(before, str)
+        or not before.endswith(f".{ref.name}")
+        or isinstance(old.resolution, ServedValue)
+    ):
         return
     what = "method" if isinstance(old.resolution, FunctionValue) else "attribute"
     deprecated = _names.old_deprecation(checked)
     hint = (
-        f"{old.version} deprecated it: \u201c{deprecated}\u201d" if deprecated
+        f"{old.version} deprecated it: \u201c{deprecated}\u201d"
+        if deprecated
         else f"use its replacement, or check that `{new.beyond_upstream}` provides `{ref.name}`"
     )
     yield rule.finding(

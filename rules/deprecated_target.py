@@ -21,8 +21,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.upstream.resolve import AttributeValue, ClassValue, FunctionValue, ServedValue, value_path
 from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.upstream.resolve import (
+    AttributeValue,
+    ClassValue,
+    FunctionValue,
+    ServedValue,
+    value_path,
+)
 from apidrift.rules.base import Rule
 
 RULE = {

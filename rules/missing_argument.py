@@ -66,8 +66,13 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             f"pass {', '.join(described)} to {_calls.display(checked)}",
             {
                 "parameters": ",".join(problem.names),
-                "annotations": ",".join((signature.get(n).annotation or "") if signature.get(n) else "" for n in problem.names),
-                "after": ",".join(names[names.index(n) - 1] if n in names and names.index(n) > 0 else "" for n in problem.names),
+                "annotations": ",".join(
+                    (signature.get(n).annotation or "") if signature.get(n) else "" for n in problem.names
+                ),
+                "after": ",".join(
+                    names[names.index(n) - 1] if n in names and names.index(n) > 0 else ""
+                    for n in problem.names
+                ),
                 "callee": _calls.callee(checked),
                 # The same facts per parameter as JSON (annotations may hold commas), for `apidrift fix`.
                 "details": json.dumps([_details(checked, signature, names, n) for n in problem.names]),

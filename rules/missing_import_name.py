@@ -41,7 +41,11 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             f"name `{missing.name}` is not defined: `from {missing.owner} import *` does not provide it "
             f"in {checked.new.version}",
             symbol=_names.missing_path(missing),
-            hint=_names.hint(checked, missing, f"`{missing.name}` is no longer exported by `{missing.owner}` nor found elsewhere"),
+            hint=_names.hint(
+                checked,
+                missing,
+                f"`{missing.name}` is no longer exported by `{missing.owner}` nor found elsewhere",
+            ),
         )
         return
     if missing is None or not _names.is_name_import(checked):
@@ -50,7 +54,11 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         checked,
         f"cannot import name `{missing.name}` from `{missing.owner}` ({checked.new.version})",
         symbol=_names.missing_path(missing),
-        hint=_names.hint(checked, missing, f"`{missing.name}` is neither defined in `{missing.owner}` any more nor found elsewhere"),
+        hint=_names.hint(
+            checked,
+            missing,
+            f"`{missing.name}` is neither defined in `{missing.owner}` any more nor found elsewhere",
+        ),
         fix=_move(checked, missing.owner, missing.name),
     )
 

@@ -41,5 +41,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         checked,
         f"`{missing.owner}` instances have no attribute `{missing.name}` in {checked.new.version}",
         symbol=_names.missing_path(missing),
-        hint=_names.hint(checked, missing, f"`{missing.owner}` no longer defines `{missing.name}` (nor do its bases)"),
+        hint=_names.hint(
+            checked, missing, f"`{missing.owner}` no longer defines `{missing.name}` (nor do its bases)"
+        ),
     )

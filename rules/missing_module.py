@@ -41,5 +41,9 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         checked,
         f"module `{module}` does not exist in {checked.new.version}",
         symbol=module,
-        hint=_names.hint(checked, missing, f"find where `{module}`'s contents moved in {checked.new.version}, or pin the old version"),
+        hint=_names.hint(
+            checked,
+            missing,
+            f"find where `{module}`'s contents moved in {checked.new.version}, or pin the old version",
+        ),
     )

@@ -54,8 +54,9 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             f"in `{call['caller']}` (line {call['lineno']}); the override takes "
             f"{site.signature.render() if site.signature else '?'}",
             symbol=target.defined_at,
-            hint=f"accept what the upstream passes: def {name}(self, ..., {', '.join(new)})" if new else
-            f"accept what the upstream passes: {target.signature.render()}",
+            hint=f"accept what the upstream passes: def {name}(self, ..., {', '.join(new)})"
+            if new
+            else f"accept what the upstream passes: {target.signature.render()}",
         )
         return
     yield rule.finding(

@@ -51,9 +51,15 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         old_name = old_by_index[index]
         if old_name == new_name:
             continue
-        if old_name not in new_names and new_name not in old_names and _renamed(old_signature, new_signature, old_name, new_name):
+        if (
+            old_name not in new_names
+            and new_name not in old_names
+            and _renamed(old_signature, new_signature, old_name, new_name)
+        ):
             continue  # renamed in place: the same parameter under a new name
-        if new_name not in old_names and _renamed_keeping_alias(old_signature, new_signature, old_name, new_name):
+        if new_name not in old_names and _renamed_keeping_alias(
+            old_signature, new_signature, old_name, new_name
+        ):
             continue
         moves.append((index, old_name, new_name))
     if not moves:
@@ -67,11 +73,17 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     )
 
 
-def _renamed_keeping_alias(old_signature: Signature, new_signature: Signature, old_name: str, new_name: str) -> bool:
+def _renamed_keeping_alias(
+    old_signature: Signature, new_signature: Signature, old_name: str, new_name: str
+) -> bool:
     """Renamed in place with the old name kept only as a keyword-only alias (`reshape(a, newshape)` ->
     `reshape(a, /, shape=None, *, newshape=None)`, the old name deprecated): the name must say so
     (similar, or the same annotation); a parameter moved behind `*args` stays a remap."""
-    before, after, alias = old_signature.get(old_name), new_signature.get(new_name), new_signature.get(old_name)
+    before, after, alias = (
+        old_signature.get(old_name),
+        new_signature.get(new_name),
+        new_signature.get(old_name),
+    )
     if before is None or after is None or alias is None or alias.kind is not ParamKind.KEYWORD_ONLY:
         return False
     if after.kind not in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD):

@@ -52,7 +52,9 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 
 def _fix(checked: CheckedSite, name: str) -> Fix:
     call = checked.site.span
-    where = f"{call.line}:{call.column}"  # the call's own position: a missing argument there may be this keyword
+    where = (
+        f"{call.line}:{call.column}"  # the call's own position: a missing argument there may be this keyword
+    )
     renamed = _calls.renamed_to(checked, name)
     if renamed is not None:
         data = {"old": name, "new": renamed[0], "call": where}

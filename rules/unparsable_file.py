@@ -56,7 +56,9 @@ def file_finding(rule: Rule, outcome: FileOutcome, file: Path | None, upstream: 
     text = _read(file) if file is not None else None
     if text is not None:
         lines = text.splitlines()
-        cpython = _cpython_error(text, outcome.path) if (outcome.reason or "").startswith("syntax error") else None
+        cpython = (
+            _cpython_error(text, outcome.path) if (outcome.reason or "").startswith("syntax error") else None
+        )
         if cpython is not None:
             line, column, message = cpython
         elif (match := _AT.search(outcome.reason or "")) is not None:

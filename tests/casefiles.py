@@ -10,7 +10,9 @@ import re
 from pathlib import Path
 
 
-def parse_case(path: Path, kinds: tuple[str, ...] = ("old", "new", "downstream")) -> dict[str, dict[str, str]]:
+def parse_case(
+    path: Path, kinds: tuple[str, ...] = ("old", "new", "downstream")
+) -> dict[str, dict[str, str]]:
     section = re.compile(rf"^\[({'|'.join(kinds)}) ([^\]]+)\]\s*$")
     sections: dict[str, dict[str, str]] = {kind: {} for kind in kinds}
     current: tuple[str, str] | None = None

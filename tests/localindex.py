@@ -28,19 +28,27 @@ def wheel_bytes(name: str, version: str, files: dict[str, str], requires: list[s
         for path, text in files.items():
             zipped.writestr(path, text)
         zipped.writestr(f"{stem}.dist-info/METADATA", core_metadata(name, version, requires))
-        zipped.writestr(f"{stem}.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zipped.writestr(
+            f"{stem}.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
         zipped.writestr(f"{stem}.dist-info/RECORD", "".join(f"{p},,\n" for p in files))
     return buffer.getvalue()
 
 
-def sdist_bytes(name: str, version: str, files: dict[str, str], requires: list[str], *, in_pkg_info: bool = True) -> bytes:
+def sdist_bytes(
+    name: str, version: str, files: dict[str, str], requires: list[str], *, in_pkg_info: bool = True
+) -> bytes:
     """An sdist; with `in_pkg_info=False` the requirements are only in the egg-info's requires.txt."""
     stem = f"{name.replace('-', '_')}-{version}"
     members = {f"{stem}/{path}": text for path, text in files.items()}
-    members[f"{stem}/PKG-INFO"] = core_metadata(name, version, requires if in_pkg_info else [], metadata_version="2.1" if in_pkg_info else "1.2")
+    members[f"{stem}/PKG-INFO"] = core_metadata(
+        name, version, requires if in_pkg_info else [], metadata_version="2.1" if in_pkg_info else "1.2"
+    )
     if not in_pkg_info:
         members[f"{stem}/{name.replace('-', '_')}.egg-info/requires.txt"] = "\n".join(requires) + "\n"
-        members[f"{stem}/{name.replace('-', '_')}.egg-info/PKG-INFO"] = core_metadata(name, version, [], metadata_version="1.2")
+        members[f"{stem}/{name.replace('-', '_')}.egg-info/PKG-INFO"] = core_metadata(
+            name, version, [], metadata_version="1.2"
+        )
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tarred:
         for path, text in members.items():
@@ -56,7 +64,9 @@ class LocalIndex:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.projects: dict[str, list[tuple[str, str, str | None]]] = {}  # name -> (filename, sha256, metadata sha256)
+        self.projects: dict[
+            str, list[tuple[str, str, str | None]]
+        ] = {}  # name -> (filename, sha256, metadata sha256)
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
 
@@ -75,8 +85,12 @@ class LocalIndex:
     def _write_page(self, name: str) -> None:
         anchors = []
         for filename, digest, meta in self.projects[name]:
-            extra = f' data-core-metadata="sha256={meta}" data-dist-info-metadata="sha256={meta}"' if meta else ""
-            anchors.append(f'<a href="/files/{html.escape(filename)}#sha256={digest}"{extra}>{html.escape(filename)}</a><br>')
+            extra = (
+                f' data-core-metadata="sha256={meta}" data-dist-info-metadata="sha256={meta}"' if meta else ""
+            )
+            anchors.append(
+                f'<a href="/files/{html.escape(filename)}#sha256={digest}"{extra}>{html.escape(filename)}</a><br>'
+            )
         page = self.root / "simple" / name / "index.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text("<!DOCTYPE html><html><head><meta name=\"pypi:repository-version\" content=\"1.1\"></head><body>\n"
@@ -89,12 +103,14 @@ class LocalIndex:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/simple/"
         return self
 
-    def __exit__(self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None) -> None:
+    def __exit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass

@@ -26,7 +26,9 @@ CODE = "import pkg\n\npkg.get_config(1, 2, kv_cache_specs=3)\n"
 def _git(cwd: Path, *args: str) -> str:
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.org", "HOME": str(cwd), "PATH": "/usr/bin:/bin"}  # fmt: skip
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 def _repo(root: Path, *, lock_changes: bool, code: str = CODE) -> tuple[Path, str]:
@@ -65,7 +67,7 @@ class _StrictLoader(yaml.SafeLoader):
 
 
 def _action() -> dict:
-    return yaml.load((ROOT / "action.yml").read_text(), Loader=_StrictLoader)  # noqa: S506 - a SafeLoader
+    return yaml.load((ROOT / "action.yml").read_text(), Loader=_StrictLoader)
 
 
 def test_action_inputs_and_outputs() -> None:
@@ -75,7 +77,7 @@ def test_action_inputs_and_outputs() -> None:
     (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "audit"]
     assert step["env"]["MODE"] == "${{ inputs.mode }}" and step["env"]["BASE"] == "${{ inputs.base }}"
     with pytest.raises(yaml.constructor.ConstructorError, match="duplicate keys"):
-        yaml.load("a: 1\na: 2\n", Loader=_StrictLoader)  # noqa: S506
+        yaml.load("a: 1\na: 2\n", Loader=_StrictLoader)
 
 
 def _step() -> dict:
@@ -120,7 +122,7 @@ def _env(tmp: Path, project: Path, *, event: str, base: str | None, **inputs: st
 def _run(env: dict[str, str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
     # as the runner runs a composite action's bash step
     done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", _step()["run"]], env=env,
-                          cwd=cwd, capture_output=True, text=True, timeout=120)  # fmt: skip
+                          cwd=cwd, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     output = Path(env["GITHUB_OUTPUT"])
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines()) if output.exists() else {}
     return done, outputs
@@ -138,7 +140,10 @@ def test_a_pull_request_changing_a_lock_file_runs_bump(tmp_path: Path) -> None:
     done, outputs = _run(env, project)
     assert done.returncode == 0, done.stderr
     assert outputs == {"mode": "bump", "exit-code": "0"}
-    assert "::notice title=apidrift::the pull request changes uv.lock: checking the dependency bump" in done.stdout
+    assert (
+        "::notice title=apidrift::the pull request changes uv.lock: checking the dependency bump"
+        in done.stdout
+    )
     assert "::notice title=apidrift::the against input applies to audit mode" in done.stdout
     summary = (tmp_path / "summary.md").read_text()
     assert summary.startswith("### apidrift: dependency bump of ")
@@ -171,7 +176,9 @@ def test_a_shallow_checkout_of_the_merge_commit_fetches_the_base(tmp_path: Path)
     _git(work, "remote", "add", "origin", f"file://{origin}")
     _git(work, "fetch", "-q", "--no-tags", "--depth=1", "origin", f"+{merge}:refs/remotes/pull/1/merge")
     _git(work, "checkout", "-q", "--detach", merge)
-    assert subprocess.run(["git", "cat-file", "-e", f"{base}^{{commit}}"], cwd=work, capture_output=True).returncode
+    assert subprocess.run(
+        ["git", "cat-file", "-e", f"{base}^{{commit}}"], cwd=work, capture_output=True, check=False
+    ).returncode
     env = _env(tmp_path, work, event="pull_request", base=base)
     done, outputs = _run(env, work)
     assert done.returncode == 0, done.stderr
@@ -188,7 +195,9 @@ def test_a_pull_request_without_a_lock_change_runs_the_audit(tmp_path: Path) -> 
     assert outputs == {"mode": "audit", "exit-code": "1"}
     assert "::error file=app/__init__.py,line=3," in done.stdout and "kv_cache_specs" in done.stdout
     assert (tmp_path / "summary.md").read_text().startswith("### apidrift: app==1.0 against pkg")
-    assert [r["ruleId"] for r in json.loads((tmp_path / "apidrift.sarif").read_text())["runs"][0]["results"]] == ["AD101"]
+    assert [
+        r["ruleId"] for r in json.loads((tmp_path / "apidrift.sarif").read_text())["runs"][0]["results"]
+    ] == ["AD101"]
 
 
 def test_nothing_to_check_is_a_notice_not_a_failure(tmp_path: Path) -> None:
@@ -213,7 +222,9 @@ def test_mode_audit_and_push_events_audit_even_when_a_lock_file_changed(tmp_path
     project, base = _repo(tmp_path, lock_changes=True)
     upstream = _upstream(tmp_path)
     for event, mode in (("pull_request", "audit"), ("push", "auto")):
-        done, outputs = _run(_env(tmp_path, project, event=event, base=base, MODE=mode, AGAINST=upstream), project)
+        done, outputs = _run(
+            _env(tmp_path, project, event=event, base=base, MODE=mode, AGAINST=upstream), project
+        )
         assert done.returncode == 0, done.stderr
         assert outputs == {"mode": "audit", "exit-code": "1"}, (event, mode)
         assert (tmp_path / "summary.md").read_text().startswith("### apidrift: app==1.0 against pkg")
@@ -243,13 +254,17 @@ def test_changed_lock_files_are_those_bump_reads(tmp_path: Path, capsys: pytest.
     assert [p for p in ("uv.lock", "requirements/dev.txt", "requirements-dev.txt", "pyproject.toml", "pylock.ci.toml")
             if is_read_by_bump(p)] == ["uv.lock", "requirements/dev.txt", "requirements-dev.txt", "pyproject.toml",
                                        "pylock.ci.toml"]  # fmt: skip
-    assert not any(is_read_by_bump(p) for p in ("docs/requirements.txt", "a/b/uv.lock", "README.md", "uv.lock.bak"))
+    assert not any(
+        is_read_by_bump(p) for p in ("docs/requirements.txt", "a/b/uv.lock", "README.md", "uv.lock.bak")
+    )
     project, base = _repo(tmp_path, lock_changes=True)
     assert changed_lock_files(project, base) == ["uv.lock"]  # docs/requirements.txt changed too, not read
     assert changed_lock_files(project, base, base) == []
     assert lockfiles_main(["changed", str(project), base]) == 0 and capsys.readouterr().out == "uv.lock\n"
     assert lockfiles_main(["changed", str(project), "HEAD", "HEAD"]) == 0 and capsys.readouterr().out == ""
-    assert lockfiles_main(["changed", str(project), "nope"]) == 2 and "no such commit" in capsys.readouterr().err
+    assert (
+        lockfiles_main(["changed", str(project), "nope"]) == 2 and "no such commit" in capsys.readouterr().err
+    )
     # a project in a subfolder: paths relative to it, the rest of the repository ignored
     sub = project / "svc"
     sub.mkdir()
@@ -268,7 +283,9 @@ def test_a_real_bump_through_the_action_gates_like_an_audit(tmp_path: Path, inde
     """click 8.2.0 removed CliRunner's `mix_stderr` (as in test_bump's real bump, checked there against
     both releases' sources): the action's bump mode annotates it, fails on it and writes it to SARIF."""
     project, base = _repo(tmp_path, lock_changes=True, code=CLICK_PROJECT)
-    env = _env(tmp_path, project, event="pull_request", base=base, EXTRA_ARGS=f"--cache-dir '{index_cache}' -q")
+    env = _env(
+        tmp_path, project, event="pull_request", base=base, EXTRA_ARGS=f"--cache-dir '{index_cache}' -q"
+    )
     done, outputs = _run(env, project)
     assert done.returncode == 0, done.stderr
     assert outputs == {"mode": "bump", "exit-code": "1"}

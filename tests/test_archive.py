@@ -123,7 +123,11 @@ def test_compiled_modules_are_recorded_not_extracted(tmp_path: Path) -> None:
         },
     )
     result = extract_archive(archive, tmp_path / "out")
-    assert result.compiled == ("_top.pyd", "demo/_ext.cpython-311-x86_64-linux-gnu.so", "demo/sub/_fast.abi3.so")
+    assert result.compiled == (
+        "_top.pyd",
+        "demo/_ext.cpython-311-x86_64-linux-gnu.so",
+        "demo/sub/_fast.abi3.so",
+    )
     assert listing(result.tree) == {"demo/__init__.py"}
 
 
@@ -165,7 +169,12 @@ def test_traversal_and_absolute_paths_are_skipped(tmp_path: Path) -> None:
 def test_zip_traversal_and_drive_paths_are_skipped(tmp_path: Path) -> None:
     archive = make_zip(
         tmp_path / "evil-1.0.zip",
-        {"evil-1.0/ok.py": b"", "evil-1.0/../../up.py": b"", "C:/win.py": b"", "evil-1.0\\..\\..\\bs.py": b""},
+        {
+            "evil-1.0/ok.py": b"",
+            "evil-1.0/../../up.py": b"",
+            "C:/win.py": b"",
+            "evil-1.0\\..\\..\\bs.py": b"",
+        },
     )
     result = extract_archive(archive, tmp_path / "out")
     assert result.skipped == {"unsafe path": 3}
@@ -199,7 +208,8 @@ def test_zip_symlink_is_skipped(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "filename", ["fake-1.0.tar.gz", "fake-1.0.tgz", "fake-1.0.tar.bz2", "fake-1.0.zip", "fake-1.0-py3-none-any.whl"]
+    "filename",
+    ["fake-1.0.tar.gz", "fake-1.0.tgz", "fake-1.0.tar.bz2", "fake-1.0.zip", "fake-1.0-py3-none-any.whl"],
 )
 def test_not_an_archive_is_a_clean_error(tmp_path: Path, filename: str) -> None:
     path = tmp_path / filename
@@ -225,7 +235,11 @@ def test_unknown_suffix(tmp_path: Path) -> None:
     path.write_bytes(b"")
     with pytest.raises(SourceError, match="neither a wheel"):
         extract_archive(path, tmp_path / "out")
-    assert archive_kind("x.tar.gz") == "sdist" and archive_kind("x.WHL") == "wheel" and archive_kind("x.egg") is None
+    assert (
+        archive_kind("x.tar.gz") == "sdist"
+        and archive_kind("x.WHL") == "wheel"
+        and archive_kind("x.egg") is None
+    )
 
 
 def test_size_bomb_is_refused(tmp_path: Path) -> None:
@@ -236,7 +250,9 @@ def test_size_bomb_is_refused(tmp_path: Path) -> None:
 
 
 def test_zip_size_bomb_is_refused(tmp_path: Path) -> None:
-    archive = make_zip(tmp_path / "bomb-1.0-py3-none-any.whl", {f"bomb/m{i}.py": b"\0" * 4000 for i in range(5)})
+    archive = make_zip(
+        tmp_path / "bomb-1.0-py3-none-any.whl", {f"bomb/m{i}.py": b"\0" * 4000 for i in range(5)}
+    )
     with pytest.raises(SourceError, match="bytes"):
         extract_archive(archive, tmp_path / "out", limits=ExtractLimits(max_bytes=10_000))
     assert_nothing_left(tmp_path, tmp_path / "out")
@@ -250,7 +266,9 @@ def test_file_count_bomb_is_refused(tmp_path: Path) -> None:
 
 
 def test_skipped_bulk_is_bounded_for_tar(tmp_path: Path) -> None:
-    archive = make_tar(tmp_path / "bulk-1.0.tar.gz", {"bulk-1.0/blob.bin": b"\0" * 50_000, "bulk-1.0/a.py": b""})
+    archive = make_tar(
+        tmp_path / "bulk-1.0.tar.gz", {"bulk-1.0/blob.bin": b"\0" * 50_000, "bulk-1.0/a.py": b""}
+    )
     with pytest.raises(SourceError, match="refused"):
         extract_archive(archive, tmp_path / "out", limits=ExtractLimits(max_scanned_bytes=10_000))
     with pytest.raises(SourceError, match="entries"):
@@ -287,7 +305,9 @@ def test_duplicate_entries_last_one_wins(tmp_path: Path) -> None:
 
 def test_non_utf8_names_are_skipped(tmp_path: Path) -> None:
     path = tmp_path / "enc-1.0.tar.gz"
-    with tarfile.open(path, "w:gz", encoding="utf-8", errors="surrogateescape", format=tarfile.GNU_FORMAT) as tar:
+    with tarfile.open(
+        path, "w:gz", encoding="utf-8", errors="surrogateescape", format=tarfile.GNU_FORMAT
+    ) as tar:
         add_file(tar, "enc-1.0/ok.py")
         add_file(tar, "enc-1.0/bad\udcff.py")
     result = extract_archive(path, tmp_path / "out")
@@ -374,7 +394,9 @@ def test_real_decompression_bombs_are_refused_early(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="more than 1048576 bytes to extract; refused"):
         extract_archive(bomb, tmp_path / "out", limits=ExtractLimits(max_bytes=1024 * 1024))
     assert_nothing_left(tmp_path, tmp_path / "out")
-    bulk = make_tar(tmp_path / "bulk-1.0.tar.gz", {"bulk-1.0/data.bin": zeros, "bulk-1.0/bulk/__init__.py": b""})
+    bulk = make_tar(
+        tmp_path / "bulk-1.0.tar.gz", {"bulk-1.0/data.bin": zeros, "bulk-1.0/bulk/__init__.py": b""}
+    )
     with pytest.raises(SourceError, match="holds more than 1048576 bytes; refused"):
         extract_archive(bulk, tmp_path / "out", limits=ExtractLimits(max_scanned_bytes=1024 * 1024))
     zbomb = tmp_path / "zbomb-1.0-py3-none-any.whl"

@@ -18,9 +18,13 @@ CALL = "pkg.get_config(1, 2, kv_cache_specs=3)"
 
 def finding(line: int, source: str = CALL, path: str = "app/mod.py", code: str = "AD101") -> Finding:
     return Finding(
-        code=code, rule="unexpected-keyword", severity=Severity.ERROR, message="m",
+        code=code,
+        rule="unexpected-keyword",
+        severity=Severity.ERROR,
+        message="m",
         location=Location(path, line, 1, line, len(source) + 1, "    " * (line % 2) + source),
-        symbol="pkg.get_config", upstream="pkg",
+        symbol="pkg.get_config",
+        upstream="pkg",
     )
 
 
@@ -39,7 +43,11 @@ def test_split_counts_duplicates() -> None:
 
 def test_split_distinguishes_file_rule_symbol_and_text() -> None:
     baseline = Counter([key(finding(3))])
-    others = [finding(3, path="app/other.py"), finding(3, code="AD102"), finding(3, source="pkg.get_config(x=1)")]
+    others = [
+        finding(3, path="app/other.py"),
+        finding(3, code="AD102"),
+        finding(3, source="pkg.get_config(x=1)"),
+    ]
     parts = split(others, baseline)
     assert parts.new == others and parts.accepted == [] and parts.unmatched == 1
 
@@ -60,9 +68,14 @@ def test_write_read_round_trip(tmp_path: Path) -> None:
         ("{", "is not valid JSON"),
         ("[]", "is not an apidrift baseline"),
         ('{"apidrift_baseline": 1, "findings": {}}', "`findings` must be a list"),
-        ('{"apidrift_baseline": 1, "findings": [{"path": "a"}]}', "entry 1 needs path, code, symbol and source"),
-        ('{"apidrift_baseline": 1, "findings": [{"path": "a", "code": "b", "symbol": "c", "source": "d", "count": 0}]}',
-         "entry 1 is malformed"),
+        (
+            '{"apidrift_baseline": 1, "findings": [{"path": "a"}]}',
+            "entry 1 needs path, code, symbol and source",
+        ),
+        (
+            '{"apidrift_baseline": 1, "findings": [{"path": "a", "code": "b", "symbol": "c", "source": "d", "count": 0}]}',
+            "entry 1 is malformed",
+        ),
     ],
 )
 def test_bad_baseline_files(tmp_path: Path, text: str, message: str) -> None:
@@ -85,8 +98,16 @@ def project(tmp_path: Path) -> Path:
 
 
 def audit(project: Path, *args: str) -> list[str]:
-    return ["audit", str(project / "down"), "--against", f"pkg@{project / 'new'}", "--offline",
-            "--cache-dir", str(project / "cache"), *args]
+    return [
+        "audit",
+        str(project / "down"),
+        "--against",
+        f"pkg@{project / 'new'}",
+        "--offline",
+        "--cache-dir",
+        str(project / "cache"),
+        *args,
+    ]
 
 
 def test_gate_fails_only_on_new_findings(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -119,7 +119,7 @@ def arguments_from(
         assert param is not None, (key, name)
         if isinstance(key, int):
             if param.kind is VP:
-                expected[name] = expected.get(name, ()) + (args[key],)
+                expected[name] = (*expected.get(name, ()), args[key])
             else:
                 expected[name] = args[key]
         elif param.kind is VK:

@@ -15,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.bump import BumpRequest, _guessed_names, _provides, changed_packages, run_bump, third_party_imports
+from apidrift.auditor.bump import (
+    BumpRequest,
+    _guessed_names,
+    _provides,
+    changed_packages,
+    run_bump,
+    third_party_imports,
+)
 from apidrift.auditor.cli.main import main
 from apidrift.auditor.sources.lockfiles import (
     GitSide,
@@ -102,7 +109,13 @@ def test_changes_between_the_sides_upgrade_downgrade_added_removed() -> None:
 
 def test_a_folder_lists_every_lock_and_pin_file() -> None:
     assert listing_of(DATA / "old") == [
-        "uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "pylock.toml", "requirements.txt", "pyproject.toml"
+        "uv.lock",
+        "poetry.lock",
+        "pdm.lock",
+        "Pipfile.lock",
+        "pylock.toml",
+        "requirements.txt",
+        "pyproject.toml",
     ]
 
 
@@ -161,7 +174,12 @@ def test_requirements_pins_are_those_pip_reads(tmp_path: Path) -> None:
         "click": "8.1.8", "idna": "3.7", "six": "1.16.0", "foo-bar": "2.0", "rich": "13.0.0", "colorama": "0.4.6",
         "pygments": "2.17.2", "urllib3": "2.2.1", "certifi": "2024.2.2",
     }  # fmt: skip
-    assert [f.path for f in side.files] == ["requirements.txt", "sub/base.txt", "sub/more.txt", "constraints.txt"]
+    assert [f.path for f in side.files] == [
+        "requirements.txt",
+        "sub/base.txt",
+        "sub/more.txt",
+        "constraints.txt",
+    ]
     notes = side.notes()
     assert any("./local: editable" in n for n in notes) and any("bar: a URL" in n for n in notes)
 
@@ -184,7 +202,9 @@ def test_includes_never_leave_the_project(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (tmp_path / "secret.txt").write_text("leaked==1.0\n")
-    (project / "requirements.txt").write_text("-r ../secret.txt\n-r /etc/passwd\n-r https://index.example/r.txt\nok==1.0\n")
+    (project / "requirements.txt").write_text(
+        "-r ../secret.txt\n-r /etc/passwd\n-r https://index.example/r.txt\nok==1.0\n"
+    )
     (project / "link.txt").symlink_to(tmp_path / "secret.txt")
     (project / "requirements-dev.txt").write_text("-r link.txt\n")
     side = read_side("new", ["requirements.txt"], folder_reader(project))
@@ -234,8 +254,12 @@ black = "24.1.0"
 
 
 def test_a_package_pinned_twice_is_compared_at_the_version_for_this_environment(tmp_path: Path) -> None:
-    (tmp_path / "requirements.txt").write_text('numpy==1.24.4 ; python_version < "3.9"\nnumpy==2.0.0 ; python_version >= "3.9"\n')
-    (tmp_path / "requirements-new.txt").write_text('numpy==1.24.4 ; python_version < "3.9"\nnumpy==2.1.0 ; python_version >= "3.9"\n')
+    (tmp_path / "requirements.txt").write_text(
+        'numpy==1.24.4 ; python_version < "3.9"\nnumpy==2.0.0 ; python_version >= "3.9"\n'
+    )
+    (tmp_path / "requirements-new.txt").write_text(
+        'numpy==1.24.4 ; python_version < "3.9"\nnumpy==2.1.0 ; python_version >= "3.9"\n'
+    )
     old = read_side("old", ["requirements.txt"], folder_reader(tmp_path))
     new = read_side("new", ["requirements-new.txt"], folder_reader(tmp_path))
     changes, notes = changed_packages(old, new)
@@ -285,17 +309,24 @@ def _repo_with_bump(root: Path, files: tuple[str, ...] = ("uv.lock",), code: str
     return project
 
 
-def test_base_side_is_read_from_git_without_checking_it_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_base_side_is_read_from_git_without_checking_it_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     project = _repo_with_bump(tmp_path, ("uv.lock", "requirements.txt"))
     head = _git(project, "rev-parse", "HEAD")
     cache = tmp_path / "cache"
-    status = main(["bump", str(project), "--base", "main", "--offline", "--cache-dir", str(cache), "--format", "json"])
+    status = main(
+        ["bump", str(project), "--base", "main", "--offline", "--cache-dir", str(cache), "--format", "json"]
+    )
     out = capsys.readouterr()
     assert status == 0, out.err
     data = json.loads(out.out)["bump"]
     assert data["old"] == "main" and data["new"] == "work tree"
     assert sorted((f["side"], f["path"]) for f in data["files_read"]) == [
-        ("new", "requirements.txt"), ("new", "uv.lock"), ("old", "requirements.txt"), ("old", "uv.lock")
+        ("new", "requirements.txt"),
+        ("new", "uv.lock"),
+        ("old", "requirements.txt"),
+        ("old", "uv.lock"),
     ]
     by_name = {c["name"]: c for c in data["changes"]}
     assert {n: (c["old"], c["new"], c["status"]) for n, c in by_name.items()} == {
@@ -319,12 +350,23 @@ def test_base_in_a_subfolder_and_a_file_new_since_the_base(tmp_path: Path) -> No
     _git(project, "add", "-A")
     _git(project, "commit", "-q", "-m", "svc")
     shutil.copy(DATA / "new" / "pdm.lock", sub / "pdm.lock")
-    shutil.copy(DATA / "new" / "pylock.toml", sub / "pylock.toml")  # not at the base: every pin is added there
+    shutil.copy(
+        DATA / "new" / "pylock.toml", sub / "pylock.toml"
+    )  # not at the base: every pin is added there
     side = GitSide.open(sub, "HEAD")
     assert side.prefix == "svc/"
     result = run_bump(BumpRequest(sub, base="HEAD", cache_dir=tmp_path / "cache", offline=True))
-    assert {(f.side, f.path) for f in result.files_read} == {("old", "pdm.lock"), ("new", "pdm.lock"), ("new", "pylock.toml")}
-    assert {c.name: c.kind for c in result.changes} == {"attrs": "added", "click": "upgrade", "idna": "downgrade", "six": "removed"}
+    assert {(f.side, f.path) for f in result.files_read} == {
+        ("old", "pdm.lock"),
+        ("new", "pdm.lock"),
+        ("new", "pylock.toml"),
+    }
+    assert {c.name: c.kind for c in result.changes} == {
+        "attrs": "added",
+        "click": "upgrade",
+        "idna": "downgrade",
+        "six": "removed",
+    }
 
 
 @pytest.mark.parametrize(
@@ -337,7 +379,9 @@ def test_base_in_a_subfolder_and_a_file_new_since_the_base(tmp_path: Path) -> No
         (["--old", "missing.txt", "--new", "missing.txt"], "no such file"),
     ],
 )
-def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_2(
+    tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     project = _repo_with_bump(tmp_path)
     status = main(["bump", str(project), *args, "--offline", "--cache-dir", str(tmp_path / "cache")])
     assert status == 2
@@ -346,7 +390,9 @@ def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str, caps
 
 def test_not_a_git_repository_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "uv.lock").write_bytes((DATA / "new" / "uv.lock").read_bytes())
-    status = main(["bump", str(tmp_path), "--base", "HEAD", "--offline", "--cache-dir", str(tmp_path / "cache")])
+    status = main(
+        ["bump", str(tmp_path), "--base", "HEAD", "--offline", "--cache-dir", str(tmp_path / "cache")]
+    )
     assert status == 2
     assert "git rev-parse" in capsys.readouterr().err
 
@@ -356,9 +402,14 @@ def test_two_files_and_every_format_when_nothing_used_changed(tmp_path: Path) ->
     old, new = tmp_path / "requirements.lock", tmp_path / "requirements.lock.new"
     shutil.copy(DATA / "old" / "requirements.txt", old)
     shutil.copy(DATA / "new" / "requirements.txt", new)
-    result = run_bump(BumpRequest(tmp_path, old_file=old, new_file=new, cache_dir=tmp_path / "cache", offline=True))
+    result = run_bump(
+        BumpRequest(tmp_path, old_file=old, new_file=new, cache_dir=tmp_path / "cache", offline=True)
+    )
     assert [(c.name, c.status) for c in result.changes] == [
-        ("attrs", "added"), ("click", "not used"), ("idna", "not used"), ("six", "removed")
+        ("attrs", "added"),
+        ("click", "not used"),
+        ("idna", "not used"),
+        ("six", "removed"),
     ]
     assert [f.kind for f in result.files_read] == ["requirements", "requirements"]
     for fmt in ("text", "json", "sarif", "html", "github", "markdown"):
@@ -369,10 +420,28 @@ def test_two_files_and_every_format_when_nothing_used_changed(tmp_path: Path) ->
     assert "**Not used by the project:** click 8.1.8 -\\> 8.2.0, idna 3.7 -\\> 3.6" in markdown
     assert "**Added (not audited):** attrs 24.2.0" in markdown and "**Removed:** six 1.16.0" in markdown
     assert json.loads(render(result, "sarif"))["runs"][0]["results"] == []
-    assert main(["bump", str(tmp_path), "--old", str(old), "--new", str(new), "--offline", "--cache-dir", str(tmp_path / "c"), "-q"]) == 0
+    assert (
+        main(
+            [
+                "bump",
+                str(tmp_path),
+                "--old",
+                str(old),
+                "--new",
+                str(new),
+                "--offline",
+                "--cache-dir",
+                str(tmp_path / "c"),
+                "-q",
+            ]
+        )
+        == 0
+    )
 
 
-def test_an_import_no_name_explains_is_not_called_unused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_import_no_name_explains_is_not_called_unused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The project imports `mystery`, which no locked package's name says: a changed package whose
     import names are not known without a download is not passed over as unused."""
     (tmp_path / "main.py").write_text("import mystery\n")
@@ -380,17 +449,40 @@ def test_an_import_no_name_explains_is_not_called_unused(tmp_path: Path, capsys:
     old.write_text("click==8.1.8\n")
     new.write_text("click==8.2.0\n")
     result = run_bump(
-        BumpRequest(tmp_path, old_file=old, new_file=new, cache_dir=tmp_path / "cache", offline=True, learn_imports=False)
+        BumpRequest(
+            tmp_path,
+            old_file=old,
+            new_file=new,
+            cache_dir=tmp_path / "cache",
+            offline=True,
+            learn_imports=False,
+        )
     )
     (change,) = result.changes
     assert change.status == "not audited"
     assert "mystery" in (change.reason or "")
-    result = run_bump(BumpRequest(tmp_path, old_file=old, new_file=new, cache_dir=tmp_path / "cache", offline=True))
+    result = run_bump(
+        BumpRequest(tmp_path, old_file=old, new_file=new, cache_dir=tmp_path / "cache", offline=True)
+    )
     (change,) = result.changes
-    assert change.status == "not audited" and "could not be learned" in (change.reason or "")  # offline, empty cache
+    assert change.status == "not audited" and "could not be learned" in (
+        change.reason or ""
+    )  # offline, empty cache
     assert change.failed
     # a bump that could not be checked does not pass the gate (as `audit` exits 2 without its upstream)
-    status = main(["bump", str(tmp_path), "--old", str(old), "--new", str(new), "--offline", "--cache-dir", str(tmp_path / "c")])
+    status = main(
+        [
+            "bump",
+            str(tmp_path),
+            "--old",
+            str(old),
+            "--new",
+            str(new),
+            "--offline",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ]
+    )
     assert status == 2
     assert "not audited, a release could not be had: click 8.1.8 -> 8.2.0" in capsys.readouterr().err
 
@@ -398,7 +490,7 @@ def test_an_import_no_name_explains_is_not_called_unused(tmp_path: Path, capsys:
 # ---- a real bump, end to end
 
 
-CLICK_PROJECT = '''\
+CLICK_PROJECT = """\
 import idna
 from click.testing import CliRunner
 
@@ -409,7 +501,7 @@ def make_runner():
 
 def host(name):
     return idna.encode(name, uts46=True)
-'''
+"""
 
 
 @pytest.mark.network
@@ -422,17 +514,27 @@ def test_real_bump_click_8_1_8_to_8_2_0_breaks_cli_runner(tmp_path: Path, index_
     project = _repo_with_bump(tmp_path, ("uv.lock",), CLICK_PROJECT)
     reports = tmp_path / "reports"
     reports.mkdir()
-    formats = [f"--format={fmt}:{reports / fmt}" for fmt in ("json", "sarif", "html", "github", "markdown", "text")]
+    formats = [
+        f"--format={fmt}:{reports / fmt}" for fmt in ("json", "sarif", "html", "github", "markdown", "text")
+    ]
     status = main(["bump", str(project), "--base", "main", "--cache-dir", str(index_cache), "-q", *formats])
     assert status == 1
     data = json.loads((reports / "json").read_text())
     (finding,) = data["findings"]
-    assert (finding["code"], finding["upstream"], finding["location"]["path"], finding["location"]["line"]) == (
-        "AD101", "click", "app/__init__.py", 6
-    )
+    assert (
+        finding["code"],
+        finding["upstream"],
+        finding["location"]["path"],
+        finding["location"]["line"],
+    ) == ("AD101", "click", "app/__init__.py", 6)
     assert "mix_stderr" in finding["message"] and finding["classification"] == "drift"
     statuses = {c["name"]: (c["status"], c["findings"]) for c in data["bump"]["changes"]}
-    assert statuses == {"attrs": ("added", 0), "click": ("audited", 1), "idna": ("audited", 0), "six": ("removed", 0)}
+    assert statuses == {
+        "attrs": ("added", 0),
+        "click": ("audited", 1),
+        "idna": ("audited", 0),
+        "six": ("removed", 0),
+    }
     assert [c["upstream"] for c in data["coverage"]] == ["click", "idna"]
     markdown = (reports / "markdown").read_text()
     assert "click 8.1.8 -\\> 8.2.0: 1 call site breaks" in markdown
@@ -454,7 +556,9 @@ def test_headline_counts_call_sites() -> None:
     from apidrift.auditor.bump import PackageChange
     from apidrift.auditor.results import Coverage
 
-    change = PackageChange("vllm", "vllm", "0.11.0", "0.16.0", "upgrade", status="audited", coverage=Coverage("vllm", 4, 4, 4))
+    change = PackageChange(
+        "vllm", "vllm", "0.11.0", "0.16.0", "upgrade", status="audited", coverage=Coverage("vllm", 4, 4, 4)
+    )
     assert headline(change) == "vllm 0.11.0 -> 0.16.0: clean (4 use sites checked)"
 
 
@@ -493,7 +597,9 @@ def test_flagship_bump_vllm_0_11_to_0_16_in_a_git_history(tmp_path: Path, index_
                    f"--format=json:{output}", f"--format=markdown:{markdown}"])  # fmt: skip
     assert status == 1
     report = json.loads(output.read_text())
-    errors = sorted((f["location"]["line"], f["code"]) for f in report["findings"] if f["severity"] == "error")
+    errors = sorted(
+        (f["location"]["line"], f["code"]) for f in report["findings"] if f["severity"] == "error"
+    )
     assert errors == [(139, "AD101"), (148, "AD102"), (194, "AD102")]
     assert {f["upstream"] for f in report["findings"]} == {"vllm"}
     changes = {c["name"]: c["status"] for c in report["bump"]["changes"]}
@@ -506,7 +612,7 @@ def test_flagship_bump_vllm_0_11_to_0_16_in_a_git_history(tmp_path: Path, index_
 
 LOCAL_ENTRIES = {
     # Each tool's documented shape of a package that is not a release of an index.
-    "uv.lock": '''version = 1
+    "uv.lock": """version = 1
 [[package]]
 name = "lib"
 version = "0.1.0"
@@ -519,8 +625,8 @@ source = { path = "dist/tool-1.0.tar.gz" }
 name = "click"
 version = "8.1.8"
 source = { registry = "https://index.example/simple" }
-''',
-    "poetry.lock": '''[[package]]
+""",
+    "poetry.lock": """[[package]]
 name = "lib"
 version = "0.1.0"
 [package.source]
@@ -538,8 +644,8 @@ reference = "private"
 [metadata]
 lock-version = "2.1"
 content-hash = "0"
-''',
-    "pdm.lock": '''[metadata]
+""",
+    "pdm.lock": """[metadata]
 lock_version = "4.5.0"
 content_hash = "sha256:0"
 [[package]]
@@ -554,10 +660,10 @@ revision = "abc"
 [[package]]
 name = "click"
 version = "8.1.8"
-''',
-    "Pipfile.lock": '''{"_meta": {"pipfile-spec": 6}, "default": {"lib": {"git": "https://git.example/lib", "ref": "abc"},
- "local": {"editable": true, "path": "."}}, "develop": {"click": {"hashes": [], "version": "==8.1.8"}}}''',
-    "pylock.toml": '''lock-version = "1.0"
+""",
+    "Pipfile.lock": """{"_meta": {"pipfile-spec": 6}, "default": {"lib": {"git": "https://git.example/lib", "ref": "abc"},
+ "local": {"editable": true, "path": "."}}, "develop": {"click": {"hashes": [], "version": "==8.1.8"}}}""",
+    "pylock.toml": """lock-version = "1.0"
 created-by = "hand"
 [[packages]]
 name = "lib"
@@ -569,7 +675,7 @@ directory = { path = "." }
 name = "click"
 version = "8.1.8"
 wheels = [{ name = "click-8.1.8-py3-none-any.whl", url = "https://index.example/click-8.1.8-py3-none-any.whl", hashes = { sha256 = "00" } }]
-''',
+""",
 }
 
 
@@ -586,7 +692,9 @@ def test_hostile_whitespace_runs_cost_linear_time(tmp_path: Path) -> None:
 
     run = " " * 400_000
     (tmp_path / "a").write_text("six==1.16.0\n")
-    (tmp_path / "requirements.txt").write_text(f"-r a{run}b\nclick==8.1.8{run}x\nidna==3.7{run}#{run}\n{run}-r{run}\n")
+    (tmp_path / "requirements.txt").write_text(
+        f"-r a{run}b\nclick==8.1.8{run}x\nidna==3.7{run}#{run}\n{run}-r{run}\n"
+    )
     start = time.perf_counter()
     side = read_side("new", ["requirements.txt"], folder_reader(tmp_path))
     assert time.perf_counter() - start < 2.0

@@ -17,9 +17,9 @@ import pytest
 
 from apidrift import AuditRequest, AuditResult, audit
 from apidrift.auditor import cache as cache_module
-from apidrift.auditor.sources.archive import MANIFEST
 from apidrift.auditor.cache import ENV_VAR, Cache, atomic_write_text
 from apidrift.auditor.cli.main import main
+from apidrift.auditor.sources.archive import MANIFEST
 
 UPSTREAM = {
     "zzc/__init__.py": "from zzc.core import run, Engine\n",
@@ -35,7 +35,10 @@ EXPECTED = {(5, "AD103"), (6, "AD101"), (7, "AD102"), (8, "AD003")}
 def sdist(name: str, version: str, files: dict[str, str]) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path, text in {"PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", **files}.items():
+        for path, text in {
+            "PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+            **files,
+        }.items():
             data = text.encode()
             info = tarfile.TarInfo(f"{name}-{version}/{path}")
             info.size = len(data)
@@ -78,7 +81,9 @@ def files_under(root: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong-shape", "empty", "folder"])
 @pytest.mark.parametrize("kind", ["api", "scan"])
-def test_corrupted_api_and_scan_entries_are_rebuilt(inputs: tuple[Path, Path], tmp_path: Path, kind: str, damage: str) -> None:
+def test_corrupted_api_and_scan_entries_are_rebuilt(
+    inputs: tuple[Path, Path], tmp_path: Path, kind: str, damage: str
+) -> None:
     cache = tmp_path / "cache"
     assert found(run(inputs, cache)) == EXPECTED
     entries = sorted((cache / kind).rglob("*.json"))
@@ -90,7 +95,9 @@ def test_corrupted_api_and_scan_entries_are_rebuilt(inputs: tuple[Path, Path], t
         elif damage == "garbage":
             entry.write_bytes(b"\xff\xfe\x00garbage")
         elif damage == "wrong-shape":
-            entry.write_text(json.dumps([{"kind": 3, "ref": None}] if kind == "scan" else {"path": 1, "members": [2]}))
+            entry.write_text(
+                json.dumps([{"kind": 3, "ref": None}] if kind == "scan" else {"path": 1, "members": [2]})
+            )
         elif damage == "empty":
             entry.write_text("")
         else:
@@ -103,7 +110,9 @@ def test_corrupted_api_and_scan_entries_are_rebuilt(inputs: tuple[Path, Path], t
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong-types", "no-tree", "missing"])
-def test_corrupted_extraction_manifest_is_rebuilt(inputs: tuple[Path, Path], tmp_path: Path, damage: str) -> None:
+def test_corrupted_extraction_manifest_is_rebuilt(
+    inputs: tuple[Path, Path], tmp_path: Path, damage: str
+) -> None:
     cache = tmp_path / "cache"
     first = run(inputs, cache)
     (folder,) = (cache / "sources" / "zzc").iterdir()
@@ -134,7 +143,12 @@ def test_corrupted_index_listing_is_ignored(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
     client = IndexClient(cache, "http://127.0.0.1:9/simple/", offline=True)
     path = client.listing_path("zzc")
-    for text in ["{", "[]", '{"format": 1, "name": "zzc", "index_url": "x", "files": [{"bogus": 1}]}', "\x00" * 10]:
+    for text in [
+        "{",
+        "[]",
+        '{"format": 1, "name": "zzc", "index_url": "x", "files": [{"bogus": 1}]}',
+        "\x00" * 10,
+    ]:
         atomic_write_text(path, text)
         assert client.cached_listing("zzc") is None
     path.unlink()
@@ -145,7 +159,9 @@ def test_corrupted_index_listing_is_ignored(tmp_path: Path) -> None:
 # --- a cache that cannot be written --------------------------------------------------------------
 
 
-def test_cache_path_that_is_a_file_falls_back_to_a_temporary_cache(inputs: tuple[Path, Path], tmp_path: Path) -> None:
+def test_cache_path_that_is_a_file_falls_back_to_a_temporary_cache(
+    inputs: tuple[Path, Path], tmp_path: Path
+) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("I am a file")
     result = run(inputs, blocker)
@@ -158,23 +174,43 @@ def test_cache_path_that_is_a_file_falls_back_to_a_temporary_cache(inputs: tuple
     assert temporary.is_relative_to(tempfile.gettempdir()) and (temporary / "sources").is_dir()
 
 
-def test_unwritable_cache_through_the_command_line(inputs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unwritable_cache_through_the_command_line(
+    inputs: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     archive, down = inputs
     blocker = tmp_path / "blocker"
     blocker.write_text("")
     # --cache-dir naming a file is bad usage: one line, status 2.
-    status = main(["audit", str(down), "--against", f"zzc@{archive}", "--cache-dir", str(blocker), "--no-config", "--quiet"])
+    status = main(
+        [
+            "audit",
+            str(down),
+            "--against",
+            f"zzc@{archive}",
+            "--cache-dir",
+            str(blocker),
+            "--no-config",
+            "--quiet",
+        ]
+    )
     _, err = capsys.readouterr()
     assert status == 2 and err.startswith("apidrift: error: ") and err.count("\n") == 1, err
     # The same through the environment: the audit still runs, on a temporary cache, and says so.
     monkeypatch.setenv(ENV_VAR, str(blocker / "sub"))
-    status = main(["audit", str(down), "--against", f"zzc@{archive}", "--from", "none", "--no-config", "--quiet"])
+    status = main(
+        ["audit", str(down), "--against", f"zzc@{archive}", "--from", "none", "--no-config", "--quiet"]
+    )
     out, err = capsys.readouterr()
     assert status == 1, err
     assert "cannot be written" in out and "AD103" in out
 
 
-def test_read_only_cache_is_still_read(inputs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_read_only_cache_is_still_read(
+    inputs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A shared cache mounted read-only: warm entries are used, nothing in it changes, new entries go elsewhere."""
     cache = tmp_path / "cache"
     assert found(run(inputs, cache)) == EXPECTED
@@ -182,7 +218,7 @@ def test_read_only_cache_is_still_read(inputs: tuple[Path, Path], tmp_path: Path
 
     real_mkstemp = tempfile.mkstemp
 
-    def read_only(*args: object, dir: str | Path | None = None, **kwargs: object) -> tuple[int, str]:  # noqa: A002
+    def read_only(*args: object, dir: str | Path | None = None, **kwargs: object) -> tuple[int, str]:
         if dir is not None and Path(dir).is_relative_to(cache):  # as a read-only mount answers
             raise PermissionError(13, "Permission denied", str(dir))
         return real_mkstemp(*args, dir=dir, **kwargs)  # type: ignore[call-overload, no-any-return]
@@ -195,7 +231,7 @@ def test_read_only_cache_is_still_read(inputs: tuple[Path, Path], tmp_path: Path
     # A release not in it yet is extracted into the temporary folder instead.
     other = tmp_path / "zzc-2.0.tar.gz"
     other.write_bytes(sdist("zzc", "2.0", {**UPSTREAM, "zzc/core.py": "def run(a, b):\n    return a\n"}))
-    archive, down = inputs
+    _archive, down = inputs
     result = audit(AuditRequest(str(down), f"zzc@{other}", old="none", cache_dir=cache, offline=True))
     assert (6, "AD101") in found(result)
     assert files_under(cache) == before
@@ -205,11 +241,20 @@ def test_cache_write_path_and_fallback_mapping(tmp_path: Path, monkeypatch: pyte
     cache = Cache(tmp_path / "c")
     assert cache.check_writable() and cache.write_path(cache.root / "a" / "b") == cache.root / "a" / "b"
     assert cache.note is None and cache.fallback is None
-    monkeypatch.setattr(cache_module, "probe_writable", lambda folder: (_ for _ in ()).throw(OSError(30, "Read-only file system")))
+    monkeypatch.setattr(
+        cache_module,
+        "probe_writable",
+        lambda folder: (_ for _ in ()).throw(OSError(30, "Read-only file system")),
+    )
     locked = Cache(tmp_path / "locked")
     assert not locked.check_writable()
-    assert locked.fallback is not None and locked.write_path(locked.root / "x" / "y.json") == locked.fallback / "x" / "y.json"
-    assert locked.write_dir("downloads").is_dir() and locked.write_dir("downloads").is_relative_to(locked.fallback)
+    assert (
+        locked.fallback is not None
+        and locked.write_path(locked.root / "x" / "y.json") == locked.fallback / "x" / "y.json"
+    )
+    assert locked.write_dir("downloads").is_dir() and locked.write_dir("downloads").is_relative_to(
+        locked.fallback
+    )
     assert "Read-only file system" in (locked.note or "")
 
 
@@ -224,7 +269,12 @@ def test_concurrent_runs_share_one_cache(inputs: tuple[Path, Path], tmp_path: Pa
     command = [sys.executable, "-m", "apidrift", "audit", str(down), "--against", f"zzc@{archive}", "--from", "none",
                "--cache-dir", str(cache), "--offline", "--no-config", "--quiet"]  # fmt: skip
     processes = [
-        subprocess.Popen([*command, "--format", f"json:{report}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [*command, "--format", f"json:{report}"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         for report in reports
     ]
     for process in processes:
@@ -240,4 +290,8 @@ def test_concurrent_runs_share_one_cache(inputs: tuple[Path, Path], tmp_path: Pa
     for entry in cache.rglob("*.json"):
         json.loads(entry.read_text())
     assert len(list((cache / "sources" / "zzc").iterdir())) == 1
-    assert not [p for p in (cache / "downloads").rglob("*") if p.is_file()] if (cache / "downloads").exists() else True
+    assert (
+        not [p for p in (cache / "downloads").rglob("*") if p.is_file()]
+        if (cache / "downloads").exists()
+        else True
+    )

@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 
 import pytest
+from casefiles import parse_case, write_tree
 
 from apidrift import AuditRequest, audit
-from casefiles import parse_case, write_tree
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.case"))
 EXPECT = re.compile(r"#\s*([EWI]):\s*((?:AD\d{3}\s*)+)")
@@ -28,7 +28,11 @@ def reexported(files: dict[str, str]) -> dict[str, str]:
     result: dict[str, str] = {}
     for relative, text in files.items():
         parts = Path(relative).parts
-        if parts[0] != "pkg" or parts[-1] == "__init__.py" or any(m in text for m in ("getattr", "import *", "globals()")):
+        if (
+            parts[0] != "pkg"
+            or parts[-1] == "__init__.py"
+            or any(m in text for m in ("getattr", "import *", "globals()"))
+        ):
             result[relative] = text
             continue
         hidden = Path("pkg", "_impl", *parts[1:]).as_posix()
@@ -47,7 +51,9 @@ def _top_level_names(source: str) -> list[str]:
             names.append(node.name)
         elif isinstance(node, ast.Assign):
             for target in node.targets:  # `a = ...`, `(a, b) = ...`
-                names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+                names.extend(
+                    n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                )
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.append(node.target.id)
     return names
@@ -85,7 +91,8 @@ def test_case(case: Path, variant: str, tmp_path: Path) -> None:
     )
     found = {(f.location.path, f.location.line, LETTER[f.severity.value], f.code) for f in result.findings}
     assert found == expected_findings(sections["downstream"]), "\n".join(
-        f"{f.location.path}:{f.location.line}: {f.code} [{f.severity.value}] {f.message}" for f in result.findings
+        f"{f.location.path}:{f.location.line}: {f.code} [{f.severity.value}] {f.message}"
+        for f in result.findings
     )
 
 
@@ -94,7 +101,9 @@ def run_case(name: str, tmp_path: Path) -> list:
     new = write_tree(tmp_path / "new", sections["new"])
     old = write_tree(tmp_path / "old", sections["old"]) if sections["old"] else None
     down = write_tree(tmp_path / "down", sections["downstream"])
-    request = AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}" if old else None, cache_dir=tmp_path / "cache")
+    request = AuditRequest(
+        str(down), f"pkg@{new}", f"pkg@{old}" if old else None, cache_dir=tmp_path / "cache"
+    )
     return audit(request).findings
 
 
@@ -112,7 +121,10 @@ def test_drift_findings_quote_old_and_new(tmp_path: Path) -> None:
     findings = {(f.location.line, f.code): f for f in run_case("drift", tmp_path)}
     remap = findings[(4, "AD201")]
     assert "argument 2 went to `size`, now to `scale`" in remap.message
-    assert remap.old_signature == "(img, size, scale=1.0)" and remap.new_signature == "(img, scale=1.0, size=None)"
+    assert (
+        remap.old_signature == "(img, size, scale=1.0)"
+        and remap.new_signature == "(img, scale=1.0, size=None)"
+    )
     assert "from 30 to 5" in findings[(7, "AD202")].message
     assert "will be removed in v0.18" in findings[(13, "AD203")].message
     assert findings[(2, "AD301")].classification == "pre-existing"
@@ -127,7 +139,10 @@ def test_getattr_misses_quote_the_shim_and_the_old_warning(tmp_path: Path) -> No
     assert "has been moved to `pkg.tools:parse_obj_as`" in migration[(3, "AD203")].message
     assert migration[(2, "AD002")].classification == "drift"
     shim = {(f.location.line, f.code): f for f in run_case("getattr_deprecation_shim", tmp_path / "d")}
-    assert "deprecated it: \u201c'pkg.escape' is deprecated and will be removed in 3.0." in shim[(2, "AD002")].hint
+    assert (
+        "deprecated it: \u201c'pkg.escape' is deprecated and will be removed in 3.0."
+        in shim[(2, "AD002")].hint
+    )
     assert shim[(2, "AD002")].classification == "drift"
     assert "'pkg.open_conn' is deprecated" in shim[(3, "AD203")].message
     lazy = {(f.location.line, f.code): f for f in run_case("getattr_lazy_table", tmp_path / "l")}

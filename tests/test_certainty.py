@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from casefiles import write_tree
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor import engine
 from apidrift.rules.registry import all_rules
-from casefiles import write_tree
 
 
 def _project(tmp_path: Path) -> tuple[Path, Path]:
@@ -23,7 +23,9 @@ def test_one_site_never_gives_the_same_finding_twice(tmp_path: Path, monkeypatch
     rules = all_rules()
     # Two rules that say the same thing of one site (here: one rule registered twice) give one finding.
     monkeypatch.setattr(engine, "all_rules", lambda: rules + rules)
-    result = audit(AuditRequest(downstream=str(downstream), against=f"pkg@{upstream}", cache_dir=tmp_path / "cache"))
+    result = audit(
+        AuditRequest(downstream=str(downstream), against=f"pkg@{upstream}", cache_dir=tmp_path / "cache")
+    )
     keys = [(f.code, f.location.path, f.location.line, f.location.column, f.message) for f in result.findings]
     assert keys == [("AD103", "app.py", 2, 1, keys[0][4])]
 
@@ -69,7 +71,9 @@ def test_each_new_not_checkable_reason_is_counted_in_coverage(tmp_path: Path) ->
             )
         },
     )
-    result = audit(AuditRequest(downstream=str(downstream), against=f"pkg@{upstream}", cache_dir=tmp_path / "cache"))
+    result = audit(
+        AuditRequest(downstream=str(downstream), against=f"pkg@{upstream}", cache_dir=tmp_path / "cache")
+    )
     assert [f.severity.value for f in result.findings] == ["warning"]  # arange's stub, no old version
     counted = result.coverage[0].not_checkable
     assert counted.get("factory-new") == 1

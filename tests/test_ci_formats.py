@@ -14,13 +14,23 @@ from pathlib import Path
 import pytest
 
 from apidrift.auditor.cli.main import main
-from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Location, Severity
+from apidrift.auditor.results import (
+    AuditResult,
+    Coverage,
+    FileOutcome,
+    Finding,
+    InputInfo,
+    Location,
+    Severity,
+)
 from apidrift.reports import github, markdown, render
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTITOOL_DIRS = [ROOT / ".ci" / "node" / "node_modules" / "@microsoft"]
 
-OLD_PKG = "def get_config(vllm_config, available_memory, kv_cache_specs=None):\n    return None\n\n\nFLAG = 1\n"
+OLD_PKG = (
+    "def get_config(vllm_config, available_memory, kv_cache_specs=None):\n    return None\n\n\nFLAG = 1\n"
+)
 NEW_PKG = (
     "def get_config(vllm_config, available_memory):\n    return None\n\n\n"
     "def tokenize(text, /):\n    return text\n\n\n"
@@ -65,8 +75,18 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         (root / relative).write_text(text, encoding="utf-8")
     paths = {fmt: root / f"report.{fmt}" for fmt in ("sarif", "github", "markdown", "json")}
     status = main(
-        ["audit", str(root / "repo"), "--against", f"pkg@{root / 'new'}", "--from", f"pkg@{root / 'old'}",
-         "--offline", "--cache-dir", str(root / "cache"), "--quiet"]
+        [
+            "audit",
+            str(root / "repo"),
+            "--against",
+            f"pkg@{root / 'new'}",
+            "--from",
+            f"pkg@{root / 'old'}",
+            "--offline",
+            "--cache-dir",
+            str(root / "cache"),
+            "--quiet",
+        ]
         + [arg for fmt, path in paths.items() for arg in ("--format", f"{fmt}:{path}")]
     )
     assert status == 1
@@ -83,7 +103,9 @@ def test_escaping_rules() -> None:
     assert github.command("error", "x", file="a,b.py", line=3, col=None) == "::error file=a%2Cb.py,line=3::x"
 
 
-def test_github_annotations_from_a_real_run(reports: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_github_annotations_from_a_real_run(
+    reports: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines = reports["github"].read_text(encoding="utf-8").splitlines()
     commands = [line for line in lines if line.startswith("::")]
     findings = json.loads(reports["json"].read_text())["findings"]
@@ -91,7 +113,9 @@ def test_github_annotations_from_a_real_run(reports: dict[str, Path], monkeypatc
     kw = next(c for c in commands if "AD101" in c)
     # The downstream is repo/ with a src/ layout: paths are relative to the project root (repo/), made
     # relative to the current folder's workspace only when inside it; this run's cwd is elsewhere.
-    assert kw.startswith("::error file=src/app/__init__.py,line=8,col=22,endLine=8,endColumn=38,title=AD101 unexpected-keyword::")
+    assert kw.startswith(
+        "::error file=src/app/__init__.py,line=8,col=22,endLine=8,endColumn=38,title=AD101 unexpected-keyword::"
+    )
     assert "%0AFix: remove `kv_cache_specs=`" in kw and "\n" not in kw
     multi = next(c for c in commands if "AD102" in c)
     assert "line=9," in multi and "endLine=11" in multi and "col=" not in multi  # columns only on one line
@@ -100,11 +124,17 @@ def test_github_annotations_from_a_real_run(reports: dict[str, Path], monkeypatc
     posonly = next(c for c in commands if "AD104" in c)
     assert "%25" not in posonly.split("::", 2)[1]  # properties carry no message text
     failed = [c for c in commands if "broken.py" in c]  # one annotation: the AD901 error
-    assert len(failed) == 1 and failed[0].startswith("::error file=src/app/broken.py,line=2,col=5,") and "AD901" in failed[0]
+    assert (
+        len(failed) == 1
+        and failed[0].startswith("::error file=src/app/broken.py,line=2,col=5,")
+        and "AD901" in failed[0]
+    )
     assert lines[-1].startswith("apidrift: app==1.0 against pkg: ")
 
 
-def test_github_paths_relative_to_the_workspace(reports: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_github_paths_relative_to_the_workspace(
+    reports: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     result = AuditResult(
         downstream=InputInfo("app", "1.0", "directory", str(reports["root"] / "repo")),
         upstream=InputInfo("pkg", None, "path", "new"),
@@ -114,13 +144,20 @@ def test_github_paths_relative_to_the_workspace(reports: dict[str, Path], monkey
     monkeypatch.setenv("GITHUB_WORKSPACE", str(reports["root"]))
     assert "::error file=repo/src/app/__init__.py,line=1," in github.render(result)
     assert "file=src/app/__init__.py," in github.render(result, workspace=reports["root"] / "repo")
-    assert "file=app/__init__.py," in github.render(replace(result, downstream=InputInfo("app", "1.0", "index", "x.whl")))
+    assert "file=app/__init__.py," in github.render(
+        replace(result, downstream=InputInfo("app", "1.0", "index", "x.whl"))
+    )
 
 
 def _finding(path: str, source: str, message: str = "f() got an unexpected keyword argument `x`") -> Finding:
     return Finding(
-        code="AD101", rule="unexpected-keyword", severity=Severity.ERROR, message=message,
-        location=Location(path, 1, 1, 1, len(source) + 1, source), symbol="pkg.f", upstream="pkg",
+        code="AD101",
+        rule="unexpected-keyword",
+        severity=Severity.ERROR,
+        message=message,
+        location=Location(path, 1, 1, 1, len(source) + 1, source),
+        symbol="pkg.f",
+        upstream="pkg",
         hint="remove `x=`",
     )
 
@@ -133,7 +170,10 @@ def test_markdown_summary_from_a_real_run(reports: dict[str, Path]) -> None:
     assert text.startswith("### apidrift: app==1.0 against pkg (written for pkg)\n")
     assert ":x: **5 errors**, 0 warnings, 1 info" in text
     assert "| [`AD101` unexpected-keyword](" in text
-    assert "| :x: | `src/app/__init__.py:8:22` | `AD101` unexpected-keyword | get\\_config() got an unexpected" in text
+    assert (
+        "| :x: | `src/app/__init__.py:8:22` | `AD101` unexpected-keyword | get\\_config() got an unexpected"
+        in text
+    )
     assert "<details><summary>Coverage, files and notes</summary>" in text
     assert "failed: `src/app/broken.py`" in text
 
@@ -177,11 +217,27 @@ def validate(sarif: Path, out: Path) -> list[dict]:
     if not os.access(tool, os.X_OK):
         tool.chmod(0o755)  # npm may skip the package's postinstall chmod
     completed = subprocess.run(
-        [str(tool), "validate", str(sarif), "--output", str(out), "--level", "Error;Warning",
-         "--rule-kind", "Sarif;Gh", "--quiet"],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "DOTNET_CLI_TELEMETRY_OPTOUT": "1"},
+        [
+            str(tool),
+            "validate",
+            str(sarif),
+            "--output",
+            str(out),
+            "--level",
+            "Error;Warning",
+            "--rule-kind",
+            "Sarif;Gh",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DOTNET_CLI_TELEMETRY_OPTOUT": "1"},
+        check=False,
     )
-    assert out.exists(), f"sarif-multitool wrote no log (exit {completed.returncode}): {completed.stdout}{completed.stderr}"
+    assert out.exists(), (
+        f"sarif-multitool wrote no log (exit {completed.returncode}): {completed.stdout}{completed.stderr}"
+    )
     log = json.loads(out.read_text(encoding="utf-8-sig"))
     run = log["runs"][0]
     assert run["invocations"][0]["executionSuccessful"], run["invocations"]
@@ -213,7 +269,12 @@ def test_sarif_reads_back_with_sarif_tools(reports: dict[str, Path]) -> None:
     assert sarif_file.get_result_count() == len(findings)
     records = sorted((r["Location"], r["Line"], r["Code"], r["Severity"]) for r in sarif_file.get_records())
     expected = sorted(
-        (f["location"]["path"], f["location"]["line"], f["code"], {"info": "note"}.get(f["severity"], f["severity"]))
+        (
+            f["location"]["path"],
+            f["location"]["line"],
+            f["code"],
+            {"info": "note"}.get(f["severity"], f["severity"]),
+        )
         for f in findings
     )
     assert records == expected
@@ -273,9 +334,13 @@ def test_action_audit_step(reports: dict[str, Path], tmp_path: Path) -> None:
         "HTML_FILE": str(tmp_path / "report.html"),
         "EXTRA_ARGS": f"--offline --cache-dir {root / 'cache'} --quiet",
     }
-    completed = subprocess.run(["bash", "-e", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        ["bash", "-e", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert completed.returncode == 0, completed.stderr  # findings do not fail this step: the last step does
-    assert (tmp_path / "output").read_text() == "mode=audit\nexit-code=1\n"  # no pull request: audit, as before
+    assert (
+        tmp_path / "output"
+    ).read_text() == "mode=audit\nexit-code=1\n"  # no pull request: audit, as before
     assert "::error file=repo/src/app/__init__.py,line=8," in completed.stdout  # relative to the workspace
     assert (tmp_path / "summary.md").read_text().startswith("### apidrift: app==1.0 against pkg")
     assert json.loads((tmp_path / "apidrift.sarif").read_text())["runs"][0]["results"]
@@ -284,12 +349,18 @@ def test_action_audit_step(reports: dict[str, Path], tmp_path: Path) -> None:
     assert fail["if"] == "steps.audit.outputs.exit-code == '1'"
 
     env["AGAINST"] = "pkg==!!"  # bad input: this step itself fails with status 2
-    completed = subprocess.run(["bash", "-e", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        ["bash", "-e", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert completed.returncode == 2 and "apidrift: error: cannot parse" in completed.stderr
 
 
-def test_pre_commit_hook(reports: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_pre_commit_hook(
+    reports: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     import yaml
 
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())

@@ -72,7 +72,7 @@ def run(project: Path, *args: str, downstream: str | None = None, against: str |
     argv = ["audit", downstream or str(project / "down")]
     if against:
         argv += ["--against", f"pkg@{project / against}"]
-    return argv + ["--offline", "--cache-dir", str(project / "cache"), *args]
+    return [*argv, "--offline", "--cache-dir", str(project / "cache"), *args]
 
 
 def one_line_error(err: str) -> str:
@@ -86,7 +86,9 @@ def one_line_error(err: str) -> str:
 # ---- exit statuses
 
 
-def test_exit_1_on_errors_and_the_findings_are_printed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_exit_1_on_errors_and_the_findings_are_printed(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(run(project)) == 1
     out = capsys.readouterr().out
     assert "app/__init__.py:3:22: AD101 [error]" in out
@@ -121,7 +123,9 @@ def test_with_from_findings_are_labelled_drift(project: Path, capsys: pytest.Cap
         (["--ignore", "unexpected-keyword,missing-required-argument"], 0),
     ],
 )
-def test_fail_on_and_regrading(project: Path, args: list[str], expected: int, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fail_on_and_regrading(
+    project: Path, args: list[str], expected: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(run(project, *args)) == expected
     out = capsys.readouterr().out
     if "--severity" in args and "AD101=warning" in args:
@@ -143,7 +147,10 @@ def test_ignored_rules_are_not_reported(project: Path, capsys: pytest.CaptureFix
         (["--severity", "AD101=fatal"], "expected RULE=LEVEL"),
         (["--format", "xml"], "unknown format 'xml'"),
         (["--format", "json", "--format", "text"], "only one --format can go to standard output"),
-        (["--format", "json", "--format", "sarif:x.sarif", "--output", "r.json"], "--output takes one report"),
+        (
+            ["--format", "json", "--format", "sarif:x.sarif", "--output", "r.json"],
+            "--output takes one report",
+        ),
         (["--format", "json:/nonexistent-folder/x.json"], "folder /nonexistent-folder does not exist"),
         (["--baseline", "/nonexistent-folder/b.json"], "does not exist (create it with --write-baseline)"),
     ],
@@ -181,7 +188,9 @@ def test_unknown_option_is_exit_2(project: Path, capsys: pytest.CaptureFixture[s
 # ---- outputs
 
 
-def test_output_writes_the_file_and_nothing_to_stdout(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_output_writes_the_file_and_nothing_to_stdout(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     target = project / "report.json"
     assert main(run(project, "--format", "json", "--output", str(target))) == 1
     assert capsys.readouterr().out == ""
@@ -249,7 +258,12 @@ def test_exclude_and_ignore_symbol(project: Path, capsys: pytest.CaptureFixture[
     main(run(project, "--exclude", "app/legacy.py", "--ignore-symbol", "pkg.Scheduler", "--format", "json"))
     data = json.loads(capsys.readouterr().out)
     assert [(f["location"]["path"], f["code"]) for f in data["findings"]] == [("app/__init__.py", "AD101")]
-    assert {"path": "app/legacy.py", "status": "skipped", "reason": "excluded by configuration", "use_sites": 0} in data["files"]
+    assert {
+        "path": "app/legacy.py",
+        "status": "skipped",
+        "reason": "excluded by configuration",
+        "use_sites": 0,
+    } in data["files"]
 
 
 # ---- stderr: quiet, verbose, progress
@@ -262,7 +276,9 @@ def test_quiet_and_verbose(project: Path, capsys: pytest.CaptureFixture[str]) ->
     err = capsys.readouterr().err
     assert f"upstream: pkg: read from {project / 'new'}" in err
     assert "parsed upstream modules: 1 written to the cache" not in err  # the first run cached it
-    assert re.search(r"parsed upstream modules: 0 written to the cache, [1-9]\d* cache entries already there", err)
+    assert re.search(
+        r"parsed upstream modules: 0 written to the cache, [1-9]\d* cache entries already there", err
+    )
     assert re.search(r"timings: fetch [\d.]+s, scan [\d.]+s", err)
     assert f"wrote the json report to {project / 'r.json'}" in err
 
@@ -314,7 +330,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith("apidrift, version ")
 
 
-def test_an_internal_error_is_one_line_with_exit_status_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_internal_error_is_one_line_with_exit_status_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import apidrift.auditor.engine as engine
 
     def broken(request: object) -> None:
@@ -330,7 +348,9 @@ def test_an_internal_error_is_one_line_with_exit_status_2(monkeypatch: pytest.Mo
     )
 
 
-def test_an_explicit_old_version_that_cannot_be_had_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_explicit_old_version_that_cannot_be_had_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     upstream = tmp_path / "up"
     (upstream / "pkg").mkdir(parents=True)
     (upstream / "pkg" / "__init__.py").write_text("def f(a):\n    return a\n")
@@ -338,8 +358,19 @@ def test_an_explicit_old_version_that_cannot_be_had_is_an_input_error(tmp_path: 
     down.mkdir()
     (down / "app.py").write_text("import pkg\npkg.f(1, 2)\n")
     status = main(
-        ["audit", str(down), "--against", f"pkg@{upstream}", "--from", f"pkg@{tmp_path / 'missing.tar.gz'}",
-         "--no-config", "--cache-dir", str(tmp_path / "c"), "--format", "json"]
+        [
+            "audit",
+            str(down),
+            "--against",
+            f"pkg@{upstream}",
+            "--from",
+            f"pkg@{tmp_path / 'missing.tar.gz'}",
+            "--no-config",
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--format",
+            "json",
+        ]
     )
     assert status == 2
     assert "missing.tar.gz" in one_line_error(capsys.readouterr().err)

@@ -45,9 +45,21 @@ def configure(project: Path, body: str, where: str = "down/pyproject.toml") -> P
 ERRORS: list[str] = []  # stderr of the last `audit`, for `one_line_error`
 
 
-def audit(project: Path, capsys: pytest.CaptureFixture[str], *args: str, downstream: str = "down") -> tuple[int, dict]:
-    status = main(["audit", str(project / downstream), "--offline", "--cache-dir", str(project / "cache"),
-                   "--format", "json", *args])
+def audit(
+    project: Path, capsys: pytest.CaptureFixture[str], *args: str, downstream: str = "down"
+) -> tuple[int, dict]:
+    status = main(
+        [
+            "audit",
+            str(project / downstream),
+            "--offline",
+            "--cache-dir",
+            str(project / "cache"),
+            "--format",
+            "json",
+            *args,
+        ]
+    )
     captured = capsys.readouterr()
     ERRORS[:] = [captured.err]
     return status, json.loads(captured.out) if captured.out else {}
@@ -103,20 +115,35 @@ def test_ignore_symbols_with_globs(project: Path, capsys: pytest.CaptureFixture[
 
 
 def test_command_line_overrides_the_config(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    configure(project, '[tool.apidrift]\nagainst = "pkg@/nowhere"\nfail-on = "never"\nseverity = { AD101 = "info" }\n')
-    status, report = audit(project, capsys, "--against", f"pkg@{project / 'new'}", "--fail-on", "error",
-                           "--severity", "AD101=warning")
+    configure(
+        project,
+        '[tool.apidrift]\nagainst = "pkg@/nowhere"\nfail-on = "never"\nseverity = { AD101 = "info" }\n',
+    )
+    status, report = audit(
+        project,
+        capsys,
+        "--against",
+        f"pkg@{project / 'new'}",
+        "--fail-on",
+        "error",
+        "--severity",
+        "AD101=warning",
+    )
     assert status == 1
     assert {f["code"]: f["severity"] for f in report["findings"]}["AD101"] == "warning"
 
 
-def test_lists_on_the_command_line_add_to_the_config(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_lists_on_the_command_line_add_to_the_config(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     configure(project, '[tool.apidrift]\nagainst = "NEW"\nignore = ["AD101"]\n')
     _, report = audit(project, capsys, "--ignore", "AD102")
     assert {f["code"] for f in report["findings"]} == {"AD003"}
 
 
-def test_package_folder_uses_the_project_root_config(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_package_folder_uses_the_project_root_config(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     configure(project, '[tool.apidrift]\nagainst = "NEW"\nignore = ["names"]\n')
     status, report = audit(project, capsys, downstream="down/app")
     assert status == 1
@@ -133,7 +160,9 @@ def test_explicit_config_and_no_config(project: Path, capsys: pytest.CaptureFixt
     assert "no upstream to audit against" in one_line_error(capsys)
 
 
-def test_a_pyproject_without_the_table_is_no_config(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_pyproject_without_the_table_is_no_config(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     configure(project, '[project]\nname = "down"\n[tool.other]\nx = 1\n')
     status, report = audit(project, capsys, "--against", f"pkg@{project / 'new'}")
     assert status == 1 and len(report["findings"]) == 4
@@ -141,24 +170,52 @@ def test_a_pyproject_without_the_table_is_no_config(project: Path, capsys: pytes
 
 def test_verbose_says_which_config(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = configure(project, '[tool.apidrift]\nagainst = "NEW"\n')
-    main(["audit", str(project / "down"), "--offline", "--cache-dir", str(project / "cache"), "-v", "--format",
-          f"json:{project / 'r.json'}"])
+    main(
+        [
+            "audit",
+            str(project / "down"),
+            "--offline",
+            "--cache-dir",
+            str(project / "cache"),
+            "-v",
+            "--format",
+            f"json:{project / 'r.json'}",
+        ]
+    )
     assert f"configuration: [tool.apidrift] in {path}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ('[tool.apidrift]\nagainst = "NEW"\nfail_on = "error"\n', "unknown key `fail_on` (did you mean `fail-on`?)"),
+        (
+            '[tool.apidrift]\nagainst = "NEW"\nfail_on = "error"\n',
+            "unknown key `fail_on` (did you mean `fail-on`?)",
+        ),
         ('[tool.apidrift]\nagainst = "NEW"\nbogus = 1\n', "unknown key `bogus`"),
-        ('[tool.apidrift]\nagainst = 3\n', "`against` must be a non-empty string"),
-        ('[tool.apidrift]\nagainst = "NEW"\nfail-on = "sometimes"\n', "`fail-on` must be one of error, warning, info, never"),
-        ('[tool.apidrift]\nagainst = "NEW"\nignore = ["AD999"]\n', "`ignore`: no rule, rule name or family 'AD999'"),
+        ("[tool.apidrift]\nagainst = 3\n", "`against` must be a non-empty string"),
+        (
+            '[tool.apidrift]\nagainst = "NEW"\nfail-on = "sometimes"\n',
+            "`fail-on` must be one of error, warning, info, never",
+        ),
+        (
+            '[tool.apidrift]\nagainst = "NEW"\nignore = ["AD999"]\n',
+            "`ignore`: no rule, rule name or family 'AD999'",
+        ),
         ('[tool.apidrift]\nagainst = "NEW"\nignore = [1]\n', "`ignore` must be a list of strings"),
-        ('[tool.apidrift]\nagainst = "NEW"\nseverity = { AD101 = "fatal" }\n', "`severity.AD101` must be one of error, warning, info"),
-        ('[tool.apidrift]\nagainst = "NEW"\nseverity = { nope = "info" }\n', "`severity`: no rule, rule name or family 'nope'"),
+        (
+            '[tool.apidrift]\nagainst = "NEW"\nseverity = { AD101 = "fatal" }\n',
+            "`severity.AD101` must be one of error, warning, info",
+        ),
+        (
+            '[tool.apidrift]\nagainst = "NEW"\nseverity = { nope = "info" }\n',
+            "`severity`: no rule, rule name or family 'nope'",
+        ),
         ('[tool.apidrift]\nagainst = "NEW"\nseverity = "info"\n', "`severity` must be a table"),
-        ('[tool.apidrift]\nagainst = "NEW"\nexclude = "tests/*"\nignore-symbols = [[]]\n', "`ignore-symbols` must be a list of strings"),
+        (
+            '[tool.apidrift]\nagainst = "NEW"\nexclude = "tests/*"\nignore-symbols = [[]]\n',
+            "`ignore-symbols` must be a list of strings",
+        ),
         ("[tool.apidrift]\nagainst = \n", "invalid TOML"),
         ("[tool]\napidrift = 3\n", "[tool.apidrift] must be a table"),
     ],

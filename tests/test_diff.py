@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.upstream.diff import compare_signatures
 from apidrift.auditor.engine import DiffRequest, diff_versions
+from apidrift.auditor.upstream.diff import compare_signatures
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.reports.diff import render
 
@@ -28,15 +28,24 @@ def test_signature_changes_are_named_and_graded() -> None:
     assert kinds(sig(a, b), sig(a)) == [("parameter-removed", True)]
     assert kinds(sig(a), sig(a, Parameter("c", P))) == [("parameter-added-required", True)]
     assert kinds(sig(a), sig(a, Parameter("c", P, True, "0"))) == [("parameter-added", False)]
-    assert kinds(sig(a, b), sig(a, Parameter("c", P, True, "0"), b)) == [("parameter-added", True)]  # shifts b
+    assert kinds(sig(a, b), sig(a, Parameter("c", P, True, "0"), b)) == [
+        ("parameter-added", True)
+    ]  # shifts b
     assert kinds(sig(a, b), sig(a, Parameter("b", P, True, "2"))) == [("default-changed", False)]
     assert kinds(sig(a, b), sig(a, Parameter("b", P))) == [("parameter-now-required", True)]
     assert kinds(sig(a, b), sig(b, a)) == [("parameter-moved", True)]
-    assert kinds(sig(a, b), sig(a, Parameter("b", ParamKind.KEYWORD_ONLY, True, "1"))) == [("parameter-kind-changed", True)]
-    renamed = compare_signatures(sig(Parameter("path", P, annotation="str")), sig(Parameter("file_path", P, annotation="str")))
+    assert kinds(sig(a, b), sig(a, Parameter("b", ParamKind.KEYWORD_ONLY, True, "1"))) == [
+        ("parameter-kind-changed", True)
+    ]
+    renamed = compare_signatures(
+        sig(Parameter("path", P, annotation="str")), sig(Parameter("file_path", P, annotation="str"))
+    )
     assert renamed == [("parameter-renamed", "`path` renamed to `file_path`", True)]
     unrelated = compare_signatures(sig(Parameter("filename", P)), sig(Parameter("source", P)))
-    assert [k for k, _, _ in unrelated] == ["parameter-removed", "parameter-added-required"]  # no false rename
+    assert [k for k, _, _ in unrelated] == [
+        "parameter-removed",
+        "parameter-added-required",
+    ]  # no false rename
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -59,7 +68,9 @@ DOWN = {"app.py": "from pkg import Reader\nfrom pkg.core import load\n\nReader('
 
 
 def test_diff_of_whole_versions_lists_every_change(tmp_path: Path) -> None:
-    request = DiffRequest(f"pkg@{write(tmp_path / 'old', OLD)}", f"pkg@{write(tmp_path / 'new', NEW)}", cache_dir=tmp_path / "c")
+    request = DiffRequest(
+        f"pkg@{write(tmp_path / 'old', OLD)}", f"pkg@{write(tmp_path / 'new', NEW)}", cache_dir=tmp_path / "c"
+    )
     result = diff_versions(request)
     found = {(c.path, c.kind) for c in result.changes}
     assert ("pkg.core.Reader", "moved") in found
@@ -88,17 +99,31 @@ def test_diff_used_by_keeps_only_what_the_downstream_touches(tmp_path: Path) -> 
     text = render(result)
     assert "parameter-added-required breaks app.py: line 5" in text
     moved = next(c for c in result.changes if c.kind == "moved")
-    assert not moved.breaking and moved.breaks_some_callers and moved.uses == ()  # imported through `pkg`, which still has it
+    assert (
+        not moved.breaking and moved.breaks_some_callers and moved.uses == ()
+    )  # imported through `pkg`, which still has it
     assert text.strip().endswith("(2 breaking, 1 other).")
 
 
 @pytest.mark.network
 def test_flagship_diff_names_the_three_breaks(index_cache: Path) -> None:
-    result = diff_versions(DiffRequest("vllm==0.11.0", "vllm==0.16.0", used_by="speculators==0.3.0", cache_dir=index_cache))
+    result = diff_versions(
+        DiffRequest("vllm==0.11.0", "vllm==0.16.0", used_by="speculators==0.3.0", cache_dir=index_cache)
+    )
     details = {(c.path, c.kind, c.detail) for c in result.changes}
-    assert ("vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups", "parameter-removed", "`kv_cache_specs` removed") in details
-    assert any(p.endswith("Scheduler") and k == "parameter-added-required" and "`block_size: int`" in d for p, k, d in details)
-    assert any(p.endswith("SchedulerConfig") and k == "parameter-added-required" and "is_encoder_decoder" in d for p, k, d in details)
+    assert (
+        "vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups",
+        "parameter-removed",
+        "`kv_cache_specs` removed",
+    ) in details
+    assert any(
+        p.endswith("Scheduler") and k == "parameter-added-required" and "`block_size: int`" in d
+        for p, k, d in details
+    )
+    assert any(
+        p.endswith("SchedulerConfig") and k == "parameter-added-required" and "is_encoder_decoder" in d
+        for p, k, d in details
+    )
 
 
 def test_diff_command_prints_and_gates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,7 +162,11 @@ def test_used_by_lists_per_change_exactly_the_sites_it_breaks(tmp_path: Path) ->
     import subprocess
     import sys
 
-    old, new, down = write(tmp_path / "old", USED_OLD), write(tmp_path / "new", USED_NEW), write(tmp_path / "down", USED_DOWN)
+    old, new, down = (
+        write(tmp_path / "old", USED_OLD),
+        write(tmp_path / "new", USED_NEW),
+        write(tmp_path / "down", USED_DOWN),
+    )
     # The oracle: each downstream call run against the new version (and the old one, where all work).
     probe = "import pkg\nfor call in {calls!r}:\n    try:\n        r = eval(call)\n        print(call, 'ok', getattr(r, 'got', r))\n    except TypeError:\n        print(call, 'TypeError')\n"
     calls = ["pkg.A(config=1)", "pkg.B(1)", "pkg.f(1, b=2)", "pkg.f(1, 2)"]
@@ -152,7 +181,9 @@ def test_used_by_lists_per_change_exactly_the_sites_it_breaks(tmp_path: Path) ->
     assert runs["new"]["pkg.f(1, b=2)"] == runs["old"]["pkg.f(1, b=2)"]  # line 5 does not
     assert runs["new"]["pkg.f(1, 2)"] != runs["old"]["pkg.f(1, 2)"]  # line 6: 2 lands in `extra` now
 
-    result = diff_versions(DiffRequest(f"pkg@{old}", f"pkg@{new}", used_by=str(down), cache_dir=tmp_path / "c"))
+    result = diff_versions(
+        DiffRequest(f"pkg@{old}", f"pkg@{new}", used_by=str(down), cache_dir=tmp_path / "c")
+    )
     by_path = {(c.path, c.kind): c for c in result.changes}
     a, b = by_path[("pkg.A", "parameter-renamed")], by_path[("pkg.B", "parameter-renamed")]
     assert (a.breaking, a.uses) == (True, ("app.py:3",))

@@ -13,7 +13,9 @@ from apidrift.auditor.downstream.sites import site_to_data
 def make_tree(root: Path, count: int) -> Path:
     root.mkdir(parents=True)
     for index in range(count):
-        body = f"import pkg\nfrom pkg import thing{index}\n\npkg.call({index}, key={index})\nthing{index}.attr\n"
+        body = (
+            f"import pkg\nfrom pkg import thing{index}\n\npkg.call({index}, key={index})\nthing{index}.attr\n"
+        )
         if index == 3:
             body = "import pkg\ndef broken(:\n"  # one file the parser refuses: its outcome says so
         (root / f"mod{index:02d}.py").write_text(body)
@@ -44,7 +46,9 @@ def test_pool_and_serial_parsing_agree(tmp_path: Path, monkeypatch: pytest.Monke
     # A second run reads every scan from the cache: only the file that failed is parsed again.
     parsed: list[str] = []
     fresh = downstream._fresh_scan
-    monkeypatch.setattr(downstream, "_fresh_scan", lambda relative, *rest: parsed.append(relative) or fresh(relative, *rest))
+    monkeypatch.setattr(
+        downstream, "_fresh_scan", lambda relative, *rest: parsed.append(relative) or fresh(relative, *rest)
+    )
     assert summary(*downstream.scan_downstream(root, names, tmp_path / "pool-cache"))[0] == files
     assert parsed == ["mod03.py"]
 
@@ -60,15 +64,25 @@ def test_star_import_binds_only_what_all_exports(tmp_path: Path) -> None:
     upstream = tmp_path / "up" / "pkg"
     upstream.mkdir(parents=True)
     (upstream / "__init__.py").write_text("")
-    (upstream / "mod.py").write_text('__all__ = ["load"]\n\ndef load(p):\n    return p\n\ndef not_exported(p):\n    return p\n')
+    (upstream / "mod.py").write_text(
+        '__all__ = ["load"]\n\ndef load(p):\n    return p\n\ndef not_exported(p):\n    return p\n'
+    )
     down = tmp_path / "down" / "app"
     down.mkdir(parents=True)
     source = "from pkg.mod import *\n\nload(1)\nnot_exported(1)\n\ndef own(value):\n    return value.real\n"
     (down / "__init__.py").write_text(source)
-    run = subprocess.run([sys.executable, "-c", "import app"], cwd=tmp_path, capture_output=True, text=True,
-                         env={"PYTHONPATH": f"{tmp_path / 'up'}:{tmp_path / 'down'}"})
+    run = subprocess.run(
+        [sys.executable, "-c", "import app"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": f"{tmp_path / 'up'}:{tmp_path / 'down'}"},
+        check=False,
+    )
     assert "NameError: name 'not_exported' is not defined" in run.stderr
-    result = audit(AuditRequest(str(down), f"pkg@{tmp_path / 'up'}", None, cache_dir=tmp_path / "cache", offline=True))
+    result = audit(
+        AuditRequest(str(down), f"pkg@{tmp_path / 'up'}", None, cache_dir=tmp_path / "cache", offline=True)
+    )
     found = [(f.location.line, f.code) for f in result.findings]
     assert found == [(4, "AD002")]
     assert "`from pkg.mod import *` does not provide it" in result.findings[0].message

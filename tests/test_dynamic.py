@@ -13,7 +13,6 @@ import warnings
 import pytest
 
 from apidrift.auditor.upstream.dynamic import (
-    MAX_STEPS,
     NotServed,
     Served,
     Undecided,
@@ -154,7 +153,8 @@ CERTAIN = {
 def _run(source: str, name: str) -> tuple[str, object, str | None]:
     """What CPython does: ("served", value, warning) or ("raised", exception class name, message)."""
     module = types.ModuleType("m")
-    exec(compile(textwrap.dedent(source), "m.py", "exec"), module.__dict__)
+    # The oracle: the test's own synthetic shim run by CPython (never a real package's code).
+    exec(compile(textwrap.dedent(source), "m.py", "exec"), module.__dict__)  # noqa: S102
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -227,7 +227,9 @@ def test_helper_in_another_module_of_the_package() -> None:
     """
     files = {"m": textwrap.dedent(main), "_migration": textwrap.dedent(migration)}
     sources = lambda dotted: (files[dotted], False) if dotted in files else None  # noqa: E731
-    assert evaluate("m", files["m"], "gone", sources) == NotServed("`m:gone` has been removed in V2.", "errors.MigrationError")
+    assert evaluate("m", files["m"], "gone", sources) == NotServed(
+        "`m:gone` has been removed in V2.", "errors.MigrationError"
+    )
 
 
 UNDECIDED = {
@@ -268,7 +270,9 @@ def test_steps_are_bounded() -> None:
 def test_deep_nesting_is_undecided_not_a_crash() -> None:
     source = "def __getattr__(name):\n    return " + "(" * 50 + "1" + ")" * 50 + "\n"
     assert isinstance(_evaluate(source, "a"), (Served, Undecided))
-    chain = "".join(f"def f{i}(x):\n    return f{i + 1}(x)\n" for i in range(40)) + "def f40(x):\n    return 1\n"
+    chain = (
+        "".join(f"def f{i}(x):\n    return f{i + 1}(x)\n" for i in range(40)) + "def f40(x):\n    return 1\n"
+    )
     source = chain + "def __getattr__(name):\n    if f0(name):\n        raise AttributeError(name)\n"
     assert isinstance(_evaluate(source, "a"), Undecided)
 
@@ -284,11 +288,15 @@ def test_loader_helpers() -> None:
     assert defines_getattr(tree)
     assert getattr_helpers(tree) == {"attach"}
     assert not defines_getattr(ast.parse("def f():\n    __getattr__ = 1\n"))
-    pruned = program_source(ast.parse('class C:\n    """doc"""\n    x = 1\ndef f():\n    """doc"""\n    return 1\n'))
+    pruned = program_source(
+        ast.parse('class C:\n    """doc"""\n    x = 1\ndef f():\n    """doc"""\n    return 1\n')
+    )
     assert "doc" not in pruned and "x = 1" not in pruned and "class C" in pruned
 
 
-def test_a_getattr_too_deep_to_copy_leaves_the_module_unknowable(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_getattr_too_deep_to_copy_leaves_the_module_unknowable(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from apidrift.auditor.upstream import loader
 
     code = "def __getattr__(name):\n    raise AttributeError(name)\n"

@@ -46,7 +46,13 @@ def upstream(tmp_path: Path) -> Path:
 def test_an_unparsable_file_is_an_error_finding_with_cpythons_line_and_message(
     upstream: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    down = write(upstream / "down", {"app/__init__.py": "import pkg\npkg.run(1)\n", "app/bad.py": "import pkg\n\ndef f(:\n    pkg.run()\n"})
+    down = write(
+        upstream / "down",
+        {
+            "app/__init__.py": "import pkg\npkg.run(1)\n",
+            "app/bad.py": "import pkg\n\ndef f(:\n    pkg.run()\n",
+        },
+    )
     assert main(audit(upstream, down)) == 1
     out = capsys.readouterr().out
     try:  # the oracle: CPython's own parser
@@ -63,8 +69,13 @@ def test_an_unparsable_file_is_an_error_finding_with_cpythons_line_and_message(
 
 @pytest.mark.parametrize(("args", "expected"), [(["--ignore", "unparsable-file"], 0), (["--severity", "AD901=warning"], 0),
                                                 (["--severity", "input=warning", "--fail-on", "warning"], 1)])  # fmt: skip
-def test_the_unparsable_file_rule_is_configurable(upstream: Path, args: list[str], expected: int, capsys: pytest.CaptureFixture[str]) -> None:
-    down = write(upstream / "down", {"app/__init__.py": "import pkg\npkg.run(1)\n", "app/bad.py": "import pkg\nx = (\n"})
+def test_the_unparsable_file_rule_is_configurable(
+    upstream: Path, args: list[str], expected: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    down = write(
+        upstream / "down",
+        {"app/__init__.py": "import pkg\npkg.run(1)\n", "app/bad.py": "import pkg\nx = (\n"},
+    )
     assert main(audit(upstream, down, *args)) == expected
     out = capsys.readouterr().out
     assert ("AD901" in out) is ("--ignore" not in args)
@@ -74,14 +85,18 @@ def test_the_unparsable_file_rule_is_configurable(upstream: Path, args: list[str
 
 
 @pytest.mark.parametrize("old", ["pkg==9.0", "pkg@{tmp}/no-such-folder"])
-def test_an_explicit_from_that_cannot_be_had_is_exit_2(upstream: Path, old: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_explicit_from_that_cannot_be_had_is_exit_2(
+    upstream: Path, old: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     down = write(upstream / "down", {"app/__init__.py": "import pkg\npkg.run(1)\n"})
     assert main(audit(upstream, down, "--from", old.format(tmp=upstream))) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("apidrift: error: --from pkg"), err
 
 
-def test_an_inferred_old_version_that_cannot_be_had_falls_back_with_a_note(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_inferred_old_version_that_cannot_be_had_falls_back_with_a_note(
+    upstream: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     down = write(upstream / "down", {"app/__init__.py": "import pkg\npkg.run(1)\n",
                                      "pyproject.toml": '[project]\nname = "down"\nversion = "1"\ndependencies = ["pkg==0.5"]\n'})  # fmt: skip
     assert main(audit(upstream, down)) == 0
@@ -91,14 +106,18 @@ def test_an_inferred_old_version_that_cannot_be_had_falls_back_with_a_note(upstr
 # ---- the gate passes only what it checked
 
 
-def test_a_downstream_that_does_not_use_the_upstream_is_exit_3_said_first(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_downstream_that_does_not_use_the_upstream_is_exit_3_said_first(
+    upstream: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     down = write(upstream / "down", {"app/__init__.py": "import os\n"})
     assert main(audit(upstream, down)) == 3
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "apidrift: nothing checked: down does not use pkg (no file imports pkg)"
     assert "No breaking changes found" not in out
     assert main(audit(upstream, down, "--format", "json")) == 3
-    assert json.loads(capsys.readouterr().out)["unchecked"].startswith("nothing checked: down does not use pkg")
+    assert json.loads(capsys.readouterr().out)["unchecked"].startswith(
+        "nothing checked: down does not use pkg"
+    )
     assert main(audit(upstream, down, "--fail-on", "never")) == 0  # asked never to fail
     capsys.readouterr()
     for fmt, first in (("markdown", ":warning: **nothing checked: down does not use pkg"),
@@ -108,17 +127,23 @@ def test_a_downstream_that_does_not_use_the_upstream_is_exit_3_said_first(upstre
         assert first in out and "No breaking changes found" not in out, out
 
 
-def test_use_sites_none_of_which_could_be_checked_is_exit_3(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_use_sites_none_of_which_could_be_checked_is_exit_3(
+    upstream: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     down = write(upstream / "down", {"app/__init__.py": "import pkg\n\ndef f(args):\n    pkg.run(*args)\n"})
     assert main(audit(upstream, down, "--format", "json")) == 3
     report = json.loads(capsys.readouterr().out)
     assert report["coverage"][0]["found"] == 2 and report["coverage"][0]["checked"] == 1  # the import only
     assert "uses pkg at 1 site beyond its imports, but none could be checked" in report["unchecked"]
-    write(down, {"app/more.py": "import pkg\npkg.run(1)\n"})  # one call checked: the gate has checked something
+    write(
+        down, {"app/more.py": "import pkg\npkg.run(1)\n"}
+    )  # one call checked: the gate has checked something
     assert main(audit(upstream, down)) == 0
 
 
-def test_findings_still_exit_1_when_nothing_else_was_checked(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_findings_still_exit_1_when_nothing_else_was_checked(
+    upstream: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     down = write(upstream / "down", {"app/__init__.py": "import pkg\n\ndef f(:\n"})
     assert main(audit(upstream, down)) == 1
     assert "AD901" in capsys.readouterr().out
@@ -134,13 +159,18 @@ class _FakeIndex:
         self.listing = ProjectListing("down", "test", tuple(
             IndexFile(f"down-{v}-py3-none-any.whl", f"u/{v}", v, "wheel", True, None, 10, metadata_url=f"m/{v}")
             for v in versions))  # fmt: skip
-        self.requires = {"0.1.0": ["pkg==0.5; extra == 'x'"], "0.2.0": ["pkg>=1"], "0.3.0": ["other"], "0.3.1": []}
+        self.requires = {
+            "0.1.0": ["pkg==0.5; extra == 'x'"],
+            "0.2.0": ["pkg>=1"],
+            "0.3.0": ["other"],
+            "0.3.1": [],
+        }
         self.asked: list[str] = []
 
-    def project(self, name: str):  # noqa: ANN201
+    def project(self, name: str):
         return self.listing
 
-    def metadata(self, file) -> str:  # noqa: ANN001
+    def metadata(self, file) -> str:
         self.asked.append(file.version)
         lines = "".join(f"Requires-Dist: {r}\n" for r in self.requires[file.version])
         return f"Metadata-Version: 2.1\nName: down\nVersion: {file.version}\n{lines}"
@@ -179,14 +209,21 @@ SRC_LAYOUT = {
 }
 
 
-def test_fix_diff_on_a_src_layout_applies_with_git_from_the_project_root(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fix_diff_on_a_src_layout_applies_with_git_from_the_project_root(
+    upstream: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import shutil
     import subprocess
 
     git = shutil.which("git")
     assert git, "git is needed for this test"
     repo = write(upstream / "repo", SRC_LAYOUT)
-    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(upstream), "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "HOME": str(upstream),
+        "PATH": "/usr/bin:/bin",
+    }
     subprocess.run([git, "init", "-q"], cwd=repo, check=True, env=env)
     for folder in (repo, repo / "src", repo / "src" / "app"):  # wherever the user names the downstream from
         status = main(["fix", str(folder), "--against", f"pkg@{upstream / 'new'}", "--offline", "--cache-dir",
@@ -194,17 +231,28 @@ def test_fix_diff_on_a_src_layout_applies_with_git_from_the_project_root(upstrea
         patch = capsys.readouterr().out
         assert status == 1 and "+++ b/src/app/__init__.py" in patch, patch
         (upstream / "fix.diff").write_text(patch)
-        applied = subprocess.run([git, "apply", "--check", str(upstream / "fix.diff")], cwd=repo, env=env, capture_output=True, text=True)
+        applied = subprocess.run(
+            [git, "apply", "--check", str(upstream / "fix.diff")],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert applied.returncode == 0, applied.stderr
     subprocess.run([git, "apply", str(upstream / "fix.diff")], cwd=repo, check=True, env=env)
     assert (repo / "src/app/__init__.py").read_text() == "import pkg\n\npkg.run(1)\n"
 
 
-def test_every_format_names_the_same_path(upstream: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_format_names_the_same_path(
+    upstream: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = write(upstream / "repo", SRC_LAYOUT)
     monkeypatch.chdir(repo)
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
-    outputs = {fmt: upstream / f"report.{fmt}" for fmt in ("text", "json", "sarif", "github", "markdown", "html")}
+    outputs = {
+        fmt: upstream / f"report.{fmt}" for fmt in ("text", "json", "sarif", "github", "markdown", "html")
+    }
     args = [a for fmt, path in outputs.items() for a in ("--format", f"{fmt}:{path}")]
     assert main(audit(upstream, repo, *args, "--quiet")) == 1
     wanted = "src/app/__init__.py"
@@ -225,12 +273,24 @@ def test_every_format_names_the_same_path(upstream: Path, capsys: pytest.Capture
 # ---- hints that are right
 
 
-@pytest.mark.parametrize(("new_annotation", "suggested"), [("int", False), ("int | None", True), ("Optional[int]", True)])
+@pytest.mark.parametrize(
+    ("new_annotation", "suggested"), [("int", False), ("int | None", True), ("Optional[int]", True)]
+)
 def test_ad202_suggests_the_old_default_only_where_the_new_annotation_takes_it(
     tmp_path: Path, new_annotation: str, suggested: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write(tmp_path / "old", {"pkg/__init__.py": "from typing import Optional\n\nclass Config:\n    def __init__(self, name, seed: Optional[int] = None):\n        pass\n"})
-    write(tmp_path / "new", {"pkg/__init__.py": f"from typing import Optional\n\nclass Config:\n    def __init__(self, name, seed: {new_annotation} = 0):\n        pass\n"})
+    write(
+        tmp_path / "old",
+        {
+            "pkg/__init__.py": "from typing import Optional\n\nclass Config:\n    def __init__(self, name, seed: Optional[int] = None):\n        pass\n"
+        },
+    )
+    write(
+        tmp_path / "new",
+        {
+            "pkg/__init__.py": f"from typing import Optional\n\nclass Config:\n    def __init__(self, name, seed: {new_annotation} = 0):\n        pass\n"
+        },
+    )
     down = write(tmp_path / "down", {"app/__init__.py": "import pkg\n\npkg.Config('x')\n"})
     assert main(audit(tmp_path, down, "--from", f"pkg@{tmp_path / 'old'}", "--format", "json")) == 0
     (finding,) = json.loads(capsys.readouterr().out)["findings"]
@@ -251,7 +311,9 @@ def test_rules_of_one_family_and_as_json(capsys: pytest.CaptureFixture[str]) -> 
     assert [line.split()[0] for line in lines] == [r.code for r in all_rules() if r.family == "calls"]
     assert main(["rules", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert [(r["code"], r["name"], r["family"]) for r in data] == [(r.code, r.name, r.family) for r in all_rules()]
+    assert [(r["code"], r["name"], r["family"]) for r in data] == [
+        (r.code, r.name, r.family) for r in all_rules()
+    ]
     assert main(["rules", "AD901", "--format", "json"]) == 0
     assert "## What it does" in json.loads(capsys.readouterr().out)["docs"]
 
@@ -265,7 +327,9 @@ def test_audit_help_gives_the_exit_statuses_and_examples(capsys: pytest.CaptureF
     assert "apidrift audit . --against" in out
 
 
-def test_one_line_on_stderr_when_every_report_goes_to_a_file(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_one_line_on_stderr_when_every_report_goes_to_a_file(
+    upstream: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     down = write(upstream / "down", {"app/__init__.py": "import pkg\npkg.run(1)\n"})
     html, sarif = upstream / "report.html", upstream / "report.sarif"
     assert main(audit(upstream, down, "--format", f"html:{html}", "--format", f"sarif:{sarif}")) == 0
@@ -276,7 +340,9 @@ def test_one_line_on_stderr_when_every_report_goes_to_a_file(upstream: Path, cap
     assert capsys.readouterr().err == ""
 
 
-def test_a_network_error_is_one_short_line(upstream: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_network_error_is_one_short_line(
+    upstream: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from apidrift.auditor.sources import index_client
 
     monkeypatch.setattr(index_client, "DEFAULT_RETRIES", 0)  # refused is refused: no need to wait for backoff
@@ -285,7 +351,10 @@ def test_a_network_error_is_one_short_line(upstream: Path, capsys: pytest.Captur
                    "--cache-dir", str(upstream / "cache")])  # fmt: skip
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
-    assert err[0] == "apidrift: error: cannot reach the index http://127.0.0.1:9/simple/: connection refused by 127.0.0.1:9 (--offline uses the cache only)"
+    assert (
+        err[0]
+        == "apidrift: error: cannot reach the index http://127.0.0.1:9/simple/: connection refused by 127.0.0.1:9 (--offline uses the cache only)"
+    )
 
 
 def test_network_failures_are_named_in_a_few_words() -> None:
@@ -301,7 +370,7 @@ def test_network_failures_are_named_in_a_few_words() -> None:
 # ---- reports people read
 
 
-def _long_finding():  # noqa: ANN202
+def _long_finding():
     from apidrift.auditor.results import Finding, Location, Severity
 
     fields = [f"field_{i}: int = {i}" for i in range(40)]
@@ -321,10 +390,15 @@ def test_text_elides_long_signatures_around_what_changed() -> None:
     from apidrift.reports import render
 
     finding = _long_finding()
-    result = AuditResult(InputInfo("app", "1", "directory", "/x"), InputInfo("pkg", "2", "path", "/y"), findings=[finding])
+    result = AuditResult(
+        InputInfo("app", "1", "directory", "/x"), InputInfo("pkg", "2", "path", "/y"), findings=[finding]
+    )
     text = render(result, "text")
     new_line = next(line for line in text.splitlines() if line.startswith("  new: "))
-    assert new_line == "  new: (..., 20 unchanged, ..., field_19: int = 19, field_20: int = 21, field_21: int = 21, ..., 18 unchanged) -> None"
+    assert (
+        new_line
+        == "  new: (..., 20 unchanged, ..., field_19: int = 19, field_20: int = 21, field_21: int = 21, ..., 18 unchanged) -> None"
+    )
     assert len(new_line) < 200 and len(finding.new_signature) > 700
     full = json.loads(render(result, "json"))["findings"][0]
     assert full["new_signature"] == finding.new_signature  # whole in JSON
@@ -337,9 +411,13 @@ from test_html import Browser, browser, screenshot, visible_findings  # noqa: E4
 HTML_OLD = (
     "from typing import Optional\n\n"
     "def load(path, mode='r'):\n    return path\n\n"
-    "class Config:\n    def __init__(self, name, " + ", ".join(f"f{i}=0" for i in range(10)) + ", seed: Optional[int] = None):\n        pass\n"
+    "class Config:\n    def __init__(self, name, "
+    + ", ".join(f"f{i}=0" for i in range(10))
+    + ", seed: Optional[int] = None):\n        pass\n"
 )
-HTML_NEW = HTML_OLD.replace("def load(path,", "def load(file_path,").replace("seed: Optional[int] = None", "seed: int = 0")
+HTML_NEW = HTML_OLD.replace("def load(path,", "def load(file_path,").replace(
+    "seed: Optional[int] = None", "seed: int = 0"
+)
 HTML_DOWN = {
     "pyproject.toml": '[project]\nname = "app"\nversion = "1"\n\n[tool.apidrift]\nexclude = ["build/*"]\n',
     "app/a.py": "import pkg\n\ncfg = pkg.Config(\n    'x',\n    f0=1,\n)\npkg.load(path='p')\nprint(cfg)\n",
@@ -353,7 +431,18 @@ def html_report(tmp_path: Path) -> tuple[Path, dict]:
     write(tmp_path / "new", {"pkg/__init__.py": HTML_NEW})
     down = write(tmp_path / "down", HTML_DOWN)
     page, data = tmp_path / "report.html", tmp_path / "report.json"
-    status = main(audit(tmp_path, down, "--from", f"pkg@{tmp_path / 'old'}", "--format", f"html:{page}", "--format", f"json:{data}"))
+    status = main(
+        audit(
+            tmp_path,
+            down,
+            "--from",
+            f"pkg@{tmp_path / 'old'}",
+            "--format",
+            f"html:{page}",
+            "--format",
+            f"json:{data}",
+        )
+    )
     assert status == 1
     return page, json.loads(data.read_text())
 
@@ -376,7 +465,9 @@ def test_html_report_reads_well_in_chromium(browser: Browser, html_report: tuple
     # The whole call (lines 3-6) with two lines around it, the call's lines marked as the use.
     numbers = warning.locator("figure.source .ln").all_inner_texts()
     assert numbers == ["1", "2", "3", "4", "5", "6", "7", "8"]
-    assert warning.locator(".src-use").count() == 4 and "f0=1," in warning.locator("figure.source").inner_text()
+    assert (
+        warning.locator(".src-use").count() == 4 and "f0=1," in warning.locator("figure.source").inner_text()
+    )
     # Folded unchanged parameters keep their true numbers: `seed` is parameter 12 (name, f0..f9 before it).
     seed = warning.locator(".sig-new li.param-changed")
     assert seed.inner_text().startswith("seed: int = 0")
@@ -385,11 +476,16 @@ def test_html_report_reads_well_in_chromium(browser: Browser, html_report: tuple
     # The AD202 hint does not tell to pass None to an `int` parameter.
     assert "seed=None" not in warning.locator(".hint").inner_text()
     # A copyable suppression comment per finding; a mark on what `apidrift fix` edits.
-    assert page.locator("p.suppress code").all_inner_texts() == [f"# apidrift: ignore[{f['rule']}]" for f in shown]
+    assert page.locator("p.suppress code").all_inner_texts() == [
+        f"# apidrift: ignore[{f['rule']}]" for f in shown
+    ]
     assert page.locator("button.copy").first.is_visible()
     page.locator("button.copy").first.click()
     page.wait_for_function("document.querySelector('button.copy').textContent !== 'Copy'")
-    assert page.locator("article.finding[data-rule=AD101] .fixable").count() == 2 and warning.locator(".fixable").count() == 0
+    assert (
+        page.locator("article.finding[data-rule=AD101] .fixable").count() == 2
+        and warning.locator(".fixable").count() == 0
+    )
     # Date, version, command line and configuration in the footer; the time is the run's.
     footer = page.locator("footer").inner_text()
     assert f"Generated by apidrift {data['tool']['version']} on {data['run']['date']}" in footer
@@ -399,7 +495,9 @@ def test_html_report_reads_well_in_chromium(browser: Browser, html_report: tuple
     # Old and new parameters aligned row by row: `mode` on one row, `path` (removed) and `file_path`
     # (added) each beside a gap.
     renamed = page.locator("article.finding[data-rule=AD101]").first
-    mode_y = [renamed.locator(f".sig-{side} li", has_text="mode=").bounding_box()["y"] for side in ("old", "new")]
+    mode_y = [
+        renamed.locator(f".sig-{side} li", has_text="mode=").bounding_box()["y"] for side in ("old", "new")
+    ]
     assert mode_y[0] == mode_y[1]
     assert renamed.locator(".sig-old li").count() == renamed.locator(".sig-new li").count() == 3
     renamed.screenshot(path=str(tmp_path / "aligned.png"))
@@ -408,7 +506,9 @@ def test_html_report_reads_well_in_chromium(browser: Browser, html_report: tuple
     assert definition.locator("summary").inner_text().startswith("Defined at pkg/__init__.py:7 in pkg")
     definition.locator("summary").click()
     assert "7    def __init__(self, name, f0=0" in definition.locator("pre").inner_text()
-    assert HTML_NEW.splitlines()[6].startswith("    def __init__(self, name,")  # line 7 of the new version, as the panel says
+    assert HTML_NEW.splitlines()[6].startswith(
+        "    def __init__(self, name,"
+    )  # line 7 of the new version, as the panel says
     # The filter state lives in the address: a reload keeps it.
     page.select_option("#filter-severity", "warning")
     assert page.evaluate("location.hash") == "#severity=warning"
@@ -419,10 +519,21 @@ def test_html_report_reads_well_in_chromium(browser: Browser, html_report: tuple
     assert errors == []
 
 
-def test_a_finding_on_a_keyword_carries_the_whole_call(upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    down = write(upstream / "down", {"app/__init__.py": "import pkg\n\n\n\nx = pkg.run(\n    1,\n    c=2,\n)\n"})
+def test_a_finding_on_a_keyword_carries_the_whole_call(
+    upstream: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    down = write(
+        upstream / "down", {"app/__init__.py": "import pkg\n\n\n\nx = pkg.run(\n    1,\n    c=2,\n)\n"}
+    )
     assert main(audit(upstream, down, "--format", "json")) == 1
     (finding,) = json.loads(capsys.readouterr().out)["findings"]
     assert finding["location"]["line"] == 7  # the keyword
     start, lines = finding["context_start"], finding["context"]
-    assert start == 3 and lines == ["", "", "x = pkg.run(", "    1,", "    c=2,", ")"]  # the call (5-8) and two lines before
+    assert start == 3 and lines == [
+        "",
+        "",
+        "x = pkg.run(",
+        "    1,",
+        "    c=2,",
+        ")",
+    ]  # the call (5-8) and two lines before

@@ -23,6 +23,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from casefiles import parse_case as parse_case_file
+from casefiles import write_tree
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.cache import Cache
@@ -42,7 +44,6 @@ from apidrift.auditor.fix.codemods import (
 )
 from apidrift.auditor.results import AuditResult, Finding, Fix, Location, Severity
 from apidrift.reports.fix import render
-from casefiles import parse_case as parse_case_file, write_tree
 
 CASES = sorted((Path(__file__).parent / "fix_cases").glob("*.case"))
 KINDS = ("old", "new", "downstream", "safe", "fixed")
@@ -54,7 +55,13 @@ def parse_case(path: Path) -> dict[str, dict[str, str]]:
 
 def run_audit(tmp_path: Path, down: Path) -> AuditResult:
     return audit(
-        AuditRequest(str(down), f"pkg@{tmp_path / 'new'}", f"pkg@{tmp_path / 'old'}", cache_dir=tmp_path / "cache", offline=True)
+        AuditRequest(
+            str(down),
+            f"pkg@{tmp_path / 'new'}",
+            f"pkg@{tmp_path / 'old'}",
+            cache_dir=tmp_path / "cache",
+            offline=True,
+        )
     )
 
 
@@ -75,7 +82,10 @@ def new_callable(new_files: dict[str, str], symbol: str) -> object:
         for relative in (f"{module}.py", f"{module}/__init__.py"):
             if relative in new_files:
                 namespace: dict[str, object] = {}
-                exec(compile("from __future__ import annotations\n" + new_files[relative], relative, "exec"), namespace)
+                exec(  # noqa: S102 (the fixed test snippet, to confirm under CPython that it now binds)
+                    compile("from __future__ import annotations\n" + new_files[relative], relative, "exec"),
+                    namespace,
+                )
                 value: object = namespace[parts[cut]]
                 for attribute in parts[cut + 1 :]:
                     value = getattr(value, attribute)
@@ -85,7 +95,9 @@ def new_callable(new_files: dict[str, str], symbol: str) -> object:
 
 def _calls_to(tree: ast.AST, name: str) -> list[ast.Call]:
     def terminal(func: ast.expr) -> str | None:
-        return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        return (
+            func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        )
 
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and terminal(n.func) == name]
     return sorted(calls, key=lambda c: (c.lineno, c.col_offset))
@@ -110,7 +122,9 @@ def assert_fixed_calls_bind(before: str, after: str, outcomes: list, new_files: 
         index = next(i for i, c in enumerate(old_calls) if (c.lineno, c.col_offset + 1) == (line, column))
         call = _calls_to(new_tree, name)[index]
         assert not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg for k in call.keywords)
-        inspect.signature(function).bind(*[None] * len(call.args), **{k.arg: None for k in call.keywords if k.arg})
+        inspect.signature(function).bind(
+            *[None] * len(call.args), **{k.arg: None for k in call.keywords if k.arg}
+        )
         checked += 1
     return checked
 
@@ -118,15 +132,28 @@ def assert_fixed_calls_bind(before: str, after: str, outcomes: list, new_files: 
 def assert_imports_import(after: str, new_root: Path) -> None:
     """Every unguarded `from pkg... import ...` of the fixed file imports on the new upstream (CPython)."""
     tree = ast.parse(after)
-    guarded = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try) for s in t.body + [h for x in t.handlers for h in x.body] for n in ast.walk(s)}
+    guarded = {
+        id(n)
+        for t in ast.walk(tree)
+        if isinstance(t, ast.Try)
+        for s in t.body + [h for x in t.handlers for h in x.body]
+        for n in ast.walk(s)
+    }
     statements = [
-        ast.unparse(n) for n in ast.walk(tree)
+        ast.unparse(n)
+        for n in ast.walk(tree)
         if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "pkg" and id(n) not in guarded
     ]
     if not statements:
         return
     code = "import sys\nsys.path.insert(0, sys.argv[1])\n" + "\n".join(statements)
-    done = subprocess.run([sys.executable, "-I", "-c", code, str(new_root)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code, str(new_root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -157,7 +184,9 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
         bound += assert_fixed_calls_bind(change.before, change.after, fixed.outcomes, sections["new"])
         assert_imports_import(change.after, tmp_path / "new")
     applied = [o for o in fixed.outcomes if o.status == APPLIED]
-    assert bound == len({(o.finding.symbol, o.finding.fix.data["call"]) for o in applied if o.finding.code == "AD101"})
+    assert bound == len(
+        {(o.finding.symbol, o.finding.fix.data["call"]) for o in applied if o.finding.code == "AD101"}
+    )
     if not unsafe:
         assert not any(o.finding.fix and o.finding.fix.applicability == "unsafe" for o in applied)
 
@@ -288,8 +317,13 @@ def test_manual_steps_name_the_parameter_its_annotation_position_and_missing_def
         "pass `block_size`, an `int`, to Scheduler(): required, no default (new in pkg); "
         "parameter 4 of 5, after `structured_output_manager`, passed by position or by keyword"
     ) in report
-    assert "pass `seed`, an `int`, to make_config(): required, no default (its default was removed in pkg)" in report
-    assert "pass `is_encoder_decoder`, a `dict[str, bool]`, to make_config()" in report  # a comma in the annotation
+    assert (
+        "pass `seed`, an `int`, to make_config(): required, no default (its default was removed in pkg)"
+        in report
+    )
+    assert (
+        "pass `is_encoder_decoder`, a `dict[str, bool]`, to make_config()" in report
+    )  # a comma in the annotation
     assert "passed by keyword only" in report
 
 
@@ -300,8 +334,14 @@ def test_unsafe_fixes_are_labelled_in_the_output_never_in_the_code(tmp_path: Pat
     assert len(safe.with_status(NEEDS_UNSAFE)) == 7
     unsafe = _plan_case("keywords", tmp_path / "b", unsafe=True)
     report = render(unsafe)
-    assert "UNSAFE: changes behaviour: get_config() no longer receives `{}` (passed as `kv_cache_specs=`)" in report
-    assert all("UNSAFE" not in change.after and "apidrift" not in change.after.replace("apidrift: ignore", "") for change in unsafe.changes)
+    assert (
+        "UNSAFE: changes behaviour: get_config() no longer receives `{}` (passed as `kv_cache_specs=`)"
+        in report
+    )
+    assert all(
+        "UNSAFE" not in change.after and "apidrift" not in change.after.replace("apidrift: ignore", "")
+        for change in unsafe.changes
+    )
     # with --diff every line outside the patch is a comment, so the output is a patch as it is
     patch_lines = [line for line in report.splitlines() if not line.startswith("#")]
     assert patch_lines[0].startswith("--- a/app.py") and patch_lines[1].startswith("+++ b/app.py")
@@ -318,7 +358,15 @@ def test_the_diff_output_applies_with_patch(tmp_path: Path, capsys: pytest.Captu
     assert status == 1  # changes to apply
     report = capsys.readouterr().out
     assert (down / "app.py").read_text() == sections["downstream"]["app.py"], "--diff writes nothing"
-    done = subprocess.run(["patch", "-p1", "--quiet"], input=report, cwd=down, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["patch", "-p1", "--quiet"],
+        input=report,
+        cwd=down,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (down / "app.py").read_text() == sections["fixed"]["app.py"]
 
@@ -331,7 +379,15 @@ def _cli_case(tmp_path: Path, name: str = "keywords") -> tuple[Path, list[str], 
     write_tree(tmp_path / "new", sections["new"])
     write_tree(tmp_path / "old", sections["old"])
     down = write_tree(tmp_path / "down", sections["downstream"])
-    options = ["--against", f"pkg@{tmp_path / 'new'}", "--from", f"pkg@{tmp_path / 'old'}", "--cache-dir", str(tmp_path / "cache"), "--offline"]
+    options = [
+        "--against",
+        f"pkg@{tmp_path / 'new'}",
+        "--from",
+        f"pkg@{tmp_path / 'old'}",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--offline",
+    ]
     return down, options, sections
 
 
@@ -352,7 +408,9 @@ def test_write_then_run_again_changes_nothing(tmp_path: Path, capsys: pytest.Cap
     assert "no changes" in capsys.readouterr().out
 
 
-def test_exit_status_zero_when_everything_is_fixed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_exit_status_zero_when_everything_is_fixed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     down, options, _ = _cli_case(tmp_path, "imports")
     assert main(["fix", str(down), *options, "--write"]) == 0  # all moved imports fixed: nothing left to do
     assert main(["fix", str(down), *options]) == 0
@@ -381,7 +439,9 @@ def test_write_is_refused_into_the_cache_or_installed_packages(tmp_path: Path) -
     assert not_local_reason("index", tmp_path) == "it is a release fetched from the package index"
     assert not_local_reason("installed", tmp_path) == "it is an installed distribution"
     assert not_local_reason("directory", tmp_path) is None
-    fixed = plan_fixes(AuditResult(*_inputs()), tmp_path, local=False, not_local_reason="it is an installed distribution")
+    fixed = plan_fixes(
+        AuditResult(*_inputs()), tmp_path, local=False, not_local_reason="it is an installed distribution"
+    )
     with pytest.raises(FixError, match="refusing to write: it is an installed distribution"):
         write_changes(fixed)
 
@@ -402,8 +462,13 @@ def test_a_file_changed_since_the_audit_is_not_touched(tmp_path: Path) -> None:
 
 
 def test_encoding_and_newlines_are_kept(tmp_path: Path) -> None:
-    write_tree(tmp_path / "new", {"pkg/__init__.py": "", "pkg/io.py": "def open_file(file_path: str):\n    return 1\n"})
-    write_tree(tmp_path / "old", {"pkg/__init__.py": "", "pkg/io.py": "def open_file(path: str):\n    return 1\n"})
+    write_tree(
+        tmp_path / "new",
+        {"pkg/__init__.py": "", "pkg/io.py": "def open_file(file_path: str):\n    return 1\n"},
+    )
+    write_tree(
+        tmp_path / "old", {"pkg/__init__.py": "", "pkg/io.py": "def open_file(path: str):\n    return 1\n"}
+    )
     source = "# -*- coding: latin-1 -*-\r\nfrom pkg.io import open_file\r\n\r\nopen_file(path='caf\u00e9')  # \u00e9t\u00e9\r\n"
     (tmp_path / "down").mkdir()
     (tmp_path / "down" / "app.py").write_bytes(source.encode("latin-1"))
@@ -439,7 +504,10 @@ def test_flagship_fix(index_cache: Path, tmp_path: Path, capsys: pytest.CaptureF
     removed = [line for line in out.splitlines() if line.startswith("-") and not line.startswith("---")]
     added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert removed == ["-            kv_cache_specs=kv_cache_spec,"] and added == []
-    assert "UNSAFE: changes behaviour: get_kv_cache_config_from_groups() no longer receives `kv_cache_spec`" in out
+    assert (
+        "UNSAFE: changes behaviour: get_kv_cache_config_from_groups() no longer receives `kv_cache_spec`"
+        in out
+    )
     assert "pass `block_size`, an `int`, to Scheduler(): required, no default (new in vllm==0.16.0)" in out
     assert "after `structured_output_manager`" in out
     assert "pass `is_encoder_decoder`, an `InitVar[bool]`, to SchedulerConfig()" in out
@@ -453,7 +521,10 @@ def test_flagship_fix(index_cache: Path, tmp_path: Path, capsys: pytest.CaptureF
     after = audit(AuditRequest(str(local), "vllm==0.16.0", cache_dir=index_cache))
     errors = sorted((f.code, f.message) for f in after.findings if f.severity is Severity.ERROR)
     assert [code for code, _ in errors] == ["AD102", "AD102"]
-    assert "`block_size`" in errors[0][1] + errors[1][1] and "`is_encoder_decoder`" in errors[0][1] + errors[1][1]
+    assert (
+        "`block_size`" in errors[0][1] + errors[1][1]
+        and "`is_encoder_decoder`" in errors[0][1] + errors[1][1]
+    )
     fixed_keys = {("AD101", f.message) for f in before.findings if f.code == "AD101"}
     assert Counter((f.code, f.message) for f in after.findings) == Counter(
         (f.code, f.message) for f in before.findings if (f.code, f.message) not in fixed_keys
@@ -462,7 +533,10 @@ def test_flagship_fix(index_cache: Path, tmp_path: Path, capsys: pytest.CaptureF
     # The fetched release itself: a diff is fine, writing into it is refused.
     assert main(["fix", "speculators==0.3.0", *common, "--unsafe-fixes"]) == 1
     out = capsys.readouterr().out
-    assert "a diff only: it is a release fetched from the package index" in out and "-            kv_cache_specs=" in out
+    assert (
+        "a diff only: it is a release fetched from the package index" in out
+        and "-            kv_cache_specs=" in out
+    )
     assert main(["fix", "speculators==0.3.0", *common, "--write"]) == 2
 
 
@@ -480,4 +554,6 @@ def test_a_file_changed_between_plan_and_write_stops_the_whole_write(tmp_path: P
     (down / "other.py").write_text("# edited meanwhile\n")
     with pytest.raises(FixError, match="other.py changed since it was read; nothing written"):
         write_changes(fixed)
-    assert (down / "app.py").read_text() == sections["downstream"]["app.py"], "no file is written when one is refused"
+    assert (down / "app.py").read_text() == sections["downstream"]["app.py"], (
+        "no file is written when one is refused"
+    )

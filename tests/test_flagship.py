@@ -25,8 +25,19 @@ def cache_dir(index_cache: Path) -> Path:
 def run_audit(cache_dir: Path, tmp_path: Path, against: str, *extra: str) -> tuple[int, dict]:
     output = tmp_path / "report.json"
     status = main(
-        ["audit", "speculators==0.3.0", "--against", against, "--format", "json", "--output", str(output),
-         "--cache-dir", str(cache_dir), *extra]
+        [
+            "audit",
+            "speculators==0.3.0",
+            "--against",
+            against,
+            "--format",
+            "json",
+            "--output",
+            str(output),
+            "--cache-dir",
+            str(cache_dir),
+            *extra,
+        ]
     )
     return status, json.loads(output.read_text())
 
@@ -77,7 +88,10 @@ def test_vllm_0_17_adds_the_eos_token_id_keyword(cache_dir: Path, tmp_path: Path
     status, report = run_audit(cache_dir, tmp_path, "vllm==0.17.0")
     assert status == 1
     assert [(line, code) for _, line, code, _ in errors(report)] == [
-        (139, "AD101"), (148, "AD102"), (194, "AD102"), (241, "AD101")
+        (139, "AD101"),
+        (148, "AD102"),
+        (194, "AD102"),
+        (241, "AD101"),
     ]
     assert "`eos_token_id`" in errors(report)[-1][3]
 
@@ -90,6 +104,8 @@ def test_vllm_0_11_the_version_it_was_built_for_is_clean(cache_dir: Path, tmp_pa
 
 def test_second_run_needs_no_network(cache_dir: Path, tmp_path: Path) -> None:
     run_audit(cache_dir, tmp_path, "vllm==0.16.0")
-    status, report = run_audit(cache_dir, tmp_path, "vllm==0.16.0", "--offline", "--index-url", "http://127.0.0.1:9/")
+    status, report = run_audit(
+        cache_dir, tmp_path, "vllm==0.16.0", "--offline", "--index-url", "http://127.0.0.1:9/"
+    )
     assert status == 1
     assert len(errors(report)) == 3

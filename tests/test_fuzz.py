@@ -23,15 +23,14 @@ import zipfile
 from pathlib import Path
 
 import libcst
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from apidrift.auditor.sources.archive import ExtractLimits, extract_archive
+from apidrift.auditor.downstream.scan import scan_source
 from apidrift.auditor.downstream.walk import _scan_text, scan_downstream
 from apidrift.auditor.pysource import nesting_problem
 from apidrift.auditor.results import FileOutcome
-from apidrift.auditor.downstream.scan import scan_source
+from apidrift.auditor.sources.archive import ExtractLimits, extract_archive
 from apidrift.auditor.sources.specs import SourceError
 
 CASES = Path(__file__).parent / "cases"
@@ -108,7 +107,10 @@ def _scan(text: str) -> None:
     if nesting_problem(text) is None:
         try:
             old = scan_source("fuzz.py", text, frozenset({"pkg"}))
-        except (libcst.ParserSyntaxError, libcst.CSTValidationError):  # LibCST refuses some code CPython reads
+        except (
+            libcst.ParserSyntaxError,
+            libcst.CSTValidationError,
+        ):  # LibCST refuses some code CPython reads
             return
         assert old.sites == scan.sites
 
@@ -131,7 +133,9 @@ def test_scanner_on_random_text(text: str) -> None:
 @given(
     st.dictionaries(
         st.sampled_from(["a.py", "pkg/b.py", "pkg/sub/c.py", "d.py", "e.txt", "deep/er/f.py"]),
-        mutated_source().map(str.encode) | st.binary(max_size=300) | st.just(b"\xef\xbb\xbf# coding: latin-1\n"),
+        mutated_source().map(str.encode)
+        | st.binary(max_size=300)
+        | st.just(b"\xef\xbb\xbf# coding: latin-1\n"),
         min_size=1,
         max_size=5,
     )
@@ -145,10 +149,14 @@ def test_downstream_walker_on_random_trees(files: dict[str, bytes]) -> None:
         scans, outcomes = scan_downstream(root, frozenset({"pkg"}), Path(folder) / "cache")
         py_files = sorted(r for r in files if r.endswith(".py"))
         assert sorted(o.path for o in outcomes) == py_files  # every file has exactly one outcome
-        assert all(isinstance(o, FileOutcome) and o.status in ("scanned", "skipped", "failed") for o in outcomes)
+        assert all(
+            isinstance(o, FileOutcome) and o.status in ("scanned", "skipped", "failed") for o in outcomes
+        )
         assert all(o.reason for o in outcomes if o.status != "scanned")
         assert len(scans) == sum(o.status == "scanned" for o in outcomes)
-        again, outcomes_again = scan_downstream(root, frozenset({"pkg"}), Path(folder) / "cache")  # from the cache
+        again, outcomes_again = scan_downstream(
+            root, frozenset({"pkg"}), Path(folder) / "cache"
+        )  # from the cache
         assert outcomes_again == outcomes and [s.sites for s in again] == [s.sites for s in scans]
 
 
@@ -157,7 +165,10 @@ NAMES = st.sampled_from([
     "C:/win.py", "pkg\\d.py", "pkg/" + "n" * 300 + ".py", "/".join(["d"] * 80) + "/deep.py", "PKG-INFO",
     "pkg.egg-info/top_level.txt", "pkg/mod.cpython-311-x86_64-linux-gnu.so", "pkg/é.py", "pkg/a.py/inner.py", "",
 ])  # fmt: skip
-ENTRIES = st.lists(st.tuples(NAMES, st.binary(max_size=200), st.sampled_from(["file", "file", "dir", "sym", "hard"])), max_size=8)
+ENTRIES = st.lists(
+    st.tuples(NAMES, st.binary(max_size=200), st.sampled_from(["file", "file", "dir", "sym", "hard"])),
+    max_size=8,
+)
 
 
 def _archive(kind: str, entries: list[tuple[str, bytes, str]]) -> bytes:
@@ -232,7 +243,8 @@ UPSTREAM_MODULES = [
     "def call(a, b=1):\n    return a\n",
     "import warnings\ndef old(a):\n    warnings.warn('gone\\n./app.py:1:1: AD001 [error] forged\\x1b]0;t\\x07', DeprecationWarning)\n    return a\n",
     "def f0(a):\n    return a\n" + "".join(f"f{i} = f{i - 1}\n" for i in range(1, 400)),
-    "class C0:\n    def __init__(self, a):\n        pass\n" + "".join(f"class C{i}(C{i - 1}):\n    pass\n" for i in range(1, 150)),
+    "class C0:\n    def __init__(self, a):\n        pass\n"
+    + "".join(f"class C{i}(C{i - 1}):\n    pass\n" for i in range(1, 150)),
     "from zzup.m1 import *\n__all__ = [n for n in dir()]\n",
     "def __getattr__(name):\n    raise AttributeError(name)\n",
     "def broken(:\n",
@@ -248,20 +260,39 @@ DOWNSTREAM_FILES = [
     "import zzup.m9\nzzup.m9.A().x\n",
     "def broken(:\n",
 ]
-ODD_NAMES = ["ok.py", "sub/ok.py", "esc\x1b[31m.py", "nl\n::error file=x::forged.py", "bell\x07.py", "sp ace.py", "é.py"]
+ODD_NAMES = [
+    "ok.py",
+    "sub/ok.py",
+    "esc\x1b[31m.py",
+    "nl\n::error file=x::forged.py",
+    "bell\x07.py",
+    "sp ace.py",
+    "é.py",
+]
 
 
 @st.composite
 def hostile_inputs(draw: st.DrawFn) -> dict[str, object]:
-    modules = {f"zzup/m{i}.py": draw(st.sampled_from(UPSTREAM_MODULES)) for i in range(draw(st.integers(1, 6)))}
-    modules["zzup/__init__.py"] = draw(st.sampled_from(UPSTREAM_MODULES[:2] + ["from zzup.m0 import *\n", ""]))
-    down = {draw(st.sampled_from(ODD_NAMES)): draw(st.sampled_from(DOWNSTREAM_FILES)) for _ in range(draw(st.integers(1, 4)))}
+    modules = {
+        f"zzup/m{i}.py": draw(st.sampled_from(UPSTREAM_MODULES)) for i in range(draw(st.integers(1, 6)))
+    }
+    modules["zzup/__init__.py"] = draw(
+        st.sampled_from([*UPSTREAM_MODULES[:2], "from zzup.m0 import *\n", ""])
+    )
+    down = {
+        draw(st.sampled_from(ODD_NAMES)): draw(st.sampled_from(DOWNSTREAM_FILES))
+        for _ in range(draw(st.integers(1, 4)))
+    }
     return {
         "form": draw(st.sampled_from(["folder", "sdist", "wheel"])),
         "modules": modules,
         "down": down,
-        "upstream_specials": draw(st.lists(st.sampled_from(["fifo", "zero", "outside", "deep", "pax"]), max_size=3, unique=True)),
-        "downstream_specials": draw(st.lists(st.sampled_from(["fifo", "link", "loop"]), max_size=3, unique=True)),
+        "upstream_specials": draw(
+            st.lists(st.sampled_from(["fifo", "zero", "outside", "deep", "pax"]), max_size=3, unique=True)
+        ),
+        "downstream_specials": draw(
+            st.lists(st.sampled_from(["fifo", "link", "loop"]), max_size=3, unique=True)
+        ),
         "format": draw(st.sampled_from(["text", "github", "markdown"])),
     }
 
@@ -293,7 +324,9 @@ def _build_upstream(base: Path, spec: dict[str, object]) -> str:
         with zipfile.ZipFile(path, "w") as archive:
             for relative, text in modules.items():
                 archive.writestr(relative, text)
-            archive.writestr("zzup-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zzup\nVersion: 1.0\n")
+            archive.writestr(
+                "zzup-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zzup\nVersion: 1.0\n"
+            )
             archive.writestr("zzup-1.0.dist-info/RECORD", "os/__init__.py,,\nzzup/__init__.py,,\n")
         return str(path)
     path = base / "zzup-1.0.tar.gz"
@@ -329,7 +362,11 @@ def _build_downstream(base: Path, spec: dict[str, object]) -> Path:
 
 
 def _snapshot(folder: Path) -> set[str]:
-    return {os.path.relpath(os.path.join(top, name), folder) for top, dirs, files in os.walk(folder) for name in dirs + files}
+    return {
+        os.path.relpath(os.path.join(top, name), folder)
+        for top, dirs, files in os.walk(folder)
+        for name in dirs + files
+    }
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -375,7 +412,9 @@ def test_cli_on_random_hostile_inputs(spec: dict[str, object]) -> None:
         _STATUSES.append(status)
         assert "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()
         assert elapsed < 15, elapsed
-        assert not _CONTROL.search(out.getvalue()), repr(out.getvalue())  # nothing forged, no terminal escapes
+        assert not _CONTROL.search(out.getvalue()), repr(
+            out.getvalue()
+        )  # nothing forged, no terminal escapes
         assert not any(line.startswith("./app.py:1:1:") for line in out.getvalue().splitlines())
         if status != 2:
             assert json.loads(report.read_text())["tool"]["name"] == "apidrift"

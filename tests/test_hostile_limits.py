@@ -22,7 +22,15 @@ import pytest
 from test_hostile import UPSTREAM, Index, _fast_and_isolated, cli, index, respond, sdist, write_tree  # noqa: F401
 
 from apidrift import AuditRequest, audit
-from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Location, Severity
+from apidrift.auditor.results import (
+    AuditResult,
+    Coverage,
+    FileOutcome,
+    Finding,
+    InputInfo,
+    Location,
+    Severity,
+)
 from apidrift.reports import render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +64,11 @@ def test_control_characters_are_escaped_in_text_like_reports(fmt: str) -> None:
     lines = out.splitlines()
     assert not any(line.startswith("./app.py:1:1:") for line in lines), out  # no forged finding line
     if fmt == "github":  # one command for the finding, the note and the failed file: nothing forged
-        assert [line.split(" ", 1)[0] for line in lines if line.startswith("::")] == ["::warning", "::notice", "::warning"], out
+        assert [line.split(" ", 1)[0] for line in lines if line.startswith("::")] == [
+            "::warning",
+            "::notice",
+            "::warning",
+        ], out
     assert not any(line.startswith("::error") for line in lines), out
     assert "\\x1b]0;owned\\x07" in out  # shown, escaped, so the reader sees what was there
 
@@ -70,10 +82,22 @@ def test_forged_deprecation_message_end_to_end(tmp_path: Path, capsys: pytest.Ca
     )})  # fmt: skip
     down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
     for fmt in ("text", "github"):
-        status, out, err = cli(capsys, str(down), "--against", f"zzup@{upstream}", "--offline", "--cache-dir", str(tmp_path / "c"), "--format", fmt)
+        status, out, err = cli(
+            capsys,
+            str(down),
+            "--against",
+            f"zzup@{upstream}",
+            "--offline",
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--format",
+            fmt,
+        )
         assert status in (0, 1), err
         assert "AD203" in out, out  # the deprecation is reported...
-        assert not any(line.startswith(("./app.py:1:1:", "::error")) for line in out.splitlines()), out  # ...forging nothing
+        assert not any(line.startswith(("./app.py:1:1:", "::error")) for line in out.splitlines()), (
+            out
+        )  # ...forging nothing
         assert "\x1b" not in out and "\x07" not in out
 
 
@@ -90,11 +114,13 @@ def _strict_yaml(text: str) -> object:
         keys = [loader.construct_object(key, deep=deep) for key, _ in node.value]
         duplicates = sorted({str(k) for k in keys if keys.count(k) > 1})
         if duplicates:
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate keys {duplicates}", node.start_mark)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate keys {duplicates}", node.start_mark
+            )
         return loader.construct_mapping(node, deep=deep)
 
     Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    return yaml.load(text, Loader=Strict)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=Strict)
 
 
 def test_strict_yaml_loader_refuses_duplicate_keys() -> None:
@@ -122,9 +148,13 @@ def test_action_args_are_split_without_glob_expansion(tmp_path: Path) -> None:
     (bin_dir / "python").symlink_to(sys.executable)
     record = tmp_path / "argv.json"
     recorder = bin_dir / "apidrift"
-    recorder.write_text(f"#!{sys.executable}\nimport json, sys\nopen({str(record)!r}, 'w').write(json.dumps(sys.argv[1:]))\nsys.exit(1)\n")
+    recorder.write_text(
+        f"#!{sys.executable}\nimport json, sys\nopen({str(record)!r}, 'w').write(json.dumps(sys.argv[1:]))\nsys.exit(1)\n"
+    )
     recorder.chmod(0o755)
-    work = write_tree(tmp_path / "work", {"tests/test_a.py": "", "tests/test_b.py": ""})  # what `tests/*` would match
+    work = write_tree(
+        tmp_path / "work", {"tests/test_a.py": "", "tests/test_b.py": ""}
+    )  # what `tests/*` would match
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "RUNNER_TEMP": str(tmp_path / "runner"),
@@ -138,16 +168,25 @@ def test_action_args_are_split_without_glob_expansion(tmp_path: Path) -> None:
     script = tmp_path / "audit.sh"
     script.write_text(_audit_step())
     run = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=work, env=env,
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "output").read_text() == "mode=audit\nexit-code=1\n"
     argv = json.loads(record.read_text())
-    assert argv[argv.index("--against") :] == ["--against", "pkg==2.0", "--exclude", "tests/*", "--ignore", "a b", "--exclude", "*.pyi"]
+    assert argv[argv.index("--against") :] == [
+        "--against",
+        "pkg==2.0",
+        "--exclude",
+        "tests/*",
+        "--ignore",
+        "a b",
+        "--exclude",
+        "*.pyi",
+    ]
 
     env["EXTRA_ARGS"] = "--exclude 'unbalanced"
     record.unlink()
     run = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=work, env=env,
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert run.returncode == 2 and "cannot parse the args input" in run.stderr
     assert not record.exists()
 
@@ -160,11 +199,16 @@ def _wheel(name: str, version: str, files: dict[str, str]) -> bytes:
     with zipfile.ZipFile(buffer, "w") as archive:
         for path, text in files.items():
             archive.writestr(path, text)
-        archive.writestr(f"{name}-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        archive.writestr(
+            f"{name}-{version}.dist-info/METADATA",
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        )
     return buffer.getvalue()
 
 
-def test_files_of_other_projects_in_a_listing_are_skipped(index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_files_of_other_projects_in_a_listing_are_skipped(
+    index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     evil = {"zzup/__init__.py": "def call(a, b, c):\n    return a\n"}  # would make line 2 below an error
     index.project("zzup", {
         "zzup-1.0.tar.gz": sdist("zzup", "1.0", UPSTREAM),
@@ -174,22 +218,55 @@ def test_files_of_other_projects_in_a_listing_are_skipped(index: Index, tmp_path
         "evilproj-9.2-py3-none-any.whl": _wheel("evilproj", "9.2", evil),
     })  # fmt: skip
     down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
-    status, out, err = cli(capsys, str(down), "--against", "zzup>=1", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"), "--format", "text")
+    status, out, err = cli(
+        capsys,
+        str(down),
+        "--against",
+        "zzup>=1",
+        "--index-url",
+        index.url,
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--format",
+        "text",
+    )
     assert status == 0, out + err
     assert "zzup==1.1" in out and "9.0" not in out and "9.1" not in out and "9.2" not in out, out
     assert not any("evilproj" in hit or "extra" in hit or "9999" in hit for hit in index.hits)
-    status, _, err = cli(capsys, str(down), "--against", "zzup==9.0", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"))
+    status, _, err = cli(
+        capsys,
+        str(down),
+        "--against",
+        "zzup==9.0",
+        "--index-url",
+        index.url,
+        "--cache-dir",
+        str(tmp_path / "c"),
+    )
     assert status == 2 and "no release matching ==9.0; nearest: 1.0, 1.1" in err, err
 
 
-def test_a_file_name_with_a_5000_digit_version_is_skipped(index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_file_name_with_a_5000_digit_version_is_skipped(
+    index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     index.project("zzup", {
         "zzup-1.0.tar.gz": sdist("zzup", "1.0", UPSTREAM),
         "zzup-" + "9" * 5000 + ".tar.gz": sdist("zzup", "9", UPSTREAM),  # int() refuses more than 4,300 digits
         "zzup-1." + "9" * 300 + ".tar.gz": sdist("zzup", "1.9", UPSTREAM),  # a name longer than a file system stores
     })  # fmt: skip
     down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
-    status, out, err = cli(capsys, str(down), "--against", "zzup>=1", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"), "--format", "text")
+    status, out, err = cli(
+        capsys,
+        str(down),
+        "--against",
+        "zzup>=1",
+        "--index-url",
+        index.url,
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--format",
+        "text",
+    )
     assert status == 0, out + err
     assert "zzup==1.0 (index: zzup-1.0.tar.gz)" in out
 
@@ -197,7 +274,9 @@ def test_a_file_name_with_a_5000_digit_version_is_skipped(index: Index, tmp_path
 # --- 1: the relocation search ---------------------------------------------------------------------
 
 
-def run_cli(args: list[str], *, timeout: float = 60, memory: int = 3 << 30, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
+def run_cli(
+    args: list[str], *, timeout: float = 60, memory: int = 3 << 30, cwd: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], float]:
     """`apidrift ARGS` in a child process whose address space is capped, killed after `timeout` seconds."""
     import resource
 
@@ -207,7 +286,7 @@ def run_cli(args: list[str], *, timeout: float = 60, memory: int = 3 << 30, cwd:
     started = time.monotonic()
     try:
         run = subprocess.run([sys.executable, "-m", "apidrift", *args], capture_output=True, text=True, timeout=timeout,
-                             preexec_fn=cap, cwd=cwd)  # fmt: skip
+                             preexec_fn=cap, cwd=cwd, check=False)  # fmt: skip
     except subprocess.TimeoutExpired:
         pytest.fail(f"apidrift {' '.join(args[:3])}... still running after {timeout} s")
     return run, time.monotonic() - started
@@ -241,7 +320,9 @@ def test_relocation_search_is_bounded(hazard: str, tmp_path: Path) -> None:
             os.mkdir(deepest)
         (deepest / "leaf.py").write_text("x = 1\n")
     names = ", ".join(f"gone{i}" for i in range(MISSING))
-    down = write_tree(tmp_path / "down", {"app/__init__.py": f"from zzup import {names}\nimport zzup\nzzup.call(1)\n"})
+    down = write_tree(
+        tmp_path / "down", {"app/__init__.py": f"from zzup import {names}\nimport zzup\nzzup.call(1)\n"}
+    )
     report = tmp_path / "report.json"
     try:
         run, elapsed = run_cli(["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--no-config",
@@ -258,7 +339,9 @@ def test_relocation_search_is_bounded(hazard: str, tmp_path: Path) -> None:
     relocated = [hint for hint in hints.values() if "zzup.moved.gone0" in hint]
     assert len(relocated) == 1, hints  # still found where it moved...
     assert not any("evil" in hint for hint in hints.values())  # ...never through a link out of the tree
-    assert elapsed < (8 if hazard == "big" else 30)  # "big": each file read once (16 s before, rereading it per name)
+    assert elapsed < (
+        8 if hazard == "big" else 30
+    )  # "big": each file read once (16 s before, rereading it per name)
 
 
 # --- 3: a tar header bomb -------------------------------------------------------------------------
@@ -297,7 +380,9 @@ def test_tar_extended_header_bomb_is_refused_before_it_is_buffered(kind: bytes, 
     finally:
         tracemalloc.stop()
     assert peak < 32 << 20, peak  # never buffered (it was: 256 MiB, and 2 GiB for a 2 MB archive)
-    assert re.search(r"zzup-1\.0\.tar\.gz: an extended tar header of 268435456 bytes .*refused", str(info.value))
+    assert re.search(
+        r"zzup-1\.0\.tar\.gz: an extended tar header of 268435456 bytes .*refused", str(info.value)
+    )
     assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".tmp-*"))
 
 
@@ -320,17 +405,36 @@ def test_ordinary_pax_headers_still_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("claim", ["RECORD", "top_level.txt"])
-def test_wheel_record_does_not_claim_modules_it_does_not_ship(claim: str, index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_wheel_record_does_not_claim_modules_it_does_not_ship(
+    claim: str, index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("zzup/__init__.py", "def call(a):\n    return a\n")
         archive.writestr("zzup-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zzup\nVersion: 1.0\n")
         if claim == "top_level.txt":
             archive.writestr("zzup-1.0.dist-info/top_level.txt", "zzup\nos\n")
-        archive.writestr("zzup-1.0.dist-info/RECORD", "zzup/__init__.py,,\nos/__init__.py,,\nos/path.py,,\nzzup-1.0.dist-info/RECORD,,\n")
+        archive.writestr(
+            "zzup-1.0.dist-info/RECORD",
+            "zzup/__init__.py,,\nos/__init__.py,,\nos/path.py,,\nzzup-1.0.dist-info/RECORD,,\n",
+        )
     index.project("zzup", {"zzup-1.0-py3-none-any.whl": buffer.getvalue()})
-    down = write_tree(tmp_path / "down", {"app/__init__.py": "import os\nimport zzup\nos.getcwd()\nos.path.join('a')\nzzup.call(1)\n"})
-    status, out, err = cli(capsys, str(down), "--against", "zzup==1.0", "--index-url", index.url, "--cache-dir", str(tmp_path / "c"), "--format", "text")
+    down = write_tree(
+        tmp_path / "down",
+        {"app/__init__.py": "import os\nimport zzup\nos.getcwd()\nos.path.join('a')\nzzup.call(1)\n"},
+    )
+    status, out, err = cli(
+        capsys,
+        str(down),
+        "--against",
+        "zzup==1.0",
+        "--index-url",
+        index.url,
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--format",
+        "text",
+    )
     assert status == 0, out + err  # `os` is not this wheel's: nothing about it is reported
     assert "AD001" not in out and "Coverage of zzup: 2 use sites found" in out, out
 
@@ -357,7 +461,9 @@ def _gzip_bomb(prefix: bytes, padding: int) -> bytes:
     return b"".join(parts)
 
 
-def test_gzip_listing_bomb_is_refused_by_decoded_size(index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gzip_listing_bomb_is_refused_by_decoded_size(
+    index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tracemalloc
 
     from apidrift.auditor.cache import Cache
@@ -366,7 +472,9 @@ def test_gzip_listing_bomb_is_refused_by_decoded_size(index: Index, tmp_path: Pa
 
     bomb = _gzip_bomb(_listing(index)[:-1], 128 << 20)  # 128 MiB of blanks inside the object, ~130 kB sent
     assert len(bomb) < 1 << 20
-    index.routes["/simple/zzup/"] = respond(bomb, "application/vnd.pypi.simple.v1+json", Content_Encoding="gzip")
+    index.routes["/simple/zzup/"] = respond(
+        bomb, "application/vnd.pypi.simple.v1+json", Content_Encoding="gzip"
+    )
     monkeypatch.setenv("APIDRIFT_MAX_LISTING_BYTES", str(8 << 20))
     tracemalloc.start()
     try:
@@ -376,7 +484,9 @@ def test_gzip_listing_bomb_is_refused_by_decoded_size(index: Index, tmp_path: Pa
     finally:
         tracemalloc.stop()
     assert peak < 64 << 20, peak  # it was the whole decoded page, and more
-    assert "the index page of zzup" in str(info.value) and "larger than 8388608 bytes (decoded); refused" in str(info.value)
+    assert "the index page of zzup" in str(
+        info.value
+    ) and "larger than 8388608 bytes (decoded); refused" in str(info.value)
 
 
 def test_plain_large_listing_is_refused_while_streamed(index: Index, tmp_path: Path) -> None:
@@ -389,11 +499,17 @@ def test_plain_large_listing_is_refused_while_streamed(index: Index, tmp_path: P
     with IndexClient(Cache(tmp_path / "c"), index.url, max_listing_bytes=1 << 20) as client:
         with pytest.raises(SourceError, match="larger than 1048576 bytes"):
             client.project("zzup")
-        index.routes["/simple/zzup/"] = respond(_gzip_bomb(_listing(index), 0), "application/vnd.pypi.simple.v1+json", Content_Encoding="gzip")
-        assert [f.filename for f in client.project("zzup").files] == ["zzup-1.0.tar.gz"]  # a real gzip page reads
+        index.routes["/simple/zzup/"] = respond(
+            _gzip_bomb(_listing(index), 0), "application/vnd.pypi.simple.v1+json", Content_Encoding="gzip"
+        )
+        assert [f.filename for f in client.project("zzup").files] == [
+            "zzup-1.0.tar.gz"
+        ]  # a real gzip page reads
 
 
-def test_dripped_listing_hits_the_overall_deadline(index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dripped_listing_hits_the_overall_deadline(
+    index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from apidrift.auditor.cache import Cache
     from apidrift.auditor.sources.index_client import IndexClient
     from apidrift.auditor.sources.specs import SourceError
@@ -471,7 +587,11 @@ def test_html_file_ids_are_unique_when_slugs_collide() -> None:
                 location=Location(path, 1, 1, 1, 2, "f(1)"), symbol="pkg.f", upstream="pkg")
         for path in paths
     ]  # fmt: skip
-    result = AuditResult(downstream=InputInfo("app", None, "directory", "/app"), upstream=InputInfo("pkg", "2", "path", "/pkg"), findings=findings)
+    result = AuditResult(
+        downstream=InputInfo("app", None, "directory", "/app"),
+        upstream=InputInfo("pkg", "2", "path", "/pkg"),
+        findings=findings,
+    )
     page = render(result, "html")
     ids = re.findall(r'\sid="([^"]+)"', page)
     duplicated = sorted({i for i in ids if ids.count(i) > 1})
@@ -482,7 +602,9 @@ def test_html_file_ids_are_unique_when_slugs_collide() -> None:
         assert anchor in ids  # every link into the per-file sections lands somewhere
 
 
-def test_diff_of_folders_without_a_version_prints_no_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_of_folders_without_a_version_prints_no_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from apidrift.auditor.cli.main import main
 
     old = write_tree(tmp_path / "old", {"zzup/__init__.py": "def call(a, b):\n    return a\n"})
@@ -493,7 +615,9 @@ def test_diff_of_folders_without_a_version_prints_no_none(tmp_path: Path, capsys
     assert out.splitlines()[0] == f"API changes from zzup ({old}) to zzup ({new})", out
 
 
-def test_downstream_fifos_and_symlinks_get_an_outcome(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_downstream_fifos_and_symlinks_get_an_outcome(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     up = write_tree(tmp_path / "up", UPSTREAM)
     down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
     outside = write_tree(tmp_path / "outside", {"evil.py": "import zzup\nzzup.call(1, 2)\n"})
@@ -502,7 +626,17 @@ def test_downstream_fifos_and_symlinks_get_an_outcome(tmp_path: Path, capsys: py
     (down / "app" / "folder").symlink_to(outside)
     (down / "app" / "data.txt").symlink_to(outside / "evil.py")  # not Python, not a folder: no outcome needed
     report = tmp_path / "r.json"
-    status, _, err = cli(capsys, str(down), "--against", f"zzup@{up}", "--offline", "--cache-dir", str(tmp_path / "c"), "--format", f"json:{report}")
+    status, _, err = cli(
+        capsys,
+        str(down),
+        "--against",
+        f"zzup@{up}",
+        "--offline",
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--format",
+        f"json:{report}",
+    )
     assert status == 0, err
     outcomes = {f["path"]: (f["status"], f["reason"]) for f in json.loads(report.read_text())["files"]}
     assert outcomes == {
@@ -520,14 +654,18 @@ def test_from_inference_honours_environment_markers() -> None:
                 "zzup==1.5; python_version >= '3'", "zzup==9.9")  # fmt: skip
     choice = choose_old(None, "zzup", "app", requires)
     assert choice.spec == "zzup==1.5", choice
-    assert choose_old(None, "zzup", "app", ('zzup==2.0; extra == "fast"',)).spec == "zzup==2.0"  # extras still count
+    assert (
+        choose_old(None, "zzup", "app", ('zzup==2.0; extra == "fast"',)).spec == "zzup==2.0"
+    )  # extras still count
     never = choose_old(None, "zzup", "app", ("zzup==0.1; python_version < '1'",))
-    assert never.spec is None or never.spec.startswith("zzup==") and "0.1" not in never.spec
+    assert never.spec is None or (never.spec.startswith("zzup==") and "0.1" not in never.spec)
 
 
 @pytest.mark.parametrize("option", ["--baseline", "--config"])
 @pytest.mark.parametrize("hazard", ["fifo", "zero", "folder", "huge"])
-def test_baseline_and_config_read_only_bounded_regular_files(option: str, hazard: str, tmp_path: Path) -> None:
+def test_baseline_and_config_read_only_bounded_regular_files(
+    option: str, hazard: str, tmp_path: Path
+) -> None:
     up = write_tree(tmp_path / "up", UPSTREAM)
     down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1)\n"})
     target = tmp_path / "given"
@@ -540,13 +678,32 @@ def test_baseline_and_config_read_only_bounded_regular_files(option: str, hazard
     else:
         with open(target, "wb") as handle:  # sparse: 100 MB claimed, nothing written
             handle.truncate(100 << 20)
-    args = ["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--quiet", "--cache-dir", str(tmp_path / "c"), option, str(target)]
+    args = [
+        "audit",
+        str(down),
+        "--against",
+        f"zzup@{up}",
+        "--from",
+        "none",
+        "--offline",
+        "--quiet",
+        "--cache-dir",
+        str(tmp_path / "c"),
+        option,
+        str(target),
+    ]
     if option == "--baseline":
         args.append("--no-config")
     run, elapsed = run_cli(args, timeout=30, memory=1 << 30)
     assert run.returncode == 2, run.stderr
-    assert run.stderr.startswith("apidrift: error: ") and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, run.stderr
-    assert any(word in run.stderr for word in ("not a regular file", "larger than", "is a directory")), run.stderr
+    assert (
+        run.stderr.startswith("apidrift: error: ")
+        and run.stderr.count("\n") == 1
+        and "Traceback" not in run.stderr
+    ), run.stderr
+    assert any(word in run.stderr for word in ("not a regular file", "larger than", "is a directory")), (
+        run.stderr
+    )
     assert elapsed < 20
 
 
@@ -555,7 +712,13 @@ def test_baseline_and_config_read_only_bounded_regular_files(option: str, hazard
 
 def test_long_assignment_chain_loads_in_linear_time(tmp_path: Path) -> None:
     n = 20_000  # about 300 KB: ran past 5 minutes when every assignment rescanned the module for its docstring
-    up = write_tree(tmp_path / "up", {"zzup/__init__.py": "def f0(a):\n    return a\n" + "".join(f"f{i} = f{i - 1}\n" for i in range(1, n))})
+    up = write_tree(
+        tmp_path / "up",
+        {
+            "zzup/__init__.py": "def f0(a):\n    return a\n"
+            + "".join(f"f{i} = f{i - 1}\n" for i in range(1, n))
+        },
+    )
     down = write_tree(tmp_path / "down", {"app.py": "from zzup import f0\nf0(1, 2)\n"})
     run, elapsed = run_cli(["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--no-config", "--quiet",
                             "--cache-dir", str(tmp_path / "c"), "--format", "text"], timeout=60)  # fmt: skip
@@ -566,23 +729,36 @@ def test_long_assignment_chain_loads_in_linear_time(tmp_path: Path) -> None:
 
 def test_six_hundred_class_chain_resolves_without_recursion(tmp_path: Path) -> None:
     n = 600
-    classes = "class C0:\n    def __init__(self, a):\n        self.a = a\n" + "".join(f"class C{i}(C{i - 1}):\n    pass\n" for i in range(1, n))
+    classes = "class C0:\n    def __init__(self, a):\n        self.a = a\n" + "".join(
+        f"class C{i}(C{i - 1}):\n    pass\n" for i in range(1, n)
+    )
     up = write_tree(tmp_path / "up", {"zzup/__init__.py": classes})
-    down = write_tree(tmp_path / "down", {"app.py": f"from zzup import C{n - 1}\nC{n - 1}(1)\nC{n - 1}(1, 2)\nC{n - 1}(1).a\n"})
+    down = write_tree(
+        tmp_path / "down",
+        {"app.py": f"from zzup import C{n - 1}\nC{n - 1}(1)\nC{n - 1}(1, 2)\nC{n - 1}(1).a\n"},
+    )
     result = audit(AuditRequest(str(down), f"zzup@{up}", old="none", cache_dir=tmp_path / "c", offline=True))
-    assert [(f.location.line, f.code) for f in result.findings] == [(3, "AD103")]  # inherited __init__(self, a)
+    assert [(f.location.line, f.code) for f in result.findings] == [
+        (3, "AD103")
+    ]  # inherited __init__(self, a)
 
 
-def test_module_over_its_load_budget_is_not_checkable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_module_over_its_load_budget_is_not_checkable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     body = "".join(f"def f{i}(a):\n    return a\n" for i in range(3000))
     up = write_tree(tmp_path / "up", {"zzup/__init__.py": "from zzup.big import f1\n", "zzup/big.py": body})
     down = write_tree(tmp_path / "down", {"app.py": "from zzup.big import f1, nothing\nf1(1, 2)\n"})
     monkeypatch.setenv("APIDRIFT_MODULE_LOAD_SECONDS", "0.001")
     result = audit(AuditRequest(str(down), f"zzup@{up}", old="none", cache_dir=tmp_path / "c", offline=True))
-    assert not [f for f in result.findings if f.severity.value == "error"], result.findings  # unknown, not missing
+    assert not [f for f in result.findings if f.severity.value == "error"], (
+        result.findings
+    )  # unknown, not missing
     (coverage,) = result.coverage
     assert coverage.not_checkable.get("load-budget", 0) >= 2, coverage.not_checkable
-    assert any("zzup.big" in note and "took longer than the load budget of 0.001 s" in note for note in result.notes), result.notes
+    assert any(
+        "zzup.big" in note and "took longer than the load budget of 0.001 s" in note for note in result.notes
+    ), result.notes
 
 
 def test_mro_matches_cpython_on_random_hierarchies(tmp_path: Path) -> None:
@@ -622,9 +798,13 @@ def test_local_upstream_links_out_of_the_tree_and_fifo_metadata(tmp_path: Path) 
     (up / "zzup" / "evil.py").symlink_to(outside / "evil.py")  # a module that is a link out of the tree
     os.mkfifo(up / "PKG-INFO")  # opening a metadata FIFO would block the audit forever
     os.mkfifo(up / "pyproject.toml")
-    down = write_tree(tmp_path / "down", {"app.py": "from zzup.evil import f\nimport zzup\nf(1)\nzzup.call(1)\n"})
+    down = write_tree(
+        tmp_path / "down", {"app.py": "from zzup.evil import f\nimport zzup\nf(1)\nzzup.call(1)\n"}
+    )
     run, elapsed = run_cli(["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--no-config", "--quiet",
                             "--cache-dir", str(tmp_path / "c"), "--format", "text"], timeout=30)  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr  # the outside file's f(a, b, c) is never read: no AD102
+    assert run.returncode == 0, (
+        run.stdout + run.stderr
+    )  # the outside file's f(a, b, c) is never read: no AD102
     assert "AD102" not in run.stdout and "a link out of its tree" in run.stdout, run.stdout
     assert elapsed < 20

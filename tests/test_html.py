@@ -23,8 +23,14 @@ from apidrift.reports.sigdiff import diff_signatures, parse_signature
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 OLD_PKG = """\
@@ -73,9 +79,16 @@ def _result(message: str = "f() got an unexpected keyword argument `x`") -> Audi
         upstream=InputInfo("u", "2", "index", "u.whl"),
         findings=[
             Finding(
-                code="AD101", rule="unexpected-keyword", severity=Severity.ERROR, message=message,
-                location=Location("a.py", 3, 5, 3, 8, "    f(x=1)"), symbol="u.f", upstream="u",
-                new_signature="(a, /, b: int = 2) -> None", old_signature="(a, b=1, x=None)", hint="remove `x=`",
+                code="AD101",
+                rule="unexpected-keyword",
+                severity=Severity.ERROR,
+                message=message,
+                location=Location("a.py", 3, 5, 3, 8, "    f(x=1)"),
+                symbol="u.f",
+                upstream="u",
+                new_signature="(a, /, b: int = 2) -> None",
+                old_signature="(a, b=1, x=None)",
+                hint="remove `x=`",
             )
         ],
     )
@@ -83,7 +96,7 @@ def _result(message: str = "f() got an unexpected keyword argument `x`") -> Audi
 
 def test_self_contained_and_escaped() -> None:
     page = html_report.render(_result(message="bad </script><script>alert(1)</script> & `x`"))
-    assert page.startswith("<!DOCTYPE html>\n<html lang=\"en\">")
+    assert page.startswith('<!DOCTYPE html>\n<html lang="en">')
     assert "<style>" in page and "<script>" in page
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page)  # nothing fetched or linked out
     assert "<link" not in page and "@import" not in page
@@ -102,7 +115,9 @@ def test_finding_markup() -> None:
     assert "1 parameter removed (x); 2 parameters changed (a, b); return type changed" in page
     assert "<strong>Fix:</strong> remove <code>x=</code>" in page
     named = html_report.render(_result(message="the default of `b` changed"))
-    assert "<strong><code>b=1</code></strong>" in named and "<strong><code>b: int = 2</code></strong>" in named
+    assert (
+        "<strong><code>b=1</code></strong>" in named and "<strong><code>b: int = 2</code></strong>" in named
+    )
 
 
 def test_split_marked() -> None:
@@ -112,10 +127,16 @@ def test_split_marked() -> None:
 
 
 def test_parse_signature() -> None:
-    params, returns = parse_signature("(a, b: dict[str, int] = {'k': (1, 2)}, /, *args: Any, c, d=')', **kw) -> X[Y]")
+    params, returns = parse_signature(
+        "(a, b: dict[str, int] = {'k': (1, 2)}, /, *args: Any, c, d=')', **kw) -> X[Y]"
+    )
     assert [(p.name, p.kind) for p in params] == [
-        ("a", "positional-only"), ("b", "positional-only"), ("args", "var-positional"),
-        ("c", "keyword-only"), ("d", "keyword-only"), ("kw", "var-keyword"),
+        ("a", "positional-only"),
+        ("b", "positional-only"),
+        ("args", "var-positional"),
+        ("c", "keyword-only"),
+        ("d", "keyword-only"),
+        ("kw", "var-keyword"),
     ]
     assert params[1].annotation == "dict[str, int]" and params[1].default == "{'k': (1, 2)}"
     assert params[4].default == "')'" and returns == "X[Y]"
@@ -162,8 +183,12 @@ class Browser:
             profile = self.profiles / ("js" if javascript else "nojs")
             profile.mkdir()
             self.contexts[javascript] = self.playwright.chromium.launch_persistent_context(
-                str(profile), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True,
-                java_script_enabled=javascript, viewport={"width": 1280, "height": 900},
+                str(profile),
+                executable_path=str(CHROMIUM),
+                args=CHROMIUM_ARGS,
+                headless=True,
+                java_script_enabled=javascript,
+                viewport={"width": 1280, "height": 900},
                 offline=True,  # the report must need no network at all
             )
         page = self.contexts[javascript].new_page()
@@ -198,8 +223,21 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[st
         (root / relative).write_text(text)
     page, data = root / "report.html", root / "report.json"
     status = main(
-        ["audit", str(root / "down"), "--against", f"pkg@{root / 'new'}", "--from", f"pkg@{root / 'old'}",
-         "--offline", "--cache-dir", str(root / "cache"), "--format", f"html:{page}", "--format", f"json:{data}"]
+        [
+            "audit",
+            str(root / "down"),
+            "--against",
+            f"pkg@{root / 'new'}",
+            "--from",
+            f"pkg@{root / 'old'}",
+            "--offline",
+            "--cache-dir",
+            str(root / "cache"),
+            "--format",
+            f"html:{page}",
+            "--format",
+            f"json:{data}",
+        ]
     )
     assert status == 1
     findings = json.loads(data.read_text())["findings"]
@@ -252,7 +290,9 @@ def check_filters(page: Any, findings: list[dict[str, Any]]) -> None:
     hidden_sections = page.eval_on_selector_all("section.file", "els => els.filter(e => e.hidden).length")
     assert hidden_sections == len({f["location"]["path"] for f in findings}) - 1
     page.click("button[type=reset]")
-    page.wait_for_function(f"document.querySelectorAll('article.finding:not([hidden])').length === {len(findings)}")
+    page.wait_for_function(
+        f"document.querySelectorAll('article.finding:not([hidden])').length === {len(findings)}"
+    )
 
     symbol = findings[-1]["symbol"]
     page.fill("#filter-text", symbol.upper())
@@ -262,8 +302,12 @@ def check_filters(page: Any, findings: list[dict[str, Any]]) -> None:
     page.fill("#filter-text", "")
 
 
-def test_report_in_the_browser(browser: Browser, report: tuple[Path, list[dict[str, Any]]], tmp_path: Path,
-                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_in_the_browser(
+    browser: Browser,
+    report: tuple[Path, list[dict[str, Any]]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     path, findings = report
     page = browser.page(path)
     errors: list[str] = []
@@ -288,7 +332,9 @@ def test_report_in_the_browser(browser: Browser, report: tuple[Path, list[dict[s
     assert errors == []
 
 
-def test_report_without_javascript_and_in_print(browser: Browser, report: tuple[Path, list[dict[str, Any]]]) -> None:
+def test_report_without_javascript_and_in_print(
+    browser: Browser, report: tuple[Path, list[dict[str, Any]]]
+) -> None:
     path, findings = report
     page = browser.page(path, javascript=False)
     assert len(visible_findings(page)) == len(findings)  # everything is in the markup
@@ -311,14 +357,31 @@ def test_report_without_javascript_and_in_print(browser: Browser, report: tuple[
 @pytest.mark.flagship
 def test_flagship_html_report(browser: Browser, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page_path, data_path = tmp_path / "flagship.html", tmp_path / "flagship.json"
-    args = ["audit", "speculators==0.3.0", "--against", "vllm==0.16.0", "--cache-dir", str(tmp_path / "cache"),
-            "--verbose", "--format", f"html:{page_path}", "--format", f"json:{data_path}"]
+    args = [
+        "audit",
+        "speculators==0.3.0",
+        "--against",
+        "vllm==0.16.0",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--verbose",
+        "--format",
+        f"html:{page_path}",
+        "--format",
+        f"json:{data_path}",
+    ]
     assert main(args) == 1
     err = capsys.readouterr().err  # --verbose: what was fetched, then (second run) what came from the cache
-    assert re.search(r"upstream: vllm==0\.16\.0: vllm-0\.16\.0\S* fetched from \S+, sha256 [0-9a-f]{64}", err), err
+    assert re.search(
+        r"upstream: vllm==0\.16\.0: vllm-0\.16\.0\S* fetched from \S+, sha256 [0-9a-f]{64}", err
+    ), err
     assert main(args) == 1
     err = capsys.readouterr().err
-    assert "upstream: vllm==0.16.0: " in err and "from the cache (extracted earlier)" in err and "fetched" not in err
+    assert (
+        "upstream: vllm==0.16.0: " in err
+        and "from the cache (extracted earlier)" in err
+        and "fetched" not in err
+    )
     findings = json.loads(data_path.read_text())["findings"]
     assert {f["code"] for f in findings} >= {"AD101", "AD102"}
     page = browser.page(page_path)

@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from localindex import LocalIndex, core_metadata, sdist_bytes, wheel_bytes
 
+from apidrift.auditor.cache import Cache
 from apidrift.auditor.cli.impact import _Progress
 from apidrift.auditor.cli.main import main
 from apidrift.auditor.impact import jobs as jobs_module
@@ -27,12 +29,10 @@ from apidrift.auditor.impact.inputs import (
     read_dependents,
     requirements_on,
 )
-from apidrift.auditor.impact.jobs import Job, run_job
+from apidrift.auditor.impact.jobs import Job
 from apidrift.auditor.impact.results import ResultStore
 from apidrift.auditor.impact.run import ImpactRequest, job_key, prepare, run_impact
-from apidrift.auditor.cache import Cache
 from apidrift.auditor.sources.specs import SpecError
-from localindex import LocalIndex, core_metadata, sdist_bytes, wheel_bytes
 
 OLD_PKG = """\
 def get_config(vllm_config, available_memory, kv_cache_specs=None):
@@ -98,7 +98,10 @@ def world(tmp_path: Path) -> Path:
     write(tmp_path / "new", {"pkg/__init__.py": NEW_PKG, "pyproject.toml": pyproject("pkg", "2.0", [])})
     for name, source in DEPENDENTS.items():
         requires = ["pkg<2"] if name == "pinned" else ["pkg>=1"]
-        write(tmp_path / "deps" / name, {f"{name}/__init__.py": source, "pyproject.toml": pyproject(name, "0.1", requires)})
+        write(
+            tmp_path / "deps" / name,
+            {f"{name}/__init__.py": source, "pyproject.toml": pyproject(name, "0.1", requires)},
+        )
     write(tmp_path / "deps" / "empty", {"README.txt": "no Python here\n"})
     return tmp_path
 
@@ -118,10 +121,12 @@ def buckets(rows: list[dict[str, object]]) -> dict[str, tuple[object, object]]:
 
 def test_the_breaks_are_real_under_cpython(world: Path) -> None:
     """The oracle: run the dependents' calls against the new pkg for real (our own synthetic code)."""
+
     def runs(name: str) -> subprocess.CompletedProcess[str]:
         path = os.pathsep.join([str(world / "new"), str(world / "deps" / name)])
         return subprocess.run([sys.executable, "-c", f"import {name}"], env={**os.environ, "PYTHONPATH": path},
                               capture_output=True, text=True, check=False)  # fmt: skip
+
     assert "unexpected keyword argument 'kv_cache_specs'" in runs("broken").stderr
     assert runs("clean").returncode == 0 and runs("warned").returncode == 0
     assert "missing 1 required positional argument: 'block_size'" in runs("pinned").stderr
@@ -156,7 +161,10 @@ def test_rows_are_written_as_json_lines_and_parquet(world: Path) -> None:
 
     table = pq.read_table(folder / "dependents.parquet").to_pylist()
     assert {r["dependent"]: r["status"] for r in table} == {k: v[0] for k, v in EXPECTED.items()}
-    assert json.loads(next(r for r in table if r["dependent"] == "broken")["by_rule"]) == {"AD101": 1, "AD102": 1}
+    assert json.loads(next(r for r in table if r["dependent"] == "broken")["by_rule"]) == {
+        "AD101": 1,
+        "AD102": 1,
+    }
     found = pq.read_table(folder / "findings.parquet").to_pylist()
     assert len(found) == len(result.findings()) == 4
     assert {f["line"] for f in found if f["dependent"] == "broken"} == {3, 4}
@@ -202,8 +210,11 @@ def test_the_list_file(tmp_path: Path, world: Path) -> None:
 
 
 def test_requirements_with_extras_and_markers_name_the_upstream() -> None:
-    requires = ('Click>=7; extra == "cli"', 'other', 'click<8.2; python_version >= "3.8"', "bad ;;")
-    assert [str(r) for r in requirements_on(requires, "click")] == ['Click>=7; extra == "cli"', 'click<8.2; python_version >= "3.8"']
+    requires = ('Click>=7; extra == "cli"', "other", 'click<8.2; python_version >= "3.8"', "bad ;;")
+    assert [str(r) for r in requirements_on(requires, "click")] == [
+        'Click>=7; extra == "cli"',
+        'click<8.2; python_version >= "3.8"',
+    ]
     assert pin_excluding(requires, "click", "8.2.0") is None  # one requirement allows it
     assert pin_excluding(('click<8.2; extra == "cli"',), "click", "8.2.0") == 'click<8.2; extra == "cli"'
     assert pin_excluding(("click>=8",), "click", "8.2.0") is None
@@ -212,10 +223,14 @@ def test_requirements_with_extras_and_markers_name_the_upstream() -> None:
 
 def test_archive_metadata(tmp_path: Path) -> None:
     wheel = tmp_path / "alpha-1.0-py3-none-any.whl"
-    wheel.write_bytes(wheel_bytes("alpha", "1.0", {"alpha/__init__.py": ""}, ["pkg>=1", 'pkg[x]; extra == "y"']))
+    wheel.write_bytes(
+        wheel_bytes("alpha", "1.0", {"alpha/__init__.py": ""}, ["pkg>=1", 'pkg[x]; extra == "y"'])
+    )
     assert _parse_requires(read_archive_metadata(wheel), static=True) == ("pkg>=1", 'pkg[x]; extra == "y"')
     sdist = tmp_path / "beta-1.0.tar.gz"
-    sdist.write_bytes(sdist_bytes("beta", "1.0", {"beta/__init__.py": ""}, ["pkg<2", "[cli]", "other"], in_pkg_info=False))
+    sdist.write_bytes(
+        sdist_bytes("beta", "1.0", {"beta/__init__.py": ""}, ["pkg<2", "[cli]", "other"], in_pkg_info=False)
+    )
     assert _parse_requires(read_archive_metadata(sdist), static=False) == ("pkg<2", 'other; extra == "cli"')
     assert _parse_requires(core_metadata("x", "1", [], metadata_version="1.2"), static=False) is None
     assert _parse_requires(core_metadata("x", "1", [], metadata_version="2.2"), static=False) == ()
@@ -226,10 +241,27 @@ def build_index(root: Path) -> LocalIndex:
     index = LocalIndex(root)
     alpha = "import pkg\n\npkg.Scheduler(1)\n"
     data = wheel_bytes("alpha", "1.0", {"alpha/__init__.py": alpha}, ['pkg>=1; extra == "sched"'])
-    index.add("alpha", "alpha-1.0-py3-none-any.whl", data, core_metadata("alpha", "1.0", ['pkg>=1; extra == "sched"']))
-    index.add("beta", "beta-0.9.tar.gz", sdist_bytes("beta", "0.9", {"beta/__init__.py": "import pkg\n"}, ["pkg>=1"]))
-    index.add("beta", "beta-1.0.tar.gz", sdist_bytes("beta", "1.0", {"beta/__init__.py": alpha}, ["pkg<2"], in_pkg_info=False))
-    index.add("gamma", "gamma-1.0-py3-none-any.whl", wheel_bytes("gamma", "1.0", {"gamma/__init__.py": alpha}, ["other"]))
+    index.add(
+        "alpha",
+        "alpha-1.0-py3-none-any.whl",
+        data,
+        core_metadata("alpha", "1.0", ['pkg>=1; extra == "sched"']),
+    )
+    index.add(
+        "beta",
+        "beta-0.9.tar.gz",
+        sdist_bytes("beta", "0.9", {"beta/__init__.py": "import pkg\n"}, ["pkg>=1"]),
+    )
+    index.add(
+        "beta",
+        "beta-1.0.tar.gz",
+        sdist_bytes("beta", "1.0", {"beta/__init__.py": alpha}, ["pkg<2"], in_pkg_info=False),
+    )
+    index.add(
+        "gamma",
+        "gamma-1.0-py3-none-any.whl",
+        wheel_bytes("gamma", "1.0", {"gamma/__init__.py": alpha}, ["other"]),
+    )
     index.add("pkg", "pkg-1.0-py3-none-any.whl", wheel_bytes("pkg", "1.0", {"pkg/__init__.py": OLD_PKG}, []))
     index.add("pkg", "pkg-2.0-py3-none-any.whl", wheel_bytes("pkg", "2.0", {"pkg/__init__.py": NEW_PKG}, []))
     return index
@@ -238,8 +270,12 @@ def build_index(root: Path) -> LocalIndex:
 def test_discovery_through_a_local_index(tmp_path: Path) -> None:
     candidates = write(tmp_path, {"candidates.txt": "alpha\nbeta\ngamma\nmissing\n"}) / "candidates.txt"
     with build_index(tmp_path / "index") as index:
-        found = {d.name: d for d in discover(candidates, "pkg", "2.0", Cache(tmp_path / "cache"), index.url, False)}
-        assert found["alpha"].how == "metadata" and found["alpha"].requirements == ('pkg>=1; extra == "sched"',)
+        found = {
+            d.name: d for d in discover(candidates, "pkg", "2.0", Cache(tmp_path / "cache"), index.url, False)
+        }
+        assert found["alpha"].how == "metadata" and found["alpha"].requirements == (
+            'pkg>=1; extra == "sched"',
+        )
         assert found["alpha"].dependent == Dependent("alpha==1.0", "alpha", origin="discover")
         assert found["beta"].how == "sdist" and found["beta"].dependent is not None
         assert found["beta"].dependent.pin == "pkg<2"
@@ -253,7 +289,10 @@ def test_discovery_through_a_local_index(tmp_path: Path) -> None:
     summary = json.loads(out.read_text())
     assert status == 1
     assert summary["old"]["label"] == "pkg==1.0"
-    assert {d["dependent"]: d["status"] for d in summary["dependents"]} == {"alpha": "broken", "beta": "not-yet-affected"}
+    assert {d["dependent"]: d["status"] for d in summary["dependents"]} == {
+        "alpha": "broken",
+        "beta": "not-yet-affected",
+    }
     assert {d["name"] for d in summary["dropped"]} == {"gamma", "missing"}
     assert summary["groups"][0]["symbol"] == "pkg.Scheduler.__init__"
     assert summary["groups"][0]["dependents"] == ["alpha"] and summary["groups"][0]["pinned"] == ["beta"]
@@ -296,12 +335,21 @@ def test_the_subprocess_child_gives_the_fork_child_s_rows(world: Path) -> None:
 
 def big_dependent(root: Path, files: int = 80) -> None:
     """A slow audit (hundreds of files to scan), so that a worker can be killed while it runs."""
-    body = "import pkg\n\n" + "".join(f"def f{i}():\n    pkg.get_config(1, 2)\n    pkg.connect(3)\n" for i in range(40))
-    write(root, {f"big/m{i}.py": body for i in range(files)} | {"big/__init__.py": "", "big/bad.py": "import pkg\npkg.Scheduler(1)\n"})
+    body = "import pkg\n\n" + "".join(
+        f"def f{i}():\n    pkg.get_config(1, 2)\n    pkg.connect(3)\n" for i in range(40)
+    )
+    write(
+        root,
+        {f"big/m{i}.py": body for i in range(files)}
+        | {"big/__init__.py": "", "big/bad.py": "import pkg\npkg.Scheduler(1)\n"},
+    )
 
 
-def kill_when_started(trace: Path, keys: set[str], killed: list[dict[str, object]], delay: float = 0.3) -> threading.Thread:
+def kill_when_started(
+    trace: Path, keys: set[str], killed: list[dict[str, object]], delay: float = 0.3
+) -> threading.Thread:
     """A thread that SIGKILLs the worker process that starts one of `keys`, once, `delay` s after it started."""
+
     def killer() -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not killed:
@@ -342,20 +390,28 @@ def test_a_pool_worker_killed_mid_run_loses_no_dependent(world: Path, tmp_path: 
     assert max(int(r["attempts"]) for r in result.rows) >= 2
 
 
-def test_exit_status_and_reports_from_the_command(world: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_exit_status_and_reports_from_the_command(
+    world: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = ["impact", f"pkg@{world / 'new'}", "--from", f"pkg@{world / 'old'}", "--dependents", str(world / "deps"),
             "--offline", "--cache-dir", str(world / "cache"), "--results", str(tmp_path / "r"), "-q"]  # fmt: skip
     html, md = tmp_path / "impact.html", tmp_path / "impact.md"
     assert main([*base, "--format", "text", "--format", f"html:{html}", "--format", f"markdown:{md}"]) == 1
     text = capsys.readouterr().out
-    assert "`pkg.Scheduler.__init__` AD102 missing-required-argument: breaks 1 dependent, 1 call site (+1 pinned below the release)" in text
+    assert (
+        "`pkg.Scheduler.__init__` AD102 missing-required-argument: breaks 1 dependent, 1 call site (+1 pinned below the release)"
+        in text
+    )
     assert "broken 1, at-risk 1, not-yet-affected 1, clean 1, not-using 1, error 1" in text
     page = html.read_text()
     assert 'class="f-status" value="broken"' in page and 'id="f-text"' in page and "<script>" in page
     assert "http://" not in page and "https://" not in page  # self-contained
     assert "| broken | broken |" in md.read_text()
     assert main([*base, "--fail-on", "never"]) == 0
-    only_warned = write(tmp_path / "w", {"deps.txt": f"{world / 'deps' / 'warned'}\n{world / 'deps' / 'pinned'}\n"}) / "deps.txt"
+    only_warned = (
+        write(tmp_path / "w", {"deps.txt": f"{world / 'deps' / 'warned'}\n{world / 'deps' / 'pinned'}\n"})
+        / "deps.txt"
+    )
     base[base.index("--dependents") + 1] = str(only_warned)
     assert main(base) == 0  # a warning, and a break pinned away, are below --fail-on error
     assert main([*base, "--fail-on", "warning"]) == 1
@@ -363,10 +419,14 @@ def test_exit_status_and_reports_from_the_command(world: Path, tmp_path: Path, c
                  "--results", str(tmp_path / "r2")]) == 2  # fmt: skip
 
 
-def test_the_release_as_a_bare_wheel_or_folder_path(world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_release_as_a_bare_wheel_or_folder_path(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     dist = tmp_path / "dist"
     dist.mkdir()
-    (dist / "pkg-2.0-py3-none-any.whl").write_bytes(wheel_bytes("pkg", "2.0", {"pkg/__init__.py": NEW_PKG}, []))
+    (dist / "pkg-2.0-py3-none-any.whl").write_bytes(
+        wheel_bytes("pkg", "2.0", {"pkg/__init__.py": NEW_PKG}, [])
+    )
     monkeypatch.chdir(tmp_path)
     for release in ("./dist/pkg-2.0-py3-none-any.whl", str(world / "new")):
         out = tmp_path / "summary.json"
@@ -390,7 +450,12 @@ def test_progress_shows_an_eta() -> None:
 
 def test_store_ignores_torn_lines(tmp_path: Path) -> None:
     store = ResultStore(tmp_path)
-    row = {"key": "k", "dependent": "d", "status": "broken", "findings": [{"code": "AD101", "severity": "error"}]}
+    row = {
+        "key": "k",
+        "dependent": "d",
+        "status": "broken",
+        "findings": [{"code": "AD101", "severity": "error"}],
+    }
     store.append(row)
     with open(tmp_path / "dependents.jsonl", "a") as out:
         out.write('{"key": "torn", "sta')
@@ -412,7 +477,9 @@ def test_the_dashboard_filters_in_a_browser(world: Path, tmp_path: Path) -> None
             page = browser.page(page_path)
 
             def visible() -> list[str]:
-                return page.eval_on_selector_all("tr.dependent", "rows => rows.filter(r => !r.hidden).map(r => r.id)")
+                return page.eval_on_selector_all(
+                    "tr.dependent", "rows => rows.filter(r => !r.hidden).map(r => r.id)"
+                )
 
             assert sorted(visible()) == sorted(EXPECTED)
             page.uncheck('input.f-status[value="clean"]')

@@ -62,9 +62,21 @@ def test_click_8_2_against_real_dependents(tmp_path: Path, index_cache: Path) ->
     result = run_impact(request)
     assert {row["dependent"]: row["status"] for row in result.rows} == EXPECTED
     rows = {row["dependent"]: row for row in result.rows}
-    errors = {(f["path"], f["line"], f["code"]) for f in rows["typer==0.15.1"]["findings"] if f["severity"] == "error"}
-    assert errors == {("typer/core.py", 381, "AD106"), ("typer/core.py", 389, "AD102"), ("typer/core.py", 504, "AD102")}
-    cloup = {(f["path"], f["line"], f["code"], f["symbol"]) for f in rows["cloup==3.0.5"]["findings"] if f["severity"] == "error"}
+    errors = {
+        (f["path"], f["line"], f["code"])
+        for f in rows["typer==0.15.1"]["findings"]
+        if f["severity"] == "error"
+    }
+    assert errors == {
+        ("typer/core.py", 381, "AD106"),
+        ("typer/core.py", 389, "AD102"),
+        ("typer/core.py", 504, "AD102"),
+    }
+    cloup = {
+        (f["path"], f["line"], f["code"], f["symbol"])
+        for f in rows["cloup==3.0.5"]["findings"]
+        if f["severity"] == "error"
+    }
     assert cloup == {("cloup/_params.py", 13, "AD102", "click.core.Argument.make_metavar")}
     assert rows["gTTS==2.5.4"]["pin"] == "click<8.2,>=7.1"
     groups = {(g.symbol, g.code): g for g in result.groups()}

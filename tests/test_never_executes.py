@@ -87,8 +87,12 @@ def make_wheel(path: Path, markers: Path) -> Path:
                 archive.writestr(relative, text)
         archive.writestr("zzexec-1.0.data/scripts/zzexec-run", "#!python\n" + tripwire(markers, "up-script"))
         archive.writestr("zzexec-1.0.data/purelib/zzexec_extra.py", tripwire(markers, "up-purelib"))
-        archive.writestr("zzexec-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zzexec\nVersion: 1.0\n")
-        archive.writestr("zzexec-1.0.dist-info/entry_points.txt", "[console_scripts]\nzzexec = zzexec.__main__:main\n")
+        archive.writestr(
+            "zzexec-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zzexec\nVersion: 1.0\n"
+        )
+        archive.writestr(
+            "zzexec-1.0.dist-info/entry_points.txt", "[console_scripts]\nzzexec = zzexec.__main__:main\n"
+        )
         archive.writestr("zzexec-1.0.dist-info/RECORD", "")
     return path
 
@@ -100,7 +104,11 @@ def markers(tmp_path: Path) -> Iterator[Path]:
     before = set(sys.modules)
     yield folder
     assert sorted(p.name for p in folder.iterdir()) == [], "something read was executed"
-    imported = {name for name in set(sys.modules) - before if name.split(".")[0] in ("zzexec", "zzuser", "evil_backend")}
+    imported = {
+        name
+        for name in set(sys.modules) - before
+        if name.split(".")[0] in ("zzexec", "zzuser", "evil_backend")
+    }
     assert imported == set(), "something read was imported"
 
 
@@ -110,7 +118,10 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "env-cache"))
 
 
-EXPECTED = {("zzuser/__init__.py", 4, "AD101"), ("zzuser/tests/test_it.py", 4, "AD102")}  # after the two-line tripwires
+EXPECTED = {
+    ("zzuser/__init__.py", 4, "AD101"),
+    ("zzuser/tests/test_it.py", 4, "AD102"),
+}  # after the two-line tripwires
 
 
 def findings(result_findings: list[object]) -> set[tuple[str, int, str]]:
@@ -120,10 +131,20 @@ def findings(result_findings: list[object]) -> set[tuple[str, int, str]]:
 def test_folders_are_read_not_run(markers: Path, tmp_path: Path) -> None:
     up = write_tree(tmp_path / "up", upstream_files(markers))
     down = write_tree(tmp_path / "down", downstream_files(markers))
-    result = audit(AuditRequest(str(down), f"zzexec@{up}", old="none", cache_dir=tmp_path / "c", offline=True))
+    result = audit(
+        AuditRequest(str(down), f"zzexec@{up}", old="none", cache_dir=tmp_path / "c", offline=True)
+    )
     assert findings(result.findings) == EXPECTED
     # The downstream named by a bare folder name and as its package folder, too.
-    result = audit(AuditRequest(str(down / "zzuser"), f"zzexec@{up / 'zzexec'}", old="none", cache_dir=tmp_path / "c", offline=True))
+    result = audit(
+        AuditRequest(
+            str(down / "zzuser"),
+            f"zzexec@{up / 'zzexec'}",
+            old="none",
+            cache_dir=tmp_path / "c",
+            offline=True,
+        )
+    )
     assert ("zzuser/__init__.py", 4, "AD101") in findings(result.findings)
 
 
@@ -133,7 +154,9 @@ def test_archives_are_read_not_run(markers: Path, tmp_path: Path) -> None:
     down_sdist = make_sdist(tmp_path / "zzuser-1.0.tar.gz", "zzuser", downstream_files(markers))
     down = write_tree(tmp_path / "down", downstream_files(markers))
     for upstream in (sdist, wheel):
-        result = audit(AuditRequest(str(down), f"zzexec@{upstream}", old="none", cache_dir=tmp_path / "c", offline=True))
+        result = audit(
+            AuditRequest(str(down), f"zzexec@{upstream}", old="none", cache_dir=tmp_path / "c", offline=True)
+        )
         assert findings(result.findings) == EXPECTED, upstream.name
     # Only .py/.pyi sources and metadata are extracted (as inert files): no .pth file, no script.
     extracted = {p.name for p in (tmp_path / "c" / "sources").rglob("*") if p.is_file()}
@@ -148,12 +171,16 @@ def test_archives_are_read_not_run(markers: Path, tmp_path: Path) -> None:
 def index(tmp_path: Path, markers: Path) -> Iterator[str]:
     """A local PEP 691 index serving the upstream and the downstream sdists."""
     files = {
-        "zzexec-1.0.tar.gz": make_sdist(tmp_path / "zzexec-1.0.tar.gz", "zzexec", upstream_files(markers)).read_bytes(),
-        "zzuser-1.0.tar.gz": make_sdist(tmp_path / "zzuser-1.0.tar.gz", "zzuser", downstream_files(markers)).read_bytes(),
+        "zzexec-1.0.tar.gz": make_sdist(
+            tmp_path / "zzexec-1.0.tar.gz", "zzexec", upstream_files(markers)
+        ).read_bytes(),
+        "zzuser-1.0.tar.gz": make_sdist(
+            tmp_path / "zzuser-1.0.tar.gz", "zzuser", downstream_files(markers)
+        ).read_bytes(),
     }
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             name = self.path.strip("/").split("/")[-1]
             if self.path.startswith("/simple/"):
                 listed = [f for f in files if f.startswith(name + "-")]
@@ -169,7 +196,7 @@ def index(tmp_path: Path, markers: Path) -> Iterator[str]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -185,7 +212,9 @@ def index(tmp_path: Path, markers: Path) -> Iterator[str]:
 
 
 def test_index_releases_are_read_not_run(markers: Path, tmp_path: Path, index: str) -> None:
-    result = audit(AuditRequest("zzuser==1.0", "zzexec==1.0", old="none", cache_dir=tmp_path / "c", index_url=index))
+    result = audit(
+        AuditRequest("zzuser==1.0", "zzexec==1.0", old="none", cache_dir=tmp_path / "c", index_url=index)
+    )
     assert findings(result.findings) == EXPECTED
 
 
@@ -196,6 +225,7 @@ def test_a_fresh_process_runs_nothing_either(markers: Path, tmp_path: Path, inde
         [sys.executable, "-m", "apidrift", "audit", str(down), "--against", "zzexec==1.0", "--from", "none",
          "--index-url", index, "--cache-dir", str(tmp_path / "c"), "--no-config", "--quiet", "--format", "json"],
         cwd=down, capture_output=True, text=True, timeout=120,
+        check=False,
     )  # fmt: skip
     assert process.returncode == 1, process.stderr
     assert findings_from_json(process.stdout) == EXPECTED

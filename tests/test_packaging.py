@@ -30,7 +30,11 @@ def test_the_build_warns_about_nothing_in_the_project_table(wheel: Path) -> None
     log = (wheel.parent / "build.log").read_text()
     assert "setuptools" in log  # the build's own output is in the log
     assert "project.license" not in log and "SetuptoolsDeprecationWarning" not in log, log[-3000:]
-    metadata = zipfile.ZipFile(wheel).read(next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith("METADATA"))).decode()
+    metadata = (
+        zipfile.ZipFile(wheel)
+        .read(next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith("METADATA")))
+        .decode()
+    )
     assert "License-Expression: MIT" in metadata
 
 
@@ -38,12 +42,26 @@ def test_the_build_warns_about_nothing_in_the_project_table(wheel: Path) -> None
 def test_wheel_holds_only_the_apidrift_namespace(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top_levels = {name.split("/")[0] for name in names}
-    assert top_levels == {"apidrift", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
-    for module in ("auditor/engine.py", "auditor/upstream/loader.py", "auditor/sources/locate.py", "auditor/downstream/scan.py",
-                   "auditor/check/bind.py", "auditor/fix/codemods.py", "auditor/cli/main.py", "rules/registry.py", "rules/unexpected_keyword.py"):
+    assert top_levels == {
+        "apidrift",
+        wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info",
+    }
+    for module in (
+        "auditor/engine.py",
+        "auditor/upstream/loader.py",
+        "auditor/sources/locate.py",
+        "auditor/downstream/scan.py",
+        "auditor/check/bind.py",
+        "auditor/fix/codemods.py",
+        "auditor/cli/main.py",
+        "rules/registry.py",
+        "rules/unexpected_keyword.py",
+    ):
         assert f"apidrift/{module}" in names
     assert not any(name.startswith("apidrift/tests/") for name in names)
-    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    entry_points = (
+        zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    )
     assert "apidrift = apidrift.auditor.cli.main:main" in entry_points
 
 
@@ -61,7 +79,12 @@ def test_installed_wheel_imports_from_anywhere(wheel: Path, tmp_path: Path) -> N
         "print(importlib.util.find_spec('rules'), importlib.util.find_spec('reports'), importlib.util.find_spec('auditor'))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(target)}, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target)},
+        capture_output=True,
+        text=True,
+        check=True,
     )
     first, second = done.stdout.splitlines()
     assert first.startswith(str(target))

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_html import Browser, browser  # noqa: F401 - the headless Chromium fixture
+from test_sources import FakeIndex, QuietServer, _handler, wheel_bytes
 
 from apidrift.auditor.cli.main import main
 from apidrift.auditor.plan import PlanRequest, plan
-from test_html import Browser, browser  # noqa: F401 - the headless Chromium fixture
-from test_sources import FakeIndex, QuietServer, _handler, wheel_bytes
 
 VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "2.0", "2.1rc1")
 
@@ -53,7 +53,9 @@ def libx_source(version: str) -> str:
     if v < (2, 0):
         out += ["def legacy():"]
         if v >= (1, 6):
-            out += ["    warnings.warn('legacy() is deprecated: use connect()', DeprecationWarning, stacklevel=2)"]
+            out += [
+                "    warnings.warn('legacy() is deprecated: use connect()', DeprecationWarning, stacklevel=2)"
+            ]
         out += ["    return None", ""]
     return "\n".join(out)
 
@@ -69,7 +71,7 @@ legacy()
 
 def _namespace(version: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {}
-    exec(compile(libx_source(version), f"libx-{version}", "exec"), namespace)  # the test's own synthetic code
+    exec(compile(libx_source(version), f"libx-{version}", "exec"), namespace)  # noqa: S102 (the test's own synthetic code)
     return namespace
 
 
@@ -94,7 +96,12 @@ def index() -> Iterator[FakeIndex]:
     thread.start()
     for version in VERSIONS:
         data = wheel_bytes("libx", version, {"libx/__init__.py": libx_source(version)}, top_level="libx\n")
-        fake.add("libx", f"libx-{version}-py3-none-any.whl", data, yanked="broken upload" if version == "1.5" else False)
+        fake.add(
+            "libx",
+            f"libx-{version}-py3-none-any.whl",
+            data,
+            yanked="broken upload" if version == "1.5" else False,
+        )
     try:
         yield fake
     finally:
@@ -109,12 +116,16 @@ def downstream(tmp_path: Path) -> Path:
     (root / "app").mkdir(parents=True)
     (root / "app" / "__init__.py").write_text("")
     (root / "app" / "use.py").write_text(DOWNSTREAM)
-    (root / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0.1"\ndependencies = ["libx==1.0"]\n')
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nversion = "0.1"\ndependencies = ["libx==1.0"]\n'
+    )
     return root
 
 
 def _plan(index: FakeIndex, downstream: Path, tmp_path: Path, **kwargs: Any) -> Any:
-    request = PlanRequest(str(downstream), "libx", cache_dir=tmp_path / "cache", index_url=index.url, **kwargs)
+    request = PlanRequest(
+        str(downstream), "libx", cache_dir=tmp_path / "cache", index_url=index.url, **kwargs
+    )
     return plan(request)
 
 
@@ -132,7 +143,9 @@ def test_the_oracle_agrees_with_the_story() -> None:
     assert binds("1.0", "fetch", "u") and binds("1.7", "legacy") and "legacy" not in _namespace("2.0")
 
 
-def test_plan_walks_bisects_and_tells_each_history(index: FakeIndex, downstream: Path, tmp_path: Path) -> None:
+def test_plan_walks_bisects_and_tells_each_history(
+    index: FakeIndex, downstream: Path, tmp_path: Path
+) -> None:
     result = _plan(index, downstream, tmp_path)
     # The range: written for 1.0 (the downstream pins it), to the latest final release; 1.5 yanked,
     # 2.1rc1 left out.
@@ -168,7 +181,10 @@ def test_plan_walks_bisects_and_tells_each_history(index: FakeIndex, downstream:
     fetch = by_code(result, "AD101")
     assert fetch.first_appeared == "2.0"
     assert fetch.deprecated_in == "1.3" and "verify parameter is deprecated" in fetch.deprecation
-    assert fetch.window_from == "1.0" and fetch.migration == "stop passing `verify` (optional there) from 1.0 on (to 1.7), where both work"
+    assert (
+        fetch.window_from == "1.0"
+        and fetch.migration == "stop passing `verify` (optional there) from 1.0 on (to 1.7), where both work"
+    )
 
     # `from libx import legacy`: deprecated from 1.6 (AD203 there), gone in 2.0.
     gone = [h for h in result.histories if h.finding.code in ("AD002", "AD003")]
@@ -185,26 +201,47 @@ def test_every_release_gives_the_same_answers(index: FakeIndex, downstream: Path
     bisected = _plan(index, downstream, tmp_path / "a")
     every = _plan(index, downstream, tmp_path / "b", every=True)
     assert every.audited == ["1.0", "1.1", "1.2", "1.3", "1.4", "1.6", "1.7", "2.0"] and not every.bisections
-    assert [(r.version, r.errors, r.warnings) for r in every.walk] == [(r.version, r.errors, r.warnings) for r in bisected.walk]
+    assert [(r.version, r.errors, r.warnings) for r in every.walk] == [
+        (r.version, r.errors, r.warnings) for r in bisected.walk
+    ]
     summary = [(h.key, h.first_appeared, h.deprecated_in, h.window_from) for h in every.histories]
     assert summary == [(h.key, h.first_appeared, h.deprecated_in, h.window_from) for h in bisected.histories]
 
 
 def test_range_options(index: FakeIndex, downstream: Path, tmp_path: Path) -> None:
     upto = _plan(index, downstream, tmp_path / "a", old="1.3", to="1.7")
-    assert (upto.from_version, upto.to_version, upto.safe, upto.target_reachable) == ("1.3", "1.7", "1.7", True)
+    assert (upto.from_version, upto.to_version, upto.safe, upto.target_reachable) == (
+        "1.3",
+        "1.7",
+        "1.7",
+        True,
+    )
     assert upto.summary() == "safe to upgrade to 1.7: no errors up to the target"
     # The deprecation warnings (at the import and at the call) are the target's findings: they came in 1.6.
-    assert [(h.finding.code, h.first_appeared, h.last_clean) for h in upto.histories] == [("AD203", "1.6", "1.4")] * 2
+    assert [(h.finding.code, h.first_appeared, h.last_clean) for h in upto.histories] == [
+        ("AD203", "1.6", "1.4")
+    ] * 2
     ranged = _plan(index, downstream, tmp_path / "a", old=">=1.1,<1.3", to="libx==1.4")
     assert (ranged.from_version, ranged.to_version) == ("1.2", "1.4")  # the highest match, as `audit` picks
     pre = _plan(index, downstream, tmp_path / "b", old="1.7", pre=True)
     assert pre.to_version == "2.1rc1" and [r.version for r in pre.rows] == ["1.7", "2.0", "2.1rc1"]
 
 
-def test_cli_formats_and_exit_status(index: FakeIndex, downstream: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_formats_and_exit_status(
+    index: FakeIndex, downstream: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cache = str(tmp_path / "cache")
-    base = ["plan", str(downstream), "--upstream", "libx", "--index-url", index.url, "--cache-dir", cache, "-q"]
+    base = [
+        "plan",
+        str(downstream),
+        "--upstream",
+        "libx",
+        "--index-url",
+        index.url,
+        "--cache-dir",
+        cache,
+        "-q",
+    ]
     files = {fmt: tmp_path / f"plan.{fmt}" for fmt in ("json", "md", "html")}
     status = main([*base, "--format", "text", "--format", f"json:{files['json']}", "--format", f"markdown:{files['md']}",
                    "--format", f"html:{files['html']}"])  # fmt: skip
@@ -217,7 +254,9 @@ def test_cli_formats_and_exit_status(index: FakeIndex, downstream: Path, tmp_pat
     assert "      deprecated: in 1.3: the verify parameter is deprecated and will be removed" in text
     assert "      migration: pass `retries` from 1.2 on (to 1.7), where both work" in text
     data = json.loads(files["json"].read_text())
-    assert data["safe"] == "1.7" and data["target_reachable"] is False and data["not_audited"] == ["1.1", "1.2"]
+    assert (
+        data["safe"] == "1.7" and data["target_reachable"] is False and data["not_audited"] == ["1.1", "1.2"]
+    )
     assert [(f["finding"]["code"], f["first_appeared"], f["deprecated_in"]) for f in data["findings"]] == [
         ("AD002", "2.0", "1.6"), ("AD102", "2.0", None), ("AD101", "2.0", "1.3"), ("AD003", "2.0", "1.6"),
     ]  # fmt: skip
@@ -234,11 +273,26 @@ def test_cli_formats_and_exit_status(index: FakeIndex, downstream: Path, tmp_pat
     capsys.readouterr()
     assert main([*base, "--from", "2.0", "--to", "1.7"]) == 2
     assert "the written-for release 2.0 is newer than the target 1.7" in capsys.readouterr().err
-    assert main(["plan", str(downstream), "--upstream", "libx@/tmp", "--index-url", index.url, "--cache-dir", cache, "-q"]) == 2
+    assert (
+        main(
+            [
+                "plan",
+                str(downstream),
+                "--upstream",
+                "libx@/tmp",
+                "--index-url",
+                index.url,
+                "--cache-dir",
+                cache,
+                "-q",
+            ]
+        )
+        == 2
+    )
     assert "give the upstream's distribution name" in capsys.readouterr().err
 
 
-def test_plan_in_the_browser(browser: Browser, index: FakeIndex, downstream: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_plan_in_the_browser(browser: Browser, index: FakeIndex, downstream: Path, tmp_path: Path) -> None:
     page_file = tmp_path / "plan.html"
     status = main(["plan", str(downstream), "--upstream", "libx", "--index-url", index.url,
                    "--cache-dir", str(tmp_path / "cache"), "-q", "--format", f"html:{page_file}"])  # fmt: skip
@@ -248,11 +302,27 @@ def test_plan_in_the_browser(browser: Browser, index: FakeIndex, downstream: Pat
     assert page.locator("#releases tbody tr").count() == 9
     assert page.locator("#releases tr.safe td").first.inner_text() == "1.7"
     connect = page.locator("article.finding[data-code=AD102]")
-    states = connect.locator("ol.timeline li").evaluate_all("cells => cells.map(c => c.dataset.version + ':' + c.dataset.state)")
-    assert states == ["1.0:fine", "1.1:fine", "1.2:window", "1.3:window", "1.4:window", "1.6:window", "1.7:window", "2.0:broken"]
-    dashed = connect.locator("ol.timeline li.not-audited").evaluate_all("cells => cells.map(c => getComputedStyle(c).borderTopStyle)")
+    states = connect.locator("ol.timeline li").evaluate_all(
+        "cells => cells.map(c => c.dataset.version + ':' + c.dataset.state)"
+    )
+    assert states == [
+        "1.0:fine",
+        "1.1:fine",
+        "1.2:window",
+        "1.3:window",
+        "1.4:window",
+        "1.6:window",
+        "1.7:window",
+        "2.0:broken",
+    ]
+    dashed = connect.locator("ol.timeline li.not-audited").evaluate_all(
+        "cells => cells.map(c => getComputedStyle(c).borderTopStyle)"
+    )
     assert dashed == ["dashed", "dashed"]  # 1.1 and 1.2 were not audited, and it shows
-    colours = {connect.locator(f"li[data-state={s}]").first.evaluate("c => getComputedStyle(c).backgroundColor") for s in ("fine", "window", "broken")}
+    colours = {
+        connect.locator(f"li[data-state={s}]").first.evaluate("c => getComputedStyle(c).backgroundColor")
+        for s in ("fine", "window", "broken")
+    }
     assert len(colours) == 3
 
 
@@ -273,7 +343,11 @@ def test_flagship_plan(index_cache: Path) -> None:
     assert walk[:5] == ["0.11.0", "0.11.1", "0.11.2", "0.12.0", "0.13.0"] and walk[-1] == "0.16.0"
     assert result.row("0.11.0").errors == 0 and result.row("0.16.0").errors == 3
     assert result.safe == "0.11.0"
-    errors = {h.finding.message.split(" in vllm")[0]: h for h in result.histories if h.finding.severity.value == "error"}
+    errors = {
+        h.finding.message.split(" in vllm")[0]: h
+        for h in result.histories
+        if h.finding.severity.value == "error"
+    }
     assert set(errors) == {
         "get_kv_cache_config_from_groups() got an unexpected keyword argument `kv_cache_specs`",
         "Scheduler() is missing required argument `block_size`",
@@ -293,13 +367,17 @@ def test_flagship_plan(index_cache: Path) -> None:
     later = plan(PlanRequest("speculators==0.3.0", "vllm", old="0.16.0", to="0.17.0", cache_dir=index_cache))
     (eos,) = [h for h in later.histories if h.finding.code == "AD101" and "eos_token_id" in h.finding.message]
     assert (eos.first_appeared, eos.last_clean, eos.window_from) == ("0.17.0", "0.16.0", None)
-    assert eos.deprecated_in == "0.17.0" and eos.deprecation.startswith("Request.eos_token_id will be removed")
+    assert eos.deprecated_in == "0.17.0" and eos.deprecation.startswith(
+        "Request.eos_token_id will be removed"
+    )
     assert later.row("0.17.0").errors == 4 and later.safe is None
 
 
 @pytest.mark.network
 @pytest.mark.flagship
-def test_flagship_audit_history(index_cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_flagship_audit_history(
+    index_cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`audit speculators==0.3.0 --against vllm==0.16.0 --history`: written for 0.11.0 (its pin), the same
     first releases as the plan above, read in the sdists: `block_size` from 0.11.1, `kv_cache_specs` from
     0.12.0, `is_encoder_decoder` from 0.12.0 with 0.11.1 and 0.11.2 accepting both calls."""
@@ -310,14 +388,26 @@ def test_flagship_audit_history(index_cache: Path, tmp_path: Path, capsys: pytes
     assert status == 1
     data = json.loads(report.read_text())
     assert data["old_upstream"]["version"] == "0.11.0"
-    since = {f["message"].split(" in vllm")[0]: f["since"] for f in data["findings"] if f["severity"] == "error"}
+    since = {
+        f["message"].split(" in vllm")[0]: f["since"] for f in data["findings"] if f["severity"] == "error"
+    }
     block = since["Scheduler() is missing required argument `block_size`"]
     kv = since["get_kv_cache_config_from_groups() got an unexpected keyword argument `kv_cache_specs`"]
     encoder = since["SchedulerConfig() is missing required argument `is_encoder_decoder`"]
-    assert (block["first_appeared"], block["last_clean"], block["migration_window"]) == ("0.11.1", "0.11.0", None)
+    assert (block["first_appeared"], block["last_clean"], block["migration_window"]) == (
+        "0.11.1",
+        "0.11.0",
+        None,
+    )
     assert (kv["first_appeared"], kv["last_clean"], kv["migration_window"]) == ("0.12.0", "0.11.2", None)
-    assert (encoder["first_appeared"], encoder["migration_window"]) == ("0.12.0", {"from": "0.11.1", "to": "0.11.2"})
-    assert "  history: since vllm 0.11.1 (fine in 0.11.0)" in text and "  history: since vllm 0.12.0 (fine in 0.11.2)" in text
+    assert (encoder["first_appeared"], encoder["migration_window"]) == (
+        "0.12.0",
+        {"from": "0.11.1", "to": "0.11.2"},
+    )
+    assert (
+        "  history: since vllm 0.11.1 (fine in 0.11.0)" in text
+        and "  history: since vllm 0.12.0 (fine in 0.11.2)" in text
+    )
 
 
 @pytest.mark.network
@@ -327,7 +417,9 @@ def test_long_deprecation_history_packaging_legacy_version(index_cache: Path) ->
     `LegacyVersion.__init__` has no warning in 20.4; from 20.5 it warns "Creating a LegacyVersion has been
     deprecated and will be removed in the next major release" (DeprecationWarning); 21.3 still has the
     class; 22.0 has no `LegacyVersion` at all. 20.6 is yanked on the index."""
-    result = plan(PlanRequest("python-inspector==0.9.3", "packaging", old="20.4", to="22.0", cache_dir=index_cache))
+    result = plan(
+        PlanRequest("python-inspector==0.9.3", "packaging", old="20.4", to="22.0", cache_dir=index_cache)
+    )
     assert result.row("20.6").status == "yanked"
     assert result.safe == "21.3" and result.row("22.0").errors == 1
     (gone,) = [h for h in result.histories if h.finding.severity.value == "error"]
@@ -374,11 +466,21 @@ def test_windows_for_a_renamed_keyword_and_a_moved_name(tmp_path: Path) -> None:
     try:
         for version, (init, old, new) in LIBY.items():
             files = {"liby/__init__.py": init, "liby/old.py": old, **({"liby/new.py": new} if new else {})}
-            fake.add("liby", f"liby-{version}-py3-none-any.whl", wheel_bytes("liby", version, files, top_level="liby\n"))
+            fake.add(
+                "liby",
+                f"liby-{version}-py3-none-any.whl",
+                wheel_bytes("liby", version, files, top_level="liby\n"),
+            )
         root = tmp_path / "down"
         (root / "user").mkdir(parents=True)
-        (root / "user" / "__init__.py").write_text("from liby import send\nfrom liby.old import helper\n\nsend(b'x', timeout=1.0)\n")
-        result = plan(PlanRequest(str(root), "liby", old="1.0", cache_dir=tmp_path / "cache", index_url=fake.url, every=True))
+        (root / "user" / "__init__.py").write_text(
+            "from liby import send\nfrom liby.old import helper\n\nsend(b'x', timeout=1.0)\n"
+        )
+        result = plan(
+            PlanRequest(
+                str(root), "liby", old="1.0", cache_dir=tmp_path / "cache", index_url=fake.url, every=True
+            )
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -393,7 +495,13 @@ def test_windows_for_a_renamed_keyword_and_a_moved_name(tmp_path: Path) -> None:
     assert moved.migration == "import `helper` from `liby.new` from 1.1 on (to 1.2), where both work"
 
 
-def test_audit_history(index: FakeIndex, downstream: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_audit_history(
+    index: FakeIndex,
+    downstream: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """`audit --history` gives each finding the history `plan` tells (same walk, same answers), in every format."""
     import apidrift.auditor.plan as plan_module
 
@@ -406,7 +514,17 @@ def test_audit_history(index: FakeIndex, downstream: Path, tmp_path: Path, capsy
 
     monkeypatch.setattr(plan_module, "audit", counted)
     cache = str(tmp_path / "cache")
-    base = ["audit", str(downstream), "--against", "libx==2.0", "--index-url", index.url, "--cache-dir", cache, "-q"]
+    base = [
+        "audit",
+        str(downstream),
+        "--against",
+        "libx==2.0",
+        "--index-url",
+        index.url,
+        "--cache-dir",
+        cache,
+        "-q",
+    ]
     files = {fmt: tmp_path / f"audit.{fmt}" for fmt in ("json", "md", "html", "sarif")}
     status = main([*base, "--history", "--format", "text", "--format", f"json:{files['json']}", "--format", f"markdown:{files['md']}",
                    "--format", f"html:{files['html']}", "--format", f"sarif:{files['sarif']}"])  # fmt: skip
@@ -432,19 +550,33 @@ def test_audit_history(index: FakeIndex, downstream: Path, tmp_path: Path, capsy
         (f["code"], v["first_appeared"], v["deprecated_in"], (v["migration_window"] or {}).get("from"))
         for f in data["findings"] for v in [f["since"]]
     )  # fmt: skip
-    assert "  history: since libx 2.0 (fine in 1.7); pass `retries` from 1.2 on (to 1.7), where both work" in text
+    assert (
+        "  history: since libx 2.0 (fine in 1.7); pass `retries` from 1.2 on (to 1.7), where both work"
+        in text
+    )
     assert (
         "  history: since libx 2.0 (fine in 1.7); deprecated in 1.3: the verify parameter is deprecated and will be removed; "
         "stop passing `verify` (optional there) from 1.0 on (to 1.7), where both work"
     ) in text
-    assert "  history: since libx 2.0 (fine in 1.7); deprecated in 1.6: legacy() is deprecated: use connect()" in text
-    assert "note: --history: libx releases 1.0 to 2.0 (8 in the range, 6 audited, 2 not audited: same findings at both ends); yanked, skipped: 1.5" in text
+    assert (
+        "  history: since libx 2.0 (fine in 1.7); deprecated in 1.6: legacy() is deprecated: use connect()"
+        in text
+    )
+    assert (
+        "note: --history: libx releases 1.0 to 2.0 (8 in the range, 6 audited, 2 not audited: same findings at both ends); yanked, skipped: 1.5"
+        in text
+    )
     assert "<br>History: since libx 2.0 (fine in 1.7); deprecated in 1.6" in files["md"].read_text()
     page = files["html"].read_text()
     assert page.count('<p class="history"><strong>History:</strong> since libx 2.0 (fine in 1.7)') == 4
     sarif = json.loads(files["sarif"].read_text())
     results = sarif["runs"][0]["results"]
-    assert sorted(r["properties"]["since"]["deprecated_in"] or "-" for r in results) == ["-", "1.3", "1.6", "1.6"]
+    assert sorted(r["properties"]["since"]["deprecated_in"] or "-" for r in results) == [
+        "-",
+        "1.3",
+        "1.6",
+        "1.6",
+    ]
 
     # Without --history nothing changes: no `since` anywhere.
     assert main([*base, "--format", f"json:{files['json']}"]) == 1
@@ -453,4 +585,6 @@ def test_audit_history(index: FakeIndex, downstream: Path, tmp_path: Path, capsy
     assert main([*base, "--from", "none", "--history", "--format", f"json:{files['json']}"]) == 1
     plain = json.loads(files["json"].read_text())
     assert plain["old_upstream"] is None and all("since" not in f for f in plain["findings"])
-    assert any(n.startswith("--history needs the version the downstream was written for") for n in plain["notes"])
+    assert any(
+        n.startswith("--history needs the version the downstream was written for") for n in plain["notes"]
+    )

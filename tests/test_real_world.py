@@ -47,18 +47,28 @@ def run(downstream: str, upstream: str, cache: Path, coverage_report: list[str])
 
 
 @pytest.mark.parametrize(("downstream", "upstream"), CLEAN_PAIRS, ids=[f"{d}-{u}" for d, u in CLEAN_PAIRS])
-def test_clean_pair_has_no_error(downstream: str, upstream: str, index_cache: Path, coverage_report: list[str]) -> None:
+def test_clean_pair_has_no_error(
+    downstream: str, upstream: str, index_cache: Path, coverage_report: list[str]
+) -> None:
     result = run(downstream, upstream, index_cache, coverage_report)
-    errors = {f"{f.location.path}:{f.location.line} {f.code}" for f in result.findings if f.severity.value == "error"}
+    errors = {
+        f"{f.location.path}:{f.location.line} {f.code}"
+        for f in result.findings
+        if f.severity.value == "error"
+    }
     assert errors == PROVEN_BREAKS.get((downstream, upstream), set())
     coverage = result.coverage[0]
     assert coverage.found >= 50
     assert coverage.checked >= 0.8 * coverage.found, coverage.not_checkable
 
 
-def test_typer_against_click_8_2_finds_the_make_metavar_break(index_cache: Path, coverage_report: list[str]) -> None:
+def test_typer_against_click_8_2_finds_the_make_metavar_break(
+    index_cache: Path, coverage_report: list[str]
+) -> None:
     result = run("typer==0.15.1", "click==8.2.0", index_cache, coverage_report)
-    errors = {(f.location.path, f.location.line, f.code) for f in result.findings if f.severity.value == "error"}
+    errors = {
+        (f.location.path, f.location.line, f.code) for f in result.findings if f.severity.value == "error"
+    }
     # TyperArgument.make_metavar(self) overrides click's make_metavar(self, ctx), which click 8.2 calls with ctx.
     assert ("typer/core.py", 381, "AD106") in errors
     # typer's own calls that click 8.2 broke: ParamType.get_metavar(param, ctx) and Option.make_metavar(ctx).
@@ -90,8 +100,14 @@ def errors_of(result: AuditResult) -> dict[tuple[int, str], object]:
 def test_lazily_loaded_name_removed_from_huggingface_hub(tmp_path: Path, index_cache: Path) -> None:
     # 0.26.0: ImportError: cannot import name 'cached_download' from 'huggingface_hub'. The package
     # serves its names through a copy of lazy_loader's attach() over the table `_SUBMOD_ATTRS`.
-    downstream = local_downstream(tmp_path, "from huggingface_hub import cached_download\nfrom huggingface_hub import hf_hub_download\n")
-    result = audit(AuditRequest(downstream, "huggingface_hub==0.26.0", old="huggingface_hub==0.25.2", cache_dir=index_cache))
+    downstream = local_downstream(
+        tmp_path, "from huggingface_hub import cached_download\nfrom huggingface_hub import hf_hub_download\n"
+    )
+    result = audit(
+        AuditRequest(
+            downstream, "huggingface_hub==0.26.0", old="huggingface_hub==0.25.2", cache_dir=index_cache
+        )
+    )
     errors = errors_of(result)
     assert set(errors) == {(1, "AD002")}
     finding = errors[(1, "AD002")]
@@ -108,7 +124,10 @@ def test_deprecation_shim_removed_from_flask(tmp_path: Path, index_cache: Path) 
     assert set(errors) == {(2, "AD002")}
     finding = errors[(2, "AD002")]
     assert finding.classification == "drift"
-    assert "flask==2.3.3 deprecated it: \u201c'flask.markup' is deprecated and will be removed in flask 2.4." in finding.hint.lower()
+    assert (
+        "flask==2.3.3 deprecated it: \u201c'flask.markup' is deprecated and will be removed in flask 2.4."
+        in finding.hint.lower()
+    )
     before = audit(AuditRequest(downstream, "flask==2.3.3", old="none", cache_dir=index_cache))
     deprecations = [(f.location.line, f.code) for f in before.findings if f.severity.value == "warning"]
     assert deprecations == [(2, "AD203")]
@@ -118,8 +137,12 @@ def test_deprecation_shim_removed_from_flask(tmp_path: Path, index_cache: Path) 
 def test_migration_shim_of_pydantic_2(tmp_path: Path, index_cache: Path) -> None:
     # 2.5.3: pydantic.errors.PydanticImportError: `BaseSettings` has been moved to the `pydantic-settings`
     # package. (raised by pydantic._migration.getattr_migration's wrapper).
-    downstream = local_downstream(tmp_path, "from pydantic import BaseModel\nfrom pydantic import BaseSettings\n")
-    result = audit(AuditRequest(downstream, "pydantic==2.5.3", old="pydantic==1.10.13", cache_dir=index_cache))
+    downstream = local_downstream(
+        tmp_path, "from pydantic import BaseModel\nfrom pydantic import BaseSettings\n"
+    )
+    result = audit(
+        AuditRequest(downstream, "pydantic==2.5.3", old="pydantic==1.10.13", cache_dir=index_cache)
+    )
     errors = errors_of(result)
     assert set(errors) == {(2, "AD002")}
     finding = errors[(2, "AD002")]
@@ -142,7 +165,9 @@ def test_override_called_with_a_new_optional_argument_by_click_8(tmp_path: Path,
     assert set(errors) == {(5, "AD106")}
     finding = errors[(5, "AD106")]
     assert finding.classification == "drift"
-    assert "self.get_default(ctx, call=False)" in finding.message and "Option.get_help_record" in finding.message
+    assert (
+        "self.get_default(ctx, call=False)" in finding.message and "Option.get_help_record" in finding.message
+    )
 
 
 # Large downstreams that construct and subclass upstream classes heavily and meet stubs of compiled
@@ -165,12 +190,20 @@ STRANGER_PAIRS = [
 ]
 
 
-@pytest.mark.parametrize(("downstream", "upstream", "found", "share"), STRANGER_PAIRS, ids=[f"{d}-{u}" for d, u, _, _ in STRANGER_PAIRS])
+@pytest.mark.parametrize(
+    ("downstream", "upstream", "found", "share"),
+    STRANGER_PAIRS,
+    ids=[f"{d}-{u}" for d, u, _, _ in STRANGER_PAIRS],
+)
 def test_pair_of_its_time_has_no_error(
     downstream: str, upstream: str, found: int, share: float, index_cache: Path, coverage_report: list[str]
 ) -> None:
     result = run(downstream, upstream, index_cache, coverage_report)
-    errors = [f"{f.location.path}:{f.location.line} {f.code} {f.message}" for f in result.findings if f.severity.value == "error"]
+    errors = [
+        f"{f.location.path}:{f.location.line} {f.code} {f.message}"
+        for f in result.findings
+        if f.severity.value == "error"
+    ]
     assert errors == []
     coverage = result.coverage[0]
     assert coverage.found >= found
@@ -206,7 +239,9 @@ COMPILED_CLEAN_PAIRS = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("downstream", "upstream"), COMPILED_CLEAN_PAIRS, ids=[f"{d}-{u}" for d, u in COMPILED_CLEAN_PAIRS])
+@pytest.mark.parametrize(
+    ("downstream", "upstream"), COMPILED_CLEAN_PAIRS, ids=[f"{d}-{u}" for d, u in COMPILED_CLEAN_PAIRS]
+)
 def test_clean_pair_with_compiled_upstream_has_no_error(
     downstream: str, upstream: str, index_cache: Path, coverage_report: list[str]
 ) -> None:
@@ -222,7 +257,11 @@ def test_pandas_against_numpy_has_no_error(old: str, index_cache: Path, coverage
     result = audit(AuditRequest("pandas==2.2.3", "numpy==2.1.2", old=old, cache_dir=index_cache))
     coverage = result.coverage[0]
     coverage_report.append(f"pandas==2.2.3 against numpy==2.1.2 (--from {old}): {coverage.summary()}")
-    errors = [f"{f.location.path}:{f.location.line} {f.code} {f.message}" for f in result.findings if f.severity.value == "error"]
+    errors = [
+        f"{f.location.path}:{f.location.line} {f.code} {f.message}"
+        for f in result.findings
+        if f.severity.value == "error"
+    ]
     assert errors == []
     assert coverage.found >= 30_000
     assert coverage.checked >= 0.9 * coverage.found, coverage.not_checkable
@@ -232,7 +271,9 @@ def test_pandas_against_numpy_has_no_error(old: str, index_cache: Path, coverage
 
 
 @pytest.mark.slow
-def test_statsmodels_against_scipy_1_14_finds_the_real_breaks(index_cache: Path, coverage_report: list[str]) -> None:
+def test_statsmodels_against_scipy_1_14_finds_the_real_breaks(
+    index_cache: Path, coverage_report: list[str]
+) -> None:
     """statsmodels 0.14.4 (scipy>=1.8) against scipy 1.14.1: its `rv_continuous`/`rv_discrete` subclasses
     override `_pdf(self, x, *args)` and the like with their shape parameters (silent: scipy passes them),
     but its sandbox still calls what scipy 1.14 removed, each confirmed under CPython with scipy 1.14.1:
@@ -244,7 +285,9 @@ def test_statsmodels_against_scipy_1_14_finds_the_real_breaks(index_cache: Path,
     calls as `self._rvs(*args, size=size, random_state=random_state)` (`squarenormalg.rvs(size=3)`:
     `TypeError: TransfTwo_gen._rvs() got an unexpected keyword argument 'size'`)."""
     result = run("statsmodels==0.14.4", "scipy==1.14.1", index_cache, coverage_report)
-    errors = {(f.location.path, f.location.line, f.code) for f in result.findings if f.severity.value == "error"}
+    errors = {
+        (f.location.path, f.location.line, f.code) for f in result.findings if f.severity.value == "error"
+    }
     assert errors == {
         ("statsmodels/sandbox/examples/bayesprior.py", 50, "AD101"),
         ("statsmodels/sandbox/nonparametric/densityorthopoly.py", 447, "AD003"),

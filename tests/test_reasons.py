@@ -21,7 +21,14 @@ def test_codes_are_unique_kebab_case_with_a_text():
 
 def test_only_binding_reasons_count_the_target_as_resolved():
     resolved = {reason.code for reason in Reason if reason.resolved}
-    assert resolved == {"star-arguments", "invalid-signature", "invalid-call", "overloads", "stub-signature", "override-requires-optional"}
+    assert resolved == {
+        "star-arguments",
+        "invalid-signature",
+        "invalid-call",
+        "overloads",
+        "stub-signature",
+        "override-requires-optional",
+    }
 
 
 def test_label_is_the_code_with_its_detail():

@@ -35,9 +35,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 GENERATOR = "speculators/data_generation/vllm_hidden_states_generator.py"
 NEW, OLD = "vllm==0.16.0", "vllm==0.15.1"
-KV_CONFIG_NEW = (
-    "(vllm_config: VllmConfig, kv_cache_groups: list[KVCacheGroupSpec], available_memory: int) -> KVCacheConfig"
-)
+KV_CONFIG_NEW = "(vllm_config: VllmConfig, kv_cache_groups: list[KVCacheGroupSpec], available_memory: int) -> KVCacheConfig"
 KV_CONFIG_OLD = (
     "(vllm_config: VllmConfig, kv_cache_groups: list[KVCacheGroupSpec], kv_cache_specs: dict[str, KVCacheSpec], "
     "available_memory: int) -> KVCacheConfig"
@@ -49,7 +47,9 @@ SCHEDULER_NEW = (
 )
 
 
-def at(path: str, line: int, column: int, source: str, end_column: int | None = None, end_line: int | None = None) -> Location:
+def at(
+    path: str, line: int, column: int, source: str, end_column: int | None = None, end_line: int | None = None
+) -> Location:
     """A location whose span defaults to the rest of the line's text from `column`."""
     return Location(
         path=path,
@@ -101,7 +101,12 @@ def flagship() -> AuditResult:
         finding(
             "AD102",
             f"SchedulerConfig() is missing required argument `is_encoder_decoder` in {NEW}",
-            at(GENERATOR, 194, 32, "        scheduler_config = SchedulerConfig(max_num_seqs=1, max_model_len=max_len)"),
+            at(
+                GENERATOR,
+                194,
+                32,
+                "        scheduler_config = SchedulerConfig(max_num_seqs=1, max_model_len=max_len)",
+            ),
             "vllm.config.scheduler.SchedulerConfig",
             new_signature="(max_model_len: int, is_encoder_decoder: bool, max_num_seqs: int = 128, **kwargs: Any) -> None",
             hint="pass `is_encoder_decoder: bool`",
@@ -116,7 +121,13 @@ def flagship() -> AuditResult:
         finding(
             "AD004",
             f"`GPUModelRunner` instances have no attribute `_dummy_sampler_run` in {NEW}",
-            at(GENERATOR, 231, 9, "        self.model_runner._dummy_sampler_run(hidden_states)", end_column=46),
+            at(
+                GENERATOR,
+                231,
+                9,
+                "        self.model_runner._dummy_sampler_run(hidden_states)",
+                end_column=46,
+            ),
             "vllm.v1.worker.gpu_model_runner.GPUModelRunner._dummy_sampler_run",
             hint="`GPUModelRunner` no longer defines `_dummy_sampler_run` (nor do its bases)",
             classification="pre-existing",
@@ -124,7 +135,13 @@ def flagship() -> AuditResult:
         finding(
             "AD105",
             f"initialize_model() gets multiple values for `vllm_config` in {NEW}",
-            at(GENERATOR, 117, 22, "        model = initialize_model(self.vllm_config, vllm_config=self.vllm_config)", end_column=81),
+            at(
+                GENERATOR,
+                117,
+                22,
+                "        model = initialize_model(self.vllm_config, vllm_config=self.vllm_config)",
+                end_column=81,
+            ),
             "vllm.model_executor.model_loader.utils.initialize_model",
             new_signature="(vllm_config: VllmConfig, *, prefix: str = '', model_class: type[nn.Module] | None = None) -> nn.Module",
             old_signature="(*, vllm_config: VllmConfig, prefix: str = '', model_class: type[nn.Module] | None = None) -> nn.Module",
@@ -133,7 +150,13 @@ def flagship() -> AuditResult:
         finding(
             "AD001",
             f"module `vllm.worker.worker_base` does not exist in {NEW} (guarded: the code handles its absence)",
-            at("speculators/data_generation/compat.py", 9, 10, "    from vllm.worker.worker_base import WorkerWrapperBase", end_column=34),
+            at(
+                "speculators/data_generation/compat.py",
+                9,
+                10,
+                "    from vllm.worker.worker_base import WorkerWrapperBase",
+                end_column=34,
+            ),
             "vllm.worker.worker_base",
             severity=Severity.INFO,  # inside try/except ImportError
             hint=f"find where `vllm.worker.worker_base`'s contents moved in {NEW}, or pin the old version",
@@ -148,7 +171,12 @@ def flagship() -> AuditResult:
         finding(
             "AD103",
             f"KVCacheManager() gets too many positional arguments in {NEW}: takes 3, 4 given",
-            at("speculators/utils/vllm_utils.py", 42, 21, "    kv_cache_manager = KVCacheManager(config, max_len, True, caching_hash_fn)"),
+            at(
+                "speculators/utils/vllm_utils.py",
+                42,
+                21,
+                "    kv_cache_manager = KVCacheManager(config, max_len, True, caching_hash_fn)",
+            ),
             "vllm.v1.core.kv_cache_manager.KVCacheManager",
             new_signature="(kv_cache_config: KVCacheConfig, max_model_len: int, *, enable_caching: bool = True) -> None",
             hint="pass the surplus arguments by keyword",
@@ -156,7 +184,13 @@ def flagship() -> AuditResult:
         finding(
             "AD104",
             f"get_tokenizer() takes `tokenizer_name` by position only in {NEW}",
-            at("speculators/utils/vllm_utils.py", 58, 29, "    tokenizer = get_tokenizer(tokenizer_name=model_path, trust_remote_code=True)", end_column=43),
+            at(
+                "speculators/utils/vllm_utils.py",
+                58,
+                29,
+                "    tokenizer = get_tokenizer(tokenizer_name=model_path, trust_remote_code=True)",
+                end_column=43,
+            ),
             "vllm.transformers_utils.tokenizer.get_tokenizer",
             new_signature="(tokenizer_name: str | Path, /, *args: Any, **kwargs: Any) -> AnyTokenizer",
             hint="pass `tokenizer_name` positionally",
@@ -227,22 +261,38 @@ def flagship() -> AuditResult:
     ]
     return AuditResult(
         downstream=InputInfo(
-            "speculators", "0.3.0", "index", "speculators-0.3.0-py3-none-any.whl", sha256="ab" * 32,
+            "speculators",
+            "0.3.0",
+            "index",
+            "speculators-0.3.0-py3-none-any.whl",
+            sha256="ab" * 32,
             import_names=("speculators",),
         ),
         upstream=InputInfo(
-            "vllm", "0.16.0", "index", "vllm-0.16.0-cp38-abi3-manylinux1_x86_64.whl", sha256="cd" * 32,
+            "vllm",
+            "0.16.0",
+            "index",
+            "vllm-0.16.0-cp38-abi3-manylinux1_x86_64.whl",
+            sha256="cd" * 32,
             import_names=("vllm",),
         ),
         old_upstream=InputInfo(
-            "vllm", "0.15.1", "index", "vllm-0.15.1-cp38-abi3-manylinux1_x86_64.whl", sha256="ef" * 32,
-            import_names=("vllm",), note="the version speculators 0.3.0 pins",
+            "vllm",
+            "0.15.1",
+            "index",
+            "vllm-0.15.1-cp38-abi3-manylinux1_x86_64.whl",
+            sha256="ef" * 32,
+            import_names=("vllm",),
+            note="the version speculators 0.3.0 pins",
         ),
         # Deliberately out of order: the renderers sort.
         findings=findings,
         coverage=[
             Coverage(
-                upstream="vllm", found=52, resolved=49, checked=47,
+                upstream="vllm",
+                found=52,
+                resolved=49,
+                checked=47,
                 not_checkable={"star-arguments": 2, "external-base:msgspec.Struct": 3},
             )
         ],
@@ -285,7 +335,9 @@ def check_snapshot(name: str, actual: str) -> None:
     if not path.exists():
         pytest.fail(f"no snapshot {path}; create it with APIDRIFT_UPDATE_SNAPSHOTS=1")
     expected = path.read_text(encoding="utf-8")
-    assert actual == expected, f"{name} differs from its snapshot; if intended, rerun with APIDRIFT_UPDATE_SNAPSHOTS=1"
+    assert actual == expected, (
+        f"{name} differs from its snapshot; if intended, rerun with APIDRIFT_UPDATE_SNAPSHOTS=1"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -356,7 +408,11 @@ def test_text_multiline_span_marks_to_end_of_line(result: AuditResult) -> None:
 
 
 def test_text_order_grouped_by_file(result: AuditResult) -> None:
-    headers = [line.split(" ", 1)[0] for line in render(result, "text").splitlines() if re.match(r"\S+:\d+:\d+: AD", line)]
+    headers = [
+        line.split(" ", 1)[0]
+        for line in render(result, "text").splitlines()
+        if re.match(r"\S+:\d+:\d+: AD", line)
+    ]
     keys = [(path, int(line), int(col)) for path, line, col, _ in (h.split(":") for h in headers)]
     assert keys == sorted(keys)
     assert len(keys) == len(result.findings)
@@ -365,7 +421,10 @@ def test_text_order_grouped_by_file(result: AuditResult) -> None:
 def test_text_summary(result: AuditResult) -> None:
     out = render(result, "text")
     assert "  downstream:   speculators==0.3.0 (index: speculators-0.3.0-py3-none-any.whl)" in out
-    assert "  old upstream: vllm==0.15.1 (index: vllm-0.15.1-cp38-abi3-manylinux1_x86_64.whl): the version" in out
+    assert (
+        "  old upstream: vllm==0.15.1 (index: vllm-0.15.1-cp38-abi3-manylinux1_x86_64.whl): the version"
+        in out
+    )
     assert "Findings: 12 errors, 4 warnings, 2 info (drift 15, pre-existing 2)" in out
     assert "  note: vllm==0.16.0: module vllm.model_executor.layers.fused_moe.configs" in out
     assert "Coverage of vllm: 52 use sites found, 49 resolved, 47 checked, 5 not checkable" in out
@@ -461,7 +520,10 @@ def test_sarif_run_and_rules(log: dict[str, Any]) -> None:
     assert invocation["executionSuccessful"] is True
     levels = [n["level"] for n in invocation["toolExecutionNotifications"]]
     assert levels == ["note", "warning"]  # the note, then the failed file
-    assert run["properties"]["coverage"][0]["notCheckable"] == {"external-base:msgspec.Struct": 3, "star-arguments": 2}
+    assert run["properties"]["coverage"][0]["notCheckable"] == {
+        "external-base:msgspec.Struct": 3,
+        "star-arguments": 2,
+    }
     assert run["properties"]["files"] == {"scanned": 3, "skipped": 2, "failed": 1}
     assert "SRCROOT" in run["originalUriBaseIds"]
 
@@ -472,7 +534,10 @@ def test_sarif_results(result: AuditResult, log: dict[str, Any]) -> None:
     assert len(run["results"]) == len(result.findings)
     for sarif_result, finding in zip(run["results"], result.findings):
         assert rules[sarif_result["ruleIndex"]]["id"] == sarif_result["ruleId"] == finding.code
-        assert sarif_result["level"] == {"error": "error", "warning": "warning", "info": "note"}[finding.severity.value]
+        assert (
+            sarif_result["level"]
+            == {"error": "error", "warning": "warning", "info": "note"}[finding.severity.value]
+        )
         assert sarif_result["message"]["text"].startswith(finding.message)
         assert f"Hint: {finding.hint}" in sarif_result["message"]["text"]
         physical = sarif_result["locations"][0]["physicalLocation"]
@@ -480,7 +545,10 @@ def test_sarif_results(result: AuditResult, log: dict[str, Any]) -> None:
         region = physical["region"]
         loc = finding.location
         assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == (
-            loc.line, loc.column, loc.end_line, loc.end_column,
+            loc.line,
+            loc.column,
+            loc.end_line,
+            loc.end_column,
         )
         assert sarif_result["properties"]["symbol"] == finding.symbol
         assert sarif_result["properties"]["sourceLine"] == loc.source_line
@@ -497,7 +565,9 @@ def test_sarif_results(result: AuditResult, log: dict[str, Any]) -> None:
 
 def test_sarif_fingerprints(result: AuditResult) -> None:
     original = result.findings[0]
-    moved_loc = replace(original.location, line=original.location.line + 7, end_line=original.location.end_line + 7)
+    moved_loc = replace(
+        original.location, line=original.location.line + 7, end_line=original.location.end_line + 7
+    )
     moved = replace(original, location=moved_loc)
     other_symbol = replace(original, symbol="vllm.v1.core.kv_cache_utils.get_kv_cache_configs")
     assert sarif_report.fingerprint(moved) == sarif_report.fingerprint(original)
@@ -511,7 +581,10 @@ def test_sarif_fingerprints(result: AuditResult) -> None:
 
 
 def test_sarif_uris_are_relative_and_encoded() -> None:
-    assert sarif_report.artifact_location("pkg/my module.py") == {"uri": "pkg/my%20module.py", "uriBaseId": "SRCROOT"}
+    assert sarif_report.artifact_location("pkg/my module.py") == {
+        "uri": "pkg/my%20module.py",
+        "uriBaseId": "SRCROOT",
+    }
     assert sarif_report.artifact_location("/abs/x.py")["uri"] == "abs/x.py"
     srcroot = json.loads(render(empty_result(), "sarif"))["runs"][0]["originalUriBaseIds"]["SRCROOT"]
     assert srcroot["uri"] == "file:///home/user/src/mypkg/"

@@ -31,4 +31,7 @@ def test_codes_names_and_families_are_unique_and_consistent() -> None:
 def test_readme_table_lists_every_rule() -> None:
     text = README.read_text()
     for rule in all_rules():
-        assert f'<a id="rule-{rule.code.lower()}"></a>`{rule.code}` | `{rule.name}` | {rule.severity.value}' in text
+        assert (
+            f'<a id="rule-{rule.code.lower()}"></a>`{rule.code}` | `{rule.name}` | {rule.severity.value}'
+            in text
+        )

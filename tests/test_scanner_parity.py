@@ -12,14 +12,13 @@ import os
 from pathlib import Path
 
 import pytest
+from casefiles import parse_case
 
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.downstream import astscan, scan
 from apidrift.auditor.downstream.refs import StarRef
 from apidrift.auditor.pysource import decode_source
 from apidrift.auditor.sources.locate import locate
-
-from casefiles import parse_case
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.case"))
 
@@ -79,7 +78,11 @@ def _compare(path: str, text: str, names: frozenset[str]) -> None:
 
 
 def _upstream_names(sections: dict[str, dict[str, str]]) -> frozenset[str]:
-    names = {path.split("/")[0].removesuffix(".py").removesuffix(".pyi") for kind in ("old", "new") for path in sections[kind]}
+    names = {
+        path.split("/")[0].removesuffix(".py").removesuffix(".pyi")
+        for kind in ("old", "new")
+        for path in sections[kind]
+    }
     return frozenset(names) or frozenset({"pkg"})
 
 
@@ -106,11 +109,25 @@ def test_ported_features_are_found() -> None:
 
     wrapped = [s for s in sites("wrappers.py") if s.kind == "call" and s.through_init]
     assert [(s.span.line, s.ref.render(), s.forwarded) for s in wrapped] == [
-        (6, "up.C", ("a",)), (7, "up.C", ()), (38, "up.Base", ()), (39, "up.Base", ("y",)),
+        (6, "up.C", ("a",)),
+        (7, "up.C", ()),
+        (38, "up.Base", ()),
+        (39, "up.Base", ("y",)),
     ]
-    assert [s.span.line for s in sites("type_checking.py") if s.kind == "call"] == [10, 15]  # `B` and `C` are what runs
-    assert [(s.span.line, s.guarded) for s in sites("fallbacks.py") if s.kind == "call"] == [(7, True), (9, True), (15, False)]
-    stars = [s for s in sites("stars.py") if isinstance(s.ref, StarRef) or isinstance(getattr(s.ref, "base", None), StarRef)]
+    assert [s.span.line for s in sites("type_checking.py") if s.kind == "call"] == [
+        10,
+        15,
+    ]  # `B` and `C` are what runs
+    assert [(s.span.line, s.guarded) for s in sites("fallbacks.py") if s.kind == "call"] == [
+        (7, True),
+        (9, True),
+        (15, False),
+    ]
+    stars = [
+        s
+        for s in sites("stars.py")
+        if isinstance(s.ref, StarRef) or isinstance(getattr(s.ref, "base", None), StarRef)
+    ]
     assert [(s.span.line, s.ref.render()) for s in stars] == [(4, "foo"), (5, "bar.baz"), (12, "h")]
     assert stars[0].ref == StarRef(("up", "up.sub"), "foo")
     assert not [s for s in sites("stars_unfollowed.py") if s.kind == "call"]
@@ -119,7 +136,11 @@ def test_ported_features_are_found() -> None:
 def test_star_import_names_over_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """A file parsed in pieces: a name bound in a later piece (out of the scope chain: a parameter of
     another function) still counts as bound, so it is not taken for one a star import binds."""
-    text = "from up import *\n" + "".join(f"def f{i}():\n    return foo() + name{i}()\n" for i in range(40)) + "def g(name3):\n    pass\n"
+    text = (
+        "from up import *\n"
+        + "".join(f"def f{i}():\n    return foo() + name{i}()\n" for i in range(40))
+        + "def g(name3):\n    pass\n"
+    )
     whole = astscan.scan_source("p.py", text, frozenset({"up"})).sites
     monkeypatch.setattr(astscan, "CHUNK_CHARS", 64)
     pieces = astscan.scan_source("p.py", text, frozenset({"up"})).sites

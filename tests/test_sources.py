@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.sources import locate as sources_module
 from apidrift.auditor.cache import ENV_VAR, Cache, atomic_write_bytes, atomic_write_text
+from apidrift.auditor.sources import locate as sources_module
 from apidrift.auditor.sources.index_client import IndexClient, IndexFile, choose_file, resolve_index_url
 from apidrift.auditor.sources.locate import SourceError, SourceTree, locate
 from apidrift.auditor.sources.specs import SpecError
@@ -66,7 +66,9 @@ def wheel_bytes(
     if top_level is not None:
         entries[f"{dist_info}/top_level.txt"] = top_level
     if record:
-        entries[f"{dist_info}/RECORD"] = "".join(f"{path},,\n" for path in entries) + f"{dist_info}/RECORD,,\n"
+        entries[f"{dist_info}/RECORD"] = (
+            "".join(f"{path},,\n" for path in entries) + f"{dist_info}/RECORD,,\n"
+        )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for path, data in entries.items():
@@ -147,7 +149,7 @@ class FakeIndex:
 
 def _handler(index: FakeIndex) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:
             index.requests.append(self.path)
             if index.failures.get(self.path, 0) > 0:
                 index.failures[self.path] -= 1
@@ -172,7 +174,7 @@ def _handler(index: FakeIndex) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     return Handler
@@ -250,7 +252,9 @@ def test_platform_wheel_only_release(fake_index: FakeIndex, cache: Cache) -> Non
 def test_pure_wheel_or_sdist_whichever_is_smaller(fake_index: FakeIndex, cache: Cache) -> None:
     fake_index.add("demo", "demo-1.0.tar.gz", simple_sdist("demo", "1.0"))
     fake_index.add("demo", "demo-1.0-py3-none-any.whl", simple_wheel("demo", "1.0", padding=5000))
-    fake_index.add("demo", "demo-2.0.tar.gz", simple_sdist("demo", "2.0", body="# " + os.urandom(20000).hex()))
+    fake_index.add(
+        "demo", "demo-2.0.tar.gz", simple_sdist("demo", "2.0", body="# " + os.urandom(20000).hex())
+    )
     fake_index.add("demo", "demo-2.0-py3-none-any.whl", simple_wheel("demo", "2.0"))
     one = up("demo==1.0", fake_index, cache)
     assert one.location == "demo-1.0.tar.gz"
@@ -366,7 +370,7 @@ def test_server_errors_are_retried(fake_index: FakeIndex, cache: Cache) -> None:
     fake_index.failures = {"/simple/demo/": 1, "/files/demo-1.0.tar.gz": 1}
     with IndexClient(cache, fake_index.url, backoff=0.0) as client:
         listing = client.project("demo")
-        path, digest = client.download(listing.files[0])
+        path, _digest = client.download(listing.files[0])
     assert path.read_bytes() == fake_index.file("demo-1.0.tar.gz")
     assert fake_index.requests.count("/simple/demo/") == 2
     assert fake_index.requests.count("/files/demo-1.0.tar.gz") == 2
@@ -392,7 +396,9 @@ def test_index_url_precedence(fake_index: FakeIndex, cache: Cache, monkeypatch: 
     fake_index.add("demo", "demo-1.0.tar.gz", simple_sdist("demo", "1.0"))
     assert locate("demo==1.0", role="upstream", cache=cache).version == "1.0"
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple/")
-    explicit = locate("demo==1.0", role="upstream", cache=Cache(cache.root / "other"), index_url=fake_index.url)
+    explicit = locate(
+        "demo==1.0", role="upstream", cache=Cache(cache.root / "other"), index_url=fake_index.url
+    )
     assert explicit.version == "1.0"
 
 
@@ -428,7 +434,9 @@ def test_offline_resolves_specifiers_from_the_cache(fake_index: FakeIndex, cache
 
 def test_offline_with_empty_cache(fake_index: FakeIndex, cache: Cache) -> None:
     fake_index.add("demo", "demo-1.0.tar.gz", simple_sdist("demo", "1.0"))
-    with pytest.raises(SourceError, match="offline: the index listing of demo .* is not in the cache") as info:
+    with pytest.raises(
+        SourceError, match="offline: the index listing of demo .* is not in the cache"
+    ) as info:
         up("demo>=1", fake_index, cache, offline=True)
     assert "--offline" in str(info.value)
     assert fake_index.requests == []
@@ -438,7 +446,9 @@ def test_cache_hit_from_another_index_says_so(fake_index: FakeIndex, cache: Cach
     fake_index.add("demo", "demo-1.0.tar.gz", simple_sdist("demo", "1.0"))
     first = up("demo==1.0", fake_index, cache)
     assert first.note is None
-    other = locate("demo==1.0", role="upstream", cache=cache, index_url="http://127.0.0.1:9/other/", offline=True)
+    other = locate(
+        "demo==1.0", role="upstream", cache=cache, index_url="http://127.0.0.1:9/other/", offline=True
+    )
     assert other.root == first.root
     assert other.note == f"demo 1.0 comes from the cache, fetched from {fake_index.url}"
 
@@ -515,8 +525,11 @@ def test_import_names_from_wheel_record(fake_index: FakeIndex, cache: Cache) -> 
     data = wheel_bytes(
         "scikit-learn",
         "1.5.0",
-        {"sklearn/__init__.py": "", "sklearn/_isotonic.cpython-311-x86_64-linux-gnu.so": b"",
-         "scikit_learn.libs/libgomp-a34b3233.so.1.0.0": b""},  # fmt: skip
+        {
+            "sklearn/__init__.py": "",
+            "sklearn/_isotonic.cpython-311-x86_64-linux-gnu.so": b"",
+            "scikit_learn.libs/libgomp-a34b3233.so.1.0.0": b"",
+        },
     )
     fake_index.add("scikit-learn", "scikit_learn-1.5.0-cp311-cp311-manylinux_2_17_x86_64.whl", data)
     tree = up("scikit-learn==1.5.0", fake_index, cache)
@@ -525,7 +538,7 @@ def test_import_names_from_wheel_record(fake_index: FakeIndex, cache: Cache) -> 
 
 
 def test_import_names_from_wheel_top_level_and_requires(fake_index: FakeIndex, cache: Cache) -> None:
-    requires = ("vllm==0.11.0; extra == \"datagen\"", "torch>=2")
+    requires = ('vllm==0.11.0; extra == "datagen"', "torch>=2")
     data = wheel_bytes(
         "speculators", "0.3.0", {"speculators/__init__.py": "", "helper.py": ""}, top_level="speculators\n",
         requires=requires,
@@ -542,7 +555,7 @@ def test_requires_from_requires_txt_for_old_sdists(tmp_path: Path, cache: Cache)
         "0.1",
         {
             "PKG-INFO": "Metadata-Version: 1.1\nName: olddist\nVersion: 0.1\n",
-            "olddist.egg-info/requires.txt": "six\n\n[fast]\ncython\n\n[:python_version < \"3\"]\nfutures\n",
+            "olddist.egg-info/requires.txt": 'six\n\n[fast]\ncython\n\n[:python_version < "3"]\nfutures\n',
             "olddist.egg-info/top_level.txt": "olddist\n",
             "olddist/__init__.py": "",
         },
@@ -582,7 +595,7 @@ def make_project(root: Path, layout: str) -> Path:
     root.mkdir(parents=True)
     (root / "pyproject.toml").write_text(
         '[project]\nname = "My-Project"\nversion = "0.2.0"\ndependencies = ["vllm>=0.11"]\n'
-        '[project.optional-dependencies]\ngpu = ["torch; sys_platform == \'linux\'"]\n'
+        "[project.optional-dependencies]\ngpu = [\"torch; sys_platform == 'linux'\"]\n"
     )
     base = root / "src" if layout == "src" else root
     (base / "my_project" / "sub").mkdir(parents=True)
@@ -604,7 +617,9 @@ def test_directory_project(tmp_path: Path, cache: Cache, layout: str) -> None:
     assert tree.requires == ("vllm>=0.11", "torch; (sys_platform == 'linux') and extra == \"gpu\"")
     # The package folder itself, and NAME@PATH on the project.
     package = locate(str(tree.root / "my_project"), role="downstream", cache=cache)
-    assert package.root == tree.root and package.import_names == ("my_project",) and package.name == "My-Project"
+    assert (
+        package.root == tree.root and package.import_names == ("my_project",) and package.name == "My-Project"
+    )
     named = locate(f"my-project@{project}", role="upstream", cache=cache)
     assert named.origin == "path" and named.root == tree.root
 
@@ -643,12 +658,16 @@ def test_bare_downstream_name_prefers_local_folder(
     assert tree.note is not None and "proj is a local folder" in tree.note
 
 
-def test_bare_downstream_name_uses_installed(tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bare_downstream_name_uses_installed(
+    tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     tree = locate("packaging", role="downstream", cache=cache)
     assert tree.origin == "installed" and tree.import_names == ("packaging",)
     assert (tree.root / "packaging" / "__init__.py").is_file()
-    assert tree.note is not None and tree.note.startswith("packaging is not a local folder: using the installed")
+    assert tree.note is not None and tree.note.startswith(
+        "packaging is not a local folder: using the installed"
+    )
 
 
 def test_bare_downstream_name_falls_back_to_latest_release(

@@ -86,8 +86,20 @@ def test_directories_are_downstream_only(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   ", "vllm==", "vllm=>1", "vllm==0.16.0 extra", "foo@", "bad name!@x.whl", "foo@https://h/x.whl",
-     "foo@/tmp/a\x00b", "down\x00stream", "vllm==1.0\nrm -rf /", "foo\x1b[31m"],
+    [
+        "",
+        "   ",
+        "vllm==",
+        "vllm=>1",
+        "vllm==0.16.0 extra",
+        "foo@",
+        "bad name!@x.whl",
+        "foo@https://h/x.whl",
+        "foo@/tmp/a\x00b",
+        "down\x00stream",
+        "vllm==1.0\nrm -rf /",
+        "foo\x1b[31m",
+    ],
 )
 def test_errors_are_one_line_value_errors(text: str) -> None:
     with pytest.raises(SpecError) as info:

@@ -17,7 +17,9 @@ def test_a_pin_in_an_extra_is_the_old_version() -> None:
 
 
 def test_a_range_gives_its_highest_version_below_the_target() -> None:
-    choice = choose_old(None, "huggingface_hub", "transformers==4.57.1", ("huggingface-hub<1.0,>=0.34.0",), "0.35.3")
+    choice = choose_old(
+        None, "huggingface_hub", "transformers==4.57.1", ("huggingface-hub<1.0,>=0.34.0",), "0.35.3"
+    )
     assert choice.spec == "huggingface_hub<1.0,>=0.34.0,<0.35.3"
     assert "below 0.35.3" in choice.note
 
@@ -52,7 +54,9 @@ def test_apidrifts_own_environment_is_never_the_version_written_for(monkeypatch:
     assert downstream_environment(None) is None
 
 
-def test_the_downstreams_environment_gives_the_version_but_never_the_target_or_newer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_downstreams_environment_gives_the_version_but_never_the_target_or_newer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     env = _fake_env(tmp_path / "venv", "click", "8.1.7")
     choice = choose_old(None, "click", "down", (), "8.2.0", downstream_environment(env / "bin" / "python"))
     assert choice.spec == "click==8.1.7" and "--python" in choice.note

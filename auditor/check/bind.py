@@ -112,7 +112,7 @@ def _probe_flavor() -> _Flavor:
 _FLAVOR = _probe_flavor()
 
 # An atom is one problem about one name (None for too-many-positional), in the order inspect meets it.
-_Atom = tuple[ProblemKind, Union[str, None]]
+_Atom = tuple[ProblemKind, str | None]
 
 
 def bind(shape: CallShape, signature: Signature) -> Verdict:
@@ -125,7 +125,9 @@ def _bind(shape: CallShape, signature: Signature, flavor: _Flavor) -> Verdict:
     if not _valid_signature(params):
         return Unknown(Reason.INVALID_SIGNATURE)
     if shape.positional < 0 or len(set(shape.keywords)) != len(shape.keywords):
-        return Unknown(Reason.INVALID_CALL)  # a repeated keyword is a SyntaxError: no real call has this shape
+        return Unknown(
+            Reason.INVALID_CALL
+        )  # a repeated keyword is a SyntaxError: no real call has this shape
     if not (shape.star_args or shape.star_kwargs):
         atoms, assignments = _simulate(params, shape.positional, shape.keywords, flavor)
         if atoms:

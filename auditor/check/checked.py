@@ -9,13 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
-from apidrift.auditor.upstream.callables import CallTarget, call_target
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
-from apidrift.auditor.upstream.relocate import Relocator, kind_of
-from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, InstanceValue, Missing, Resolution, Resolver
-from apidrift.auditor.upstream.signature import ParamKind, Signature
 from apidrift.auditor.downstream.sites import UseSite
+from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.upstream.callables import CallTarget, call_target
+from apidrift.auditor.upstream.relocate import Relocator, kind_of
+from apidrift.auditor.upstream.resolve import (
+    ClassValue,
+    FunctionValue,
+    InstanceValue,
+    Missing,
+    Resolution,
+    Resolver,
+)
+from apidrift.auditor.upstream.signature import ParamKind, Signature
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,11 @@ class CheckedSite:
 
 
 def check_site(
-    site: UseSite, resolver: Resolver, version: str, relocator: Relocator | None = None, old: SiteCheck | None = None
+    site: UseSite,
+    resolver: Resolver,
+    version: str,
+    relocator: Relocator | None = None,
+    old: SiteCheck | None = None,
 ) -> SiteCheck:
     """Check one site against one version; with a relocator, a missing name is looked for elsewhere."""
     if site.kind == "override":
@@ -85,7 +96,12 @@ def check_site(
             relocated = relocator.find(missing.name, kind_of(before), missing.owner)
         return SiteCheck(version, resolution, missing=missing, relocated=relocated)
     if isinstance(resolution, Unknown):
-        return SiteCheck(version, resolution, unknown=resolution, beyond_upstream=_beyond_upstream(site.ref, resolution, resolver))
+        return SiteCheck(
+            version,
+            resolution,
+            unknown=resolution,
+            beyond_upstream=_beyond_upstream(site.ref, resolution, resolver),
+        )
     if site.kind != "call" or site.shape is None:
         return SiteCheck(version, resolution)
     target = call_target(resolution, resolver)  # type: ignore[arg-type]
@@ -99,7 +115,11 @@ def check_site(
         # A stub says what type checkers accept: a mismatch is a break where the Python source beside
         # it rejects the call too, or, without one (compiled code), where the same call bound the old
         # version's stub. Otherwise the rules see it, graded down.
-        runtime = bind(site.shape, target.runtime) if target.runtime is not None and not target.requires_also else None
+        runtime = (
+            bind(site.shape, target.runtime)
+            if target.runtime is not None and not target.requires_also
+            else None
+        )
         if runtime is not None:
             if not isinstance(runtime, Break):
                 unknown = Unknown(Reason.STUB_SIGNATURE)
@@ -113,7 +133,9 @@ def typing_view(target: CallTarget) -> bool:
     return target.typing_view or any(typing_view(also) for also in target.requires_also)
 
 
-def follow_kwargs(verdict: Ok, target: CallTarget, resolver: Resolver, depth: int = 0) -> tuple[CallTarget, Verdict]:
+def follow_kwargs(
+    verdict: Ok, target: CallTarget, resolver: Resolver, depth: int = 0
+) -> tuple[CallTarget, Verdict]:
     """Keywords a callee takes into `**kwargs` and hands, unchanged, to one other call: a keyword that
     call no longer accepts breaks this one. Followed only where the loader proved the hand-over."""
     var_keyword = next((p.name for p in target.signature.parameters if p.kind is ParamKind.VAR_KEYWORD), None)
@@ -133,7 +155,9 @@ def follow_kwargs(verdict: Ok, target: CallTarget, resolver: Resolver, depth: in
     if isinstance(next_target, Unknown):
         return target, verdict
     forwarded = tuple(k for k in forwarded if k not in hand_over.get("consumed", ()))
-    shape = CallShape(hand_over["positional"], tuple(hand_over["keywords"]) + forwarded, hand_over["star_args"], False)
+    shape = CallShape(
+        hand_over["positional"], tuple(hand_over["keywords"]) + forwarded, hand_over["star_args"], False
+    )
     handed = bind_target(shape, next_target)
     if isinstance(handed, Ok):
         deeper_target, deeper = follow_kwargs(handed, next_target, resolver, depth + 1)
@@ -152,7 +176,9 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
     """Will the upstream's own calls still bind to the downstream's override of its method?"""
     resolution = resolver.resolve(site.ref)
     if not isinstance(resolution, FunctionValue) or site.signature is None:
-        return SiteCheck(version, resolution, unknown=Unknown(Reason.NOT_AN_UPSTREAM_METHOD))  # a method of its own
+        return SiteCheck(
+            version, resolution, unknown=Unknown(Reason.NOT_AN_UPSTREAM_METHOD)
+        )  # a method of its own
     target = call_target(resolution, resolver)
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target)
@@ -167,10 +193,14 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
         if found is not None:
             verdict, upstream_call = found
     unknown = verdict if isinstance(verdict, Unknown) else None
-    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown, upstream_call=upstream_call)
+    return SiteCheck(
+        version, resolution, target=target, verdict=verdict, unknown=unknown, upstream_call=upstream_call
+    )
 
 
-def _breaking_self_call(site: UseSite, target: CallTarget, resolver: Resolver) -> tuple[Break, dict[str, object]] | None:
+def _breaking_self_call(
+    site: UseSite, target: CallTarget, resolver: Resolver
+) -> tuple[Break, dict[str, object]] | None:
     """The upstream's own `self.m(...)` calls in the classes the downstream class inherits (where that
     class's method is the one an instance runs): the first that binds to the upstream's method but not to
     the override. A call the upstream's own method refuses is not counted (unreachable or its own bug)."""
@@ -187,13 +217,19 @@ def _breaking_self_call(site: UseSite, target: CallTarget, resolver: Resolver) -
             runs = next((c for c in classes if call["caller"] in c.members), None)
             if runs is not entry:
                 continue  # a subclass overrides the calling method: this call is not the one that runs
-            shape = CallShape(call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"])
+            shape = CallShape(
+                call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"]
+            )
             if not isinstance(bind_target(shape, target), Ok):
                 continue
             verdict = bind(shape, site.signature)
             if isinstance(verdict, Break):
                 text = str(call.get("text") or f"self.{site.ref.name}{_render_shape(shape)}")
-                return verdict, {"caller": f"{entry.path}.{call['caller']}", "call": text, "lineno": call["lineno"]}
+                return verdict, {
+                    "caller": f"{entry.path}.{call['caller']}",
+                    "call": text,
+                    "lineno": call["lineno"],
+                }
     return None
 
 
@@ -217,7 +253,11 @@ def _requires_only_optional(verdict: Break, upstream: Signature, override: Signa
             positional = mine is not None and mine.kind in _POSITIONAL
             if positional and upstream.accepts_any_positional:
                 continue
-            if mine is not None and mine.kind is not ParamKind.POSITIONAL_ONLY and upstream.accepts_any_keyword:
+            if (
+                mine is not None
+                and mine.kind is not ParamKind.POSITIONAL_ONLY
+                and upstream.accepts_any_keyword
+            ):
                 continue
             param = upstream.get(name)
             if param is None and positional:
@@ -252,7 +292,11 @@ def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
     broken = next((v for v in verdicts if isinstance(v, Break)), None)
     if broken is not None:
         return broken
-    return own if all(isinstance(v, Ok) for v in verdicts) else next(v for v in verdicts if isinstance(v, Unknown))
+    return (
+        own
+        if all(isinstance(v, Ok) for v in verdicts)
+        else next(v for v in verdicts if isinstance(v, Unknown))
+    )
 
 
 def _bind_variants(shape: CallShape, target: CallTarget) -> Verdict:
@@ -288,7 +332,10 @@ def first_missing(ref: Ref, resolver: Resolver) -> Missing | None:
     resolution = resolver.resolve(ref)
     if isinstance(resolution, Missing):
         return resolution
-    if isinstance(resolution, Unknown) and resolution.reason in (Reason.PARENT_MISSING, Reason.CALLEE_UNRESOLVED):
+    if isinstance(resolution, Unknown) and resolution.reason in (
+        Reason.PARENT_MISSING,
+        Reason.CALLEE_UNRESOLVED,
+    ):
         inner = _inner(ref)
         return first_missing(inner, resolver) if inner is not None else None
     return None
@@ -306,4 +353,4 @@ def _inner(ref: Ref) -> Ref | None:
     return None
 
 
-__all__ = ["CheckedSite", "SiteCheck", "check_site", "first_missing", "Ok", "Break"]
+__all__ = ["Break", "CheckedSite", "Ok", "SiteCheck", "check_site", "first_missing"]

@@ -30,24 +30,103 @@ from apidrift.auditor.cli.main import (
 
 @cli.command()
 @click.argument("project", default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--base", metavar="REF", help="Git revision of the old side (e.g. origin/main); the new side is the work tree. Read with git show, never checked out.")
-@click.option("--old", "old_file", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path), help="Lock or pin file of the old side (with --new).")
-@click.option("--new", "new_file", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path), help="Lock or pin file of the new side (with --old).")
-@click.option("--format", "formats", metavar="FMT[:PATH]", multiple=True, help=f"Report format, repeatable: {', '.join(FORMATS)}; with :PATH written to that file (default: text to stdout).")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the (single) report here instead of stdout.")
-@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the run (exit 1). Default: `fail-on` in [tool.apidrift], else error.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Read [tool.apidrift] from this file instead of the project's pyproject.toml.")
+@click.option(
+    "--base",
+    metavar="REF",
+    help="Git revision of the old side (e.g. origin/main); the new side is the work tree. Read with git show, never checked out.",
+)
+@click.option(
+    "--old",
+    "old_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Lock or pin file of the old side (with --new).",
+)
+@click.option(
+    "--new",
+    "new_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Lock or pin file of the new side (with --old).",
+)
+@click.option(
+    "--format",
+    "formats",
+    metavar="FMT[:PATH]",
+    multiple=True,
+    help=f"Report format, repeatable: {', '.join(FORMATS)}; with :PATH written to that file (default: text to stdout).",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the (single) report here instead of stdout.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    help="Lowest severity that fails the run (exit 1). Default: `fail-on` in [tool.apidrift], else error.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read [tool.apidrift] from this file instead of the project's pyproject.toml.",
+)
 @click.option("--no-config", is_flag=True, help="Ignore any [tool.apidrift] configuration.")
-@click.option("--ignore", "ignore", metavar="RULE", multiple=True, help="Never report this rule (code, name or family); repeatable.")
-@click.option("--severity", "severity", metavar="RULE=LEVEL", multiple=True, help="Re-grade a rule to error, warning or info; repeatable.")
-@click.option("--exclude", "exclude", metavar="GLOB", multiple=True, help="Do not scan project paths matching this glob; repeatable.")
-@click.option("--ignore-symbol", "ignore_symbols", metavar="PATTERN", multiple=True, help="Do not report uses of this upstream dotted path (globs allowed); repeatable.")
-@click.option("--no-learn-imports", is_flag=True, help="Never download a release only to learn its import names; such packages are listed as not audited.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir).")
+@click.option(
+    "--ignore",
+    "ignore",
+    metavar="RULE",
+    multiple=True,
+    help="Never report this rule (code, name or family); repeatable.",
+)
+@click.option(
+    "--severity",
+    "severity",
+    metavar="RULE=LEVEL",
+    multiple=True,
+    help="Re-grade a rule to error, warning or info; repeatable.",
+)
+@click.option(
+    "--exclude",
+    "exclude",
+    metavar="GLOB",
+    multiple=True,
+    help="Do not scan project paths matching this glob; repeatable.",
+)
+@click.option(
+    "--ignore-symbol",
+    "ignore_symbols",
+    metavar="PATTERN",
+    multiple=True,
+    help="Do not report uses of this upstream dotted path (globs allowed); repeatable.",
+)
+@click.option(
+    "--no-learn-imports",
+    is_flag=True,
+    help="Never download a release only to learn its import names; such packages are listed as not audited.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache folder (default: the user cache dir).",
+)
 @click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
-@click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the text report.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted).")
+@click.option(
+    "--index-url",
+    metavar="URL",
+    help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the text report.",
+)
+@click.option(
+    "--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted)."
+)
 def bump(
     project: Path,
     base: str | None,
@@ -100,14 +179,27 @@ def bump(
     )
     fail_on = fail_on or config.fail_on or "error"
     request = BumpRequest(
-        project, base, old_file, new_file, replace(template), cache_dir, offline, index_url, not no_learn_imports
+        project,
+        base,
+        old_file,
+        new_file,
+        replace(template),
+        cache_dir,
+        offline,
+        index_url,
+        not no_learn_imports,
     )
     try:
-        with progress(f"checking the dependency bump of {project}", enabled=not quiet and _is_tty(sys.stderr)):
+        with progress(
+            f"checking the dependency bump of {project}", enabled=not quiet and _is_tty(sys.stderr)
+        ):
             result = run_bump(request)
     except BumpError as error:
         raise InputError(str(error)) from None
-    read = [f"{f.side} {f.where}: {f.path}" if not f.where.endswith(f.path) else f"{f.side} {f.where}" for f in result.files_read]
+    read = [
+        f"{f.side} {f.where}: {f.path}" if not f.where.endswith(f.path) else f"{f.side} {f.where}"
+        for f in result.files_read
+    ]
     say("read " + (", ".join(read) or "no lock or pin file"))
     for out in outputs:
         use_color = out.fmt == "text" and out.path is None and _want_color(color)

@@ -30,7 +30,9 @@ def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
         fmt, sep, path = item.partition(":")
         fmt = fmt.strip().lower()
         if fmt not in IMPACT_FORMATS:
-            raise _InputError(f"unknown format {fmt!r} in --format {item!r}; choose from {', '.join(IMPACT_FORMATS)}")
+            raise _InputError(
+                f"unknown format {fmt!r} in --format {item!r}; choose from {', '.join(IMPACT_FORMATS)}"
+            )
         if sep and not path:
             raise _InputError(f"--format {item!r}: no path after the colon")
         target = Path(path) if path else None
@@ -38,28 +40,106 @@ def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
             raise _InputError(f"cannot write {target}: folder {target.resolve().parent} does not exist")
         outputs.append((fmt, target))
     if sum(1 for _, p in outputs if p is None) > 1:
-        raise _InputError("only one --format can go to standard output; give the others a path (--format FMT:PATH)")
+        raise _InputError(
+            "only one --format can go to standard output; give the others a path (--format FMT:PATH)"
+        )
     return outputs
 
 
 @click.command()
 @click.argument("release")
-@click.option("--from", "old", metavar="UPSTREAM", help="The version the dependents were written for (default: the release before RELEASE on the index).")
-@click.option("--dependents", "dependents", type=click.Path(exists=True, path_type=Path), multiple=True, help="A file with one spec or local folder per line (a bare name: its latest release), or a folder with one project per sub-folder; repeatable.")
-@click.option("--discover", "discover", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="A file of candidate names: audit those whose latest release requires the upstream.")
-@click.option("--format", "formats", metavar="FMT[:PATH]", multiple=True, help=f"Summary format, repeatable: {', '.join(IMPACT_FORMATS)}; with :PATH written to that file (default: text to stdout).")
-@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("apidrift-impact"), show_default=True, help="Folder for the rows: dependents and findings as JSON Lines and Parquet.")
-@click.option("--resume", is_flag=True, help="Skip dependents whose result for the same versions is already in --results.")
-@click.option("--jobs", "-j", "workers", type=click.IntRange(min=1), help="Worker processes of the local pool (default: the CPU count).")
-@click.option("--executor", type=click.Choice(["process", "dask"]), default="process", show_default=True, help="Where jobs run: this machine's process pool, or Dask (a local cluster unless --scheduler).")
-@click.option("--scheduler", metavar="ADDRESS", help="A Dask scheduler (e.g. tcp://host:8786); implies --executor dask.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True, help="Seconds one dependent's audit may take.")
-@click.option("--memory-limit", "memory_mb", type=click.IntRange(min=0), default=4096, show_default=True, help="Address space one dependent's audit may use, in MB (0: no limit).")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True, help="Lowest severity of a finding caused by the release that fails the run (exit 1).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir), shared by every job.")
+@click.option(
+    "--from",
+    "old",
+    metavar="UPSTREAM",
+    help="The version the dependents were written for (default: the release before RELEASE on the index).",
+)
+@click.option(
+    "--dependents",
+    "dependents",
+    type=click.Path(exists=True, path_type=Path),
+    multiple=True,
+    help="A file with one spec or local folder per line (a bare name: its latest release), or a folder with one project per sub-folder; repeatable.",
+)
+@click.option(
+    "--discover",
+    "discover",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A file of candidate names: audit those whose latest release requires the upstream.",
+)
+@click.option(
+    "--format",
+    "formats",
+    metavar="FMT[:PATH]",
+    multiple=True,
+    help=f"Summary format, repeatable: {', '.join(IMPACT_FORMATS)}; with :PATH written to that file (default: text to stdout).",
+)
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("apidrift-impact"),
+    show_default=True,
+    help="Folder for the rows: dependents and findings as JSON Lines and Parquet.",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Skip dependents whose result for the same versions is already in --results.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    "workers",
+    type=click.IntRange(min=1),
+    help="Worker processes of the local pool (default: the CPU count).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["process", "dask"]),
+    default="process",
+    show_default=True,
+    help="Where jobs run: this machine's process pool, or Dask (a local cluster unless --scheduler).",
+)
+@click.option(
+    "--scheduler", metavar="ADDRESS", help="A Dask scheduler (e.g. tcp://host:8786); implies --executor dask."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=600.0,
+    show_default=True,
+    help="Seconds one dependent's audit may take.",
+)
+@click.option(
+    "--memory-limit",
+    "memory_mb",
+    type=click.IntRange(min=0),
+    default=4096,
+    show_default=True,
+    help="Address space one dependent's audit may use, in MB (0: no limit).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info", "never"]),
+    default="error",
+    show_default=True,
+    help="Lowest severity of a finding caused by the release that fails the run (exit 1).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache folder (default: the user cache dir), shared by every job.",
+)
 @click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
-@click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted).")
+@click.option(
+    "--index-url",
+    metavar="URL",
+    help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.",
+)
+@click.option(
+    "--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted)."
+)
 def impact(
     release: str,
     old: str | None,
@@ -81,7 +161,8 @@ def impact(
 ) -> None:
     """Audit RELEASE (NAME==VER, a wheel, an sdist or a project folder, or NAME@PATH) against many dependents."""
     from apidrift.auditor.cache import Cache
-    from apidrift.auditor.impact.inputs import Dependent, discover as run_discovery, read_dependents
+    from apidrift.auditor.impact.inputs import Dependent, read_dependents
+    from apidrift.auditor.impact.inputs import discover as run_discovery
     from apidrift.auditor.impact.run import ImpactRequest, release_spec, run_impact
     from apidrift.auditor.sources.locate import locate
     from apidrift.auditor.sources.specs import SourceError, SpecError
@@ -137,7 +218,12 @@ def impact(
 def render_impact(result: Any, fmt: str) -> str:
     from apidrift.reports import impact_html, impact_json, impact_markdown, impact_text
 
-    renderers = {"text": impact_text.render, "markdown": impact_markdown.render, "html": impact_html.render, "json": impact_json.render}
+    renderers = {
+        "text": impact_text.render,
+        "markdown": impact_markdown.render,
+        "html": impact_html.render,
+        "json": impact_json.render,
+    }
     return renderers[fmt](result)
 
 
@@ -150,7 +236,10 @@ def impact_exit_status(result: Any, fail_on: str) -> int:
         if row["status"] not in ("broken", "at-risk", "clean"):
             continue
         for finding in row.get("findings", ()):
-            if finding.get("classification") != "pre-existing" and _RANK.get(finding["severity"], 0) >= threshold:
+            if (
+                finding.get("classification") != "pre-existing"
+                and _RANK.get(finding["severity"], 0) >= threshold
+            ):
                 return EXIT_FINDINGS
     return EXIT_OK
 
@@ -180,7 +269,11 @@ class _Progress:
         rate_done = done - self.done_at_first
         eta = ""
         if rate_done > 0 and done < total:
-            seconds = (now - self.first) / rate_done * (total - done) if rate_done > 1 else (now - self.start) * (total - done)
+            seconds = (
+                (now - self.first) / rate_done * (total - done)
+                if rate_done > 1
+                else (now - self.start) * (total - done)
+            )
             eta = f", ETA {_duration(seconds)}"
         self.stream.write(f"\r\x1b[2K{done}/{total} dependents, {self.broken} broken{eta}")
         self.stream.flush()

@@ -60,7 +60,9 @@ def parse_outputs(formats: Sequence[str], output: Path | None) -> list[Output]:
             raise InputError("--output takes one report; with several formats use --format FMT:PATH for each")
         outputs = [Output(outputs[0].fmt, output)]
     elif len(to_stdout) > 1:
-        raise InputError("only one --format can go to standard output; give the others a path (--format FMT:PATH)")
+        raise InputError(
+            "only one --format can go to standard output; give the others a path (--format FMT:PATH)"
+        )
     targets = [o.path.resolve() for o in outputs if o.path is not None]
     if len(set(targets)) != len(targets):
         raise InputError("two reports would be written to the same file")
@@ -80,28 +82,115 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("downstream")
-@click.option("--against", "against", metavar="UPSTREAM", help="Upstream version to check against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].")
+@click.option(
+    "--against",
+    "against",
+    metavar="UPSTREAM",
+    help="Upstream version to check against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].",
+)
 @click.option("--from", "old", metavar="UPSTREAM", help="Upstream version the downstream was written for.")
-@click.option("--python", "python", type=click.Path(path_type=Path), help="The downstream's own interpreter (or environment folder): its installed upstream is the version written for, when the downstream pins none.")
-@click.option("--format", "formats", metavar="FMT[:PATH]", multiple=True, help=f"Report format, repeatable: {', '.join(FORMATS)}; with :PATH written to that file (default: text to stdout).")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the (single) report here instead of stdout.")
-@click.option("--fail-on", type=click.Choice(FAIL_ON), help="Lowest severity that fails the run (exit 1). Default: `fail-on` in [tool.apidrift], else error.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Read [tool.apidrift] from this file instead of the downstream's pyproject.toml.")
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(path_type=Path),
+    help="The downstream's own interpreter (or environment folder): its installed upstream is the version written for, when the downstream pins none.",
+)
+@click.option(
+    "--format",
+    "formats",
+    metavar="FMT[:PATH]",
+    multiple=True,
+    help=f"Report format, repeatable: {', '.join(FORMATS)}; with :PATH written to that file (default: text to stdout).",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the (single) report here instead of stdout.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    help="Lowest severity that fails the run (exit 1). Default: `fail-on` in [tool.apidrift], else error.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read [tool.apidrift] from this file instead of the downstream's pyproject.toml.",
+)
 @click.option("--no-config", is_flag=True, help="Ignore any [tool.apidrift] configuration.")
-@click.option("--ignore", "ignore", metavar="RULE", multiple=True, help="Never report this rule (code, name or family); repeatable, added to the configuration's.")
-@click.option("--severity", "severity", metavar="RULE=LEVEL", multiple=True, help="Re-grade a rule (code, name or family) to error, warning or info; repeatable.")
-@click.option("--exclude", "exclude", metavar="GLOB", multiple=True, help="Do not scan downstream paths matching this glob; repeatable.")
-@click.option("--ignore-symbol", "ignore_symbols", metavar="PATTERN", multiple=True, help="Do not report uses of this upstream dotted path (globs allowed); repeatable.")
-@click.option("--warn-unused-ignores", is_flag=True, help="Note `# apidrift: ignore` comments that silenced nothing.")
-@click.option("--baseline", "baseline", type=click.Path(dir_okay=False, path_type=Path), help="Accepted-findings file: fail only on findings not in it.")
-@click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record today's findings as accepted in this file.")
-@click.option("--history", is_flag=True, help="Give each finding its history over the upstream's releases from the --from one to --against: the release where it first appeared, where its target was deprecated, the migration window (as `apidrift plan` does).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir).")
+@click.option(
+    "--ignore",
+    "ignore",
+    metavar="RULE",
+    multiple=True,
+    help="Never report this rule (code, name or family); repeatable, added to the configuration's.",
+)
+@click.option(
+    "--severity",
+    "severity",
+    metavar="RULE=LEVEL",
+    multiple=True,
+    help="Re-grade a rule (code, name or family) to error, warning or info; repeatable.",
+)
+@click.option(
+    "--exclude",
+    "exclude",
+    metavar="GLOB",
+    multiple=True,
+    help="Do not scan downstream paths matching this glob; repeatable.",
+)
+@click.option(
+    "--ignore-symbol",
+    "ignore_symbols",
+    metavar="PATTERN",
+    multiple=True,
+    help="Do not report uses of this upstream dotted path (globs allowed); repeatable.",
+)
+@click.option(
+    "--warn-unused-ignores", is_flag=True, help="Note `# apidrift: ignore` comments that silenced nothing."
+)
+@click.option(
+    "--baseline",
+    "baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Accepted-findings file: fail only on findings not in it.",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Record today's findings as accepted in this file.",
+)
+@click.option(
+    "--history",
+    is_flag=True,
+    help="Give each finding its history over the upstream's releases from the --from one to --against: the release where it first appeared, where its target was deprecated, the migration window (as `apidrift plan` does).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache folder (default: the user cache dir).",
+)
 @click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
-@click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the text report.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted).")
-@click.option("--verbose", "-v", is_flag=True, help="Say what was fetched, from where, and what came from the cache.")
+@click.option(
+    "--index-url",
+    metavar="URL",
+    help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the text report.",
+)
+@click.option(
+    "--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted)."
+)
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Say what was fetched, from where, and what came from the cache."
+)
 def audit(
     downstream: str,
     against: str | None,
@@ -141,7 +230,14 @@ def audit(
       2  bad usage or input (one line on stderr)
       3  nothing was checked: the downstream does not use the upstream, or none of its uses could be checked
     """
-    from apidrift.auditor.baseline import BaselineError, read_baseline, split, write_baseline as write_accepted
+    from apidrift.auditor.baseline import (
+        BaselineError,
+        read_baseline,
+        split,
+    )
+    from apidrift.auditor.baseline import (
+        write_baseline as write_accepted,
+    )
     from apidrift.auditor.engine import audit as run_audit
     from apidrift.auditor.sources.specs import SourceError, SpecError
     from apidrift.reports import render
@@ -156,8 +252,20 @@ def audit(
     if verbose and config.found:
         say(f"configuration: [tool.apidrift] in {config.path}")
     request = build_request(
-        config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols,
-        severities=_severities(severity), warn_unused_ignores=warn_unused_ignores, verb="audit", python=python,
+        config,
+        downstream,
+        against,
+        old,
+        cache_dir,
+        offline,
+        index_url,
+        ignore,
+        exclude,
+        ignore_symbols,
+        severities=_severities(severity),
+        warn_unused_ignores=warn_unused_ignores,
+        verb="audit",
+        python=python,
     )
     against = request.against
     fail_on = fail_on or config.fail_on or "error"
@@ -187,7 +295,9 @@ def audit(
         except BaselineError as error:
             raise InputError(str(error)) from None
         say(f"wrote {written} accepted finding{'s' if written != 1 else ''} to {write_baseline}")
-        result.notes.append(f"baseline {write_baseline}: recorded {written} finding{'s' if written != 1 else ''} as accepted")
+        result.notes.append(
+            f"baseline {write_baseline}: recorded {written} finding{'s' if written != 1 else ''} as accepted"
+        )
         result.findings = []
     elif accepted_counts is not None and baseline is not None:
         parts = split(result.findings, accepted_counts)
@@ -268,11 +378,15 @@ def rules(code: str | None, fmt: str) -> None:
     if code is not None and family not in FAMILIES:
         rule = get_rule(code)
         if rule is None:
-            raise InputError(f"no rule, rule name or family {code!r}; `apidrift rules` lists them (families: {', '.join(FAMILIES)})")
+            raise InputError(
+                f"no rule, rule name or family {code!r}; `apidrift rules` lists them (families: {', '.join(FAMILIES)})"
+            )
         if fmt == "json":
             click.echo(json.dumps(_rule_data(rule, docs=True), indent=2))
         else:
-            click.echo(f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family})\n\n{rule.docs}")
+            click.echo(
+                f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family})\n\n{rule.docs}"
+            )
         return
     if family is not None:
         selected = [r for r in selected if r.family == family]
@@ -294,13 +408,29 @@ def _rule_data(rule: Any, *, docs: bool = False) -> dict[str, Any]:
 @cli.command()
 @click.argument("old")
 @click.argument("new")
-@click.option("--used-by", metavar="DOWNSTREAM", help="Only the changes that touch what this downstream uses, with its use sites.")
+@click.option(
+    "--used-by",
+    metavar="DOWNSTREAM",
+    help="Only the changes that touch what this downstream uses, with its use sites.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here instead of stdout.")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report here instead of stdout.",
+)
 @click.option("--fail-on-breaking", is_flag=True, help="Exit 1 when a breaking change is listed.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache folder (default: the user cache dir).",
+)
 @click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
-@click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
+@click.option(
+    "--index-url",
+    metavar="URL",
+    help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.",
+)
 def diff(
     old: str,
     new: str,
@@ -335,21 +465,81 @@ def diff(
 
 @cli.command()
 @click.argument("downstream")
-@click.option("--against", "against", metavar="UPSTREAM", help="Upstream version to fix against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].")
-@click.option("--from", "old", metavar="UPSTREAM", help="Upstream version the downstream was written for (renames are recognised against it).")
-@click.option("--python", "python", type=click.Path(path_type=Path), help="The downstream's own interpreter (or environment folder), to infer the version written for.")
-@click.option("--diff", "mode", flag_value="diff", default=True, help="Print the fixes as a unified diff (the default); change nothing.")
-@click.option("--write", "mode", flag_value="write", help="Apply the fixes to the files of a local DOWNSTREAM folder.")
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour (drop a keyword whose parameter was removed).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Read [tool.apidrift] from this file instead of the downstream's pyproject.toml.")
+@click.option(
+    "--against",
+    "against",
+    metavar="UPSTREAM",
+    help="Upstream version to fix against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].",
+)
+@click.option(
+    "--from",
+    "old",
+    metavar="UPSTREAM",
+    help="Upstream version the downstream was written for (renames are recognised against it).",
+)
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(path_type=Path),
+    help="The downstream's own interpreter (or environment folder), to infer the version written for.",
+)
+@click.option(
+    "--diff",
+    "mode",
+    flag_value="diff",
+    default=True,
+    help="Print the fixes as a unified diff (the default); change nothing.",
+)
+@click.option(
+    "--write", "mode", flag_value="write", help="Apply the fixes to the files of a local DOWNSTREAM folder."
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="Also apply fixes that change behaviour (drop a keyword whose parameter was removed).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read [tool.apidrift] from this file instead of the downstream's pyproject.toml.",
+)
 @click.option("--no-config", is_flag=True, help="Ignore any [tool.apidrift] configuration.")
-@click.option("--ignore", "ignore", metavar="RULE", multiple=True, help="Never fix (nor report) this rule (code, name or family); repeatable.")
-@click.option("--exclude", "exclude", metavar="GLOB", multiple=True, help="Do not touch downstream paths matching this glob; repeatable.")
-@click.option("--ignore-symbol", "ignore_symbols", metavar="PATTERN", multiple=True, help="Leave uses of this upstream dotted path (globs allowed) alone; repeatable.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir).")
+@click.option(
+    "--ignore",
+    "ignore",
+    metavar="RULE",
+    multiple=True,
+    help="Never fix (nor report) this rule (code, name or family); repeatable.",
+)
+@click.option(
+    "--exclude",
+    "exclude",
+    metavar="GLOB",
+    multiple=True,
+    help="Do not touch downstream paths matching this glob; repeatable.",
+)
+@click.option(
+    "--ignore-symbol",
+    "ignore_symbols",
+    metavar="PATTERN",
+    multiple=True,
+    help="Leave uses of this upstream dotted path (globs allowed) alone; repeatable.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache folder (default: the user cache dir).",
+)
 @click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
-@click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted).")
+@click.option(
+    "--index-url",
+    metavar="URL",
+    help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.",
+)
+@click.option(
+    "--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted)."
+)
 def fix(
     downstream: str,
     against: str | None,
@@ -382,7 +572,18 @@ def fix(
         _refuse_write_early(downstream)
     config = read_config(downstream, config_path, no_config)
     request = build_request(
-        config, downstream, against, old, cache_dir, offline, index_url, ignore, exclude, ignore_symbols, verb="fix", python=python
+        config,
+        downstream,
+        against,
+        old,
+        cache_dir,
+        offline,
+        index_url,
+        ignore,
+        exclude,
+        ignore_symbols,
+        verb="fix",
+        python=python,
     )
     against = request.against
     try:
@@ -415,7 +616,11 @@ def _refuse_write_early(downstream: str) -> None:
         raise InputError(str(error)) from None
     if isinstance(spec, DirectorySpec) or (isinstance(spec, NameSpec) and Path(spec.name).is_dir()):
         return
-    what = "a release from the package index" if isinstance(spec, IndexSpec) else "not a local folder (an installed distribution or a release)"
+    what = (
+        "a release from the package index"
+        if isinstance(spec, IndexSpec)
+        else "not a local folder (an installed distribution or a release)"
+    )
     raise InputError(
         f"--write: {downstream!r} is {what}; apidrift writes only into a local source tree you name (use --diff to see the fixes)"
     )
@@ -457,7 +662,9 @@ def build_request(
 
     against = against or config.against
     if not against:
-        raise InputError(f"no upstream to {verb} against: give --against NAME==VERSION or set `against` in [tool.apidrift]")
+        raise InputError(
+            f"no upstream to {verb} against: give --against NAME==VERSION or set `against` in [tool.apidrift]"
+        )
     return AuditRequest(
         downstream,
         against,
@@ -500,7 +707,9 @@ def _rule_selectors(values: Sequence[str], option: str) -> list[str]:
     selectors = [part.strip() for value in values for part in value.split(",") if part.strip()]
     for selector in selectors:
         if selector.lower() not in known:
-            raise InputError(f"{option}: no rule, rule name or family {selector!r}; `apidrift rules` lists them")
+            raise InputError(
+                f"{option}: no rule, rule name or family {selector!r}; `apidrift rules` lists them"
+            )
     return selectors
 
 
@@ -520,7 +729,9 @@ def _severities(values: Sequence[str]) -> dict[str, str]:
     for value in values:
         selector, sep, level = value.partition("=")
         if not sep or level.strip().lower() not in LEVELS:
-            raise InputError(f"--severity {value!r}: expected RULE=LEVEL with LEVEL one of {', '.join(LEVELS)}")
+            raise InputError(
+                f"--severity {value!r}: expected RULE=LEVEL with LEVEL one of {', '.join(LEVELS)}"
+            )
         (selector,) = _rule_selectors([selector], "--severity")
         result[selector] = level.strip().lower()
     return result
@@ -640,13 +851,20 @@ def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> li
     after = CacheSnapshot.take(request.cache_dir)
     lines = [f"cache: {after.root}"]
     index = redact_url(resolve_index_url(request.index_url))
-    roles = [("downstream", result.downstream), ("upstream", result.upstream), ("old upstream", result.old_upstream)]
+    roles = [
+        ("downstream", result.downstream),
+        ("upstream", result.upstream),
+        ("old upstream", result.old_upstream),
+    ]
     for role, info in roles:
         if info is None:
             continue
         if info.origin == "index":
             stem = f"{normalize_name(info.name)}/"
-            cached = any(e.startswith(stem) and info.sha256 and e.endswith(info.sha256[:16]) for e in before.entries["sources"])
+            cached = any(
+                e.startswith(stem) and info.sha256 and e.endswith(info.sha256[:16])
+                for e in before.entries["sources"]
+            )
             how = "from the cache (extracted earlier)" if cached else f"fetched from {index}"
             if request.offline and not cached:
                 how = "from the cache"
@@ -694,7 +912,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("APIDRIFT_DEBUG"):
             raise
         first = str(error).splitlines()[0] if str(error) else ""
-        click.echo(f"apidrift: internal error: {type(error).__name__}: {first} (set APIDRIFT_DEBUG=1 for the traceback)", err=True)
+        click.echo(
+            f"apidrift: internal error: {type(error).__name__}: {first} (set APIDRIFT_DEBUG=1 for the traceback)",
+            err=True,
+        )
         return EXIT_USAGE
     return EXIT_OK
 

@@ -32,7 +32,9 @@ def parse_plan_outputs(formats: tuple[str, ...], output: Path | None) -> list[Ou
         fmt, sep, path = item.partition(":")
         fmt = fmt.strip().lower()
         if fmt not in PLAN_FORMATS:
-            raise InputError(f"unknown format {fmt!r} in --format {item!r}; a plan is written as {', '.join(PLAN_FORMATS)}")
+            raise InputError(
+                f"unknown format {fmt!r} in --format {item!r}; a plan is written as {', '.join(PLAN_FORMATS)}"
+            )
         if sep and not path:
             raise InputError(f"--format {item!r}: no path after the colon")
         outputs.append(Output(fmt, Path(path) if path else None))
@@ -41,7 +43,9 @@ def parse_plan_outputs(formats: tuple[str, ...], output: Path | None) -> list[Ou
             raise InputError("--output takes one report; with several formats use --format FMT:PATH for each")
         outputs = [Output(outputs[0].fmt, output)]
     if sum(1 for o in outputs if o.path is None) > 1:
-        raise InputError("only one --format can go to standard output; give the others a path (--format FMT:PATH)")
+        raise InputError(
+            "only one --format can go to standard output; give the others a path (--format FMT:PATH)"
+        )
     for target in (o.path for o in outputs if o.path is not None):
         if not target.resolve().parent.is_dir():
             raise InputError(f"cannot write {target}: folder {target.resolve().parent} does not exist")
@@ -50,23 +54,95 @@ def parse_plan_outputs(formats: tuple[str, ...], output: Path | None) -> list[Ou
 
 @cli.command("plan")
 @click.argument("downstream")
-@click.option("--upstream", "upstream", required=True, metavar="NAME", help="The upstream's distribution name; its releases are read from the index.")
-@click.option("--from", "old", metavar="VERSION", help="The release the downstream was written for. Default: inferred as `audit` does (its pin or range).")
-@click.option("--to", "to", metavar="VERSION", help="The last release to plan for. Default: the latest final release (with --pre: the latest release).")
+@click.option(
+    "--upstream",
+    "upstream",
+    required=True,
+    metavar="NAME",
+    help="The upstream's distribution name; its releases are read from the index.",
+)
+@click.option(
+    "--from",
+    "old",
+    metavar="VERSION",
+    help="The release the downstream was written for. Default: inferred as `audit` does (its pin or range).",
+)
+@click.option(
+    "--to",
+    "to",
+    metavar="VERSION",
+    help="The last release to plan for. Default: the latest final release (with --pre: the latest release).",
+)
 @click.option("--pre", is_flag=True, help="Include pre-releases in the walk.")
-@click.option("--every", is_flag=True, help="Audit every release instead of skipping the releases between two with the same findings.")
-@click.option("--format", "formats", metavar="FMT[:PATH]", multiple=True, help=f"Report format, repeatable: {', '.join(PLAN_FORMATS)}; with :PATH written to that file (default: text to stdout).")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the (single) report here instead of stdout.")
-@click.option("--fail-if-latest-unreachable", "fail_unreachable", is_flag=True, help="Exit 1 when the target release has errors.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), help="Read [tool.apidrift] from this file instead of the downstream's pyproject.toml.")
+@click.option(
+    "--every",
+    is_flag=True,
+    help="Audit every release instead of skipping the releases between two with the same findings.",
+)
+@click.option(
+    "--format",
+    "formats",
+    metavar="FMT[:PATH]",
+    multiple=True,
+    help=f"Report format, repeatable: {', '.join(PLAN_FORMATS)}; with :PATH written to that file (default: text to stdout).",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the (single) report here instead of stdout.",
+)
+@click.option(
+    "--fail-if-latest-unreachable",
+    "fail_unreachable",
+    is_flag=True,
+    help="Exit 1 when the target release has errors.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read [tool.apidrift] from this file instead of the downstream's pyproject.toml.",
+)
 @click.option("--no-config", is_flag=True, help="Ignore any [tool.apidrift] configuration.")
-@click.option("--ignore", "ignore", metavar="RULE", multiple=True, help="Never report this rule (code, name or family); repeatable.")
-@click.option("--severity", "severity", metavar="RULE=LEVEL", multiple=True, help="Re-grade a rule to error, warning or info; repeatable.")
-@click.option("--exclude", "exclude", metavar="GLOB", multiple=True, help="Do not scan downstream paths matching this glob; repeatable.")
-@click.option("--ignore-symbol", "ignore_symbols", metavar="PATTERN", multiple=True, help="Do not report uses of this upstream dotted path (globs allowed); repeatable.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: the user cache dir).")
+@click.option(
+    "--ignore",
+    "ignore",
+    metavar="RULE",
+    multiple=True,
+    help="Never report this rule (code, name or family); repeatable.",
+)
+@click.option(
+    "--severity",
+    "severity",
+    metavar="RULE=LEVEL",
+    multiple=True,
+    help="Re-grade a rule to error, warning or info; repeatable.",
+)
+@click.option(
+    "--exclude",
+    "exclude",
+    metavar="GLOB",
+    multiple=True,
+    help="Do not scan downstream paths matching this glob; repeatable.",
+)
+@click.option(
+    "--ignore-symbol",
+    "ignore_symbols",
+    metavar="PATTERN",
+    multiple=True,
+    help="Do not report uses of this upstream dotted path (globs allowed); repeatable.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache folder (default: the user cache dir).",
+)
 @click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
-@click.option("--index-url", metavar="URL", help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.")
+@click.option(
+    "--index-url",
+    metavar="URL",
+    help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages on stderr (errors excepted).")
 def plan_command(
     downstream: str,

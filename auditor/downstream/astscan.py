@@ -28,18 +28,35 @@ import re
 import sys
 import tokenize
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Union
 
 from apidrift.auditor.check.bind import CallShape, Ok, bind
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef, root_module
+from apidrift.auditor.downstream.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ModuleRef,
+    Ref,
+    StarRef,
+    root_module,
+)
 from apidrift.auditor.downstream.sites import FileScan, Span, UseSite
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
 GUARD_EXCEPTIONS = frozenset(
-    {"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError", "Exception", "BaseException", "NameError"}
+    {
+        "ImportError",
+        "ModuleNotFoundError",
+        "AttributeError",
+        "TypeError",
+        "Exception",
+        "BaseException",
+        "NameError",
+    }
 )
 # Python frames the visitor may use: a file within pysource.MAX_NESTING needs at most two per level.
 _RECURSION_LIMIT = 8_000
@@ -161,7 +178,7 @@ class _Binding:
 class _Candidate:
     """A use site to evaluate once the whole file is read: where it is and what it names."""
 
-    __slots__ = ("kind", "expression", "scope", "guarded", "span", "extra", "shape", "keyword_spans")
+    __slots__ = ("expression", "extra", "guarded", "keyword_spans", "kind", "scope", "shape", "span")
 
     def __init__(
         self, kind: str, expression: _Expr, scope: _Scope, guarded: bool, span: Span | None, extra: object = None,
@@ -224,7 +241,12 @@ class _Text:
     def span(self, node: ast.AST) -> Span:
         line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
         assert end_line is not None
-        return Span(line, self.column(line, node.col_offset) + 1, end_line, self.column(end_line, node.end_col_offset) + 1)  # type: ignore[attr-defined,arg-type]
+        return Span(
+            line,
+            self.column(line, node.col_offset) + 1,
+            end_line,
+            self.column(end_line, node.end_col_offset) + 1,
+        )  # type: ignore[attr-defined,arg-type]
 
     def bounds(self, node: ast.AST) -> tuple[int, int]:
         """The node's character offsets [start, end)."""
@@ -280,11 +302,13 @@ def _dedent(code: str, indent: str) -> str:
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
             if token.type == tokenize.STRING and token.end[0] > token.start[0]:
-                inside.update(range(token.start[0], token.end[0]))  # rows are 1-based: the lines after the first
+                inside.update(
+                    range(token.start[0], token.end[0])
+                )  # rows are 1-based: the lines after the first
     except (tokenize.TokenError, SyntaxError):
         pass
     return "".join(
-        line[len(indent):] if number and number not in inside and line.startswith(indent) else line
+        line[len(indent) :] if number and number not in inside and line.startswith(indent) else line
         for number, line in enumerate(lines)
     )
 
@@ -319,7 +343,9 @@ class _Collector:
         return self.scopes[-1]
 
     def _candidate(self, kind: str, expression: _Expr, span: Span | None, extra: object = None) -> None:
-        self.candidates.append(_Candidate(kind, expression, self.scopes[-1], self.guard_depth > 0, span, extra))
+        self.candidates.append(
+            _Candidate(kind, expression, self.scopes[-1], self.guard_depth > 0, span, extra)
+        )
 
     # -- traversal --------------------------------------------------------------------------------
 
@@ -448,7 +474,9 @@ class _Collector:
 
     def _visit_arguments(self, args: ast.arguments) -> None:
         positional = [*args.posonlyargs, *args.args]
-        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(
+            args.defaults
+        )
         for param, default in zip(positional, defaults):
             if param.annotation is not None:
                 self.visit(param.annotation)
@@ -473,7 +501,9 @@ class _Collector:
         self.visit(node.body)
         self.scopes.pop()
 
-    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
+    def _visit_comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> None:
         scope = _Scope(self.scope)
         for generator in node.generators:
             for name in _target_names(generator.target):
@@ -679,7 +709,9 @@ class _Collector:
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         if isinstance(node.target, ast.Name):
-            self.scope.bind(node.target.id, _Binding(self.scope, expression=self._intern(_compact(node.value))))
+            self.scope.bind(
+                node.target.id, _Binding(self.scope, expression=self._intern(_compact(node.value)))
+            )
         self.visit(node.target)
         self.visit(node.value)
 
@@ -703,7 +735,9 @@ class _Collector:
             self._bind_target(target, None)
         self.visit_all(node.targets)
 
-    def _bind_target(self, target: ast.expr, value: ast.expr | None, annotation: ast.expr | None = None) -> None:
+    def _bind_target(
+        self, target: ast.expr, value: ast.expr | None, annotation: ast.expr | None = None
+    ) -> None:
         if isinstance(target, ast.Name):
             expression = self._intern(_compact(value)) if value is not None else None
             self.scope.bind(target.id, _Binding(self.scope, expression=expression))
@@ -743,9 +777,9 @@ class _Collector:
 
 
 _HANDLERS = {
-    getattr(ast, name[len("visit_"):]): function
+    getattr(ast, name[len("visit_") :]): function
     for name, function in vars(_Collector).items()
-    if name.startswith("visit_") and hasattr(ast, name[len("visit_"):])
+    if name.startswith("visit_") and hasattr(ast, name[len("visit_") :])
 }
 _NO_NODES = frozenset({"ctx", "op", "ops", "type_comment", "type_ignores"})
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -950,7 +984,9 @@ class _Evaluator:
             return parent, forwarding
         return None
 
-    def wrapped_constructor(self, cls: _ClassScope, upstream_names: frozenset[str]) -> tuple[Ref, _Forwarding] | None:
+    def wrapped_constructor(
+        self, cls: _ClassScope, upstream_names: frozenset[str]
+    ) -> tuple[Ref, _Forwarding] | None:
         """A downstream class of its own (no base but object) whose `__init__(self, ..., **kwargs)` hands
         its extra keywords, unchanged, to one upstream callable (`self._client = up.Client(**kwargs)`):
         calling the class makes that call."""
@@ -982,11 +1018,15 @@ class _Evaluator:
                 return None
             return self.annotation(parsed, scope, _Text(node.value))
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            sides = [s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)]
+            sides = [
+                s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)
+            ]
             return self.annotation(sides[0], scope, text) if len(sides) == 1 else None
         if isinstance(node, ast.Subscript):
             head = _dotted(node.value)
-            if head in ("Optional", "typing.Optional", "t.Optional") and not isinstance(node.slice, (ast.Tuple, ast.Slice)):
+            if head in ("Optional", "typing.Optional", "t.Optional") and not isinstance(
+                node.slice, (ast.Tuple, ast.Slice)
+            ):
                 return self.annotation(node.slice, scope, text)
             return None
         if isinstance(node, (ast.Name, ast.Attribute)):
@@ -1000,7 +1040,9 @@ def _single_string(literal: str) -> bool:
     if len(literal) < 2 or literal[-1] not in "'\"":
         return False
     try:
-        tokens = [t for t in tokenize.generate_tokens(io.StringIO(literal).readline) if t.type == tokenize.STRING]
+        tokens = [
+            t for t in tokenize.generate_tokens(io.StringIO(literal).readline) if t.type == tokenize.STRING
+        ]
     except (tokenize.TokenError, SyntaxError):
         return False
     return len(tokens) == 1
@@ -1029,7 +1071,9 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
             collector.stored.clear()  # ids of this piece's nodes: free to be reused once it is dropped
             del module
         stars = collector.module_scope.star_modules
-        evaluator = _Evaluator(text, frozenset(bound) if bound is not None and stars and None not in stars else frozenset())
+        evaluator = _Evaluator(
+            text, frozenset(bound) if bound is not None and stars and None not in stars else frozenset()
+        )
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []
         candidates = collector.candidates
@@ -1056,10 +1100,32 @@ _MAY_IMPORT_STAR = re.compile(rf"import{_GAP}*\*")
 
 # Builtins of other Python versions than the one running, and names tools install into builtins.
 _OTHER_BUILTINS = frozenset(
-    {"ExceptionGroup", "BaseExceptionGroup", "EncodingWarning", "aiter", "anext", "PythonFinalizationError",
-     "_IncompleteInputError", "WindowsError", "unicode", "basestring", "long", "xrange", "unichr", "raw_input",
-     "reduce", "file", "execfile", "reload", "cmp", "buffer", "reveal_type", "reveal_locals", "display",
-     "get_ipython"}
+    {
+        "ExceptionGroup",
+        "BaseExceptionGroup",
+        "EncodingWarning",
+        "aiter",
+        "anext",
+        "PythonFinalizationError",
+        "_IncompleteInputError",
+        "WindowsError",
+        "unicode",
+        "basestring",
+        "long",
+        "xrange",
+        "unichr",
+        "raw_input",
+        "reduce",
+        "file",
+        "execfile",
+        "reload",
+        "cmp",
+        "buffer",
+        "reveal_type",
+        "reveal_locals",
+        "display",
+        "get_ipython",
+    }
 )
 
 
@@ -1138,10 +1204,15 @@ def _lone_returns(source: str, start: int, end: int) -> int:
 
 
 def _is_nesting_error(error: SyntaxError) -> bool:
-    return any(marker in str(error.msg) for marker in ("too many nested", "too many levels", "too many statically", "too complex"))
+    return any(
+        marker in str(error.msg)
+        for marker in ("too many nested", "too many levels", "too many statically", "too complex")
+    )
 
 
-def _override_sites(cls: _ClassScope, evaluator: _Evaluator, text: _Text, upstream_names: frozenset[str]) -> list[UseSite]:
+def _override_sites(
+    cls: _ClassScope, evaluator: _Evaluator, text: _Text, upstream_names: frozenset[str]
+) -> list[UseSite]:
     """One site per method that overrides a method of the class's upstream base: the upstream calls it."""
     base = evaluator.upstream_base(cls, upstream_names)
     if base is None:
@@ -1155,7 +1226,15 @@ def _override_sites(cls: _ClassScope, evaluator: _Evaluator, text: _Text, upstre
         signature = _signature_of(method.args, method.indent, text)
         if "staticmethod" not in method.decorators:
             signature = signature.bound()
-        sites.append(UseSite("override", AttrRef(InstanceRef(base), name), method.name_span, f"def {name}(...)", signature=signature))
+        sites.append(
+            UseSite(
+                "override",
+                AttrRef(InstanceRef(base), name),
+                method.name_span,
+                f"def {name}(...)",
+                signature=signature,
+            )
+        )
     return sites
 
 
@@ -1186,7 +1265,9 @@ def _signature_of(args: ast.arguments, indent: str, text: _Text) -> Signature:
         annotation = text.parenthesized(param.annotation, indent) if param.annotation is not None else None
         params.append(Parameter(param.arg, kind, default is not None, code, annotation))
 
-    positional = [(p, ParamKind.POSITIONAL_ONLY) for p in args.posonlyargs] + [(p, ParamKind.POSITIONAL_OR_KEYWORD) for p in args.args]
+    positional = [(p, ParamKind.POSITIONAL_ONLY) for p in args.posonlyargs] + [
+        (p, ParamKind.POSITIONAL_OR_KEYWORD) for p in args.args
+    ]
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     for (param, kind), default in zip(positional, defaults):
         add(param, kind, default)
@@ -1199,7 +1280,9 @@ def _signature_of(args: ast.arguments, indent: str, text: _Text) -> Signature:
     return Signature(tuple(params))
 
 
-def _site(candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str], lines: tuple[str, ...]) -> UseSite | None:
+def _site(
+    candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str], lines: tuple[str, ...]
+) -> UseSite | None:
     kind, guarded, span = candidate.kind, candidate.guarded, candidate.span
     assert span is not None
     if kind == "call":
@@ -1222,12 +1305,21 @@ def _site(candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozense
                 if handed_on is None:
                     return None
                 shape, forwarded = handed_on
-                through_init = True  # even handing on nothing: a parameter the upstream now requires is missing
+                through_init = (
+                    True  # even handing on nothing: a parameter the upstream now requires is missing
+                )
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
         if not isinstance(func, _REFS) or root_module(func) not in upstream_names:
             return None
         return UseSite(
-            "call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded,
+            "call",
+            func,
+            span,
+            _code(lines, span),
+            shape,
+            keyword_spans,
+            guarded,
+            forwarded=forwarded,
             through_init=through_init,
         )
     if kind == "attribute":
@@ -1242,7 +1334,9 @@ def _site(candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozense
     return UseSite("import", ModuleRef(module), span, code, guarded=guarded)
 
 
-def _shape(node: ast.Call, text: _Text, interned: dict[object, object]) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
+def _shape(
+    node: ast.Call, text: _Text, interned: dict[object, object]
+) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
     positional = 0
     star_args = star_kwargs = False
     for arg in node.args:
@@ -1317,10 +1411,7 @@ def _identifiers(node: ast.AST) -> Iterator[str]:
                 yield from child.module.split(".")  # type: ignore[attr-defined]
         elif kind in (ast.Global, ast.Nonlocal):
             yield from child.names  # type: ignore[attr-defined]
-        elif kind is ast.ExceptHandler:
-            if child.name is not None:  # type: ignore[attr-defined]
-                yield child.name  # type: ignore[attr-defined]
-        elif kind in (ast.MatchAs, ast.MatchStar):
+        elif kind is ast.ExceptHandler or kind in (ast.MatchAs, ast.MatchStar):
             if child.name is not None:  # type: ignore[attr-defined]
                 yield child.name  # type: ignore[attr-defined]
         elif kind is ast.MatchMapping:
@@ -1355,9 +1446,13 @@ class _Forwarding:
         verdict = bind(call, self.own)
         if not isinstance(verdict, Ok):
             return None  # the call fails (or may) on the downstream's own signature: not ours to report
-        forwarded = tuple(k for k, param in verdict.assignments if isinstance(k, str) and param == self.kwargs)
+        forwarded = tuple(
+            k for k, param in verdict.assignments if isinstance(k, str) and param == self.kwargs
+        )
         keywords = self.super_shape.keywords + forwarded
-        return CallShape(self.super_shape.positional, keywords, self.super_shape.star_args, call.star_kwargs), forwarded
+        return CallShape(
+            self.super_shape.positional, keywords, self.super_shape.star_args, call.star_kwargs
+        ), forwarded
 
 
 def _forwarding(init: _Function, method: _Method, text: _Text) -> _Forwarding | None:
@@ -1448,7 +1543,9 @@ def _assigns_name(function: _Function, dotted: str) -> bool:
     return False
 
 
-def _handed_on(init: _Function, kwargs: str, call: ast.Call, method: _Method, text: _Text) -> _Forwarding | None:
+def _handed_on(
+    init: _Function, kwargs: str, call: ast.Call, method: _Method, text: _Text
+) -> _Forwarding | None:
     double = [k for k in call.keywords if k.arg is None]
     passes = [k for k in double if isinstance(k.value, ast.Name) and k.value.id == kwargs]
     if len(passes) != 1 or len(double) != 1:
@@ -1456,7 +1553,11 @@ def _handed_on(init: _Function, kwargs: str, call: ast.Call, method: _Method, te
     positional = sum(1 for a in call.args if not isinstance(a, ast.Starred))
     keywords = tuple(k.arg for k in call.keywords if k.arg is not None)
     star_args = any(isinstance(a, ast.Starred) for a in call.args)
-    return _Forwarding(_signature_of(init.args, method.indent, text).bound(), kwargs, CallShape(positional, keywords, star_args, False))
+    return _Forwarding(
+        _signature_of(init.args, method.indent, text).bound(),
+        kwargs,
+        CallShape(positional, keywords, star_args, False),
+    )
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:
@@ -1479,7 +1580,9 @@ def _suppresses(node: ast.With | ast.AsyncWith) -> bool:
     for item in node.items:
         call = item.context_expr
         if isinstance(call, ast.Call) and (_dotted(call.func) or "").rsplit(".", 1)[-1] == "suppress":
-            values = [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords]
+            values = [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [
+                k.value for k in call.keywords
+            ]
             names = {(_dotted(v) or "").rsplit(".", 1)[-1] for v in values}
             if names & GUARD_EXCEPTIONS:
                 return True

@@ -24,13 +24,29 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from apidrift.auditor.check.bind import CallShape, Ok, bind
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.downstream.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ModuleRef,
+    Ref,
+    StarRef,
+    root_module,
+)
 from apidrift.auditor.downstream.sites import FileScan, Span, UseSite
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef, root_module
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
 GUARD_EXCEPTIONS = frozenset(
-    {"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError", "Exception", "BaseException", "NameError"}
+    {
+        "ImportError",
+        "ModuleNotFoundError",
+        "AttributeError",
+        "TypeError",
+        "Exception",
+        "BaseException",
+        "NameError",
+    }
 )
 
 
@@ -349,7 +365,10 @@ class _Collector(cst.CSTVisitor):
         self._bind_target(node.target, None)
 
     def _bind_target(
-        self, target: cst.BaseExpression, value: cst.BaseExpression | None, annotation: cst.BaseExpression | None = None
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression | None,
+        annotation: cst.BaseExpression | None = None,
     ) -> None:
         if isinstance(target, cst.Attribute):
             self.stored.add(id(target))
@@ -545,7 +564,9 @@ class _Evaluator:
             return parent, forwarding
         return None
 
-    def wrapped_constructor(self, cls: _ClassScope, upstream_names: frozenset[str]) -> tuple[Ref, _Forwarding] | None:
+    def wrapped_constructor(
+        self, cls: _ClassScope, upstream_names: frozenset[str]
+    ) -> tuple[Ref, _Forwarding] | None:
         """A downstream class of its own (no base but object) whose `__init__(self, ..., **kwargs)` hands
         its extra keywords, unchanged, to one upstream callable (`self._client = up.Client(**kwargs)`):
         calling the class makes that call."""
@@ -575,7 +596,9 @@ class _Evaluator:
                 return None
             return self.annotation(parsed, scope)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-            sides = [s for s in (node.left, node.right) if not (isinstance(s, cst.Name) and s.value == "None")]
+            sides = [
+                s for s in (node.left, node.right) if not (isinstance(s, cst.Name) and s.value == "None")
+            ]
             return self.annotation(sides[0], scope) if len(sides) == 1 else None
         if isinstance(node, cst.Subscript):
             head = _dotted(node.value)
@@ -618,7 +641,8 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
 
 
 _BLOCKS = tuple(
-    getattr(cst, n) for n in ("If", "Try", "TryStar", "With", "For", "While", "FunctionDef", "ClassDef", "Match")
+    getattr(cst, n)
+    for n in ("If", "Try", "TryStar", "With", "For", "While", "FunctionDef", "ClassDef", "Match")
     if hasattr(cst, n)
 )
 _NAME_MAKERS = frozenset({"globals", "vars", "locals", "exec", "eval", "__import__"})
@@ -626,10 +650,32 @@ _NAME_MAKERS = frozenset({"globals", "vars", "locals", "exec", "eval", "__import
 
 # Builtins of other Python versions than the one running, and names tools install into builtins.
 _OTHER_BUILTINS = frozenset(
-    {"ExceptionGroup", "BaseExceptionGroup", "EncodingWarning", "aiter", "anext", "PythonFinalizationError",
-     "_IncompleteInputError", "WindowsError", "unicode", "basestring", "long", "xrange", "unichr", "raw_input",
-     "reduce", "file", "execfile", "reload", "cmp", "buffer", "reveal_type", "reveal_locals", "display",
-     "get_ipython"}
+    {
+        "ExceptionGroup",
+        "BaseExceptionGroup",
+        "EncodingWarning",
+        "aiter",
+        "anext",
+        "PythonFinalizationError",
+        "_IncompleteInputError",
+        "WindowsError",
+        "unicode",
+        "basestring",
+        "long",
+        "xrange",
+        "unichr",
+        "raw_input",
+        "reduce",
+        "file",
+        "execfile",
+        "reload",
+        "cmp",
+        "buffer",
+        "reveal_type",
+        "reveal_locals",
+        "display",
+        "get_ipython",
+    }
 )
 
 
@@ -692,7 +738,11 @@ def _override_sites(
         if "staticmethod" not in decorators:
             signature = signature.bound()
         span = _span(positions[function.name])
-        sites.append(UseSite("override", AttrRef(InstanceRef(base), name), span, f"def {name}(...)", signature=signature))
+        sites.append(
+            UseSite(
+                "override", AttrRef(InstanceRef(base), name), span, f"def {name}(...)", signature=signature
+            )
+        )
     return sites
 
 
@@ -750,7 +800,13 @@ def _site(
         return UseSite("import", ModuleRef(candidate.module), span, _code(lines, span), guarded=guarded)
     if candidate.kind == "import-from-module" and candidate.module:
         assert isinstance(node, cst.ImportFrom) and node.module is not None
-        return UseSite("import", ModuleRef(candidate.module), _span(positions[node.module]), _code(lines, span), guarded=guarded)
+        return UseSite(
+            "import",
+            ModuleRef(candidate.module),
+            _span(positions[node.module]),
+            _code(lines, span),
+            guarded=guarded,
+        )
     if candidate.kind == "import-name" and candidate.module:
         assert isinstance(node, cst.ImportAlias)
         name = _name_of(node.name) or ""
@@ -774,12 +830,21 @@ def _site(
                 if handed_on is None:
                     return None
                 shape, forwarded = handed_on
-                through_init = True  # even handing on nothing: a parameter the upstream now requires is missing
+                through_init = (
+                    True  # even handing on nothing: a parameter the upstream now requires is missing
+                )
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
         if not isinstance(func, _REFS) or root_module(func) not in upstream_names:
             return None
         return UseSite(
-            "call", func, span, _code(lines, span), shape, keyword_spans, guarded, forwarded=forwarded,
+            "call",
+            func,
+            span,
+            _code(lines, span),
+            shape,
+            keyword_spans,
+            guarded,
+            forwarded=forwarded,
             through_init=through_init,
         )
     if candidate.kind == "attribute":
@@ -791,7 +856,9 @@ def _site(
     return None
 
 
-def _shape(node: cst.Call, positions: Mapping[cst.CSTNode, CodeRange]) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
+def _shape(
+    node: cst.Call, positions: Mapping[cst.CSTNode, CodeRange]
+) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
     positional = 0
     keywords: list[str] = []
     spans: list[tuple[str, Span]] = []
@@ -874,9 +941,13 @@ class _Forwarding:
         verdict = bind(call, self.own)
         if not isinstance(verdict, Ok):
             return None  # the call fails (or may) on the downstream's own signature: not ours to report
-        forwarded = tuple(k for k, param in verdict.assignments if isinstance(k, str) and param == self.kwargs)
+        forwarded = tuple(
+            k for k, param in verdict.assignments if isinstance(k, str) and param == self.kwargs
+        )
         keywords = self.super_shape.keywords + forwarded
-        return CallShape(self.super_shape.positional, keywords, self.super_shape.star_args, call.star_kwargs), forwarded
+        return CallShape(
+            self.super_shape.positional, keywords, self.super_shape.star_args, call.star_kwargs
+        ), forwarded
 
 
 def _forwarding(init: cst.FunctionDef) -> _Forwarding | None:
@@ -925,7 +996,10 @@ def _kwargs_call(init: cst.FunctionDef) -> tuple[cst.Call, _Forwarding] | None:
             nonlocal nested
             if _dotted(call.func) == "super":
                 nested = True
-            if any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs for a in call.args):
+            if any(
+                a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs
+                for a in call.args
+            ):
                 calls.append(call)
 
         def visit_Name(self, name: cst.Name) -> None:
@@ -978,7 +1052,9 @@ def _assigns_name(function: cst.FunctionDef, dotted: str) -> bool:
 
 
 def _handed_on(init: cst.FunctionDef, kwargs: str, call: cst.Call) -> _Forwarding | None:
-    passes = [a for a in call.args if a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs]
+    passes = [
+        a for a in call.args if a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs
+    ]
     if len(passes) != 1 or any(a.star == "**" and a not in passes for a in call.args):
         return None
     positional = sum(1 for a in call.args if not a.star and a.keyword is None)
@@ -1065,5 +1141,7 @@ def _is_guard_test(test: cst.BaseExpression) -> bool:
     if dotted and dotted.split(".")[-1] == "TYPE_CHECKING":
         return True
     if any(_dotted(call.func) in ("hasattr", "getattr") for call in _calls_in(test)):
-        return True  # `hasattr(m, "x")`, `callable(getattr(m, "x", None))`, `getattr(m, "x", None) is not None`
+        return (
+            True  # `hasattr(m, "x")`, `callable(getattr(m, "x", None))`, `getattr(m, "x", None) is not None`
+        )
     return bool(_VERSIONISH.search(cst.Module([]).code_for_node(test)))

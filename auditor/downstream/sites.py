@@ -77,7 +77,9 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "ref": ref_to_data(site.ref),
         "span": list(_span_tuple(site.span)),
         "code": site.code,
-        "shape": [shape.positional, list(shape.keywords), shape.star_args, shape.star_kwargs] if shape else None,
+        "shape": [shape.positional, list(shape.keywords), shape.star_args, shape.star_kwargs]
+        if shape
+        else None,
         "keywords": [[name, list(_span_tuple(span))] for name, span in site.keyword_spans],
         "guarded": site.guarded,
         "signature": site.signature.as_dict() if site.signature else None,

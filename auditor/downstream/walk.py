@@ -25,16 +25,38 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from apidrift.auditor.cache import atomic_write_text
-from apidrift.auditor.pysource import MAX_NESTING, SourceDecodeError, decode_source, nesting_problem, parse_problem
-from apidrift.auditor.results import FileOutcome
 from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
+from apidrift.auditor.pysource import (
+    MAX_NESTING,
+    SourceDecodeError,
+    decode_source,
+    nesting_problem,
+    parse_problem,
+)
+from apidrift.auditor.results import FileOutcome
 
 log = logging.getLogger(__name__)
 
 # Folders of a local tree that hold no code of the project itself.
 SKIPPED_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist",
-     ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".tox",
+        ".nox",
+        ".venv",
+        "venv",
+        "env",
+        "node_modules",
+        "__pycache__",
+        "build",
+        "dist",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+    }
 )
 # Larger files are generated code: skipped, and said so. A file of this size scans in a few seconds
 # and under 300 MiB (tests/test_hostile.py measures it).
@@ -49,13 +71,22 @@ def scan_downstream(
 ) -> tuple[list[FileScan], list[FileOutcome]]:
     """Parse only the files that mention an upstream import name; every file gets an outcome."""
     outcomes: list[FileOutcome] = []
-    mention = re.compile(r"\b(?:%s)\b" % "|".join(re.escape(n) for n in sorted(upstream_names))) if upstream_names else None
+    mention = (
+        re.compile(r"\b(?:{})\b".format("|".join(re.escape(n) for n in sorted(upstream_names))))
+        if upstream_names
+        else None
+    )
     scans: list[FileScan | None] = []
-    pending: list[tuple[int, int, str, bytes, str]] = []  # to parse: outcome and scan positions, path, bytes, text
+    pending: list[
+        tuple[int, int, str, bytes, str]
+    ] = []  # to parse: outcome and scan positions, path, bytes, text
     files, unreadable = _python_files(root)
     outcomes.extend(unreadable)
     for path, relative in files:
-        if any(fnmatch.fnmatchcase(relative, pattern) or relative.startswith(pattern.rstrip("/") + "/") for pattern in exclude):
+        if any(
+            fnmatch.fnmatchcase(relative, pattern) or relative.startswith(pattern.rstrip("/") + "/")
+            for pattern in exclude
+        ):
             outcomes.append(FileOutcome(relative, "skipped", "excluded by configuration"))
             continue
         try:
@@ -64,7 +95,9 @@ def scan_downstream(
             outcomes.append(FileOutcome(relative, "failed", f"unreadable: {error.strerror or error}"))
             continue
         if data is None:
-            outcomes.append(FileOutcome(relative, "skipped", f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB"))
+            outcomes.append(
+                FileOutcome(relative, "skipped", f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB")
+            )
             continue
         try:
             text = decode_source(data)
@@ -126,12 +159,18 @@ def _read_bounded(path: Path) -> bytes | None:
 
 
 def _entry(relative: str, data: bytes, upstream_names: frozenset[str], cache_dir: Path) -> Path:
-    head = f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0".encode() + relative.encode("utf-8", "replace") + b"\0"
+    head = (
+        f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0".encode()
+        + relative.encode("utf-8", "replace")
+        + b"\0"
+    )
     key = hashlib.sha256(head + data).hexdigest()
     return cache_dir / key[:2] / f"{key}.json"
 
 
-def _cached_scan(relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path) -> FileScan | None:
+def _cached_scan(
+    relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path
+) -> FileScan | None:
     """The file's use sites from the scan cache, when this content was scanned before."""
     entry = _entry(relative, data, upstream_names, cache_dir)
     try:
@@ -144,7 +183,9 @@ def _cached_scan(relative: str, data: bytes, text: str, upstream_names: frozense
         return None
 
 
-def _fresh_scan(relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path) -> FileScan | str:
+def _fresh_scan(
+    relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path
+) -> FileScan | str:
     """Parse one file and store its use sites in the cache; or say why it could not be parsed."""
     entry = _entry(relative, data, upstream_names, cache_dir)
     scan = _scan_text(relative, text, upstream_names)
@@ -199,7 +240,10 @@ def _scan_with_libcst(relative: str, text: str, upstream_names: frozenset[str]) 
 
     try:
         return scan_source(relative, text, upstream_names)
-    except (libcst.ParserSyntaxError, libcst.CSTValidationError) as error:  # the latter: e.g. an invalid identifier
+    except (
+        libcst.ParserSyntaxError,
+        libcst.CSTValidationError,
+    ) as error:  # the latter: e.g. an invalid identifier
         first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
         return f"syntax error: {first}"
     except (RecursionError, MemoryError):
@@ -247,7 +291,9 @@ def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[FileOutcome]
                 listed = list(entries)
         except OSError as error:
             relative = _display("/".join(parts) or ".")
-            problems.append(FileOutcome(relative + "/", "failed", f"unreadable folder: {error.strerror or error}"))
+            problems.append(
+                FileOutcome(relative + "/", "failed", f"unreadable folder: {error.strerror or error}")
+            )
             continue
         for entry in listed:
             try:

@@ -114,7 +114,11 @@ class FixResult:
     @property
     def remaining_errors(self) -> list[Outcome]:
         """Error findings this run does not fix: what still fails the audit afterwards."""
-        return [o for o in self.outcomes if o.status not in (APPLIED, RESOLVED) and o.finding.severity is Severity.ERROR]
+        return [
+            o
+            for o in self.outcomes
+            if o.status not in (APPLIED, RESOLVED) and o.finding.severity is Severity.ERROR
+        ]
 
 
 # ---- the whole run: audit, then plan the edits
@@ -126,7 +130,13 @@ def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
     from apidrift.auditor.sources.locate import locate
 
     cache = Cache(request.cache_dir)
-    tree = locate(request.downstream, role="downstream", cache=cache, index_url=request.index_url, offline=request.offline)
+    tree = locate(
+        request.downstream,
+        role="downstream",
+        cache=cache,
+        index_url=request.index_url,
+        offline=request.offline,
+    )
     result = audit(request)
     seen = result.downstream
     if (seen.location, seen.version, seen.sha256) != (tree.location, tree.version, tree.sha256):
@@ -160,7 +170,12 @@ def _within(path: Path, folder: Path) -> bool:
 
 
 def plan_fixes(
-    result: AuditResult, root: Path, *, unsafe: bool = False, local: bool = True, not_local_reason: str | None = None
+    result: AuditResult,
+    root: Path,
+    *,
+    unsafe: bool = False,
+    local: bool = True,
+    not_local_reason: str | None = None,
 ) -> FixResult:
     """Compute every file's fixed text from the findings; decide what each finding's fix became."""
     fixed = FixResult(result, root, local, unsafe, not_local_reason=not_local_reason)
@@ -175,7 +190,9 @@ def plan_fixes(
         elif fix.kind == "manual" or fix.applicability == "manual":
             statuses[index] = Outcome(finding, MANUAL)
         elif fix.kind not in EDIT_KINDS:
-            statuses[index] = Outcome(finding, NOT_APPLIED, f"apidrift fix does not know fixes of kind {fix.kind!r}")
+            statuses[index] = Outcome(
+                finding, NOT_APPLIED, f"apidrift fix does not know fixes of kind {fix.kind!r}"
+            )
         elif fix.applicability == "unsafe" and not unsafe:
             statuses[index] = Outcome(finding, NEEDS_UNSAFE, unsafe_consequence(finding))
         else:
@@ -199,7 +216,12 @@ def _resolved_by_renames(outcomes: list[Outcome]) -> list[Outcome]:
     renamed: dict[tuple[str, str, str], dict[str, str]] = {}
     for outcome in outcomes:
         fix, finding = outcome.finding.fix, outcome.finding
-        if outcome.status == APPLIED and fix is not None and fix.kind == "rename-keyword" and fix.data.get("call"):
+        if (
+            outcome.status == APPLIED
+            and fix is not None
+            and fix.kind == "rename-keyword"
+            and fix.data.get("call")
+        ):
             key = (finding.location.path, fix.data["call"], finding.symbol)
             renamed.setdefault(key, {})[fix.data.get("new", "")] = fix.data.get("old", "")
     result = []
@@ -251,7 +273,9 @@ def _fix_file(root: Path, path: str, findings: list[Finding]) -> tuple[FileChang
     for finding, reason, value in zip(fresh, fixes.reasons, fixes.dropped_values):
         if reason is None:
             unsafe = finding.fix is not None and finding.fix.applicability == "unsafe"
-            outcomes[id(finding)] = Outcome(finding, APPLIED, unsafe_consequence(finding, value) if unsafe else None)
+            outcomes[id(finding)] = Outcome(
+                finding, APPLIED, unsafe_consequence(finding, value) if unsafe else None
+            )
         else:
             outcomes[id(finding)] = Outcome(finding, NOT_APPLIED, reason)
     ordered = [outcomes[id(f)] for f in findings]
@@ -344,8 +368,12 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
             name, new_module = fix.data.get("name", ""), fix.data.get("new_module", "")
             found = locator.aliases.get((*where, name))
             module = fix.data.get("module")
-            if found is None or (module and found[0].module is not None and empty.code_for_node(found[0].module) != module):
-                reasons[number] = f"no import of `{name}` from `{module or '?'}` at {where[0]}:{where[1]} (already fixed?)"
+            if found is None or (
+                module and found[0].module is not None and empty.code_for_node(found[0].module) != module
+            ):
+                reasons[number] = (
+                    f"no import of `{name}` from `{module or '?'}` at {where[0]}:{where[1]} (already fixed?)"
+                )
             elif not _is_dotted(new_module):
                 reasons[number] = f"`{new_module}` is not a module path"
             else:
@@ -409,7 +437,9 @@ class _Locator(cst.CSTVisitor):
 
 class _Rewriter(cst.CSTTransformer):
     def __init__(
-        self, call_edits: dict[cst.Call, dict[int, tuple[str, str]]], import_edits: dict[cst.ImportFrom, dict[int, str]]
+        self,
+        call_edits: dict[cst.Call, dict[int, tuple[str, str]]],
+        import_edits: dict[cst.ImportFrom, dict[int, str]],
     ) -> None:
         super().__init__()
         self.call_edits = call_edits
@@ -442,7 +472,9 @@ class _Rewriter(cst.CSTTransformer):
         added = self.pending.pop()
         if not added:
             return updated_node
-        return cst.FlattenSentinel([updated_node, *(_statement_line(statement, comments) for statement, comments in added)])
+        return cst.FlattenSentinel(
+            [updated_node, *(_statement_line(statement, comments) for statement, comments in added)]
+        )
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self.pending.append([])
@@ -455,7 +487,9 @@ class _Rewriter(cst.CSTTransformer):
             return updated_node
         body = list(updated_node.body)
         body[-1] = body[-1].with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" ")))
-        return updated_node.with_changes(body=[*body, *(statement for statement, _ in added)])  # one line: no comments
+        return updated_node.with_changes(
+            body=[*body, *(statement for statement, _ in added)]
+        )  # one line: no comments
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
         edits = self.import_edits.get(original_node)
@@ -481,7 +515,10 @@ class _Rewriter(cst.CSTTransformer):
                 comments[index] = comment  # the comment on a moved name's own line moves with it
         if groups and self.pending:
             self.pending[-1].extend(
-                (_import_statement(module, [names[i] for i in indices]), [comments[i] for i in indices if i in comments])
+                (
+                    _import_statement(module, [names[i] for i in indices]),
+                    [comments[i] for i in indices if i in comments],
+                )
                 for module, indices in groups.items()
             )
         return statement
@@ -542,7 +579,8 @@ def _gap(lead: _Whitespace, trail: _Whitespace, *, closing: bool) -> tuple[_Whit
 
 def _has_comment_lines(whitespace: _Whitespace) -> bool:
     return isinstance(whitespace, cst.ParenthesizedWhitespace) and (
-        whitespace.first_line.comment is not None or any(line.comment is not None for line in whitespace.empty_lines)
+        whitespace.first_line.comment is not None
+        or any(line.comment is not None for line in whitespace.empty_lines)
     )
 
 
@@ -550,13 +588,19 @@ def _remove_arg(call: cst.Call, index: int) -> cst.Call:
     args = list(call.args)
     arg = args.pop(index)
     previous = args[index - 1] if index > 0 else None
-    lead = previous.comma.whitespace_after if isinstance(previous, cst.Arg) and isinstance(previous.comma, cst.Comma) else call.whitespace_before_args
+    lead = (
+        previous.comma.whitespace_after
+        if isinstance(previous, cst.Arg) and isinstance(previous.comma, cst.Comma)
+        else call.whitespace_before_args
+    )
     has_comma = isinstance(arg.comma, cst.Comma)
     trail = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else arg.whitespace_after_arg
     last = index == len(args)
     gap, _ = _gap(lead, trail, closing=last)
     if not args:
-        return call.with_changes(args=(), whitespace_before_args=gap if _has_comment_lines(gap) else cst.SimpleWhitespace(""))
+        return call.with_changes(
+            args=(), whitespace_before_args=gap if _has_comment_lines(gap) else cst.SimpleWhitespace("")
+        )
     if previous is None:
         return call.with_changes(args=args, whitespace_before_args=gap)
     if last and not has_comma:  # the previous argument is now the last: it loses its comma
@@ -590,16 +634,22 @@ def _remove_alias(statement: cst.ImportFrom, index: int) -> tuple[cst.ImportFrom
     gap, dropped = _gap(lead, trail, closing=last)
     if previous is None:
         if statement.lpar is not None:
-            return statement.with_changes(names=names, lpar=statement.lpar.with_changes(whitespace_after=gap)), dropped
+            return statement.with_changes(
+                names=names, lpar=statement.lpar.with_changes(whitespace_after=gap)
+            ), dropped
         if not isinstance(gap, cst.SimpleWhitespace) or not gap.value:
             gap = cst.SimpleWhitespace(" ")  # `from x import` needs its space
         return statement.with_changes(names=names, whitespace_after_import=gap), dropped
     if last and not has_comma:
         names[index - 1] = previous.with_changes(comma=cst.MaybeSentinel.DEFAULT)
         if statement.rpar is not None:
-            return statement.with_changes(names=names, rpar=statement.rpar.with_changes(whitespace_before=gap)), dropped
+            return statement.with_changes(
+                names=names, rpar=statement.rpar.with_changes(whitespace_before=gap)
+            ), dropped
         return statement.with_changes(names=names), dropped
-    if last and statement.rpar is None:  # `from x import a, b,` is not Python: no trailing comma without parentheses
+    if (
+        last and statement.rpar is None
+    ):  # `from x import a, b,` is not Python: no trailing comma without parentheses
         names[index - 1] = previous.with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return statement.with_changes(names=names), dropped
     assert isinstance(previous.comma, cst.Comma)
@@ -685,5 +735,7 @@ def manual_parameters(finding: Finding) -> list[ManualParameter]:
             ]
     names = [n for n in data.get("parameters", "").split(",") if n]
     afters = data.get("after", "").split(",")
-    return [ManualParameter(n, None, None, None, None, afters[i] if i < len(afters) and afters[i] else None, None) for i, n in enumerate(names)]
-
+    return [
+        ManualParameter(n, None, None, None, None, afters[i] if i < len(afters) and afters[i] else None, None)
+        for i, n in enumerate(names)
+    ]

@@ -15,7 +15,11 @@ from apidrift.auditor.impact.jobs import EXIT_MEMORY, Job, child_result, failed_
 
 def main() -> int:
     job = Job(**json.loads(sys.stdin.buffer.read(1 << 20)))
-    memory_payload = json.dumps(failed_row(job, "memory", f"the audit needed more than the memory limit of {job.memory_mb} MB; stopped")).encode()
+    memory_payload = json.dumps(
+        failed_row(
+            job, "memory", f"the audit needed more than the memory limit of {job.memory_mb} MB; stopped"
+        )
+    ).encode()
     set_limits(job)
     try:
         payload = json.dumps(child_result(job)).encode()

@@ -22,7 +22,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from apidrift.auditor.cache import Cache, atomic_write_text, path_component
-from apidrift.auditor.sources.index_client import IndexClient, IndexFile, choose_file, remove_download, select_release
+from apidrift.auditor.sources.index_client import (
+    IndexClient,
+    IndexFile,
+    choose_file,
+    remove_download,
+    select_release,
+)
 from apidrift.auditor.sources.specs import (
     DirectorySpec,
     IndexSpec,
@@ -114,7 +120,11 @@ def read_dependents(path: Path) -> list[Dependent]:
     dependents: list[Dependent] = []
     for number, line in _read_lines(path):
         where = f"{path}:{number}"
-        local = (base / line).expanduser() if not Path(line).expanduser().is_absolute() else Path(line).expanduser()
+        local = (
+            (base / line).expanduser()
+            if not Path(line).expanduser().is_absolute()
+            else Path(line).expanduser()
+        )
         try:
             spec = parse_spec(line, "downstream")
         except SpecError as error:
@@ -157,7 +167,9 @@ def _unique(dependents: list[Dependent]) -> list[Dependent]:
 # ---- the release and its old version --------------------------------------------------------------
 
 
-def previous_release(name: str, version: str | None, cache: Cache, index_url: str | None, offline: bool) -> str:
+def previous_release(
+    name: str, version: str | None, cache: Cache, index_url: str | None, offline: bool
+) -> str:
     """`NAME==X`: the highest final release on the index older than `version` (the latest if unknown)."""
     with IndexClient(cache, index_url, offline=offline) as client:
         listing = client.project(name)
@@ -191,7 +203,12 @@ class Discovered:
 
 
 def discover(
-    candidates: Path, upstream: str, release_version: str | None, cache: Cache, index_url: str | None, offline: bool
+    candidates: Path,
+    upstream: str,
+    release_version: str | None,
+    cache: Cache,
+    index_url: str | None,
+    offline: bool,
 ) -> list[Discovered]:
     """Read each candidate's core metadata through the index; keep those that require `upstream`."""
     found = []
@@ -223,7 +240,9 @@ def _discover_one(
         return Discovered(name, release.version, (), how, dependent, None)
     named = requirements_on(requires, upstream)
     if not named:
-        return Discovered(name, release.version, (), how, None, f"{name} {release.version} does not require {upstream}")
+        return Discovered(
+            name, release.version, (), how, None, f"{name} {release.version} does not require {upstream}"
+        )
     pin = pin_excluding(requires, upstream, release_version)
     dependent = Dependent(f"{name}=={release.version}", name, pin=pin, origin="discover")
     return Discovered(name, release.version, tuple(str(r) for r in named), how, dependent)
@@ -237,7 +256,7 @@ def _requires_of(
     for file in sorted(files, key=lambda f: (f.kind != "wheel", f.filename)):
         link = page.get(file.filename)
         if link is not None:
-            text = _cached_or(cache, file, lambda: _get_metadata(client, *link))
+            text = _cached_or(cache, file, lambda link=link: _get_metadata(client, *link))
             return _parse_requires(text, static=True), "metadata"
     smallest = choose_file(files)
     text = _cached_or(cache, smallest, lambda: _metadata_from_file(client, smallest))
@@ -299,7 +318,9 @@ def _get_metadata(client: IndexClient, url: str, sha256: str | None) -> str:
 
 def _metadata_from_file(client: IndexClient, file: IndexFile) -> str:
     if file.size is not None and file.size > MAX_PROBE_DOWNLOAD_BYTES:
-        raise SourceError(f"{file.filename} is larger than {MAX_PROBE_DOWNLOAD_BYTES} bytes and the index serves no metadata file")
+        raise SourceError(
+            f"{file.filename} is larger than {MAX_PROBE_DOWNLOAD_BYTES} bytes and the index serves no metadata file"
+        )
     saved = client.max_download_bytes
     client.max_download_bytes = min(saved, MAX_PROBE_DOWNLOAD_BYTES)
     try:
@@ -319,8 +340,14 @@ def read_archive_metadata(archive: Path) -> str:
         if name.endswith((".whl", ".zip")):
             with zipfile.ZipFile(archive) as zipped:
                 members = zipped.infolist()[:MAX_MEMBERS]
-                wanted = [m for m in members if m.filename.count("/") == 1 and m.filename.endswith(".dist-info/METADATA")]
-                wanted = wanted or [m for m in members if m.filename.count("/") == 1 and m.filename.endswith("/PKG-INFO")]
+                wanted = [
+                    m
+                    for m in members
+                    if m.filename.count("/") == 1 and m.filename.endswith(".dist-info/METADATA")
+                ]
+                wanted = wanted or [
+                    m for m in members if m.filename.count("/") == 1 and m.filename.endswith("/PKG-INFO")
+                ]
                 if not wanted or wanted[0].file_size > MAX_METADATA_BYTES:
                     raise SourceError(f"{archive.name} has no readable core metadata")
                 with zipped.open(wanted[0]) as handle:
@@ -378,7 +405,11 @@ def _parse_requires(text: str, *, static: bool) -> tuple[str, ...] | None:
         version = (headers.get("Metadata-Version") or "").strip()
         # From metadata 2.2 on, an sdist's absent Requires-Dist is a declaration, unless dynamic.
         dynamic = {d.strip().lower() for d in headers.get_all("Dynamic") or []}
-        if version and Version(version if _is_version(version) else "0") >= Version("2.2") and "requires-dist" not in dynamic:
+        if (
+            version
+            and Version(version if _is_version(version) else "0") >= Version("2.2")
+            and "requires-dist" not in dynamic
+        ):
             return ()
         return None
     return tuple(r.strip() for r in requires)

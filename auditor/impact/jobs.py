@@ -101,7 +101,7 @@ def _in_fork(job: Job) -> dict[str, Any]:
             except MemoryError:
                 payload, code = memory_payload, EXIT_MEMORY
             _write_all(write_end, payload)
-        except BaseException:  # noqa: BLE001 - nothing may escape a forked child
+        except BaseException:
             code = code or 4
         finally:
             os._exit(code)
@@ -180,7 +180,9 @@ def _memory_message(job: Job) -> str:
 
 def _in_subprocess(job: Job) -> dict[str, Any]:
     command = [sys.executable, "-m", "apidrift.auditor.impact.child"]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     try:
         out, _ = process.communicate(json.dumps(job.as_dict()).encode(), timeout=job.timeout)
     except subprocess.TimeoutExpired:
@@ -218,7 +220,7 @@ def child_result(job: Job) -> dict[str, Any]:
         raise
     except (SpecError, SourceError) as error:
         return failed_row(job, "error", str(error).splitlines()[0] if str(error) else type(error).__name__)
-    except Exception as error:  # noqa: BLE001 - a bug of ours on this dependent: say so, keep the run
+    except Exception as error:
         first = str(error).splitlines()[0] if str(error) else ""
         return failed_row(job, "error", f"internal error: {type(error).__name__}: {first}")
 
@@ -247,7 +249,9 @@ def _audit_row(job: Job) -> dict[str, Any]:
     tree = locate(spec, role="downstream", cache=cache, index_url=job.index_url, offline=job.offline)
     pin = job.pin or pin_excluding(tree.requires, job.upstream, job.upstream_version)
     cache_dir = Path(job.cache_dir) if job.cache_dir else None
-    request = AuditRequest(spec, job.release, old=job.old, cache_dir=cache_dir, offline=job.offline, index_url=job.index_url)
+    request = AuditRequest(
+        spec, job.release, old=job.old, cache_dir=cache_dir, offline=job.offline, index_url=job.index_url
+    )
     result = _audit(request)
     row = row_from_audit(job.key, job.label, spec, result, pin, max_findings=MAX_FINDINGS)
     return row

@@ -197,7 +197,13 @@ class ResultStore:
                 continue
             row = rows.get(finding.get("key"))  # type: ignore[arg-type]
             if row is not None and finding.get("attempt") == row.get("attempt"):
-                row["findings"].append({k: v for k, v in finding.items() if k not in ("key", "dependent", "version", "status", "attempt")})
+                row["findings"].append(
+                    {
+                        k: v
+                        for k, v in finding.items()
+                        if k not in ("key", "dependent", "version", "status", "attempt")
+                    }
+                )
         return rows
 
     def start(self, fresh: bool) -> None:
@@ -222,14 +228,19 @@ class ResultStore:
         except ImportError:
             return []
         nested = ("by_rule", "not_checkable", "timings", "notes")
-        rows = [{k: (json.dumps(v) if k in nested else v) for k, v in row.items() if k != "findings"} for row in result.rows]
+        rows = [
+            {k: (json.dumps(v) if k in nested else v) for k, v in row.items() if k != "findings"}
+            for row in result.rows
+        ]
         written = []
         for name, data, schema in (
             ("dependents.parquet", rows, _ROW_SCHEMA),
             ("findings.parquet", result.findings(), _FINDING_SCHEMA),
         ):
             fields = [pa.field(column, kind) for column, kind in schema(pa)]
-            table = pa.Table.from_pylist([{c.name: item.get(c.name) for c in fields} for item in data], schema=pa.schema(fields))
+            table = pa.Table.from_pylist(
+                [{c.name: item.get(c.name) for c in fields} for item in data], schema=pa.schema(fields)
+            )
             path = self.folder / name
             pq.write_table(table, path)
             written.append(path)

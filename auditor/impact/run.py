@@ -65,17 +65,29 @@ def release_spec(text: str, cache_dir: Path | None = None) -> str:
     if "@" in text or not (path.is_file() or path.is_dir()) or not any(c in text for c in "/\\."):
         return text
     if path.is_file():
+        from packaging.utils import (
+            InvalidSdistFilename,
+            InvalidWheelFilename,
+            parse_sdist_filename,
+            parse_wheel_filename,
+        )
+
         from apidrift.auditor.sources.index_client import classify_filename
-        from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 
         if classify_filename(path.name) is None:
             return text
         try:
-            name = str(parse_wheel_filename(path.name)[0] if path.name.endswith(".whl") else parse_sdist_filename(path.name)[0])
+            name = str(
+                parse_wheel_filename(path.name)[0]
+                if path.name.endswith(".whl")
+                else parse_sdist_filename(path.name)[0]
+            )
         except (InvalidSdistFilename, InvalidWheelFilename):
             return text
         return f"{name}@{path.resolve()}"
-    tree = locate(str(path.resolve()), role="downstream", cache=Cache(cache_dir))  # a folder: only its metadata is read
+    tree = locate(
+        str(path.resolve()), role="downstream", cache=Cache(cache_dir)
+    )  # a folder: only its metadata is read
     return f"{tree.name}@{path.resolve()}"
 
 
@@ -84,7 +96,9 @@ def prepare(request: ImpactRequest) -> Prepared:
     cache = Cache(request.cache_dir)
     options = {"cache": cache, "index_url": request.index_url, "offline": request.offline}
     release = locate(request.release, role="upstream", **options)  # type: ignore[arg-type]
-    old_spec = request.old or previous_release(release.name, release.version, cache, request.index_url, request.offline)
+    old_spec = request.old or previous_release(
+        release.name, release.version, cache, request.index_url, request.offline
+    )
     old = locate(old_spec, role="upstream", **options)  # type: ignore[arg-type]
     return Prepared(release, old_spec, old)
 
@@ -109,12 +123,23 @@ def jobs_for(request: ImpactRequest, prepared: Prepared) -> list[Job]:
     release_spec = request.release
     return [
         Job(
-            key=job_key(d, prepared), dependent=d.spec, label=d.label, latest=d.latest, release=release_spec,
-            old=prepared.old_spec, upstream=prepared.release.name, upstream_version=prepared.release.version,
-            pin=d.pin, origin=d.origin, cache_dir=str(request.cache_dir) if request.cache_dir else None,
-            index_url=request.index_url, offline=request.offline, timeout=request.timeout,
-            memory_mb=request.memory_mb, trace_dir=str(request.trace_dir) if request.trace_dir else None,
-        )  # fmt: skip
+            key=job_key(d, prepared),
+            dependent=d.spec,
+            label=d.label,
+            latest=d.latest,
+            release=release_spec,
+            old=prepared.old_spec,
+            upstream=prepared.release.name,
+            upstream_version=prepared.release.version,
+            pin=d.pin,
+            origin=d.origin,
+            cache_dir=str(request.cache_dir) if request.cache_dir else None,
+            index_url=request.index_url,
+            offline=request.offline,
+            timeout=request.timeout,
+            memory_mb=request.memory_mb,
+            trace_dir=str(request.trace_dir) if request.trace_dir else None,
+        )
         for d in request.dependents
     ]
 
@@ -134,7 +159,9 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
         wanted = {job.key for job in jobs}
         done = {k: row for k, row in previous.items() if k in wanted and row["status"] != "error"}
         if done:
-            result.notes.append(f"--resume: {len(done)} dependent{'s' if len(done) != 1 else ''} already audited for these versions")
+            result.notes.append(
+                f"--resume: {len(done)} dependent{'s' if len(done) != 1 else ''} already audited for these versions"
+            )
     else:
         store.start(fresh=True)
     todo = [job for job in jobs if job.key not in done]
@@ -152,7 +179,9 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
         run_jobs(todo, pool, collect, request.max_attempts)
     result.rows = [rows[job.key] for job in jobs if job.key in rows]
     if not store.write_parquet(result):
-        result.notes.append("pyarrow is not installed: results as JSON Lines only (install apidrift[dask] for Parquet)")
+        result.notes.append(
+            "pyarrow is not installed: results as JSON Lines only (install apidrift[dask] for Parquet)"
+        )
     result.elapsed = time.perf_counter() - started
     return result
 
@@ -162,10 +191,11 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
 
 def _warm() -> None:
     """A pool worker imports the audit once (the parser too); each job's child is a fork of it."""
-    import apidrift.auditor.downstream.scan  # noqa: F401
-    import apidrift.auditor.engine  # noqa: F401
-    import apidrift.auditor.impact.results  # noqa: F401
     import libcst  # noqa: F401
+
+    import apidrift.auditor.downstream.scan
+    import apidrift.auditor.engine
+    import apidrift.auditor.impact.results  # noqa: F401
     from apidrift.rules.registry import all_rules
 
     all_rules()
@@ -174,7 +204,13 @@ def _warm() -> None:
 class Pool:
     """An Executor and how to get a new one when it breaks; a context manager that shuts it down."""
 
-    def __init__(self, make: Callable[[], Executor], slots: int, description: str, close: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        make: Callable[[], Executor],
+        slots: int,
+        description: str,
+        close: Callable[[], None] | None = None,
+    ) -> None:
         self._make = make
         self.slots = slots
         self.description = description
@@ -221,13 +257,22 @@ def dask_pool(address: str | None) -> Pool:
     try:
         client = Client(address, timeout=10) if address else Client(processes=True)
     except (OSError, TimeoutError, ValueError) as error:
-        raise RuntimeError(f"cannot reach the Dask scheduler at {address}: {type(error).__name__}: {error}") from None
+        raise RuntimeError(
+            f"cannot reach the Dask scheduler at {address}: {type(error).__name__}: {error}"
+        ) from None
     threads = sum(client.nthreads().values()) or 1
     where = address or "a local Dask cluster"
-    return Pool(lambda: client.get_executor(pure=False), threads, f"Dask at {where}, {threads} thread{'s' if threads != 1 else ''}", client.close)
+    return Pool(
+        lambda: client.get_executor(pure=False),
+        threads,
+        f"Dask at {where}, {threads} thread{'s' if threads != 1 else ''}",
+        client.close,
+    )
 
 
-def run_jobs(jobs: Iterable[Job], pool: Pool, collect: Callable[[dict[str, Any]], None], max_attempts: int = 3) -> None:
+def run_jobs(
+    jobs: Iterable[Job], pool: Pool, collect: Callable[[dict[str, Any]], None], max_attempts: int = 3
+) -> None:
     """Submit every job (a window at a time), collect each row; resubmit a job whose worker died."""
     pending = deque(jobs)
     attempts: dict[str, int] = {}
@@ -248,12 +293,14 @@ def run_jobs(jobs: Iterable[Job], pool: Pool, collect: Callable[[dict[str, Any]]
             job = in_flight.pop(future)
             try:
                 row = future.result()
-            except Exception as error:  # noqa: BLE001 - the worker died or the cluster gave up on the task
+            except Exception as error:
                 broken = broken or isinstance(error, BrokenProcessPool)
                 if attempts[job.key] < max_attempts:
                     pending.appendleft(job)
                     continue
-                message = f"the worker running it died {attempts[job.key]} times ({type(error).__name__}: {error})"
+                message = (
+                    f"the worker running it died {attempts[job.key]} times ({type(error).__name__}: {error})"
+                )
                 row = failed_row(job, "error", message.splitlines()[0])
                 row["origin"] = job.origin
             row["attempts"] = attempts[job.key]
@@ -268,4 +315,4 @@ def run_jobs(jobs: Iterable[Job], pool: Pool, collect: Callable[[dict[str, Any]]
             pool.renew()
 
 
-__all__ = ["FAILED", "ImpactRequest", "run_impact", "run_jobs", "make_executor"]
+__all__ = ["FAILED", "ImpactRequest", "make_executor", "run_impact", "run_jobs"]

@@ -39,7 +39,9 @@ _METADATA_NAMES = frozenset(
 )
 _COMPILED_RE = re.compile(r"^(?P<module>[A-Za-z_][A-Za-z0-9_]*)(\.[A-Za-z0-9_-]+)*\.(so|pyd)$")
 _CHUNK = 1 << 16
-MAX_PATH_PARTS = 64  # deeper entries are skipped: no real package nests so, and deep trees strain every walker
+MAX_PATH_PARTS = (
+    64  # deeper entries are skipped: no real package nests so, and deep trees strain every walker
+)
 _BAD_NAME_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ})
 
 
@@ -129,7 +131,9 @@ class _Entry:
     open: Callable[[], IO[bytes]]
 
 
-MAX_TAR_HEADER_BYTES = 1024 * 1024  # a pax extended header or GNU long name: real ones are a few hundred bytes
+MAX_TAR_HEADER_BYTES = (
+    1024 * 1024
+)  # a pax extended header or GNU long name: real ones are a few hundred bytes
 _EXTENDED_HEADER_TYPES = frozenset({tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE,
                                     tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK})  # fmt: skip
 
@@ -152,7 +156,9 @@ class _BoundedTarInfo(tarfile.TarInfo):
 
 def _tar_entries(path: Path, limits: ExtractLimits) -> Iterator[_Entry]:
     # "r:*" sniffs the compression, so a mislabelled but valid tar still reads; garbage raises ReadError.
-    with tarfile.open(path, mode="r:*", encoding="utf-8", errors="surrogateescape", tarinfo=_BoundedTarInfo) as tar:
+    with tarfile.open(
+        path, mode="r:*", encoding="utf-8", errors="surrogateescape", tarinfo=_BoundedTarInfo
+    ) as tar:
         scanned = 0
         for member in tar:
             scanned += max(member.size, 0)
@@ -196,7 +202,9 @@ def _zip_entries(path: Path) -> Iterator[_Entry]:
                     name = ""
             name = name.replace("\\", "/")  # zips made on Windows may use backslashes
             mode = info.external_attr >> 16
-            if not info.filename:  # a nameless entry: nothing to extract (zipfile's is_dir() would fail on it)
+            if (
+                not info.filename
+            ):  # a nameless entry: nothing to extract (zipfile's is_dir() would fail on it)
                 kind: EntryType = "other"
             elif info.is_dir():
                 kind = "dir"
@@ -239,9 +247,7 @@ def _wanted(parts: tuple[str, ...]) -> Literal["source", "metadata", "compiled"]
     filename = parts[-1]
     if filename.endswith(_SOURCE_SUFFIXES):
         return "source"
-    if filename in _METADATA_NAMES or (
-        len(parts) > 1 and parts[-2].endswith((".dist-info", ".egg-info"))
-    ):
+    if filename in _METADATA_NAMES or (len(parts) > 1 and parts[-2].endswith((".dist-info", ".egg-info"))):
         return "metadata"
     if filename.endswith((".so", ".pyd")) and _COMPILED_RE.match(filename):
         return "compiled"
@@ -390,10 +396,14 @@ def extract_archive(
     except OSError as exc:  # corrupt compressed data (bz2, gzip) or a failed write
         shutil.rmtree(work, ignore_errors=True)
         raise SourceError(f"cannot extract {archive.name}: {_one_line(exc)}") from None
-    except Exception as exc:  # anything else a damaged archive makes tarfile or zipfile raise (found by fuzzing)
+    except (
+        Exception
+    ) as exc:  # anything else a damaged archive makes tarfile or zipfile raise (found by fuzzing)
         shutil.rmtree(work, ignore_errors=True)
         what = "sdist" if kind == "sdist" else "wheel"
-        raise SourceError(f"{archive.name} is not a readable {what} archive: {type(exc).__name__}: {_one_line(exc)}") from None
+        raise SourceError(
+            f"{archive.name} is not a readable {what} archive: {type(exc).__name__}: {_one_line(exc)}"
+        ) from None
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

@@ -29,12 +29,16 @@ MAX_WHEEL_BYTES = 4 * 1024 * 1024
 
 @dataclass
 class Dependents:
-    lines: list[str] = field(default_factory=list)  # "speculators 0.3.0 requires vllm==0.11.0 (extra datagen)"
+    lines: list[str] = field(
+        default_factory=list
+    )  # "speculators 0.3.0 requires vllm==0.11.0 (extra datagen)"
     read: int = 0  # releases whose metadata was read
     unread: int = 0  # releases the index serves no metadata for (or that could not be read)
 
 
-def releases_requiring(client: IndexClient, downstream: str, upstream: str, count: int = RECENT_RELEASES) -> Dependents:
+def releases_requiring(
+    client: IndexClient, downstream: str, upstream: str, count: int = RECENT_RELEASES
+) -> Dependents:
     """Which of `downstream`'s recent releases (the newest of each of its `count` newest major.minor
     series, pre-releases only when there is nothing else) declare a requirement on `upstream`."""
     listing = client.project(downstream)
@@ -59,7 +63,9 @@ def releases_requiring(client: IndexClient, downstream: str, upstream: str, coun
             except InvalidRequirement:
                 continue
             if canonicalize_name(requirement.name) == wanted:
-                found.lines.append(f"{listing.name or downstream} {version} requires {_describe(requirement)}")
+                found.lines.append(
+                    f"{listing.name or downstream} {version} requires {_describe(requirement)}"
+                )
     return found
 
 
@@ -87,7 +93,11 @@ def _metadata(client: IndexClient, files: list[IndexFile]) -> str | None:
 def _wheel_metadata(path: Path) -> str | None:
     try:
         with zipfile.ZipFile(path) as archive:
-            names = [i for i in archive.infolist() if i.filename.count("/") == 1 and i.filename.endswith(".dist-info/METADATA")]
+            names = [
+                i
+                for i in archive.infolist()
+                if i.filename.count("/") == 1 and i.filename.endswith(".dist-info/METADATA")
+            ]
             if len(names) != 1 or names[0].file_size > MAX_METADATA_BYTES:
                 return None
             return archive.read(names[0]).decode("utf-8", "replace")
@@ -104,4 +114,3 @@ def _describe(requirement: Requirement) -> str:
     elif marker:
         text += f" (when {marker})"
     return text
-

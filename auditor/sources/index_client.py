@@ -47,7 +47,9 @@ DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF = 0.5  # seconds; doubled after each failed attempt
 DEFAULT_MAX_DOWNLOAD_SECONDS = 10 * 60.0  # a whole download, however slowly the server trickles it
 DEFAULT_MAX_LISTING_SECONDS = 120.0  # a whole index page request, headers to last byte
-DEFAULT_MAX_LISTING_BYTES = 64 * 1024 * 1024  # an index page, once decoded (gzip): the largest real ones hold a few MB
+DEFAULT_MAX_LISTING_BYTES = (
+    64 * 1024 * 1024
+)  # an index page, once decoded (gzip): the largest real ones hold a few MB
 LIMIT_VARIABLES = {  # environment variables that change the limits above (see docs/security.md)
     "max_listing_bytes": "APIDRIFT_MAX_LISTING_BYTES",
     "max_listing_seconds": "APIDRIFT_LISTING_TIMEOUT",
@@ -157,9 +159,7 @@ class Release:
 
 
 def _is_pure(tags: Iterable[Tag]) -> bool:
-    return any(
-        t.abi == "none" and t.platform == "any" and t.interpreter.startswith("py3") for t in tags
-    )
+    return any(t.abi == "none" and t.platform == "any" and t.interpreter.startswith("py3") for t in tags)
 
 
 MAX_FILENAME_LENGTH = 255  # longer names cannot be stored on common file systems anyway
@@ -196,7 +196,9 @@ def classify_filename(
         return None
 
 
-def _classify(filename: str, fallback_version: str | None, project: str | None) -> tuple[FileKind, str, bool] | None:
+def _classify(
+    filename: str, fallback_version: str | None, project: str | None
+) -> tuple[FileKind, str, bool] | None:
     if filename.endswith(".whl"):
         try:
             name, version, _build, tags = parse_wheel_filename(filename)
@@ -364,7 +366,10 @@ def network_failure(exc: BaseException) -> str:
     where = f"{host.group(1)}:{port.group(1)}" if host and port else (host.group(1) if host else "the server")
     name = host.group(1) if host else "the server"
     checks = [
-        (("NameResolutionError", "Failed to resolve", "Name or service not known", "getaddrinfo"), f"cannot resolve the host name {name}"),
+        (
+            ("NameResolutionError", "Failed to resolve", "Name or service not known", "getaddrinfo"),
+            f"cannot resolve the host name {name}",
+        ),
         (("Connection refused", "Errno 111"), f"connection refused by {where}"),
         (("timed out", "Timeout", "TimeoutError"), f"timed out talking to {where}"),
         (("SSLError", "CERTIFICATE_VERIFY_FAILED", "SSL:"), f"TLS handshake with {where} failed"),
@@ -433,19 +438,27 @@ class IndexClient:
         self.configured_url = configured_index_url(index_url)
         self.offline = offline
         self.max_download_bytes = int(
-            max_download_bytes if max_download_bytes is not None else env_limit("max_download_bytes", DEFAULT_MAX_DOWNLOAD_BYTES)
+            max_download_bytes
+            if max_download_bytes is not None
+            else env_limit("max_download_bytes", DEFAULT_MAX_DOWNLOAD_BYTES)
         )
         self.timeout = timeout if timeout is not None else DEFAULT_TIMEOUT
         self.retries = retries if retries is not None else DEFAULT_RETRIES
         self.backoff = backoff if backoff is not None else DEFAULT_BACKOFF
         self.max_download_seconds = (
-            max_download_seconds if max_download_seconds is not None else env_limit("max_download_seconds", DEFAULT_MAX_DOWNLOAD_SECONDS)
+            max_download_seconds
+            if max_download_seconds is not None
+            else env_limit("max_download_seconds", DEFAULT_MAX_DOWNLOAD_SECONDS)
         )
         self.max_listing_seconds = (
-            max_listing_seconds if max_listing_seconds is not None else env_limit("max_listing_seconds", DEFAULT_MAX_LISTING_SECONDS)
+            max_listing_seconds
+            if max_listing_seconds is not None
+            else env_limit("max_listing_seconds", DEFAULT_MAX_LISTING_SECONDS)
         )
         self.max_listing_bytes = int(
-            max_listing_bytes if max_listing_bytes is not None else env_limit("max_listing_bytes", DEFAULT_MAX_LISTING_BYTES)
+            max_listing_bytes
+            if max_listing_bytes is not None
+            else env_limit("max_listing_bytes", DEFAULT_MAX_LISTING_BYTES)
         )
         self._client: pypi_simple.PyPISimple | None = None
         self._index_url: str | None = self.configured_url
@@ -605,9 +618,12 @@ class IndexClient:
                         f"the index page of {name} at {self.display_url} took longer than {self.max_listing_seconds:g} s;"
                         f" refused (raise {LIMIT_VARIABLES['max_listing_seconds']} on a slow network)"
                     )
-            response._content = bytes(body)  # as a non-streamed request would hold it, for pypi_simple's parser
+            response._content = bytes(
+                body
+            )  # as a non-streamed request would hold it, for pypi_simple's parser
             response._content_consumed = True
         return pypi_simple.ProjectPage.from_response(response, name)
+
     # core metadata (PEP 658)
 
     def metadata(self, file: IndexFile, limit: int = MAX_METADATA_BYTES) -> str:
@@ -620,16 +636,22 @@ class IndexClient:
         try:
             response = self.client.s.get(file.metadata_url, stream=True, timeout=self.timeout)
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-            raise SourceError(f"cannot read the metadata of {file.filename}: {network_failure(exc)}") from None
+            raise SourceError(
+                f"cannot read the metadata of {file.filename}: {network_failure(exc)}"
+            ) from None
         with response:
             if response.status_code >= 400:
-                raise SourceError(f"reading the metadata of {file.filename} failed: HTTP {response.status_code}")
+                raise SourceError(
+                    f"reading the metadata of {file.filename} failed: HTTP {response.status_code}"
+                )
             data = b""
             try:
                 for chunk in response.iter_content(_CHUNK):
                     data += chunk
                     if len(data) > limit:
-                        raise SourceError(f"the metadata of {file.filename} is larger than {limit} bytes; refused")
+                        raise SourceError(
+                            f"the metadata of {file.filename} is larger than {limit} bytes; refused"
+                        )
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 raise SourceError(f"cannot read the metadata of {file.filename}: {_short(exc)}") from None
         return data.decode("utf-8", "replace")
@@ -644,7 +666,12 @@ class IndexClient:
         """
         if self.offline:
             raise SourceError(f"offline: {file.filename} is not in the cache {self.cache.root}")
-        if "/" in file.filename or "\\" in file.filename or file.filename.startswith(".") or "\0" in file.filename:
+        if (
+            "/" in file.filename
+            or "\\" in file.filename
+            or file.filename.startswith(".")
+            or "\0" in file.filename
+        ):
             raise SourceError(f"the index lists an unsafe file name {file.filename!r}")
         folder = self.cache.downloads / uuid.uuid4().hex
         folder.mkdir()
@@ -708,10 +735,17 @@ class IndexClient:
                             )
                         sha.update(chunk)
                         out.write(chunk)
-            except (requests.RequestException, urllib3.exceptions.HTTPError, ConnectionError, TimeoutError) as exc:
+            except (
+                requests.RequestException,
+                urllib3.exceptions.HTTPError,
+                ConnectionError,
+                TimeoutError,
+            ) as exc:
                 raise _Interrupted(exc) from None
             except OSError as exc:
-                raise SourceError(f"cannot write {file.filename} into the cache: {exc.strerror or exc}") from None
+                raise SourceError(
+                    f"cannot write {file.filename} into the cache: {exc.strerror or exc}"
+                ) from None
         return sha.hexdigest()
 
 

@@ -25,6 +25,8 @@ from urllib.request import url2pathname
 
 from packaging.version import InvalidVersion, Version
 
+from apidrift.auditor.cache import Cache
+from apidrift.auditor.safe_read import read_bounded
 from apidrift.auditor.sources.archive import (
     Extraction,
     ExtractLimits,
@@ -33,9 +35,12 @@ from apidrift.auditor.sources.archive import (
     extract_archive,
     read_extraction,
 )
-from apidrift.auditor.cache import Cache
-from apidrift.auditor.safe_read import read_bounded
-from apidrift.auditor.sources.index_client import IndexClient, classify_filename, remove_download, select_release
+from apidrift.auditor.sources.index_client import (
+    IndexClient,
+    classify_filename,
+    remove_download,
+    select_release,
+)
 from apidrift.auditor.sources.specs import (
     DirectorySpec,
     IndexSpec,
@@ -56,7 +61,7 @@ except ImportError:  # pragma: no cover - Python 3.10 without tomli reads no pyp
     except ImportError:
         _toml = None  # type: ignore[assignment]
 
-__all__ = ["SourceTree", "SourceError", "SpecError", "locate"]
+__all__ = ["SourceError", "SourceTree", "SpecError", "locate"]
 
 Origin = Literal["index", "path", "installed", "directory"]
 
@@ -173,7 +178,8 @@ def _from_name(spec: NameSpec, role: Role, ctx: _Context) -> SourceTree:
         )
     tree = _from_index(name, None, ctx)
     return _with_note(
-        tree, f"{name} is neither a local folder nor installed: using the latest release on the index, {tree.version}"
+        tree,
+        f"{name} is neither a local folder nor installed: using the latest release on the index, {tree.version}",
     )
 
 
@@ -288,7 +294,9 @@ def _from_path(spec: PathSpec, ctx: _Context) -> SourceTree:
         tree = _from_directory(path, origin="path", name_hint=spec.name)
     elif path.is_file():
         if archive_kind(path.name) is None:
-            raise SourceError(f"{path}: neither a directory, a wheel (.whl) nor an sdist (.tar.gz, .zip, ...)")
+            raise SourceError(
+                f"{path}: neither a directory, a wheel (.whl) nor an sdist (.tar.gz, .zip, ...)"
+            )
         try:
             digest = _sha256_of(path)
         except OSError as exc:
@@ -298,7 +306,9 @@ def _from_path(spec: PathSpec, ctx: _Context) -> SourceTree:
                 "version": parsed[1] if parsed else None}  # fmt: skip
         dest = ctx.cache.source_dir(spec.key, "file", digest)
         extraction = read_extraction(dest) or _extract(path, ctx.cache.write_path(dest), ctx.limits, info)
-        tree = _tree_from_extraction(extraction, origin="path", name_hint=spec.name, location=str(path.resolve()))
+        tree = _tree_from_extraction(
+            extraction, origin="path", name_hint=spec.name, location=str(path.resolve())
+        )
     else:
         raise SourceError(f"{path} does not exist (from {spec.text!r})")
     if normalize_name(tree.name) != spec.key:
@@ -482,7 +492,9 @@ def _walk_files(top: Path) -> Iterator[tuple[str, str]]:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if not entry.name.startswith(".") and entry.name != "__pycache__":
-                        stack.append((Path(entry.path), f"{relative}/{entry.name}" if relative else entry.name))
+                        stack.append(
+                            (Path(entry.path), f"{relative}/{entry.name}" if relative else entry.name)
+                        )
                 elif entry.is_file(follow_symlinks=False):
                     yield relative, entry.name
             except OSError:
@@ -567,22 +579,30 @@ def _present(root: Path, names: Iterable[str], compiled: Iterable[str] = ()) -> 
     found = []
     for name in names:
         try:
-            if (root / f"{name}.py").is_file() or (root / f"{name}.pyi").is_file() or (root / name).is_dir():
-                found.append(name)
-            elif name in compiled_tops or any(p.suffix in (".so", ".pyd") and p.is_file() for p in root.glob(f"{name}.*")):
+            if (
+                (root / f"{name}.py").is_file()
+                or (root / f"{name}.pyi").is_file()
+                or (root / name).is_dir()
+                or name in compiled_tops
+                or any(p.suffix in (".so", ".pyd") and p.is_file() for p in root.glob(f"{name}.*"))
+            ):
                 found.append(name)
         except OSError:
             continue
     return tuple(found)
 
 
-def _analyse(tree: Path, name_hint: str | None, declared: tuple[str, ...] = (), compiled: Iterable[str] = ()) -> _Analysis:
+def _analyse(
+    tree: Path, name_hint: str | None, declared: tuple[str, ...] = (), compiled: Iterable[str] = ()
+) -> _Analysis:
     """Root, import names and metadata of an extracted wheel or sdist, or of a project folder."""
     dist_info = _pick(sorted(tree.glob("*.dist-info")), name_hint)
     if dist_info is not None:  # a wheel (or a folder laid out like site-packages)
         compiled = tuple(compiled)
         meta = _core_metadata(_read_text(dist_info / "METADATA"))
-        meta.declared = declared or _present(tree, _identifiers(_lines(_read_text(dist_info / "top_level.txt"))), compiled)
+        meta.declared = declared or _present(
+            tree, _identifiers(_lines(_read_text(dist_info / "top_level.txt"))), compiled
+        )
         meta.declared = meta.declared or _present(
             tree, _record_top_names(_record_paths(_read_text(dist_info / "RECORD"))), compiled
         )

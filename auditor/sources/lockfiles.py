@@ -65,7 +65,9 @@ class LockFile:
     notes: list[str] = field(default_factory=list)  # entries left out, and why
 
 
-Reader = Callable[[str], "bytes | None"]  # relative POSIX path -> the bytes, or None when there is no such file
+Reader = Callable[
+    [str], "bytes | None"
+]  # relative POSIX path -> the bytes, or None when there is no such file
 
 
 # ---- which files
@@ -87,7 +89,9 @@ def kind_by_name(path: str) -> str | None:
         return "pylock"
     if base == "pyproject.toml":
         return "pyproject"
-    if re.fullmatch(r"requirements[\w.-]*\.txt", base) or (folder == "requirements" and base.endswith(".txt")):
+    if re.fullmatch(r"requirements[\w.-]*\.txt", base) or (
+        folder == "requirements" and base.endswith(".txt")
+    ):
         return "requirements"
     return None
 
@@ -135,7 +139,7 @@ def listing_of(folder: Path) -> list[str]:
     names: list[str] = []
     for sub in ("", "requirements"):
         base = folder / sub if sub else folder
-        if not base.is_dir() or base.is_symlink() and sub:
+        if not base.is_dir() or (base.is_symlink() and sub):
             continue
         try:
             entries = sorted(base.iterdir())[:10_000]
@@ -213,7 +217,9 @@ class GitSide:
                 raise LockError(f"{self.ref}:{path}: a symbolic link; not read")
             size = int(_git(self.repo, "cat-file", "-s", spec).strip() or 0)
             if size > MAX_FILE_BYTES:
-                raise LockError(f"{self.ref}:{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB; not read")
+                raise LockError(
+                    f"{self.ref}:{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB; not read"
+                )
             return _git_bytes(self.repo, "cat-file", "blob", spec)
 
         return read
@@ -227,6 +233,7 @@ def _git_bytes(cwd: Path, *args: str, check: bool = True) -> bytes:
             capture_output=True,
             timeout=GIT_TIMEOUT,
             stdin=subprocess.DEVNULL,
+            check=False,
         )
     except FileNotFoundError:
         raise LockError("git is not installed; --base needs it") from None
@@ -259,7 +266,9 @@ def read_lock(path: str, read: Reader, kind: str | None = None) -> list[LockFile
     try:
         doc: Any = json.loads(text) if kind == "pipfile" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as error:
-        raise LockError(f"{path}: not valid {'JSON' if kind == 'pipfile' else 'TOML'} ({_first_line(error)})") from None
+        raise LockError(
+            f"{path}: not valid {'JSON' if kind == 'pipfile' else 'TOML'} ({_first_line(error)})"
+        ) from None
     if not isinstance(doc, dict):
         raise LockError(f"{path}: not a {kind} file")
     parser(doc, lock)
@@ -297,7 +306,13 @@ def _add(lock: LockFile, name: object, version: object, marker: object = None) -
         lock.notes.append(f"{_safe(name, 60)} {_safe(version, 40)}: not a package name and version; left out")
         return
     lock.pins.append(
-        Pin(str(canonicalize_name(name)), version, lock.path, marker if isinstance(marker, str) else None, name)
+        Pin(
+            str(canonicalize_name(name)),
+            version,
+            lock.path,
+            marker if isinstance(marker, str) else None,
+            name,
+        )
     )
 
 
@@ -331,7 +346,9 @@ def _poetry(doc: dict[str, Any], lock: LockFile) -> None:
 def _pdm(doc: dict[str, Any], lock: LockFile) -> None:
     """`[[package]]`; entries with `path`, `url`, `git` or `editable` are local or VCS, not releases."""
     for package in _tables(doc, "package"):
-        local = next((k for k in ("path", "url", "git", "hg", "svn", "bzr", "editable") if package.get(k)), None)
+        local = next(
+            (k for k in ("path", "url", "git", "hg", "svn", "bzr", "editable") if package.get(k)), None
+        )
         if local:
             lock.notes.append(f"{_safe(package.get('name'))}: {local} source, not a release; left out")
             continue
@@ -349,7 +366,9 @@ def _pipfile(doc: dict[str, Any], lock: LockFile) -> None:
                 continue
             version = entry.get("version")
             if not isinstance(version, str) or not version.startswith("=="):
-                kind = next((k for k in ("git", "path", "file", "editable") if k in entry), "no exact version")
+                kind = next(
+                    (k for k in ("git", "path", "file", "editable") if k in entry), "no exact version"
+                )
                 lock.notes.append(f"{_safe(name)}: {kind}, not a release; left out")
                 continue
             _add(lock, name, version[2:].lstrip("="), entry.get("markers"))
@@ -360,7 +379,9 @@ def _pylock(doc: dict[str, Any], lock: LockFile) -> None:
     for package in _tables(doc, "packages"):
         local = next((k for k in ("vcs", "directory", "archive") if k in package), None)
         if local or not (package.get("sdist") or package.get("wheels")):
-            lock.notes.append(f"{_safe(package.get('name'))}: {local or 'no sdist or wheels'}, not a release; left out")
+            lock.notes.append(
+                f"{_safe(package.get('name'))}: {local or 'no sdist or wheels'}, not a release; left out"
+            )
             continue
         _add(lock, package.get("name"), package.get("version"), package.get("marker"))
 
@@ -558,7 +579,9 @@ class Side:
         return [f"{self._where(lock.path)}: {note}" for lock in self.files for note in lock.notes]
 
     def _where(self, path: str) -> str:
-        return self.label if self.label == path or self.label.endswith("/" + path) else f"{self.label}: {path}"
+        return (
+            self.label if self.label == path or self.label.endswith("/" + path) else f"{self.label}: {path}"
+        )
 
 
 def choose(pins: list[Pin]) -> tuple[str, str | None]:
@@ -615,7 +638,7 @@ def read_side(label: str, paths: Iterable[str], read: Reader) -> Side:
 def is_read_by_bump(relative: str) -> bool:
     """Whether `apidrift bump` reads the file at this path relative to the project folder: a lock or pin
     file at the folder's top level or in its `requirements/` folder."""
-    if relative.count("/") > 1 or relative.count("/") == 1 and not relative.startswith("requirements/"):
+    if relative.count("/") > 1 or (relative.count("/") == 1 and not relative.startswith("requirements/")):
         return False
     return bool(lock_candidates([relative]))
 
@@ -643,7 +666,9 @@ def _main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (3, 4) or args[0] != "changed":
-        print("usage: python -m apidrift.auditor.sources.lockfiles changed FOLDER BASE [HEAD]", file=sys.stderr)
+        print(
+            "usage: python -m apidrift.auditor.sources.lockfiles changed FOLDER BASE [HEAD]", file=sys.stderr
+        )
         return 2
     try:
         paths = changed_lock_files(Path(args[1]), *args[2:])

@@ -135,7 +135,8 @@ def choose_old(
                 f"target {target_version}, and {downstream_label} declares no version",
             )
         return OldChoice(
-            None, f"no old version: {downstream_label} declares no version of {upstream_name}, nor is it installed in {environment.label}"
+            None,
+            f"no old version: {downstream_label} declares no version of {upstream_name}, nor is it installed in {environment.label}",
         )
     return OldChoice(
         None,

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import logging
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import BoundedReadError, read_bounded
+from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,12 @@ class ApiIndex:
             return None  # never a path outside the root (`..`, `/`) nor a file that is no module
         base = self.root.joinpath(*parts)
         try:
-            for candidate in (base.with_suffix(".pyi"), base.with_suffix(".py"), base / "__init__.pyi", base / "__init__.py"):
+            for candidate in (
+                base.with_suffix(".pyi"),
+                base.with_suffix(".py"),
+                base / "__init__.pyi",
+                base / "__init__.py",
+            ):
                 if candidate.is_file():
                     return candidate
             if base.is_dir() and _holds_python(base):
@@ -137,7 +142,10 @@ class ApiIndex:
         if cached is not None:
             self.stats.from_cache += 1
             return cached
-        from apidrift.auditor.upstream.loader import LoadBudgetExceeded, load_module  # griffe: on a cache miss only
+        from apidrift.auditor.upstream.loader import (
+            LoadBudgetExceeded,
+            load_module,
+        )  # griffe: on a cache miss only
 
         try:
             info = load_module(dotted, filepath, decode_source(data), self.root)
@@ -152,7 +160,9 @@ class ApiIndex:
             return unknowable
         except Exception as error:  # Python 2, null bytes, or a griffe failure: one module, not the audit
             message = str(error).strip().splitlines()
-            self.stats.failed[dotted] = f"{type(error).__name__}: {message[0][:200]}" if message else type(error).__name__
+            self.stats.failed[dotted] = (
+                f"{type(error).__name__}: {message[0][:200]}" if message else type(error).__name__
+            )
             return unknowable
         self.stats.parsed += 1
         self._write_cache(key, info)

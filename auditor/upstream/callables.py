@@ -13,17 +13,18 @@ from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
-    ServedValue,
-    Resolution,
     ClassValue,
     FunctionValue,
     InstanceValue,
+    Resolution,
     Resolver,
+    ServedValue,
     Value,
 )
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.synthesis import (
-    PYDANTIC_MODELS,
     NAMED_TUPLES,
+    PYDANTIC_MODELS,
     Style,
     dataclass_style,
     exception,
@@ -32,7 +33,6 @@ from apidrift.auditor.upstream.synthesis import (
     pydantic_model,
     synthesize,
 )
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 # Decorators that leave a function's call signature as it is.
 TRANSPARENT_DECORATORS = frozenset(
@@ -55,6 +55,7 @@ TRANSPARENT_DECORATORS = frozenset(
         "contextlib.asynccontextmanager",
     }
 )
+
 
 @dataclass(frozen=True)
 class CallTarget:
@@ -111,7 +112,10 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     if effects:  # only "positional-by-name" is known; it names positionals after the bound signature
         named = by_name(signature)
         if named is None or func.overloads:
-            return Unknown(Reason.DECORATOR, next(d.path for d in func.decorators if d.path not in TRANSPARENT_DECORATORS))
+            return Unknown(
+                Reason.DECORATOR,
+                next(d.path for d in func.decorators if d.path not in TRANSPARENT_DECORATORS),
+            )
         signature = named
     # With an implementation, CPython binds against it alone; without one (a stub), the overloads speak.
     overload_only = func.has_decorator("typing.overload", "typing_extensions.overload") and func.overloads
@@ -119,11 +123,16 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     runtime = func.runtime_signature
     if runtime is not None and binds_first:
         runtime = runtime.bound()
-    return CallTarget(signature, f"{value.path}", value.path, alternatives, typing_view=func.typing_view, runtime=runtime)
+    return CallTarget(
+        signature, f"{value.path}", value.path, alternatives, typing_view=func.typing_view, runtime=runtime
+    )
 
 
 def _unknown_decorator(
-    decorators: tuple[Decorator, ...], resolver: Resolver, transparent: frozenset[str], effects: set[str] | None = None
+    decorators: tuple[Decorator, ...],
+    resolver: Resolver,
+    transparent: frozenset[str],
+    effects: set[str] | None = None,
 ) -> str | None:
     """The first decorator whose effect on the signature is not known to be nil (or, with `effects`,
     one of those collected there)."""
@@ -133,7 +142,10 @@ def _unknown_decorator(
         if decorator.path.startswith("?") or not resolver.index.owns(decorator.path):
             return decorator.path
         target = resolver.lookup(decorator.path)
-        if isinstance(target, FunctionValue) and (effect := _keeps(target.info, decorator.called, resolver)) is not None:
+        if (
+            isinstance(target, FunctionValue)
+            and (effect := _keeps(target.info, decorator.called, resolver)) is not None
+        ):
             if effect and effects is not None:
                 effects.add(effect)
             elif effect:
@@ -176,7 +188,9 @@ def _keeps_through(path: str, resolver: Resolver, depth: int) -> bool:
         if not isinstance(value, ClassValue):
             return False
         value = resolver.attribute(InstanceValue(value.info, True), method)
-        if not isinstance(value, FunctionValue) or value.info.has_decorator("builtins.staticmethod", "builtins.classmethod"):
+        if not isinstance(value, FunctionValue) or value.info.has_decorator(
+            "builtins.staticmethod", "builtins.classmethod"
+        ):
             return False
     elif not isinstance(value, FunctionValue) or value.via is not None:
         return False  # a method reached through its class takes the function as `self`
@@ -193,8 +207,11 @@ def by_name(signature: Signature) -> Signature | None:
         return None
     if any(p.name == "args" for p in params):
         return None
-    plain = [p if p.kind != ParamKind.KEYWORD_ONLY else replace(p, kind=ParamKind.POSITIONAL_OR_KEYWORD)
-             for p in params if p.kind != ParamKind.VAR_KEYWORD]
+    plain = [
+        p if p.kind != ParamKind.KEYWORD_ONLY else replace(p, kind=ParamKind.POSITIONAL_OR_KEYWORD)
+        for p in params
+        if p.kind != ParamKind.VAR_KEYWORD
+    ]
     rest = [p for p in params if p.kind == ParamKind.VAR_KEYWORD]
     dropped = Parameter("args", ParamKind.VAR_POSITIONAL)
     return Signature((*plain, dropped, *rest), signature.returns)
@@ -230,7 +247,11 @@ def _built_by_decorator_package(target: FunctionValue, decorator: Decorator, res
 
 def _partial_identity(decorator: Decorator, resolver: Resolver) -> bool:
     """`@functools.partial(hook, tag=...)` where `hook(f, tag)` hands back `f`: changes nothing."""
-    if decorator.path != "functools.partial" or len(decorator.args) != 1 or not resolver.index.owns(decorator.args[0]):
+    if (
+        decorator.path != "functools.partial"
+        or len(decorator.args) != 1
+        or not resolver.index.owns(decorator.args[0])
+    ):
         return False
     target = resolver.lookup(decorator.args[0])
     return isinstance(target, FunctionValue) and target.info.identity
@@ -285,11 +306,13 @@ def constructor(cls: ClassInfo, resolver: Resolver, *, skip_new: bool = False) -
     if new is not None:
         return new
     # Only object's __init__ is left: the class takes no arguments (a stub may just not say).
-    return CallTarget(Signature(()), f"{cls.path} (object.__init__)", cls.path, typing_view=_any_typing_view(mro))
+    return CallTarget(
+        Signature(()), f"{cls.path} (object.__init__)", cls.path, typing_view=_any_typing_view(mro)
+    )
 
 
 def _factory_constructor(
-    cls: ClassInfo, made: ClassInfo | None | Unknown, mro: list[ClassInfo | str], resolver: Resolver
+    cls: ClassInfo, made: ClassInfo | Unknown | None, mro: list[ClassInfo | str], resolver: Resolver
 ) -> CallTarget | Unknown:
     """`Cls(...)` whose `__new__` builds another class: the arguments meet that `__new__` and, when it
     built an instance of `Cls` (a subclass), the `__init__` of the class built; else no `__init__`.
@@ -321,14 +344,21 @@ def _init_of(
         target = _dunder_target(entry, "__init__", resolver)
         if isinstance(target, Unknown):
             return target
-        return replace(target, description=f"{cls.path} (__init__ of {entry.path})", defined_at=f"{entry.path}.__init__")
+        return replace(
+            target, description=f"{cls.path} (__init__ of {entry.path})", defined_at=f"{entry.path}.__init__"
+        )
     if init is not None:
         return Unknown(Reason.INIT_NOT_A_FUNCTION)
     if style is not None and style.options.get("init", "True") != "False":
         synthesized = synthesize(mro, entry, resolver)
         if isinstance(synthesized, Unknown):
             return synthesized
-        return CallTarget(synthesized, f"{cls.path} (fields of {style.kind} dataclass)", entry.path, typing_view=entry.typing_view)
+        return CallTarget(
+            synthesized,
+            f"{cls.path} (fields of {style.kind} dataclass)",
+            entry.path,
+            typing_view=entry.typing_view,
+        )
     return None
 
 
@@ -348,7 +378,7 @@ def _accepts_anything(target: CallTarget) -> bool:
     return all(s.accepts_any_positional and s.accepts_any_keyword for s in target.variants())
 
 
-def _metaclass(mro: list[ClassInfo | str], resolver: Resolver) -> None | Unknown:
+def _metaclass(mro: list[ClassInfo | str], resolver: Resolver) -> Unknown | None:
     for entry in mro:
         if isinstance(entry, ClassInfo) and entry.metaclass:
             if resolver.plain_metaclass(entry.metaclass):

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from typing import Any
 
+from apidrift.auditor.downstream.refs import ModuleRef
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import call_target
-from apidrift.auditor.downstream.refs import ModuleRef
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
@@ -54,7 +54,9 @@ class ApiChange:
             "old": self.old,
             "new": self.new,
             "uses": list(self.uses),
-            "breaks_some_callers": self.breaking if self.breaks_some_callers is None else self.breaks_some_callers,
+            "breaks_some_callers": self.breaking
+            if self.breaks_some_callers is None
+            else self.breaks_some_callers,
         }
 
 
@@ -69,7 +71,9 @@ def all_paths(resolver: Resolver) -> list[str]:
         for name, member in value.info.members.items():
             if member.kind == "class":
                 paths.append(f"{dotted}.{name}")
-                paths.extend(f"{dotted}.{name}.{m}" for m, inner in member.members.items() if inner.kind == "function")  # type: ignore[union-attr]
+                paths.extend(
+                    f"{dotted}.{name}.{m}" for m, inner in member.members.items() if inner.kind == "function"
+                )  # type: ignore[union-attr]
             elif member.kind == "function":
                 paths.append(f"{dotted}.{name}")
     return paths
@@ -86,7 +90,9 @@ def diff(
     it ("file:line"); `sites` (with --used-by) maps it to the use sites themselves, so that each change
     lists exactly the sites it breaks and is breaking only when it breaks one."""
     relocator = Relocator(new)
-    changes: dict[tuple[str, str, str], ApiChange] = {}  # one change, seen through several paths, is one entry
+    changes: dict[
+        tuple[str, str, str], ApiChange
+    ] = {}  # one change, seen through several paths, is one entry
     checks = _SiteChecks(old, new)
     for path in dict.fromkeys(paths):
         canonical = _canonical(old, path)
@@ -152,12 +158,12 @@ def _attributed(change: ApiChange, uses: list[Use], checks: _SiteChecks) -> ApiC
         if change.kind in _WHOLE_OBJECT:
             if after.missing is not None and before.missing is None:
                 hit.append(use.where)
-        elif change.kind in _TOUCHES_EVERY_USE:
-            hit.append(use.where)
-        elif _site_feels(change, use.site, before, after):
+        elif change.kind in _TOUCHES_EVERY_USE or _site_feels(change, use.site, before, after):
             hit.append(use.where)
     ordered = tuple(sorted(set(hit), key=_site_order))
-    breaking = general and bool(ordered) and change.kind not in _TOUCHES_EVERY_USE or (change.kind == "kind-changed" and bool(ordered))
+    breaking = (general and bool(ordered) and change.kind not in _TOUCHES_EVERY_USE) or (
+        change.kind == "kind-changed" and bool(ordered)
+    )
     return replace(change, uses=ordered, breaking=breaking, breaks_some_callers=general)
 
 
@@ -207,7 +213,12 @@ def _remapped(by_position: dict[int, str], old: Signature, new: Signature, name:
     positional = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
     new_positional = [p.name for p in new.parameters if p.kind in positional]
     star = next((p.name for p in new.parameters if p.kind is ParamKind.VAR_POSITIONAL), None)
-    renamed = {a: b for kind, _, _, names in _signature_changes(old, new) if kind == "parameter-renamed" for a, b in [names]}
+    renamed = {
+        a: b
+        for kind, _, _, names in _signature_changes(old, new)
+        if kind == "parameter-renamed"
+        for a, b in [names]
+    }
     for index, param in by_position.items():
         lands = new_positional[index] if index < len(new_positional) else star
         if lands != renamed.get(param, param) and name in (param, lands, *new_positional[: index + 1]):
@@ -215,7 +226,9 @@ def _remapped(by_position: dict[int, str], old: Signature, new: Signature, name:
     return False
 
 
-def _changes_of(path: str, old: Resolver, new: Resolver, relocator: Relocator, sites: tuple[str, ...]) -> list[ApiChange]:
+def _changes_of(
+    path: str, old: Resolver, new: Resolver, relocator: Relocator, sites: tuple[str, ...]
+) -> list[ApiChange]:
     before = _lookup(old, path)
     if not isinstance(before, (ClassValue, FunctionValue, ModuleValue, AttributeValue)):
         return []
@@ -240,10 +253,16 @@ def _lookup(resolver: Resolver, path: str) -> Any:
     return value
 
 
-def _compare(path: str, before: Value, after: Value, old: Resolver, new: Resolver, sites: tuple[str, ...]) -> list[ApiChange]:
+def _compare(
+    path: str, before: Value, after: Value, old: Resolver, new: Resolver, sites: tuple[str, ...]
+) -> list[ApiChange]:
     changes: list[ApiChange] = []
     if kind_of(before) and kind_of(after) and kind_of(before) != kind_of(after):
-        changes.append(ApiChange("kind-changed", path, f"was a {kind_of(before)}, now a {kind_of(after)}", True, uses=sites))
+        changes.append(
+            ApiChange(
+                "kind-changed", path, f"was a {kind_of(before)}, now a {kind_of(after)}", True, uses=sites
+            )
+        )
         return changes
     old_deprecated = getattr(getattr(before, "info", None), "deprecated", None)
     new_deprecated = getattr(getattr(after, "info", None), "deprecated", None)
@@ -253,10 +272,20 @@ def _compare(path: str, before: Value, after: Value, old: Resolver, new: Resolve
         old_target = call_target(before, old)
         new_target = call_target(after, new)
         if not isinstance(old_target, Unknown) and not isinstance(new_target, Unknown):
-            for kind, detail, breaking, names in _signature_changes(old_target.signature, new_target.signature):
+            for kind, detail, breaking, names in _signature_changes(
+                old_target.signature, new_target.signature
+            ):
                 changes.append(
-                    ApiChange(kind, path, detail, breaking, old_target.signature.render(), new_target.signature.render(), sites,
-                              names=names)  # fmt: skip
+                    ApiChange(
+                        kind,
+                        path,
+                        detail,
+                        breaking,
+                        old_target.signature.render(),
+                        new_target.signature.render(),
+                        sites,
+                        names=names,
+                    )
                 )
     return changes
 
@@ -281,13 +310,34 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
         same_annotation = bool(before.annotation) and before.annotation == after.annotation
         if same_annotation or SequenceMatcher(None, before.name, after.name).ratio() >= 0.6:
             renamed[before.name] = after.name
-            found.append(("parameter-renamed", f"`{before.name}` renamed to `{after.name}`", True, (before.name, after.name)))
+            found.append(
+                (
+                    "parameter-renamed",
+                    f"`{before.name}` renamed to `{after.name}`",
+                    True,
+                    (before.name, after.name),
+                )
+            )
     for before in old.parameters:
         if before.name not in new_names and before.name not in renamed:
             if before.kind is ParamKind.VAR_KEYWORD:
-                found.append(("parameter-removed", f"no longer takes arbitrary keywords (`**{before.name}`)", True, (before.name,)))
+                found.append(
+                    (
+                        "parameter-removed",
+                        f"no longer takes arbitrary keywords (`**{before.name}`)",
+                        True,
+                        (before.name,),
+                    )
+                )
             elif before.kind is ParamKind.VAR_POSITIONAL:
-                found.append(("parameter-removed", f"no longer takes extra positional arguments (`*{before.name}`)", True, (before.name,)))
+                found.append(
+                    (
+                        "parameter-removed",
+                        f"no longer takes extra positional arguments (`*{before.name}`)",
+                        True,
+                        (before.name,),
+                    )
+                )
             else:
                 found.append(("parameter-removed", f"`{before.name}` removed", True, (before.name,)))
     positional = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
@@ -296,31 +346,66 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
         if after.name in old_names or after.name in renamed.values():
             continue
         shifted = after.kind in positional and any(
-            n in old_names or n in renamed.values() for n in new_positional[new_positional.index(after.name) + 1 :]
+            n in old_names or n in renamed.values()
+            for n in new_positional[new_positional.index(after.name) + 1 :]
         )
         shift = " (shifts the positional arguments after it)" if shifted else ""
         if after.required:
             detail = f"new required parameter `{after.render()}`{_position(new, after)}{shift}"
             found.append(("parameter-added-required", detail, True, (after.name,)))
         elif after.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
-            found.append(("parameter-added", f"new optional parameter `{after.render()}`{shift}", bool(shifted), (after.name,)))
+            found.append(
+                (
+                    "parameter-added",
+                    f"new optional parameter `{after.render()}`{shift}",
+                    bool(shifted),
+                    (after.name,),
+                )
+            )
     for before in old.parameters:
         after = new.get(renamed.get(before.name, before.name))
         if after is None:
             continue
         if before.kind is not after.kind:
-            found.append(("parameter-kind-changed", f"`{before.name}` was {before.kind.value}, now {after.kind.value}", True, (after.name,)))
-        if before.has_default and not after.has_default and after.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
-            found.append(("parameter-now-required", f"`{before.name}` lost its default {before.default}", True, (after.name,)))
+            found.append(
+                (
+                    "parameter-kind-changed",
+                    f"`{before.name}` was {before.kind.value}, now {after.kind.value}",
+                    True,
+                    (after.name,),
+                )
+            )
+        if (
+            before.has_default
+            and not after.has_default
+            and after.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+        ):
+            found.append(
+                (
+                    "parameter-now-required",
+                    f"`{before.name}` lost its default {before.default}",
+                    True,
+                    (after.name,),
+                )
+            )
         elif before.has_default and after.has_default and _literal_differs(before.default, after.default):
-            found.append(("default-changed", f"default of `{before.name}`: {before.default} -> {after.default}", False, (after.name,)))
+            found.append(
+                (
+                    "default-changed",
+                    f"default of `{before.name}`: {before.default} -> {after.default}",
+                    False,
+                    (after.name,),
+                )
+            )
     # A reorder is a change in the relative order of the positional parameters both versions have.
     old_order = [renamed.get(p.name, p.name) for p in old.parameters if p.kind in positional]
     common = [n for n in old_order if n in new_positional]
     new_order = [n for n in new_positional if n in common]
     if common != new_order:
         matcher = SequenceMatcher(None, common, new_order, autojunk=False)
-        kept = {name for block in matcher.get_matching_blocks() for name in common[block.a : block.a + block.size]}
+        kept = {
+            name for block in matcher.get_matching_blocks() for name in common[block.a : block.a + block.size]
+        }
         for name in (n for n in common if n not in kept):
             detail = f"`{name}` moved from position {old_order.index(name) + 1} to {new_positional.index(name) + 1}"
             found.append(("parameter-moved", detail, True, (name,)))

@@ -29,7 +29,7 @@ MAX_SIZE = 100_000  # elements of a container, characters of a string
 MAX_SOURCE = 2 * 1024 * 1024  # a helper module larger than this is not read
 
 # dotted module path -> (its source text, whether it is a package), when it is in the package
-Sources = Callable[[str], Union[tuple[str, bool], None]]
+Sources = Callable[[str], tuple[str, bool] | None]
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,9 @@ def getattr_helpers(tree: ast.Module) -> set[str]:
     """Module-level functions reachable from the `__getattr__` binding (the function itself, the
     factory that builds it, and what they call by name): their bodies belong to the evaluated program.
     A function only handed back (not called) is not one: anyone may call it, at any time."""
-    defs = {s.name: s for s in _module_statements(tree) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defs = {
+        s.name: s for s in _module_statements(tree) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
     start: list[ast.AST] = [stmt for stmt, _ in _bindings(tree).get("__getattr__", ())]
     seen: set[str] = set()
     while start:
@@ -237,15 +239,63 @@ class _Continue(Exception):
 _PLAIN = (str, int, float, bool, type(None), bytes)
 _CONTAINERS = (tuple, list, set, frozenset, dict)
 _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
-_EXCEPTIONS = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException))
+_EXCEPTIONS = frozenset(
+    n
+    for n in dir(builtins)
+    if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)
+)
 _BUILTIN_FUNCTIONS = frozenset(
-    {"set", "frozenset", "list", "tuple", "dict", "len", "str", "sorted", "print", "getattr", "hasattr",
-     "isinstance", "repr", "bool", "int", "any", "all", "reversed", "enumerate", "zip", "min", "max"}
+    {
+        "set",
+        "frozenset",
+        "list",
+        "tuple",
+        "dict",
+        "len",
+        "str",
+        "sorted",
+        "print",
+        "getattr",
+        "hasattr",
+        "isinstance",
+        "repr",
+        "bool",
+        "int",
+        "any",
+        "all",
+        "reversed",
+        "enumerate",
+        "zip",
+        "min",
+        "max",
+    }
 )
 _PURE_METHODS = {
-    str: {"startswith", "endswith", "format", "split", "rsplit", "partition", "rpartition", "lower", "upper",
-          "replace", "join", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix", "isidentifier",
-          "isupper", "islower", "count", "find", "title", "capitalize"},
+    str: {
+        "startswith",
+        "endswith",
+        "format",
+        "split",
+        "rsplit",
+        "partition",
+        "rpartition",
+        "lower",
+        "upper",
+        "replace",
+        "join",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "removeprefix",
+        "removesuffix",
+        "isidentifier",
+        "isupper",
+        "islower",
+        "count",
+        "find",
+        "title",
+        "capitalize",
+    },
     dict: {"get", "keys", "values", "items", "copy"},
     set: {"union", "intersection", "difference", "issubset", "issuperset", "copy"},
     frozenset: {"union", "intersection", "difference", "issubset", "issuperset", "copy"},
@@ -390,7 +440,9 @@ class _Interpreter:
         stmt, certain = statements[0]
         changed = name in mod.mutated and not isinstance(stmt, (ast.Import, ast.ImportFrom))
         if len(statements) > 1 or not certain or changed:
-            value: Any = UNKNOWN  # bound several ways, maybe not at all, or changed after: not one known value
+            value: Any = (
+                UNKNOWN  # bound several ways, maybe not at all, or changed after: not one known value
+            )
         else:
             key = (mod.path, name)
             if key in self.active:
@@ -426,7 +478,9 @@ class _Interpreter:
             target = targets[0]
             if isinstance(target, ast.Name):
                 return self.expr_value(stmt.value, scope)
-            if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+            if isinstance(target, (ast.Tuple, ast.List)) and all(
+                isinstance(e, ast.Name) for e in target.elts
+            ):
                 value = self.expr_value(stmt.value, scope)
                 if isinstance(value, (tuple, list)) and len(value) == len(target.elts):
                     for element, item in zip(target.elts, value):
@@ -491,7 +545,9 @@ class _Interpreter:
 
     # -- calls ------------------------------------------------------------------------------------
 
-    def make_function(self, node: ast.FunctionDef | ast.Lambda, scope: _Scope, closure: _Scope | None) -> _Function:
+    def make_function(
+        self, node: ast.FunctionDef | ast.Lambda, scope: _Scope, closure: _Scope | None
+    ) -> _Function:
         args = node.args
         defaults = [self.expr_value(d, scope) for d in args.defaults]
         kw_defaults = [self.expr_value(d, scope) if d is not None else _NO_DEFAULT for d in args.kw_defaults]
@@ -517,7 +573,9 @@ class _Interpreter:
         finally:
             self.depth -= 1
 
-    def bind_arguments(self, function: _Function, positional: list[Any], keywords: dict[str, Any]) -> dict[str, Any]:
+    def bind_arguments(
+        self, function: _Function, positional: list[Any], keywords: dict[str, Any]
+    ) -> dict[str, Any]:
         args = function.node.args
         params = [*args.posonlyargs, *args.args]
         names: dict[str, Any] = {}
@@ -526,7 +584,7 @@ class _Interpreter:
         for param, value in zip(params, positional):
             names[param.arg] = value
         if args.vararg is not None:
-            names[args.vararg.arg] = tuple(positional[len(params):])
+            names[args.vararg.arg] = tuple(positional[len(params) :])
         extra: dict[str, Any] = {}
         for key, value in keywords.items():
             if key in names or key in {p.arg for p in args.posonlyargs}:
@@ -604,10 +662,18 @@ class _Interpreter:
             if isinstance(owner, (_Mod, _Obj)):
                 return _Obj(f"{owner.path}.{attr}")
             return _Unknown()
-        if keywords or any(_has_unknown(p) for p in positional) or any(not _plain_value(p) for p in positional):
+        if (
+            keywords
+            or any(_has_unknown(p) for p in positional)
+            or any(not _plain_value(p) for p in positional)
+        ):
             if name == "isinstance":
                 return _Unknown()
-            if name in ("set", "list", "tuple", "frozenset", "sorted") and len(positional) == 1 and not keywords:
+            if (
+                name in ("set", "list", "tuple", "frozenset", "sorted")
+                and len(positional) == 1
+                and not keywords
+            ):
                 value = positional[0]
                 if isinstance(value, (*_CONTAINERS, *_VIEWS)) and not _unknown_keys(value):
                     if name != "sorted" or not _has_unknown(value):
@@ -674,7 +740,9 @@ class _Interpreter:
             for alias in stmt.names:
                 if alias.name == "*":
                     raise _Abort("a star import in a function")
-                scope.names[alias.asname or alias.name.split(".")[0]] = self.imported(scope.module, stmt, alias)
+                scope.names[alias.asname or alias.name.split(".")[0]] = self.imported(
+                    scope.module, stmt, alias
+                )
             return
         if isinstance(stmt, ast.FunctionDef):
             if stmt.decorator_list:
@@ -882,7 +950,7 @@ class _Interpreter:
                 if isinstance(value, _Unknown):
                     return _Unknown()
                 truth = self.truth(value)
-                if isinstance(node.op, ast.And) and not truth or isinstance(node.op, ast.Or) and truth:
+                if (isinstance(node.op, ast.And) and not truth) or (isinstance(node.op, ast.Or) and truth):
                     return value
             return value
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -909,7 +977,12 @@ class _Interpreter:
                 continue
             assert isinstance(value, ast.FormattedValue)
             inner = self.eval(value.value, scope)
-            if isinstance(inner, _Unknown) or value.format_spec is not None or not _plain_value(inner) or _has_unknown(inner):
+            if (
+                isinstance(inner, _Unknown)
+                or value.format_spec is not None
+                or not _plain_value(inner)
+                or _has_unknown(inner)
+            ):
                 known = False
                 parts.append(_text(inner))
                 continue
@@ -920,7 +993,9 @@ class _Interpreter:
         text = "".join(parts)
         return _size_ok(text) if known else _Unknown(text)
 
-    def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: _Scope) -> Any:
+    def comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: _Scope
+    ) -> Any:
         inner = _Scope(scope.module, {}, frozenset(), scope)
         results: list[Any] = []
 
@@ -984,7 +1059,11 @@ class _Interpreter:
             if _unknown_keys(owner):
                 return _Unknown()
             raise _Raised("KeyError", repr(key))
-        if isinstance(owner, (list, tuple, str)) and isinstance(key, (int, slice)) and not isinstance(key, bool):
+        if (
+            isinstance(owner, (list, tuple, str))
+            and isinstance(key, (int, slice))
+            and not isinstance(key, bool)
+        ):
             try:
                 return owner[key]
             except IndexError:
@@ -1057,7 +1136,11 @@ class _Interpreter:
     def binary(self, op: ast.operator, left: Any, right: Any) -> Any:
         function = _BINARY.get(type(op))
         if function is None or _has_unknown(left) or _has_unknown(right):
-            if isinstance(op, ast.Add) and isinstance(left, (str, _Unknown)) and isinstance(right, (str, _Unknown)):
+            if (
+                isinstance(op, ast.Add)
+                and isinstance(left, (str, _Unknown))
+                and isinstance(right, (str, _Unknown))
+            ):
                 return _Unknown(_text(left) + _text(right))  # a message with a part not known
             return _Unknown()
         if not _plain_value(left) or not _plain_value(right):
@@ -1177,17 +1260,29 @@ def _bindings(tree: ast.Module) -> dict[str, list[tuple[ast.stmt, bool]]]:
             names = [a.asname or a.name.split(".")[0] for a in stmt.names if a.name != "*"]
         elif isinstance(stmt, ast.Assign):
             for target in stmt.targets:
-                names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+                names.extend(
+                    n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                )
         elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            if isinstance(stmt.target, ast.Name) and (not isinstance(stmt, ast.AnnAssign) or stmt.value is not None):
+            if isinstance(stmt.target, ast.Name) and (
+                not isinstance(stmt, ast.AnnAssign) or stmt.value is not None
+            ):
                 names = [stmt.target.id]
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-            targets = [stmt.target] if isinstance(stmt, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in stmt.items if i.optional_vars]
+            targets = (
+                [stmt.target]
+                if isinstance(stmt, (ast.For, ast.AsyncFor))
+                else [i.optional_vars for i in stmt.items if i.optional_vars]
+            )
             for target in targets:
                 names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
         elif isinstance(stmt, ast.Delete):
             names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
-        for inner in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ():
+        for inner in (
+            ast.walk(stmt)
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            else ()
+        ):
             if isinstance(inner, ast.NamedExpr):
                 names.append(inner.target.id)
         for name in names:
@@ -1211,8 +1306,25 @@ def _certain_statements(tree: ast.Module) -> set[int]:
 
 
 _MUTATORS = frozenset(
-    {"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove", "add", "discard",
-     "__setitem__", "__delitem__", "sort", "reverse", "difference_update", "intersection_update"}
+    {
+        "update",
+        "setdefault",
+        "pop",
+        "popitem",
+        "clear",
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "add",
+        "discard",
+        "__setitem__",
+        "__delitem__",
+        "sort",
+        "reverse",
+        "difference_update",
+        "intersection_update",
+    }
 )
 
 
@@ -1224,12 +1336,17 @@ def _mutated(tree: ast.Module) -> set[str]:
     for inner in ast.walk(tree):
         if isinstance(inner, ast.Global):
             names.update(inner.names)
-        elif isinstance(inner, (ast.Subscript, ast.Attribute)) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+        elif isinstance(inner, (ast.Subscript, ast.Attribute)) and isinstance(
+            inner.ctx, (ast.Store, ast.Del)
+        ):
             if isinstance(inner.value, ast.Name):
                 names.add(inner.value.id)
-        elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and isinstance(inner.func.value, ast.Name):
-            if inner.func.attr in _MUTATORS:
-                names.add(inner.func.value.id)
+        elif (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and isinstance(inner.func.value, ast.Name)
+        ) and inner.func.attr in _MUTATORS:
+            names.add(inner.func.value.id)
     return names
 
 
@@ -1240,7 +1357,12 @@ class _Pruner(ast.NodeTransformer):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         body = node.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             body = body[1:] or [ast.Pass()]
         node.body = body
         node.returns = None
@@ -1251,4 +1373,13 @@ class _Pruner(ast.NodeTransformer):
         return node
 
 
-__all__ = ["Answer", "NotServed", "Served", "Undecided", "defines_getattr", "evaluate", "getattr_helpers", "program_source"]
+__all__ = [
+    "Answer",
+    "NotServed",
+    "Served",
+    "Undecided",
+    "defines_getattr",
+    "evaluate",
+    "getattr_helpers",
+    "program_source",
+]

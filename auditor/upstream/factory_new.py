@@ -31,7 +31,13 @@ def new_constructs(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Constr
     cls = node.args.args[0].arg
     stores: dict[str, list[ast.expr | None]] = {}
     arguments = node.args
-    for param in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+    for param in (
+        *arguments.posonlyargs,
+        *arguments.args,
+        *arguments.kwonlyargs,
+        arguments.vararg,
+        arguments.kwarg,
+    ):
         if param is not None and param.arg != cls:
             stores[param.arg] = [None]  # a parameter: whatever the caller passes
     for inner in ast.walk(node):
@@ -44,14 +50,18 @@ def new_constructs(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Constr
                         single = isinstance(target, ast.Name) and not isinstance(inner, ast.AugAssign)
                         stores.setdefault(name.id, []).append(value if single else None)
     for inner in ast.walk(node):
-        if isinstance(inner, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.comprehension, ast.ExceptHandler)):
+        if isinstance(
+            inner, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.comprehension, ast.ExceptHandler)
+        ):
             if isinstance(inner, ast.ExceptHandler):
                 if inner.name:
                     stores.setdefault(inner.name, []).append(None)
                 continue
-            bound = [inner.target] if not isinstance(inner, (ast.With, ast.AsyncWith)) else [
-                item.optional_vars for item in inner.items if item.optional_vars is not None
-            ]
+            bound = (
+                [inner.target]
+                if not isinstance(inner, (ast.With, ast.AsyncWith))
+                else [item.optional_vars for item in inner.items if item.optional_vars is not None]
+            )
             for target in bound:
                 for name in _bound_names(target):
                     stores.setdefault(name.id, []).append(None)  # bound by a loop or a with: not one value
@@ -127,10 +137,16 @@ class _Reader:
             if len(assigned) == 1 and assigned[0] is not None:
                 return self.result(assigned[0], depth + 1)
             return UNKNOWN
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "__new__"):
+        if not (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "__new__"
+        ):
             return UNKNOWN
         owner = value.func.value
-        is_super = isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super"
+        is_super = (
+            isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super"
+        )
         if not (is_super or isinstance(owner, (ast.Name, ast.Attribute))) or not value.args:
             return UNKNOWN
         first = value.args[0]
@@ -138,7 +154,9 @@ class _Reader:
             return UNKNOWN
         if isinstance(first, ast.Name) and first.id == self.cls:
             return "cls"
-        if isinstance(first, (ast.Name, ast.Attribute)) and not (isinstance(first, ast.Name) and first.id in self.stores):
+        if isinstance(first, (ast.Name, ast.Attribute)) and not (
+            isinstance(first, ast.Name) and first.id in self.stores
+        ):
             return ast.unparse(first)
         return UNKNOWN
 
@@ -178,4 +196,4 @@ def evaluate(constructs: tuple[Construct, ...], holds: Callable[[tuple[str, str]
     return "none"
 
 
-__all__ = ["new_constructs", "evaluate", "Construct", "UNKNOWN"]
+__all__ = ["UNKNOWN", "Construct", "evaluate", "new_constructs"]

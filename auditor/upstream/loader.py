@@ -23,6 +23,7 @@ import griffe
 
 from apidrift.auditor.upstream import dynamic as dynamic_eval
 from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
+from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.model import (
     AliasInfo,
     AttributeInfo,
@@ -33,7 +34,6 @@ from apidrift.auditor.upstream.model import (
     Member,
     ModuleInfo,
 )
-from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 _KINDS = {
@@ -77,7 +77,9 @@ class _Budget(griffe.Extension):
 
     def check(self) -> None:
         if time.monotonic() > self.deadline:
-            raise LoadBudgetExceeded(f"{BUDGET_MESSAGE} of {self.seconds:g} s (set {LOAD_SECONDS_VARIABLE} to change it)")
+            raise LoadBudgetExceeded(
+                f"{BUDGET_MESSAGE} of {self.seconds:g} s (set {LOAD_SECONDS_VARIABLE} to change it)"
+            )
 
 
 def load_seconds() -> float:
@@ -172,7 +174,11 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         outside = _blank_lines(code, program["helper_lines"])
         dynamic = any(marker in outside for marker in (*_DYNAMIC_MARKERS, "locals()"))
     else:
-        dynamic = any(marker in code for marker in _DYNAMIC_MARKERS) or "__getattr__" in members or bool(facts.get("getattr"))
+        dynamic = (
+            any(marker in code for marker in _DYNAMIC_MARKERS)
+            or "__getattr__" in members
+            or bool(facts.get("getattr"))
+        )
     # `__all__ = [n for n in dir() ...]` or `a.__all__ + b.__all__`: the export list is not read, and a
     # star import from here takes every public name the module has (found through its own imports).
     computed_all = facts.get("computed_all", False)
@@ -181,7 +187,9 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         bound |= _source_names(filepath)  # what the stub omits may still be there at run time
     return ModuleInfo(
         path=dotted,
-        filepath=filepath.relative_to(root).as_posix() if filepath.is_relative_to(root) else filepath.as_posix(),
+        filepath=filepath.relative_to(root).as_posix()
+        if filepath.is_relative_to(root)
+        else filepath.as_posix(),
         is_package=filepath.stem == "__init__",
         is_stub=filepath.suffix == ".pyi",
         members=members,
@@ -190,7 +198,8 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         bound_names=frozenset(bound),
         rebound=frozenset(facts.get("rebound", ())),
         dynamic_namespace=dynamic,
-        open_namespace=facts.get("open_namespace") or (_DYNAMIC_BINDING if dynamic and "__getattr__" not in members else None),
+        open_namespace=facts.get("open_namespace")
+        or (_DYNAMIC_BINDING if dynamic and "__getattr__" not in members else None),
         getattr_source=program["source"] if program is not None else None,
     )
 
@@ -274,7 +283,11 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
     deprecations = facts.get("member_deprecations", {})
     for name, member in cls.members.items():
         converted = _convert_member(member, f"{path}.{name}")
-        if isinstance(converted, (AttributeInfo, FunctionInfo)) and name in deprecations and not converted.deprecated:
+        if (
+            isinstance(converted, (AttributeInfo, FunctionInfo))
+            and name in deprecations
+            and not converted.deprecated
+        ):
             converted = replace(converted, deprecated=deprecations[name])
         if converted is not None:
             members[name] = converted
@@ -352,7 +365,11 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
             value = raw.value
             if isinstance(value, griffe.ExprCall):
                 specifiers = next(
-                    (a.value for a in value.arguments if isinstance(a, griffe.ExprKeyword) and a.name == "field_specifiers"),
+                    (
+                        a.value
+                        for a in value.arguments
+                        if isinstance(a, griffe.ExprKeyword) and a.name == "field_specifiers"
+                    ),
                     None,
                 )
                 if specifiers is not None:
@@ -400,8 +417,12 @@ def _signature(func: griffe.Function) -> Signature:
 
 def _decorator(value: Any) -> Decorator:
     if isinstance(value, griffe.ExprCall):
-        keywords = {a.name: _text(a.value) or "" for a in value.arguments if isinstance(a, griffe.ExprKeyword)}
-        args = tuple(_path_or_text(a) for a in value.arguments if not isinstance(a, (griffe.ExprKeyword, str)))
+        keywords = {
+            a.name: _text(a.value) or "" for a in value.arguments if isinstance(a, griffe.ExprKeyword)
+        }
+        args = tuple(
+            _path_or_text(a) for a in value.arguments if not isinstance(a, (griffe.ExprKeyword, str))
+        )
         return Decorator(_path_or_text(value.function), True, keywords, args)
     return Decorator(_path_or_text(value))
 
@@ -501,7 +522,9 @@ class _FactsExtension(griffe.Extension):
         fields = []
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                fields.append((stmt.target.id, stmt.lineno, ast.unparse(stmt.annotation), _head_text(stmt.annotation)))
+                fields.append(
+                    (stmt.target.id, stmt.lineno, ast.unparse(stmt.annotation), _head_text(stmt.annotation))
+                )
             elif (  # `x = attr.ib()`: a field of classic attrs classes, unannotated
                 isinstance(stmt, ast.Assign)
                 and len(stmt.targets) == 1
@@ -525,7 +548,8 @@ class _FactsExtension(griffe.Extension):
             "member_deprecations": {
                 stmt.name: message
                 for stmt in node.body
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (message := _deprecation(stmt))
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and (message := _deprecation(stmt))
             },
         }
 
@@ -537,9 +561,17 @@ class _FactsExtension(griffe.Extension):
             factory = _returns_identity_decorator(node) or _returns_package_decorator(node, func)
             keeping = _decorator_facts(node, 1 if in_class and not static else 0, func)
             func.extra[_FACTS] = {
-                "identity": identity or (keeping.get("identity", False) and not keeping.get("through") and not keeping.get("effect")),
-                "factory": factory or (
-                    keeping.get("factory", False) and not keeping.get("factory_through") and not keeping.get("factory_effect")
+                "identity": identity
+                or (
+                    keeping.get("identity", False)
+                    and not keeping.get("through")
+                    and not keeping.get("effect")
+                ),
+                "factory": factory
+                or (
+                    keeping.get("factory", False)
+                    and not keeping.get("factory_through")
+                    and not keeping.get("factory_effect")
                 ),
                 # kept only when the callable the function is handed to keeps it too (checked on resolution)
                 "through": None if identity else keeping.get("through"),
@@ -551,7 +583,9 @@ class _FactsExtension(griffe.Extension):
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),
                 # A `__new__` in Python source: which class it constructs (a stub's body says nothing).
-                "constructs": new_constructs(node) if in_class and node.name == "__new__" and not _in_stub(func) else None,
+                "constructs": new_constructs(node)
+                if in_class and node.name == "__new__" and not _in_stub(func)
+                else None,
             }
 
 
@@ -601,11 +635,19 @@ def _body_bound_names(statements: list[ast.stmt]) -> set[str]:
                 break  # a compound statement: its own statements come separately; read its header only
         else:
             field_name = ""
-        parts = [stmt] if not field_name else [
-            getattr(stmt, f) for f in ("target", "test", "iter", "items", "subject") if getattr(stmt, f, None) is not None
-        ]
+        parts = (
+            [stmt]
+            if not field_name
+            else [
+                getattr(stmt, f)
+                for f in ("target", "test", "iter", "items", "subject")
+                if getattr(stmt, f, None) is not None
+            ]
+        )
         for part in parts:
-            for inner in ast.walk(part) if isinstance(part, ast.AST) else (n for item in part for n in ast.walk(item)):
+            for inner in (
+                ast.walk(part) if isinstance(part, ast.AST) else (n for item in part for n in ast.walk(item))
+            ):
                 if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
                     names.add(inner.id)
         if isinstance(stmt, ast.Try):
@@ -618,12 +660,22 @@ def _uses_namespace_functions(statements: list[ast.stmt]) -> bool:
     for stmt in statements:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        headers = [stmt] if not any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse", "handlers")) else [
-            getattr(stmt, f) for f in ("target", "test", "iter", "subject") if getattr(stmt, f, None) is not None
-        ]
+        headers = (
+            [stmt]
+            if not any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse", "handlers"))
+            else [
+                getattr(stmt, f)
+                for f in ("target", "test", "iter", "subject")
+                if getattr(stmt, f, None) is not None
+            ]
+        )
         for header in headers:
             for inner in ast.walk(header):
-                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in _NAMESPACE_FUNCTIONS:
+                if (
+                    isinstance(inner, ast.Call)
+                    and isinstance(inner.func, ast.Name)
+                    and inner.func.id in _NAMESPACE_FUNCTIONS
+                ):
                     return True
     return False
 
@@ -634,7 +686,11 @@ def _open_module_namespace(module: ast.Module) -> str | None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         for inner in ast.walk(stmt):
-            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in ("locals", "vars", "exec"):
+            if (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and inner.func.id in ("locals", "vars", "exec")
+            ):
                 return _DYNAMIC_BINDING
     return None
 
@@ -649,7 +705,11 @@ def _class_patches(module: ast.Module) -> dict[str, dict[str, Any]]:
         return patches
     for inner in ast.walk(module):
         owner, name = None, None
-        if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id in classes:
+        if (
+            isinstance(inner, ast.Attribute)
+            and isinstance(inner.value, ast.Name)
+            and inner.value.id in classes
+        ):
             if isinstance(inner.ctx, (ast.Store, ast.Del)):
                 owner, name = inner.value.id, inner.attr
             elif inner.attr == "__dict__":
@@ -693,6 +753,8 @@ def _canonical_constructs(func: griffe.Function, constructs: Any) -> tuple[Const
         (tuple((op, _resolve_text(func, name)) for op, name in conditions), canonical(result))
         for conditions, result in constructs
     )
+
+
 _MAX_SELF_CALLS = 8  # per method called: the shapes kept of the class's own calls
 
 
@@ -739,9 +801,11 @@ def _top_level_names(module: ast.Module) -> set[str]:
         for stmt in statements:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(stmt.name)
-                functions = [stmt] if not isinstance(stmt, ast.ClassDef) else [
-                    f for f in stmt.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                ]
+                functions = (
+                    [stmt]
+                    if not isinstance(stmt, ast.ClassDef)
+                    else [f for f in stmt.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                )
                 for function in functions:  # `global x` in a function binds a module name
                     for inner in _own_nodes(function):
                         if isinstance(inner, ast.Global):
@@ -812,9 +876,12 @@ def _computes_all(module: ast.Module) -> bool:
             targets, value = [stmt.target], stmt.value
         elif isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute):
             owner = stmt.func.value
-            if isinstance(owner, ast.Name) and owner.id == "__all__" and stmt.func.attr in ("extend", "append", "insert"):
-                if not all(_is_literal_strings(a) for a in stmt.args):
-                    return True
+            if (
+                isinstance(owner, ast.Name)
+                and owner.id == "__all__"
+                and stmt.func.attr in ("extend", "append", "insert")
+            ) and not all(_is_literal_strings(a) for a in stmt.args):
+                return True
             continue
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and value is not None:
             if not _is_literal_strings(value):
@@ -823,17 +890,24 @@ def _computes_all(module: ast.Module) -> bool:
     # `core/numeric.py`: `def extend_all(module): ... __all__.append(a)`, then `extend_all(arrayprint)`)
     for function in module.body:
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            local = any(isinstance(n, ast.Name) and n.id == "__all__" and isinstance(n.ctx, ast.Store)
-                        for n in _own_nodes(function)) and not any(
-                isinstance(n, ast.Global) and "__all__" in n.names for n in _own_nodes(function))
+            local = any(
+                isinstance(n, ast.Name) and n.id == "__all__" and isinstance(n.ctx, ast.Store)
+                for n in _own_nodes(function)
+            ) and not any(isinstance(n, ast.Global) and "__all__" in n.names for n in _own_nodes(function))
             for node in _own_nodes(function):
                 if local:
                     break
                 if (
-                    isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "__all__"
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "__all__"
                     and node.func.attr in ("extend", "append", "insert", "__iadd__")
-                ) or (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__"):
+                ) or (
+                    isinstance(node, ast.AugAssign)
+                    and isinstance(node.target, ast.Name)
+                    and node.target.id == "__all__"
+                ):
                     return True
     return False
 
@@ -859,7 +933,9 @@ def _source_names(stub: Path) -> set[str]:
         return set()
 
 
-_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "overload", "abstractmethod", "final", "override"})
+_PLAIN_DECORATORS = frozenset(
+    {"staticmethod", "classmethod", "overload", "abstractmethod", "final", "override"}
+)
 
 
 def _source_definitions(stub: Path) -> dict[str, Any]:
@@ -896,11 +972,22 @@ def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature | 
     for index, arg in enumerate(positional):
         kind = ParamKind.POSITIONAL_ONLY if index < len(args.posonlyargs) else ParamKind.POSITIONAL_OR_KEYWORD
         default = args.defaults[index - first_default] if index >= first_default else None
-        params.append(Parameter(arg.arg, kind, default is not None, ast.unparse(default) if default is not None else None))
+        params.append(
+            Parameter(
+                arg.arg, kind, default is not None, ast.unparse(default) if default is not None else None
+            )
+        )
     if args.vararg is not None:
         params.append(Parameter(args.vararg.arg, ParamKind.VAR_POSITIONAL))
     for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        params.append(Parameter(arg.arg, ParamKind.KEYWORD_ONLY, default is not None, ast.unparse(default) if default is not None else None))
+        params.append(
+            Parameter(
+                arg.arg,
+                ParamKind.KEYWORD_ONLY,
+                default is not None,
+                ast.unparse(default) if default is not None else None,
+            )
+        )
     if args.kwarg is not None:
         params.append(Parameter(args.kwarg.arg, ParamKind.VAR_KEYWORD))
     return Signature(tuple(params))
@@ -915,7 +1002,9 @@ def _typing_view(member: Member, source: Any = None) -> Member:
     if isinstance(member, ClassInfo):
         methods = source if isinstance(source, dict) else {}
         return replace(
-            member, typing_view=True, members={n: _typing_view(m, methods.get(n)) for n, m in member.members.items()}
+            member,
+            typing_view=True,
+            members={n: _typing_view(m, methods.get(n)) for n, m in member.members.items()},
         )
     return member
 
@@ -931,7 +1020,10 @@ def _rebound_names(body: list[ast.stmt]) -> set[str]:
             if _is_main_block(stmt):
                 continue  # `if __name__ == "__main__":` never runs on import
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if not any(_last_name_of(d) in ("overload", "setter", "deleter", "getter") for d in stmt.decorator_list):
+                if not any(
+                    _last_name_of(d) in ("overload", "setter", "deleter", "getter")
+                    for d in stmt.decorator_list
+                ):
                     counts[stmt.name] = counts.get(stmt.name, 0) + 1
             elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 for alias in stmt.names:
@@ -944,7 +1036,9 @@ def _rebound_names(body: list[ast.stmt]) -> set[str]:
                         counts[target.id] += 1  # `f = wrap(f)` after `def f`: rebound
             for field_name in ("body", "orelse", "finalbody"):
                 nested = getattr(stmt, field_name, None)
-                if isinstance(nested, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if isinstance(nested, list) and not isinstance(
+                    stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+                ):
                     count(nested)
             for handler in getattr(stmt, "handlers", []) or []:
                 count(handler.body)
@@ -988,9 +1082,11 @@ def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
                 and inner.value.id == self_name
             ):
                 names.add(inner.attr)
-            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "setattr":
-                dynamic = True
-            elif isinstance(inner, ast.Attribute) and inner.attr == "__dict__":
+            elif (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and inner.func.id == "setattr"
+            ) or (isinstance(inner, ast.Attribute) and inner.attr == "__dict__"):
                 dynamic = True
     return names, dynamic
 
@@ -1006,9 +1102,9 @@ def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int = 0
     for inner in _own_nodes(node):
         if isinstance(inner, ast.Return):
             returns.append(inner)
-        elif isinstance(inner, ast.Name) and inner.id == first and not isinstance(inner.ctx, ast.Load):
-            return False
-        elif isinstance(inner, (ast.Yield, ast.YieldFrom)):
+        elif (
+            isinstance(inner, ast.Name) and inner.id == first and not isinstance(inner.ctx, ast.Load)
+        ) or isinstance(inner, (ast.Yield, ast.YieldFrom)):
             return False
     return bool(returns) and all(isinstance(r.value, ast.Name) and r.value.id == first for r in returns)
 
@@ -1020,12 +1116,17 @@ def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
         return False
     first = node.args.args[0].arg
     inner = {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    returned = [r.value.id for r in _own_nodes(node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)]
+    returned = [
+        r.value.id for r in _own_nodes(node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)
+    ]
     if len(returned) != 1 or returned[0] not in inner:
         return False
     wrapper = inner[returned[0]]
     wraps = any(
-        isinstance(d, ast.Call) and _last_name(d.func) == "wraps" and d.args and isinstance(d.args[0], ast.Name)
+        isinstance(d, ast.Call)
+        and _last_name(d.func) == "wraps"
+        and d.args
+        and isinstance(d.args[0], ast.Name)
         and d.args[0].id == first
         for d in wrapper.decorator_list
     )
@@ -1034,11 +1135,17 @@ def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
         return False
     star, double = args.vararg.arg, args.kwarg.arg
     return any(
-        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == first
-        and len(call.args) == 1 and isinstance(call.args[0], ast.Starred)
-        and isinstance(call.args[0].value, ast.Name) and call.args[0].value.id == star
-        and len(call.keywords) == 1 and call.keywords[0].arg is None
-        and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == double
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == first
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name)
+        and call.args[0].value.id == star
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and call.keywords[0].value.id == double
         for call in ast.walk(wrapper)
     )
 
@@ -1068,7 +1175,9 @@ def _keeping(
     if isinstance(node, ast.AsyncFunctionDef) or len(args) <= position or depth > 2:
         return failed
     param = args[position].arg
-    params = {a.arg for a in args + node.args.kwonlyargs} | outer  # an enclosing function's names are no imports
+    params = {
+        a.arg for a in args + node.args.kwonlyargs
+    } | outer  # an enclosing function's names are no imports
     own = _own_nodes(node)
     inner = {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     assigned = _local_assignments(node)
@@ -1115,11 +1224,18 @@ def _keeping(
             continue
         if not value.args or not isinstance(value.args[0], ast.Name) or value.args[0].id != param:
             return failed
-        if len(value.args) == 1 and not value.keywords and isinstance(callee, ast.Name) and callee.id in inner \
-                and callee.id not in assigned:
+        if (
+            len(value.args) == 1
+            and not value.keywords
+            and isinstance(callee, ast.Name)
+            and callee.id in inner
+            and callee.id not in assigned
+        ):
             # `if func is not None: return _inner(func)`: the nested decorator decides
             enclosing = params | set(assigned) | set(inner)
-            keeps, through, partial_, effect = _keeping(inner[callee.id], 0, func, frozenset(enclosing), depth + 1)
+            keeps, through, partial_, effect = _keeping(
+                inner[callee.id], 0, func, frozenset(enclosing), depth + 1
+            )
             if not keeps or partial_:
                 return failed
             if through:
@@ -1127,9 +1243,13 @@ def _keeping(
             effects.add(effect)
             kept += 1
             continue
-        if isinstance(callee, ast.Attribute) and callee.attr == "create" and any(
-            isinstance(a, ast.Constant) and isinstance(a.value, str) and "%(shortsignature)s" in a.value
-            for a in value.args[1:2]
+        if (
+            isinstance(callee, ast.Attribute)
+            and callee.attr == "create"
+            and any(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) and "%(shortsignature)s" in a.value
+                for a in value.args[1:2]
+            )
         ):
             kept += 1
             effects.add(None)
@@ -1153,7 +1273,9 @@ def _local_assignments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
             for target in stmt.targets:
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
-                        assigned.setdefault(name.id, []).append(stmt.value if target is name else ast.Constant(None))
+                        assigned.setdefault(name.id, []).append(
+                            stmt.value if target is name else ast.Constant(None)
+                        )
         elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name):
             assigned.setdefault(stmt.target.id, []).extend([ast.Constant(None), ast.Constant(None)])
         elif isinstance(stmt, (ast.For, ast.With, ast.NamedExpr, ast.comprehension)):
@@ -1166,8 +1288,12 @@ def _local_assignments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
 def _none_test(test: ast.expr, param: str) -> bool | None:
     """True for `param is None`, False for `param is not None`, None for any other test."""
     if (
-        isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == param
-        and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == param
+        and len(test.ops) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
     ):
         if isinstance(test.ops[0], ast.Is):
             return True
@@ -1201,13 +1327,18 @@ def _reachable_returns(body: list[ast.stmt], param: str, is_none: bool = False) 
     return found
 
 
-def _binds_by_name(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str, enclosing: dict[str, list[ast.expr]]) -> bool:
+def _binds_by_name(
+    wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str, enclosing: dict[str, list[ast.expr]]
+) -> bool:
     """`sig = signature(f)` in the decorator, then `@wraps(f) def w(*args, **kwargs): ...;
     kwargs.update(zip(sig.parameters, args)); return f(**kwargs)` (or `f(*args, **kwargs)` untouched):
     each positional argument is passed by the name of `f`'s parameter at its place, so keyword-only
     parameters take positional arguments too and extra ones are dropped (zip stops at the shorter)."""
     wraps = any(
-        isinstance(d, ast.Call) and _last_name(d.func) == "wraps" and d.args and isinstance(d.args[0], ast.Name)
+        isinstance(d, ast.Call)
+        and _last_name(d.func) == "wraps"
+        and d.args
+        and isinstance(d.args[0], ast.Name)
         and d.args[0].id == param
         for d in wrapper.decorator_list
     )
@@ -1216,9 +1347,14 @@ def _binds_by_name(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str, 
         return False
     star, double = args.vararg.arg, args.kwarg.arg
     signatures = {
-        name for name, values in enclosing.items()
-        if len(values) == 1 and isinstance(values[0], ast.Call) and _last_name(values[0].func) == "signature"
-        and len(values[0].args) == 1 and isinstance(values[0].args[0], ast.Name) and values[0].args[0].id == param
+        name
+        for name, values in enclosing.items()
+        if len(values) == 1
+        and isinstance(values[0], ast.Call)
+        and _last_name(values[0].func) == "signature"
+        and len(values[0].args) == 1
+        and isinstance(values[0].args[0], ast.Name)
+        and values[0].args[0].id == param
     }
 
     def names_positionals(arg: ast.expr) -> bool:
@@ -1228,23 +1364,43 @@ def _binds_by_name(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str, 
             if not (isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2 and not gen.ifs):
                 return False
             k, a = gen.target.elts
-            if not (isinstance(arg.key, ast.Name) and isinstance(k, ast.Name) and arg.key.id == k.id
-                    and isinstance(arg.value, ast.Name) and isinstance(a, ast.Name) and arg.value.id == a.id):
+            if not (
+                isinstance(arg.key, ast.Name)
+                and isinstance(k, ast.Name)
+                and arg.key.id == k.id
+                and isinstance(arg.value, ast.Name)
+                and isinstance(a, ast.Name)
+                and arg.value.id == a.id
+            ):
                 return False
             arg = gen.iter
         return (
-            isinstance(arg, ast.Call) and _last_name(arg.func) == "zip" and len(arg.args) == 2 and not arg.keywords
-            and isinstance(arg.args[0], ast.Attribute) and arg.args[0].attr == "parameters"
-            and isinstance(arg.args[0].value, ast.Name) and arg.args[0].value.id in signatures
-            and isinstance(arg.args[1], ast.Name) and arg.args[1].id == star
+            isinstance(arg, ast.Call)
+            and _last_name(arg.func) == "zip"
+            and len(arg.args) == 2
+            and not arg.keywords
+            and isinstance(arg.args[0], ast.Attribute)
+            and arg.args[0].attr == "parameters"
+            and isinstance(arg.args[0].value, ast.Name)
+            and arg.args[0].value.id in signatures
+            and isinstance(arg.args[1], ast.Name)
+            and arg.args[1].id == star
         )
 
     updated = False
     for inner in ast.walk(wrapper):
-        if isinstance(inner, ast.Name) and inner.id in (star, double, param) and not isinstance(inner.ctx, ast.Load):
+        if (
+            isinstance(inner, ast.Name)
+            and inner.id in (star, double, param)
+            and not isinstance(inner.ctx, ast.Load)
+        ):
             return False
-        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and isinstance(inner.func.value, ast.Name) \
-                and inner.func.value.id in (star, double):
+        if (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and isinstance(inner.func.value, ast.Name)
+            and inner.func.value.id in (star, double)
+        ):
             if inner.func.attr != "update" or inner.func.value.id != double:
                 if inner.func.attr in ("pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__"):
                     return False
@@ -1252,35 +1408,63 @@ def _binds_by_name(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str, 
             if len(inner.args) != 1 or inner.keywords or not names_positionals(inner.args[0]):
                 return False
             updated = True
-        if isinstance(inner, (ast.Subscript,)) and isinstance(inner.value, ast.Name) and inner.value.id == double \
-                and not isinstance(inner.ctx, ast.Load):
+        if (
+            isinstance(inner, (ast.Subscript,))
+            and isinstance(inner.value, ast.Name)
+            and inner.value.id == double
+            and not isinstance(inner.ctx, ast.Load)
+        ):
             return False
-    calls = [c for c in ast.walk(wrapper) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param]
+    calls = [
+        c
+        for c in ast.walk(wrapper)
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param
+    ]
 
     def forwards(call: ast.Call) -> bool:
-        spread = len(call.keywords) == 1 and call.keywords[0].arg is None \
-            and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == double
+        spread = (
+            len(call.keywords) == 1
+            and call.keywords[0].arg is None
+            and isinstance(call.keywords[0].value, ast.Name)
+            and call.keywords[0].value.id == double
+        )
         if not spread:
             return False
         if not call.args:
             return True  # f(**kwargs), after the positional arguments were named
-        return len(call.args) == 1 and isinstance(call.args[0], ast.Starred) \
-            and isinstance(call.args[0].value, ast.Name) and call.args[0].value.id == star
+        return (
+            len(call.args) == 1
+            and isinstance(call.args[0], ast.Starred)
+            and isinstance(call.args[0].value, ast.Name)
+            and call.args[0].value.id == star
+        )
 
     return updated and bool(calls) and all(forwards(c) for c in calls)
 
 
 def _through_path(
-    callee: ast.expr, params: set[str], assigned: dict[str, list[ast.expr]], inner: dict[str, Any], func: griffe.Function
+    callee: ast.expr,
+    params: set[str],
+    assigned: dict[str, list[ast.expr]],
+    inner: dict[str, Any],
+    func: griffe.Function,
 ) -> str | None:
     """The canonical path of the callable a decorator hands the function to: a module-level name or
     dotted import (`mod.deco`), or `mod.Cls:method` for `lock = Cls(...); return lock.method(f)`."""
     if isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name):
         local = callee.value.id
         values = assigned.get(local, ())
-        if len(values) == 1 and isinstance(values[0], ast.Call) and isinstance(values[0].func, (ast.Name, ast.Attribute)):
+        if (
+            len(values) == 1
+            and isinstance(values[0], ast.Call)
+            and isinstance(values[0].func, (ast.Name, ast.Attribute))
+        ):
             built = ast.unparse(values[0].func)
-            if built.split(".")[0] in params or built.split(".")[0] in assigned or built.split(".")[0] in inner:
+            if (
+                built.split(".")[0] in params
+                or built.split(".")[0] in assigned
+                or built.split(".")[0] in inner
+            ):
                 return None
             resolved = _resolve_text(func, built)
             return None if resolved.startswith("?") else f"{resolved}:{callee.attr}"
@@ -1297,7 +1481,10 @@ def _through_path(
 def _forwards_to(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
     """`@wraps(param) def w(*a, **k): ... return param(*a, **k)`: binds as `param`'s own signature."""
     wraps = any(
-        isinstance(d, ast.Call) and _last_name(d.func) == "wraps" and d.args and isinstance(d.args[0], ast.Name)
+        isinstance(d, ast.Call)
+        and _last_name(d.func) == "wraps"
+        and d.args
+        and isinstance(d.args[0], ast.Name)
         and d.args[0].id == param
         for d in wrapper.decorator_list
     )
@@ -1305,19 +1492,36 @@ def _forwards_to(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) ->
     if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
         return False
     star, double = args.vararg.arg, args.kwarg.arg
-    calls = [c for c in ast.walk(wrapper) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param]
+    calls = [
+        c
+        for c in ast.walk(wrapper)
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param
+    ]
     # Every call of the function forwards the arguments as received; `*a` and `**k` are never rebound.
     for inner in ast.walk(wrapper):
-        if isinstance(inner, ast.Name) and inner.id in (star, double, param) and not isinstance(inner.ctx, ast.Load):
+        if (
+            isinstance(inner, ast.Name)
+            and inner.id in (star, double, param)
+            and not isinstance(inner.ctx, ast.Load)
+        ):
             return False
-        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and isinstance(inner.func.value, ast.Name) \
-                and inner.func.value.id in (star, double) and inner.func.attr in ("update", "pop", "setdefault", "clear", "popitem"):
+        if (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and isinstance(inner.func.value, ast.Name)
+            and inner.func.value.id in (star, double)
+            and inner.func.attr in ("update", "pop", "setdefault", "clear", "popitem")
+        ):
             return False
     return bool(calls) and all(
-        len(call.args) == 1 and isinstance(call.args[0], ast.Starred)
-        and isinstance(call.args[0].value, ast.Name) and call.args[0].value.id == star
-        and len(call.keywords) == 1 and call.keywords[0].arg is None
-        and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == double
+        len(call.args) == 1
+        and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name)
+        and call.args[0].value.id == star
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and call.keywords[0].value.id == double
         for call in calls
     )
 
@@ -1329,13 +1533,19 @@ def _sets_attributes_of_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) 
     params.discard("self")
     for inner in ast.walk(node):
         if (
-            isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "setattr"
-            and inner.args and isinstance(inner.args[0], ast.Name) and inner.args[0].id in params
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Name)
+            and inner.func.id == "setattr"
+            and inner.args
+            and isinstance(inner.args[0], ast.Name)
+            and inner.args[0].id in params
         ):
             return True
         if (
-            isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Store)
-            and isinstance(inner.value, ast.Name) and inner.value.id in params
+            isinstance(inner, ast.Attribute)
+            and isinstance(inner.ctx, ast.Store)
+            and isinstance(inner.value, ast.Name)
+            and inner.value.id in params
             and not (inner.attr.startswith("__") and inner.attr.endswith("__"))
         ):
             return True
@@ -1352,8 +1562,11 @@ def _self_partial_arity(node: ast.FunctionDef | ast.AsyncFunctionDef, func: grif
     arities = {
         len(v.args) - 1
         for v in values
-        if isinstance(v, ast.Call) and _last_name(v.func) == "partial" and v.args
-        and isinstance(v.args[0], ast.Name) and v.args[0].id == node.name
+        if isinstance(v, ast.Call)
+        and _last_name(v.func) == "partial"
+        and v.args
+        and isinstance(v.args[0], ast.Name)
+        and v.args[0].id == node.name
         and not any(isinstance(a, ast.Starred) for a in v.args)
     }
     args = node.args.posonlyargs + node.args.args
@@ -1367,14 +1580,21 @@ def _self_partial_arity(node: ast.FunctionDef | ast.AsyncFunctionDef, func: grif
         if isinstance(v, ast.Call) and _last_name(v.func) == "partial":
             if any(k.arg == args[filled].arg for k in v.keywords):
                 return None
-            if any(k.arg is None and not (node.args.kwarg and isinstance(k.value, ast.Name) and k.value.id == node.args.kwarg.arg)
-                   for k in v.keywords):
+            if any(
+                k.arg is None
+                and not (
+                    node.args.kwarg and isinstance(k.value, ast.Name) and k.value.id == node.args.kwarg.arg
+                )
+                for k in v.keywords
+            ):
                 return None
     # the function's parameter is optional (`func=None`): absent, the partial is what comes back
     return filled if len(args) - filled <= len(node.args.defaults) else None
 
 
-def _decorator_facts(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int, func: griffe.Function) -> dict[str, Any]:
+def _decorator_facts(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, position: int, func: griffe.Function
+) -> dict[str, Any]:
     """identity / factory (with their `through` callables and effects) from what every path returns."""
     facts: dict[str, Any] = {}
     filled = _self_partial_arity(node, func)
@@ -1391,17 +1611,26 @@ def _decorator_facts(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int
     args = node.args.posonlyargs + node.args.args
     param = args[position].arg if len(args) > position else None
     given_none = param is not None and len(args) - position <= len(node.args.defaults)
-    returns = _reachable_returns(node.body, param, True) if given_none and param else [
-        r for r in _own_nodes(node) if isinstance(r, ast.Return)
-    ]
+    returns = (
+        _reachable_returns(node.body, param, True)
+        if given_none and param
+        else [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
+    )
     inner = {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if len(returns) == 1 and isinstance(returns[0].value, ast.Name) and returns[0].value.id in inner:
-        enclosing = {n.id for n in _own_nodes(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-        enclosing |= {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs} | set(inner)
-        keeps, through, self_partial, effect = _keeping(inner[returns[0].value.id], 0, func, frozenset(enclosing))
+        enclosing = {
+            n.id for n in _own_nodes(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+        }
+        enclosing |= {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs} | set(
+            inner
+        )
+        keeps, through, self_partial, effect = _keeping(
+            inner[returns[0].value.id], 0, func, frozenset(enclosing)
+        )
         if keeps and not self_partial:
             facts.update(factory=True, factory_through=through, factory_effect=effect)
     return facts
+
 
 def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:
     """`def f(..., **kw): ...; g(x, y=1, **kw)`: the one call `**kw` goes to, unchanged (kw is used
@@ -1412,24 +1641,37 @@ def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
     name = kwarg.arg
     # A bare truth test (`if kwargs: ...`) reads the mapping without changing it: not a use.
     tested = {
-        id(n.test) for n in _own_nodes(node) if isinstance(n, (ast.If, ast.While, ast.Assert)) and isinstance(n.test, ast.Name)
+        id(n.test)
+        for n in _own_nodes(node)
+        if isinstance(n, (ast.If, ast.While, ast.Assert)) and isinstance(n.test, ast.Name)
     } | {id(n.operand) for n in _own_nodes(node) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)}
     uses = [n for n in _own_nodes(node) if isinstance(n, ast.Name) and n.id == name and id(n) not in tested]
     calls = [
-        c for c in _own_nodes(node)
-        if isinstance(c, ast.Call) and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == name for k in c.keywords)
+        c
+        for c in _own_nodes(node)
+        if isinstance(c, ast.Call)
+        and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == name for k in c.keywords)
     ]
     # `kw.pop("legacy", None)` takes a named keyword out before the hand-over: it is consumed here.
     pops = [
-        c for c in _own_nodes(node)
-        if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "pop"
-        and isinstance(c.func.value, ast.Name) and c.func.value.id == name
-        and c.args and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str)
+        c
+        for c in _own_nodes(node)
+        if isinstance(c, ast.Call)
+        and isinstance(c.func, ast.Attribute)
+        and c.func.attr == "pop"
+        and isinstance(c.func.value, ast.Name)
+        and c.func.value.id == name
+        and c.args
+        and isinstance(c.args[0], ast.Constant)
+        and isinstance(c.args[0].value, str)
     ]
     if len(uses) != 1 + len(pops) or len(calls) != 1:
         return None
     call = calls[0]
-    if not isinstance(call.func, (ast.Name, ast.Attribute)) or sum(1 for k in call.keywords if k.arg is None) != 1:
+    if (
+        not isinstance(call.func, (ast.Name, ast.Attribute))
+        or sum(1 for k in call.keywords if k.arg is None) != 1
+    ):
         return None
     return {
         "target": ast.unparse(call.func),
@@ -1490,7 +1732,10 @@ def _inferred_return(func: griffe.Function, facts: dict[str, Any]) -> str | None
         return owner.path if owner is not None and plain_method else None
     if returned == "cls":
         return owner.path if owner is not None and "classmethod" in func.labels else None
-    if returned.split(".")[0] in {p.name for p in func.parameters} or returned.split(".")[0] in ("self", "cls"):
+    if returned.split(".")[0] in {p.name for p in func.parameters} or returned.split(".")[0] in (
+        "self",
+        "cls",
+    ):
         return None  # a call of a parameter (a factory passed in): its result is unknowable here
     path = _resolve_text(func, returned)
     return None if path.startswith("?") else path
@@ -1500,7 +1745,9 @@ def _returns_identity_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) ->
     """`def derived_from(original): def wrapper(method): ...; return method; return wrapper`: calling it
     gives a decorator that hands back what it is given."""
     inner = {n.name: n for n in node.body if isinstance(n, ast.FunctionDef)}
-    returned = [r.value.id for r in _own_nodes(node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)]
+    returned = [
+        r.value.id for r in _own_nodes(node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)
+    ]
     returns_all = [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
     return (
         len(returned) == 1 == len(returns_all)
@@ -1519,7 +1766,11 @@ def _returns_package_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef, fun
     returns = [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
     if len(returns) != 1 or not isinstance(returns[0].value, ast.Name) or returns[0].value.id not in inner:
         return False
-    builders = (ast.unparse(d) for d in inner[returns[0].value.id].decorator_list if isinstance(d, (ast.Name, ast.Attribute)))
+    builders = (
+        ast.unparse(d)
+        for d in inner[returns[0].value.id].decorator_list
+        if isinstance(d, (ast.Name, ast.Attribute))
+    )
     return any(_resolve_text(func, b) in ("decorator.decorator", "decorator.decorate") for b in builders)
 
 
@@ -1580,11 +1831,17 @@ def _keeps_signature(func: griffe.Function) -> tuple[bool, bool]:
     for variant in (func, *(func.overloads or ())):
         params = list(variant.parameters)[1:] if is_method else list(variant.parameters)
         returns = _typevar_form(str(variant.returns) if variant.returns is not None else "")
-        first = _typevar_form(str(params[0].annotation)) if params and params[0].annotation is not None else ""
+        first = (
+            _typevar_form(str(params[0].annotation)) if params and params[0].annotation is not None else ""
+        )
         if first and first == returns and _is_typevar(func, _typevar_name(first)):
             plain = True
         factory = re.fullmatch(r"Callable\[\[(.+)\], (.+)\]", returns)
-        if factory and factory.group(1) == factory.group(2) and _is_typevar(func, _typevar_name(factory.group(1))):
+        if (
+            factory
+            and factory.group(1) == factory.group(2)
+            and _is_typevar(func, _typevar_name(factory.group(1)))
+        ):
             called = True
     return plain, called
 
@@ -1629,7 +1886,11 @@ def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
             call = stmt.value if isinstance(stmt, ast.Expr) else None
             if not isinstance(call, ast.Call) or _last_name(call.func) != "warn" or not call.args:
                 continue
-            category = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "category"), None)
+            category = (
+                call.args[1]
+                if len(call.args) > 1
+                else next((k.value for k in call.keywords if k.arg == "category"), None)
+            )
             if category is not None and _last_name(category) in _DEPRECATION_CATEGORIES:
                 return _message(call.args[0])
     if docstring and ".. deprecated::" in docstring:
@@ -1638,7 +1899,10 @@ def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
         lines = docstring.splitlines()
         for index, line in enumerate(lines):
             if line.startswith(".. deprecated::"):
-                rest = [line[len(".. deprecated::") :].strip(), *(l.strip() for l in lines[index + 1 : index + 3])]
+                rest = [
+                    line[len(".. deprecated::") :].strip(),
+                    *(following.strip() for following in lines[index + 1 : index + 3]),
+                ]
                 return " ".join(part for part in rest if part) or "deprecated"
     return None
 

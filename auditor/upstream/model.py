@@ -116,7 +116,9 @@ class FunctionInfo:
             "deprecated": self.deprecated,
             "forwards": self.forwards,
             "typing_view": self.typing_view,
-            "runtime_signature": self.runtime_signature.as_dict() if self.runtime_signature is not None else None,
+            "runtime_signature": self.runtime_signature.as_dict()
+            if self.runtime_signature is not None
+            else None,
             "constructs": [[[list(c) for c in conds], result] for conds, result in self.constructs]
             if self.constructs is not None
             else None,
@@ -142,7 +144,9 @@ class FunctionInfo:
             deprecated=data["deprecated"],
             forwards=data["forwards"],
             typing_view=data.get("typing_view", False),
-            runtime_signature=Signature.from_dict(data["runtime_signature"]) if data.get("runtime_signature") else None,
+            runtime_signature=Signature.from_dict(data["runtime_signature"])
+            if data.get("runtime_signature")
+            else None,
             constructs=tuple(
                 (tuple((op, path) for op, path in conds), result) for conds, result in data["constructs"]
             )

@@ -17,7 +17,14 @@ from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import read_bounded
 from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES
-from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolution, Resolver, value_path
+from apidrift.auditor.upstream.resolve import (
+    ClassValue,
+    FunctionValue,
+    ModuleValue,
+    Resolution,
+    Resolver,
+    value_path,
+)
 
 SKIPPED_PARTS = frozenset({"tests", "test", "testing", "_vendor", "vendor", "examples", "benchmarks"})
 MAX_FILES = 20_000  # modules indexed; a larger upstream gets hints from the first ones only
@@ -86,7 +93,11 @@ class Relocator:
                 continue
             canonical = value_path(value)  # type: ignore[arg-type]
             found.setdefault(canonical, f"{dotted}.{name}")
-        return tuple(sorted({self._most_public(canonical, name) for canonical in found}, key=lambda p: (p.count("."), p)))
+        return tuple(
+            sorted(
+                {self._most_public(canonical, name) for canonical in found}, key=lambda p: (p.count("."), p)
+            )
+        )
 
     def _most_public(self, canonical: str, name: str) -> str:
         """The shortest package path that re-exports the same object (`pkg.X` over `pkg._impl.mod.X`)."""
@@ -133,7 +144,11 @@ def _walk(root: Path, top: Path, prefix: tuple[str, ...], limit: int) -> list[tu
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name.isidentifier() and entry.name not in SKIPPED_PARTS and len(parts) < MAX_DEPTH:
+                    if (
+                        entry.name.isidentifier()
+                        and entry.name not in SKIPPED_PARTS
+                        and len(parts) < MAX_DEPTH
+                    ):
                         stack.append((Path(entry.path), (*parts, entry.name)))
                     continue
                 stem, dot, suffix = entry.name.rpartition(".")

@@ -12,12 +12,20 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Union
 
-from apidrift.auditor.upstream import dynamic
-from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE, ApiIndex
-from apidrift.auditor.upstream.model import AliasInfo, AttributeInfo, ClassInfo, Decorator, FunctionInfo, Member, ModuleInfo
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.upstream import dynamic
+from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE, ApiIndex
 from apidrift.auditor.upstream.factory_new import UNKNOWN, evaluate
+from apidrift.auditor.upstream.model import (
+    AliasInfo,
+    AttributeInfo,
+    ClassInfo,
+    Decorator,
+    FunctionInfo,
+    Member,
+    ModuleInfo,
+)
 
 # Bases that add nothing a downstream call or attribute could depend on.
 TRANSPARENT_BASES = frozenset(
@@ -37,8 +45,23 @@ PLAIN_METACLASSES = frozenset({"builtins.type", "abc.ABCMeta"})
 # Enum classes: class-level access finds the members the body defines and this API, nothing else.
 ENUM_BASES = frozenset({"enum.Enum", "enum.Flag"})
 ENUM_CLASS_API = frozenset(
-    {"name", "value", "_name_", "_value_", "_missing_", "_generate_next_value_", "_member_names_", "_member_map_",
-     "_value2member_map_", "_ignore_", "_order_", "_numeric_repr_", "_boundary_", "_iter_member_", "mro"}
+    {
+        "name",
+        "value",
+        "_name_",
+        "_value_",
+        "_missing_",
+        "_generate_next_value_",
+        "_member_names_",
+        "_member_map_",
+        "_value2member_map_",
+        "_ignore_",
+        "_order_",
+        "_numeric_repr_",
+        "_boundary_",
+        "_iter_member_",
+        "mro",
+    }
 )
 
 
@@ -100,7 +123,9 @@ class Missing:
     message: str | None = None  # what the module's `__getattr__` raises for the name, when it says
 
 
-Value = Union[ModuleValue, ClassValue, FunctionValue, InstanceValue, AttributeValue, ExternalValue, ServedValue]
+Value = Union[
+    ModuleValue, ClassValue, FunctionValue, InstanceValue, AttributeValue, ExternalValue, ServedValue
+]
 Resolution = Union[Value, Missing, Unknown]
 
 
@@ -259,7 +284,9 @@ class Resolver:
             return Unknown(Reason.SERVED_BY_GETATTR)
         return Unknown(Reason.ATTRIBUTE_OF_FUNCTION)
 
-    def _module_attribute(self, module: ModuleInfo, name: str, seen: frozenset[str] = frozenset()) -> Resolution:
+    def _module_attribute(
+        self, module: ModuleInfo, name: str, seen: frozenset[str] = frozenset()
+    ) -> Resolution:
         member = module.members.get(name)
         if member is not None:
             if name in module.rebound:
@@ -348,7 +375,9 @@ class Resolver:
             )
         return self._served[key]
 
-    def _class_attribute(self, cls: ClassInfo, name: str, *, on_instance: bool, exact: bool = True) -> Resolution:
+    def _class_attribute(
+        self, cls: ClassInfo, name: str, *, on_instance: bool, exact: bool = True
+    ) -> Resolution:
         mro = self.mro(cls)
         if mro is None:
             return Unknown(Reason.UNRESOLVABLE_MRO)
@@ -363,7 +392,9 @@ class Resolver:
             if member is not None:
                 if name in entry.rebound:
                     return Unknown(Reason.DEFINED_MORE_THAN_ONCE)
-                return self._member_value(member, f"{entry.path}.{name}", "instance" if on_instance else "class")
+                return self._member_value(
+                    member, f"{entry.path}.{name}", "instance" if on_instance else "class"
+                )
             if on_instance and name in entry.instance_attributes:
                 return Unknown(Reason.INSTANCE_ATTRIBUTE)  # set in a method: type unknown, existence certain
             if name in entry.bound_names:
@@ -373,7 +404,11 @@ class Resolver:
         for entry in mro:
             if isinstance(entry, str):
                 continue
-            if entry.dynamic_attributes or "__getattr__" in entry.members or "__getattribute__" in entry.members:
+            if (
+                entry.dynamic_attributes
+                or "__getattr__" in entry.members
+                or "__getattribute__" in entry.members
+            ):
                 return Unknown(Reason.CLASS_GETATTR)
             for decorator in entry.decorators:  # `@_define_aliases({...})` setattr()s methods on the class
                 if decorator.path.startswith("?") or not self.index.owns(decorator.path):
@@ -415,7 +450,10 @@ class Resolver:
         if not isinstance(target, FunctionValue):
             return False
         info = target.info
-        return bool(info.factory_identity if decorator.called else info.identity) or info.dataclass_transform is not None
+        return (
+            bool(info.factory_identity if decorator.called else info.identity)
+            or info.dataclass_transform is not None
+        )
 
     def _metaclass_keeps_members(self, path: str) -> bool:
         """A metaclass that cannot add members to its classes: type's own, or one defining no __new__,
@@ -452,7 +490,10 @@ class Resolver:
             if member.has_decorator("builtins.property", "functools.cached_property"):
                 return AttributeValue(
                     AttributeInfo(
-                        member.name, member.signature.returns, member.returns_path, deprecated=member.deprecated
+                        member.name,
+                        member.signature.returns,
+                        member.returns_path,
+                        deprecated=member.deprecated,
                     ),
                     path,
                     on_instance=via == "instance",
@@ -516,7 +557,11 @@ class Resolver:
                 if base in TRANSPARENT_BASES or base.startswith("?"):
                     continue
                 target = self.lookup(base)
-                if isinstance(target, ClassValue) and target.info.path not in seen and target.info.path not in self._mro:
+                if (
+                    isinstance(target, ClassValue)
+                    and target.info.path not in seen
+                    and target.info.path not in self._mro
+                ):
                     seen.add(target.info.path)
                     found.append(target.info)
                     stack.append(target.info)
@@ -576,7 +621,7 @@ class Resolver:
         """A metaclass that leaves `type.__call__` in charge: neither it nor its bases define `__call__`."""
         return self._metaclass_defines_none(path, ("__call__",))
 
-    def constructed_class(self, cls: ClassInfo) -> ClassInfo | None | Unknown:
+    def constructed_class(self, cls: ClassInfo) -> ClassInfo | Unknown | None:
         """The class of what `cls(...)` builds, by its `__new__` read statically: `cls` itself unless a
         `__new__` from source says otherwise. None when the object is no instance of `cls` (or None):
         type.__call__ then runs no `__init__`."""
@@ -626,7 +671,9 @@ class Resolver:
             if isinstance(made, Unknown):
                 # Most such factories build an instance of the class or of a subclass: its attributes
                 # are then those of the class at least, a miss certain only as a removal.
-                return made if made.reason is not Reason.FACTORY_NEW else InstanceValue(func.info, exact=False)
+                return (
+                    made if made.reason is not Reason.FACTORY_NEW else InstanceValue(func.info, exact=False)
+                )
             return InstanceValue(made, exact=True)
         if isinstance(func, FunctionValue) and func.info.returns_path:
             target = self.lookup(func.info.returns_path)

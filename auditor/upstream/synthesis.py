@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from apidrift.auditor.upstream.model import ClassInfo, FieldSpec, FunctionInfo
 from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.upstream.model import ClassInfo, FieldSpec, FunctionInfo
 from apidrift.auditor.upstream.resolve import FunctionValue, Resolver
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
@@ -34,7 +34,15 @@ STDLIB_DATACLASS = "dataclasses.dataclass"
 PYDANTIC_DATACLASS = "pydantic.dataclasses.dataclass"
 ATTRS_CLASSIC = frozenset({"attr.s", "attr.attrs", "attr.attributes", "attrs.attrs"})
 ATTRS_NEXT_GEN = frozenset(
-    {"attr.define", "attr.mutable", "attr.frozen", "attrs.define", "attrs.mutable", "attrs.frozen", "attr.dataclass"}
+    {
+        "attr.define",
+        "attr.mutable",
+        "attr.frozen",
+        "attrs.define",
+        "attrs.mutable",
+        "attrs.frozen",
+        "attr.dataclass",
+    }
 )
 DATACLASS_TRANSFORM = frozenset({"typing.dataclass_transform", "typing_extensions.dataclass_transform"})
 CLASSVAR = frozenset({"typing.ClassVar", "typing_extensions.ClassVar"})
@@ -50,7 +58,12 @@ MEMBER_KEEPING_CLASS_DECORATORS = (
     TRANSPARENT_CLASS_DECORATORS
     | ATTRS_CLASSIC
     | ATTRS_NEXT_GEN
-    | {STDLIB_DATACLASS, PYDANTIC_DATACLASS, "typing.dataclass_transform", "typing_extensions.dataclass_transform"}
+    | {
+        STDLIB_DATACLASS,
+        PYDANTIC_DATACLASS,
+        "typing.dataclass_transform",
+        "typing_extensions.dataclass_transform",
+    }
     | {"functools.total_ordering", "abc.abstractmethod", "enum.verify"}
 )
 # Validators that may rewrite the input before fields are checked: the constructor is then unknowable.
@@ -69,7 +82,9 @@ class Style:
 
 def _instance_hands_back(target: Any, decorator: Any, resolver: Resolver) -> bool:
     """`@interpd` (an instance whose `__call__` returns what it gets) keeps the class as it is."""
-    from apidrift.auditor.upstream.callables import _instance_hands_back as hands_back  # callables imports this module
+    from apidrift.auditor.upstream.callables import (
+        _instance_hands_back as hands_back,
+    )  # callables imports this module
 
     return hands_back(target, decorator, resolver)
 
@@ -99,7 +114,13 @@ def dataclass_style(cls: ClassInfo, mro: list[ClassInfo | str], resolver: Resolv
             if isinstance(target, FunctionValue) and target.info.dataclass_transform is not None:
                 options = target.info.dataclass_transform
                 specifiers = frozenset(filter(None, options.get("field_specifiers", "").split(",")))
-                style = Style("pep681", keywords, specifiers | STDLIB_FIELD, True, options.get("kw_only_default") == "True")
+                style = Style(
+                    "pep681",
+                    keywords,
+                    specifiers | STDLIB_FIELD,
+                    True,
+                    options.get("kw_only_default") == "True",
+                )
             elif not (
                 isinstance(target, FunctionValue)
                 and (target.info.factory_identity if decorator.called else target.info.identity)
@@ -172,9 +193,13 @@ def pydantic_model(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature | Un
                 return parameter
             if parameter is not None:
                 # pydantic v1 gives `Optional[X]` fields an implicit None default, v2 does not: not certain.
-                optional = "Optional[" in spec.annotation or "None" in spec.annotation.replace(" ", "").split("|")
-                fields[spec.name] = parameter if parameter.has_default or not optional else Parameter(
-                    parameter.name, parameter.kind, True, "None?", parameter.annotation
+                optional = "Optional[" in spec.annotation or "None" in spec.annotation.replace(" ", "").split(
+                    "|"
+                )
+                fields[spec.name] = (
+                    parameter
+                    if parameter.has_default or not optional
+                    else Parameter(parameter.name, parameter.kind, True, "None?", parameter.annotation)
                 )
     return _signature(list(fields.values()), strict, keyword_only=True)
 
@@ -198,15 +223,20 @@ def exception(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature:
 
 def _signature(params: list[Parameter], strict: bool, keyword_only: bool = False) -> Signature:
     positional = [p for p in params if p.kind is ParamKind.POSITIONAL_OR_KEYWORD and not keyword_only]
-    keyword = [p if not keyword_only else Parameter(p.name, ParamKind.KEYWORD_ONLY, p.has_default, p.default, p.annotation)
-               for p in params if keyword_only or p.kind is ParamKind.KEYWORD_ONLY]
+    keyword = [
+        p
+        if not keyword_only
+        else Parameter(p.name, ParamKind.KEYWORD_ONLY, p.has_default, p.default, p.annotation)
+        for p in params
+        if keyword_only or p.kind is ParamKind.KEYWORD_ONLY
+    ]
     result = positional + keyword
     if not strict:
         result.append(Parameter("extra", ParamKind.VAR_KEYWORD, annotation="ignored by pydantic"))
     return Signature(tuple(result), "None")
 
 
-def _field_parameter(spec: FieldSpec, style: Style, kw_only: bool) -> Parameter | None | Unknown:
+def _field_parameter(spec: FieldSpec, style: Style, kw_only: bool) -> Parameter | Unknown | None:
     has_default = spec.has_value
     default = spec.value
     name = spec.name
@@ -273,4 +303,3 @@ def _has_pre_validator(cls: ClassInfo) -> bool:
             if decorator.path.endswith("root_validator") and not decorator.called:
                 return True
     return False
-
