@@ -24,15 +24,16 @@ from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.auditor.upstream.signature import ParamKind
 from apidrift.rules import _calls, _drift
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD202",
-    "name": "default-changed",
-    "severity": Severity.WARNING,
-    "summary": "The default of a parameter the call omits changed",
-    "family": "drift",
-}
+RULE = RuleMeta(
+    code="AD202",
+    name="default-changed",
+    severity=Severity.WARNING,
+    family=Family.DRIFT,
+    summary="The default of a parameter the call omits changed",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
