@@ -472,7 +472,8 @@ def side_items(sig: SignatureView, side: str) -> list[tuple[str, Any, int | None
     number) for long runs of parameters unchanged on both sides."""
     rows = sig.old_rows if side == "old" else sig.new_rows
     if sig.old_rows is None or sig.new_rows is None:
-        return fold_unchanged(list(rows or []), sig.named)
+        folded: list[tuple[str, Any, int | None]] = list(fold_unchanged(list(rows or []), sig.named))
+        return folded
     pairs = aligned_pairs(sig.old_rows, sig.new_rows)
     items: list[tuple[str, Any, int | None]] = []
     run: list[tuple[int, Row]] = []
@@ -486,9 +487,13 @@ def side_items(sig: SignatureView, side: str) -> list[tuple[str, Any, int | None
 
     for old, new in pairs:
         mine = old if side == "old" else new
-        plain = old is not None and new is not None and old[1].status == new[1].status == "same"
-        if plain and old[1].param.name not in sig.named:
-            run.append(mine)  # type: ignore[arg-type]
+        if (
+            old is not None
+            and new is not None
+            and old[1].status == new[1].status == "same"
+            and old[1].param.name not in sig.named
+        ):
+            run.append(old if side == "old" else new)
             continue
         flush()
         items.append(("row", mine[1], mine[0]) if mine is not None else ("gap", None, None))

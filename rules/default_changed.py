@@ -134,7 +134,8 @@ def _fits(value: object, node: ast.expr, depth: int) -> bool:
             return _fits(value, items[0], depth + 1)
         types = _BUILTIN_TYPES.get(outer or "")
         return (
-            bool(types)
+            types is not None
+            and bool(types)
             and isinstance(value, types)
             and not (isinstance(value, (list, dict, tuple, set)) and value)
         )
