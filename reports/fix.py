@@ -18,16 +18,16 @@ from apidrift.auditor.fix.codemods import (
     NOT_APPLIED,
     RESOLVED,
     FixResult,
-    ManualParameter,
     Outcome,
     manual_parameters,
 )
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Applicability, Finding, ManualParameter, ManualStep, Severity
+from apidrift.auditor.upstream.signature import ParamKind
 
 _KINDS = {
-    "positional-only": "by position only",
-    "positional-or-keyword": "by position or by keyword",
-    "keyword-only": "by keyword only",
+    ParamKind.POSITIONAL_ONLY: "by position only",
+    ParamKind.POSITIONAL_OR_KEYWORD: "by position or by keyword",
+    ParamKind.KEYWORD_ONLY: "by keyword only",
 }
 
 
@@ -110,7 +110,9 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
             say(f"  {_site(finding)} {finding.code} [{finding.severity.value}] {finding.message}")
 
     say()
-    safe_count = sum(1 for o in applied if o.finding.fix and o.finding.fix.applicability == "safe")
+    safe_count = sum(
+        1 for o in applied if o.finding.fix and o.finding.fix.applicability is Applicability.SAFE
+    )
     files = len(result.changes)
     verb = "to apply" if diff_mode else "applied"
     if applied:
@@ -165,7 +167,7 @@ def _describe(param: ManualParameter, callee: str, version: str) -> str:
         where.append(f"parameter {param.position}" + (f" of {param.of}" if param.of else ""))
     if param.after:
         where.append(f"after `{param.after}`")
-    if param.kind in _KINDS:
+    if param.kind is not None and param.kind in _KINDS:
         where.append(f"passed {_KINDS[param.kind]}")
     if where:
         text += "; " + ", ".join(where)
@@ -176,7 +178,7 @@ def _callee(finding: Finding) -> str:
     first = finding.message.split(" ", 1)[0]
     if first.endswith("()"):
         return first
-    callee = finding.fix.data.get("callee") if finding.fix else None
+    callee = finding.fix.data.callee if finding.fix and isinstance(finding.fix.data, ManualStep) else None
     return f"{callee}()" if callee else finding.symbol
 
 
@@ -184,7 +186,7 @@ def _fix_label(outcome: Outcome) -> str:
     fix = outcome.finding.fix
     if fix is None:
         return ""
-    label = "unsafe fix" if fix.applicability == "unsafe" else "safe fix"
+    label = "unsafe fix" if fix.applicability is Applicability.UNSAFE else "safe fix"
     return f"{label}: {fix.description}"
 
 

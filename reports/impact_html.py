@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -34,17 +35,18 @@ def render(result: ImpactResult) -> str:
     rows = sorted(result.rows, key=lambda r: (order[r["status"]], r["dependent"]))
     counts = result.counts()
     groups = result.groups()
-    views = []
+    views: list[dict[str, Any]] = []
     for number, row in enumerate(rows, start=1):
         rules = sorted(row.get("by_rule", {}))
+        findings: list[dict[str, Any]] = list(row.get("findings", ()))
         views.append({
             "id": f"dep-{number}",
             "row": row,
             "detail": detail(row),
             "rules": " ".join(rules),
             "search": " ".join([row["dependent"], str(row.get("version") or ""), row["status"], *rules,
-                                *(f["symbol"] for f in row.get("findings", ()))]).lower(),
-            "findings": sorted(row.get("findings", ()), key=lambda f: (f["path"], f["line"], f["code"])),
+                                *(f["symbol"] for f in findings)]).lower(),
+            "findings": sorted(findings, key=lambda f: (f["path"], f["line"], f["code"])),
         })  # fmt: skip
     all_rules = sorted({code for row in rows for code in row.get("by_rule", {})})
     html = (

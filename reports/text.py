@@ -10,6 +10,7 @@ from apidrift.auditor.results import (
     AuditResult,
     Coverage,
     FileOutcome,
+    FileStatus,
     Finding,
     InputInfo,
     Location,
@@ -68,7 +69,7 @@ def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 def _finding_block(finding: Finding, style: _Style) -> str:
     loc = finding.location
-    tags = finding.severity.value + (f", {finding.classification}" if finding.classification else "")
+    tags = finding.severity.value + (f", {finding.classification.value}" if finding.classification else "")
     severity_color = _SEVERITY_COLOR[finding.severity]
     header = (
         f"{style(f'{loc.path}:{loc.line}:{loc.column}:', _BOLD)} {style(finding.code, _BOLD, _CODE_COLOR)} "
@@ -187,7 +188,7 @@ def _summary(result: AuditResult, style: _Style) -> str:
     lines += [f"  note: {note}" for note in result.notes]
     errors, warnings, infos = (result.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
     counts = f"Findings: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
-    classes = Counter(f.classification for f in result.findings if f.classification)
+    classes = Counter(f.classification.value for f in result.findings if f.classification)
     if classes:
         counts += f" ({_counted(classes)})"
     lines.append(counts)
@@ -220,16 +221,16 @@ def _coverage_lines(coverage: Coverage) -> list[str]:
 
 
 def _file_lines(files: list[FileOutcome]) -> list[str]:
-    by_status: dict[str, list[FileOutcome]] = {"scanned": [], "skipped": [], "failed": []}
+    by_status: dict[FileStatus, list[FileOutcome]] = {status: [] for status in FileStatus}
     for outcome in files:
-        by_status.setdefault(outcome.status, []).append(outcome)
-    counts = ", ".join(f"{len(group)} {status}" for status, group in by_status.items())
+        by_status[outcome.status].append(outcome)
+    counts = ", ".join(f"{len(group)} {status.value}" for status, group in by_status.items())
     lines = [f"Files: {counts}"]
-    skipped = Counter(outcome.reason or "no reason given" for outcome in by_status["skipped"])
+    skipped = Counter(outcome.reason or "no reason given" for outcome in by_status[FileStatus.SKIPPED])
     if skipped:
         # Many files are skipped for the same dull reason, so these are counted, not listed.
         lines.append(f"  skipped: {_counted(skipped)}")
-    for outcome in sorted(by_status["failed"], key=lambda o: o.path):
+    for outcome in sorted(by_status[FileStatus.FAILED], key=lambda o: o.path):
         lines.append(f"  failed: {outcome.path}: {outcome.reason or 'no reason given'}")
     return lines
 

@@ -385,7 +385,7 @@ def rules(code: str | None, fmt: str) -> None:
             click.echo(json.dumps(_rule_data(rule, docs=True), indent=2))
         else:
             click.echo(
-                f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family})\n\n{rule.docs}"
+                f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family.value})\n\n{rule.docs}"
             )
         return
     if family is not None:
@@ -394,11 +394,13 @@ def rules(code: str | None, fmt: str) -> None:
         click.echo(json.dumps([_rule_data(rule) for rule in selected], indent=2))
         return
     for rule in selected:
-        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.family:<6} {rule.summary}")
+        click.echo(
+            f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.family.value:<6} {rule.summary}"
+        )
 
 
 def _rule_data(rule: Any, *, docs: bool = False) -> dict[str, Any]:
-    data = {"code": rule.code, "name": rule.name, "severity": rule.severity.value, "family": rule.family,
+    data = {"code": rule.code, "name": rule.name, "severity": rule.severity.value, "family": rule.family.value,
             "summary": rule.summary, "since": rule.since}  # fmt: skip
     if docs:
         data["docs"] = rule.docs

@@ -30,6 +30,7 @@ from apidrift.auditor.upstream.model import (
     ClassInfo,
     Decorator,
     FieldSpec,
+    Forwarding,
     FunctionInfo,
     Member,
     ModuleInfo,
@@ -1682,7 +1683,7 @@ def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
     }
 
 
-def _forwarding_target(func: griffe.Function, forwards: dict[str, Any] | None) -> dict[str, Any] | None:
+def _forwarding_target(func: griffe.Function, forwards: dict[str, Any] | None) -> Forwarding | None:
     if not forwards:
         return None
     target = forwards["target"]
@@ -1692,11 +1693,15 @@ def _forwarding_target(func: griffe.Function, forwards: dict[str, Any] | None) -
         if owner is None or target.count(".") != 1:
             return None
         resolved = f"{owner.path}.{target.split('.', 1)[1]}"
-        return {**forwards, "target": resolved, "on_self": True}
+        return Forwarding.from_dict({**forwards, "target": resolved, "on_self": True})
     if first in {p.name for p in func.parameters}:
         return None  # a callable passed in: unknowable
     resolved = _resolve_text(func, target)
-    return None if resolved.startswith("?") else {**forwards, "target": resolved, "on_self": False}
+    return (
+        None
+        if resolved.startswith("?")
+        else Forwarding.from_dict({**forwards, "target": resolved, "on_self": False})
+    )
 
 
 def _returned_class(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
