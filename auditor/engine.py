@@ -36,6 +36,7 @@ from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import Resolver
+from apidrift.auditor.wording import plural
 from apidrift.rules import unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
@@ -240,7 +241,7 @@ def _unchecked(
     and not one of them could be checked, nothing was checked either."""
     uses = [c for c in checked_sites if c.site.kind is not SiteKind.IMPORT and not _own_method(c)]
     if uses and not any(c.new.unknown is None for c in uses):
-        sites = f"{len(uses)} site{'s' if len(uses) != 1 else ''}"
+        sites = plural(len(uses), "site")
         return f"nothing checked: {_label(down)} uses {new.name} at {sites} beyond its imports, but none could be checked"
     if coverage.checked:
         return None
@@ -250,7 +251,7 @@ def _unchecked(
         if failed:
             return f"nothing checked: no use of {new.name} found in the files of {_label(down)} that could be read ({failed} could not)"
         return f"nothing checked: {_label(down)} does not use {new.name} (no file imports {names})"
-    return f"nothing checked: {_label(down)} uses {new.name} at {coverage.found} site{'s' if coverage.found != 1 else ''}, but none could be checked"
+    return f"nothing checked: {_label(down)} uses {new.name} at {plural(coverage.found, 'site')}, but none could be checked"
 
 
 def _own_method(checked: CheckedSite) -> bool:

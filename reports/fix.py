@@ -23,6 +23,7 @@ from apidrift.auditor.fix.codemods import (
 )
 from apidrift.auditor.results import Applicability, Finding, ManualParameter, ManualStep, Severity
 from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.wording import plural
 
 _KINDS = {
     ParamKind.POSITIONAL_ONLY: "by position only",
@@ -116,22 +117,22 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
     files = len(result.changes)
     verb = "to apply" if diff_mode else "applied"
     if applied:
-        summary = f"{_count(len(applied), 'fix')} {verb} in {_count(files, 'file')} ({safe_count} safe, {len(applied) - safe_count} unsafe)"
+        summary = f"{plural(len(applied), 'fix', 'fixes')} {verb} in {plural(files, 'file')} ({safe_count} safe, {len(applied) - safe_count} unsafe)"
     else:
         summary = f"nothing {verb}"
     if resolved:
         summary += (
-            f", which also resolve{'s' if len(applied) == 1 else ''} {_count(len(resolved), 'more finding')}"
+            f", which also resolve{'s' if len(applied) == 1 else ''} {plural(len(resolved), 'more finding')}"
         )
-    summary += f"; {_count(len(manual), 'manual step')}"
+    summary += f"; {plural(len(manual), 'manual step')}"
     if unsafe:
         summary += f"; {len(unsafe)} unsafe not applied"
     if failed:
         summary += f"; {len(failed)} not applicable"
     if others:
-        summary += f"; {_count(len(others), 'other finding')} without a fix"
+        summary += f"; {plural(len(others), 'other finding')} without a fix"
     if infos:
-        summary += f"; {_count(len(infos), 'info finding')} left alone"
+        summary += f"; {plural(len(infos), 'info finding')} left alone"
     say(summary + ".")
     return "\n".join(out) + "\n"
 
@@ -200,8 +201,3 @@ def _where(finding: Finding) -> str:
 
 def _site(finding: Finding) -> str:
     return f"{finding.location.path}:{finding.location.line}:{finding.location.column}"
-
-
-def _count(number: int, noun: str) -> str:
-    plural = noun + ("es" if noun.endswith(("x", "s")) else "s")
-    return f"{number} {noun if number == 1 else plural}"

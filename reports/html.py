@@ -26,6 +26,7 @@ from apidrift.auditor.results import (
     Location,
     Severity,
 )
+from apidrift.auditor.wording import plural
 from apidrift.reports.sigdiff import Row, diff_signatures, single_side
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
@@ -343,10 +344,6 @@ def unique_ids(texts: Iterable[str], prefix: str) -> dict[str, str]:
         taken.update((candidate, f"{candidate}-heading"))
         ids[text] = candidate
     return ids
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 _INLINE_CODE = re.compile(r"`([^`]+)`")

@@ -14,6 +14,7 @@ from typing import Any
 import jinja2
 
 from apidrift.auditor.impact.results import STATUSES, ImpactResult
+from apidrift.auditor.wording import plural
 from apidrift.reports.impact_text import counts_line, detail, group_verdict, title
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -21,13 +22,15 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 @cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["plural"] = plural
+    return env
 
 
 def render(result: ImpactResult) -> str:

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 
 from apidrift.auditor.results import AuditResult, FileStatus, Finding, Severity
+from apidrift.auditor.wording import plural
 from apidrift.reports.escape import escaped
 from apidrift.reports.sarif import help_uri
 from apidrift.rules.registry import get_rule
@@ -53,8 +54,8 @@ def render(result: AuditResult, *, max_rows: int = MAX_ROWS) -> str:
     if result.findings:
         worst = result.worst() or Severity.INFO
         lines.append(
-            f"{ICONS[worst]} **{_plural(counts[Severity.ERROR], 'error')}**, "
-            f"{_plural(counts[Severity.WARNING], 'warning')}, {counts[Severity.INFO]} info"
+            f"{ICONS[worst]} **{plural(counts[Severity.ERROR], 'error')}**, "
+            f"{plural(counts[Severity.WARNING], 'warning')}, {counts[Severity.INFO]} info"
             + _classes(result.findings)
         )
     elif not result.unchecked:
@@ -114,7 +115,3 @@ def _classes(findings: list[Finding]) -> str:
     if not classes:
         return ""
     return " (" + ", ".join(f"{name} {n}" for name, n in sorted(classes.items())) + ")"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"

@@ -16,6 +16,7 @@ from apidrift.auditor.results import (
     Location,
     Severity,
 )
+from apidrift.auditor.wording import plural
 from apidrift.reports.escape import escaped
 from apidrift.reports.sigdiff import Row, diff_signatures, parse_signature, single_side
 
@@ -187,7 +188,7 @@ def _summary(result: AuditResult, style: _Style) -> str:
             lines.append(f"  {role + ':':<13} {_describe(info, result.notes)}")
     lines += [f"  note: {note}" for note in result.notes]
     errors, warnings, infos = (result.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
-    counts = f"Findings: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
+    counts = f"Findings: {plural(errors, 'error')}, {plural(warnings, 'warning')}, {infos} info"
     classes = Counter(f.classification.value for f in result.findings if f.classification)
     if classes:
         counts += f" ({_counted(classes)})"
@@ -198,7 +199,7 @@ def _summary(result: AuditResult, style: _Style) -> str:
     if result.unchecked and not result.findings:
         final = style("Nothing was checked (exit status 3).", _BOLD, _SEVERITY_COLOR[Severity.WARNING])
     elif result.findings:
-        final = f"Found {_plural(errors, 'error')} ({_plural(warnings, 'warning')}, {infos} info)."
+        final = f"Found {plural(errors, 'error')} ({plural(warnings, 'warning')}, {infos} info)."
         final = style(final, _BOLD, _SEVERITY_COLOR[result.worst() or Severity.INFO])
     else:
         final = style("No breaking changes found.", _BOLD, _GREEN)
@@ -240,7 +241,3 @@ def _counted(counts: dict[str, int]) -> str:
     return ", ".join(
         f"{reason} {count}" for reason, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     )
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"

@@ -24,8 +24,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from apidrift.auditor.cache import atomic_write_text
 from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
+from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import (
     MAX_NESTING,
     SourceDecodeError,
@@ -34,6 +34,7 @@ from apidrift.auditor.pysource import (
     parse_problem,
 )
 from apidrift.auditor.results import FileOutcome, FileStatus
+from apidrift.auditor.wording import first_line
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +247,7 @@ def _scan_with_libcst(relative: str, text: str, upstream_names: frozenset[str]) 
         libcst.ParserSyntaxError,
         libcst.CSTValidationError,
     ) as error:  # the latter: e.g. an invalid identifier
-        first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
+        first = first_line(error, default="syntax error")
         return f"syntax error: {first}"
     except (RecursionError, MemoryError):
         return "nesting too deep to parse"
@@ -255,7 +256,7 @@ def _scan_with_libcst(relative: str, text: str, upstream_names: frozenset[str]) 
 
 
 def _scanner_error(error: Exception) -> str:
-    first = (str(error).strip().splitlines() or [""])[0][:200]
+    first = first_line(error, default="")[:200]
     return f"scanner error: {type(error).__name__}" + (f": {first}" if first else "")
 
 

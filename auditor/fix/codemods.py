@@ -27,9 +27,7 @@ from __future__ import annotations
 import ast
 import difflib
 import io
-import os
 import sysconfig
-import tempfile
 import tokenize
 import warnings
 from collections.abc import Iterable, Sequence
@@ -41,6 +39,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.files import atomic_write_bytes
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.results import (
     Applicability,
@@ -56,6 +55,7 @@ from apidrift.auditor.results import (
 )
 from apidrift.auditor.sources.specs import SourceError
 from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.wording import first_line
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
@@ -279,7 +279,7 @@ def _fix_file(root: Path, path: str, findings: list[Finding]) -> tuple[FileChang
     try:
         fixes = apply_fixes(text, fresh)
     except cst.ParserSyntaxError as error:
-        return failed(f"LibCST cannot parse {path}: {str(error).splitlines()[0]}")
+        return failed(f"LibCST cannot parse {path}: {first_line(error, strip=False)}")
     after = fixes.code
     for finding, reason, value in zip(fresh, fixes.reasons, fixes.dropped_values):
         if reason is None:
@@ -686,24 +686,8 @@ def write_changes(result: FixResult) -> list[Path]:
             raise FixError(f"{change.path} changed since it was read; nothing written, run again")
         targets.append((target, change.after.encode(change.encoding)))
     for target, data in targets:
-        _atomic_write(target, data)
+        atomic_write_bytes(target, data, mode=target.stat().st_mode & 0o7777, suffix=".apidrift-fix")
     return [target for target, _ in targets]
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    mode = target.stat().st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".apidrift-fix", dir=target.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
 
 
 # ---- what a manual step needs the developer to do
