@@ -228,17 +228,17 @@ def run_bump(request: BumpRequest) -> BumpResult:
                 continue
         _audit_change(change, template, request, results)
 
-    learned = [
+    fetched_for_names = [
         c
         for c in changes
         if any(n.startswith("import names learned") for n in c.notes)
         or (c.failed and c.reason and "import names" in c.reason)
     ]
-    if learned:
+    if fetched_for_names:
         shown = ", ".join(unexplained[:8]) + (", ..." if len(unexplained) > 8 else "")
         notes.append(
             f"the project imports {shown}, which no locked package's name accounts for: "
-            f"{plural(len(learned), 'release')} fetched to learn {'their' if len(learned) != 1 else 'its'} import names"
+            f"{plural(len(fetched_for_names), 'release')} fetched to learn {'their' if len(fetched_for_names) != 1 else 'its'} import names"
         )
     combined = combine(project, changes, results)
     combined.notes[:0] = notes
@@ -300,7 +300,8 @@ def changed_packages(old: Side, new: Side) -> tuple[list[PackageChange], list[st
         if old_version == new_version or _same(old_version, new_version):
             continue
         pins = before.get(name, []) + after.get(name, [])
-        display = (after.get(name) or before.get(name) or [None])[0]
+        listed = after.get(name) or before.get(name)
+        display = listed[0] if listed else None
         files = tuple(dict.fromkeys(p.path for p in pins))
         changes.append(
             PackageChange(
@@ -417,7 +418,7 @@ def third_party_imports(root: Path, own: frozenset[str], exclude: tuple[str, ...
                     if words and re.fullmatch(r"[A-Za-z_][\w.]*", words[0]):
                         modules.add(words[0])
         modules.update(m.group(1) for m in _DYNAMIC_IMPORT.finditer(text))
-    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
     return {
         m
         for m in modules

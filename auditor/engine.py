@@ -169,9 +169,9 @@ def audit(request: AuditRequest) -> AuditResult:
     if result.unchecked is not None and coverage.found == 0 and down_tree.origin == "index":
         _name_dependents(result, request, cache, down_tree, new_tree)
     for resolver in filter(None, (new_resolver, old_resolver)):
-        for module, error in sorted(resolver.index.stats.failed.items()):
+        for module, problem in sorted(resolver.index.stats.failed.items()):
             result.notes.append(
-                f"{resolver.index.label}: module {module} could not be parsed ({error}); its names are not checked"
+                f"{resolver.index.label}: module {module} could not be parsed ({problem}); its names are not checked"
             )
     result.timings = timer.timings
     return result

@@ -293,8 +293,8 @@ def plan(
     runner.audit(order[-1])
     bisections: list[Bisection] = []
     if request.every:
-        for version in order[1:-1]:
-            runner.audit(version)
+        for between in order[1:-1]:
+            runner.audit(between)
     else:
         _bisect(order, 0, len(order) - 1, runner, bisections)
     for bisection in bisections:
@@ -328,11 +328,11 @@ def plan(
 def _audit_of(result: AuditResult, name: str, version: str, old: str) -> bool:
     """Whether `result` audits `name==version` from the index with `name==old` as its old version."""
     up, before = result.upstream, result.old_upstream
-    same = normalize_name(up.name) == normalize_name(name) and up.origin == "index" and up.version is not None
-    return bool(
-        same and before is not None and before.version is not None
-        and Version(up.version) == Version(version) and Version(before.version) == Version(old)
-    )  # fmt: skip
+    if normalize_name(up.name) != normalize_name(name) or up.origin != "index" or up.version is None:
+        return False
+    if before is None or before.version is None:
+        return False
+    return Version(up.version) == Version(version) and Version(before.version) == Version(old)
 
 
 def _bisect(order: list[str], low: int, high: int, runner: _Runner, out: list[Bisection]) -> None:

@@ -36,7 +36,7 @@ def escape_controls(text: str) -> str:
 
 def escaped(value: T) -> T:
     """A copy of `value` (a result, finding, list, dict...) with `escape_controls` applied to every string in it."""
-    return _walk(value)  # type: ignore[no-any-return]
+    return _walk(value)
 
 
 def _walk(value: Any) -> Any:

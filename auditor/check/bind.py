@@ -273,10 +273,10 @@ def _certain_atoms(params: tuple[Parameter, ...], shape: CallShape, flavor: _Fla
     if not has_var_kw:
         by_name = {p.name: i for i, p in enumerate(params) if p.kind not in (_VP, _VK)}
         for name in shape.keywords:
-            index = by_name.get(name)
+            found = by_name.get(name)
             # No parameter of that name (the *args/**kwargs names do not count), or a positional-only one
             # always filled positionally: the keyword is left over in every flavor.
-            if index is None or (params[index].kind is _PO and index < n):
+            if found is None or (params[found].kind is _PO and found < n):
                 atoms.append((ProblemKind.UNEXPECTED_KEYWORD, name))
     return atoms
 

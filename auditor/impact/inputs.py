@@ -9,6 +9,7 @@ upstream are kept. Everything read is bounded in size; nothing is executed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import tarfile
@@ -257,7 +258,7 @@ def _requires_of(
     for file in sorted(files, key=lambda f: (f.kind != "wheel", f.filename)):
         link = page.get(file.filename)
         if link is not None:
-            text = _cached_or(cache, file, lambda link=link: _get_metadata(client, *link))
+            text = _cached_or(cache, file, functools.partial(_get_metadata, client, *link))
             return _parse_requires(text, static=True), "metadata"
     smallest = choose_file(files)
     text = _cached_or(cache, smallest, lambda: _metadata_from_file(client, smallest))

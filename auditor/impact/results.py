@@ -275,7 +275,7 @@ def _attempt_id() -> str:
 
 
 def _read_jsonl(path: Path) -> list[Any]:
-    items = []
+    items: list[Any] = []
     try:
         handle = open(path, encoding="utf-8")
     except OSError:

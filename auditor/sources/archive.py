@@ -19,7 +19,7 @@ import tarfile
 import uuid
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -155,7 +155,7 @@ class _BoundedTarInfo(tarfile.TarInfo):
         return super()._proc_member(tarfile_)  # type: ignore[misc]
 
 
-def _tar_entries(path: Path, limits: ExtractLimits) -> Iterator[_Entry]:
+def _tar_entries(path: Path, limits: ExtractLimits) -> Generator[_Entry, None, None]:
     # "r:*" sniffs the compression, so a mislabelled but valid tar still reads; garbage raises ReadError.
     with tarfile.open(
         path, mode="r:*", encoding="utf-8", errors="surrogateescape", tarinfo=_BoundedTarInfo
@@ -190,7 +190,7 @@ def _tar_entries(path: Path, limits: ExtractLimits) -> Iterator[_Entry]:
             yield _Entry(name=name, type=kind, size=member.size, open=opener)
 
 
-def _zip_entries(path: Path) -> Iterator[_Entry]:
+def _zip_entries(path: Path) -> Generator[_Entry, None, None]:
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():
             name = info.filename

@@ -16,6 +16,7 @@ import json
 import posixpath
 import re
 import subprocess
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +29,10 @@ from packaging.version import InvalidVersion, Version
 
 from apidrift.auditor.wording import first_line
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a big uv.lock is a few MiB
 MAX_INCLUDE_DEPTH = 8
@@ -118,7 +119,7 @@ def sniff_kind(path: str, data: bytes) -> str:
         return "requirements"
     if "lock-version" in doc and "packages" in doc:
         return "pylock"
-    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    metadata = _table(doc, "metadata")
     if "lock_version" in metadata or "content_hash" in metadata:
         return "pdm"
     if "content-hash" in metadata or "lock-version" in metadata:
@@ -313,6 +314,11 @@ def _add(lock: LockFile, name: object, version: object, marker: object = None) -
     )
 
 
+def _table(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    value = doc.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _tables(doc: dict[str, Any], key: str) -> list[dict[str, Any]]:
     value = doc.get(key)
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
@@ -321,7 +327,7 @@ def _tables(doc: dict[str, Any], key: str) -> list[dict[str, Any]]:
 def _uv(doc: dict[str, Any], lock: LockFile) -> None:
     """`[[package]]` with `source = { registry = ... }`; editable/virtual/path/git/url sources are not releases."""
     for package in _tables(doc, "package"):
-        source = package.get("source") if isinstance(package.get("source"), dict) else {}
+        source = _table(package, "source")
         if "registry" not in source:
             kind = next(iter(source), "no source")
             lock.notes.append(f"{_safe(package.get('name'))}: {_safe(kind)} source, not a release; left out")
@@ -332,7 +338,7 @@ def _uv(doc: dict[str, Any], lock: LockFile) -> None:
 def _poetry(doc: dict[str, Any], lock: LockFile) -> None:
     """`[[package]]`; a `[package.source]` of type git, directory, file or url is not a release."""
     for package in _tables(doc, "package"):
-        source = package.get("source") if isinstance(package.get("source"), dict) else {}
+        source = _table(package, "source")
         kind = source.get("type")
         if kind in ("git", "directory", "file", "url"):
             lock.notes.append(f"{_safe(package.get('name'))}: {_safe(kind)} source, not a release; left out")
@@ -385,7 +391,7 @@ def _pylock(doc: dict[str, Any], lock: LockFile) -> None:
 
 def _pyproject(doc: dict[str, Any], lock: LockFile) -> None:
     """Exact `==` pins: [project] dependencies and extras, [dependency-groups], Poetry's dependency tables."""
-    project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
+    project = _table(doc, "project")
     strings: list[str] = []
     strings += [d for d in project.get("dependencies", []) or [] if isinstance(d, str)]
     extras = project.get("optional-dependencies")
@@ -398,8 +404,8 @@ def _pyproject(doc: dict[str, Any], lock: LockFile) -> None:
             strings += [d for d in group if isinstance(d, str)] if isinstance(group, list) else []
     for text in strings:
         _add_requirement(lock, text)
-    tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
-    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+    tool = _table(doc, "tool")
+    poetry = _table(tool, "poetry")
     tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
     poetry_groups = poetry.get("group")
     if isinstance(poetry_groups, dict):

@@ -19,6 +19,7 @@ from apidrift.auditor.downstream.refs import ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import call_target
+from apidrift.auditor.upstream.model import ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
@@ -88,11 +89,11 @@ def all_paths(resolver: Resolver) -> list[str]:
         if not isinstance(value, ModuleValue):
             continue
         for name, member in value.info.members.items():
-            if member.kind == "class":
+            if isinstance(member, ClassInfo):
                 paths.append(f"{dotted}.{name}")
                 paths.extend(
                     f"{dotted}.{name}.{m}" for m, inner in member.members.items() if inner.kind == "function"
-                )  # type: ignore[union-attr]
+                )
             elif member.kind == "function":
                 paths.append(f"{dotted}.{name}")
     return paths
@@ -396,9 +397,10 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind,
                 )
             )
     for before in old.parameters:
-        after = new.get(renamed.get(before.name, before.name))
-        if after is None:
+        now = new.get(renamed.get(before.name, before.name))
+        if now is None:
             continue
+        after = now
         if before.kind is not after.kind:
             found.append(
                 (

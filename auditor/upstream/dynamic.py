@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -170,7 +170,7 @@ _NO_DEFAULT = object()
 class _Module:
     path: str
     is_package: bool
-    bindings: dict[str, list[ast.stmt]]
+    bindings: dict[str, list[tuple[ast.stmt, bool]]]  # name -> (binding statement, always runs)
     mutated: set[str]
     values: dict[str, tuple[Any, bool]] = field(default_factory=dict)  # name -> (value, from an unknown call)
 
@@ -238,7 +238,10 @@ class _Continue(Exception):
 
 _PLAIN = (str, int, float, bool, type(None), bytes)
 _CONTAINERS = (tuple, list, set, frozenset, dict)
-_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+_VIEWS: tuple[type[Collection[Any]], ...] = (type({}.keys()), type({}.values()), type({}.items()))
+_COLLECTIONS: tuple[type[Collection[Any]], ...] = (*_CONTAINERS, *_VIEWS)  # what a loop can run over
+_LOOPABLE: tuple[type[Collection[Any]], ...] = (str, *_COLLECTIONS)
+_SIZED: tuple[type[Collection[Any]], ...] = (str, bytes, *_COLLECTIONS)  # what MAX_SIZE bounds
 _EXCEPTIONS = frozenset(
     n
     for n in dir(builtins)
@@ -334,7 +337,7 @@ def _has_unknown(value: Any, depth: int = 0) -> bool:
         return False
     if isinstance(value, dict):
         return any(_has_unknown(k, depth + 1) or _has_unknown(v, depth + 1) for k, v in value.items())
-    if isinstance(value, (*_CONTAINERS, *_VIEWS)):
+    if isinstance(value, _COLLECTIONS):
         return any(_has_unknown(v, depth + 1) for v in value)
     return False
 
@@ -348,7 +351,7 @@ def _unknown_keys(container: Any) -> bool:
 
 
 def _size_ok(value: Any) -> Any:
-    if isinstance(value, (str, bytes, *_CONTAINERS, *_VIEWS)) and len(value) > MAX_SIZE:
+    if isinstance(value, _SIZED) and len(value) > MAX_SIZE:
         raise _Abort("a value larger than the analysis follows")
     return value
 
@@ -440,9 +443,7 @@ class _Interpreter:
         stmt, certain = statements[0]
         changed = name in mod.mutated and not isinstance(stmt, (ast.Import, ast.ImportFrom))
         if len(statements) > 1 or not certain or changed:
-            value: Any = (
-                UNKNOWN  # bound several ways, maybe not at all, or changed after: not one known value
-            )
+            value = UNKNOWN  # bound several ways, maybe not at all, or changed after: not one known value
         else:
             key = (mod.path, name)
             if key in self.active:
@@ -675,7 +676,7 @@ class _Interpreter:
                 and not keywords
             ):
                 value = positional[0]
-                if isinstance(value, (*_CONTAINERS, *_VIEWS)) and not _unknown_keys(value):
+                if isinstance(value, _COLLECTIONS) and not _unknown_keys(value):
                     if name != "sorted" or not _has_unknown(value):
                         return _size_ok(getattr(builtins, name)(value))
             return _Unknown()
@@ -901,7 +902,7 @@ class _Interpreter:
         return self.global_value(scope.module, name)
 
     def iterate(self, value: Any) -> list[Any]:
-        if isinstance(value, (str, *_CONTAINERS, *_VIEWS)) and not _unknown_keys(value):
+        if isinstance(value, _LOOPABLE) and not _unknown_keys(value):
             return list(value)
         raise _Abort("a loop over values the analysis does not know")
 
@@ -944,15 +945,15 @@ class _Interpreter:
         if isinstance(node, ast.Compare):
             return self.compare(node, scope)
         if isinstance(node, ast.BoolOp):
-            value: Any = None
+            last: Any = None
             for operand in node.values:
-                value = self.eval(operand, scope)
-                if isinstance(value, _Unknown):
+                last = self.eval(operand, scope)
+                if isinstance(last, _Unknown):
                     return _Unknown()
-                truth = self.truth(value)
+                truth = self.truth(last)
                 if (isinstance(node.op, ast.And) and not truth) or (isinstance(node.op, ast.Or) and truth):
-                    return value
-            return value
+                    return last
+            return last
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             operand = self.eval(node.operand, scope)
             return _Unknown() if isinstance(operand, _Unknown) else not self.truth(operand)
@@ -1110,7 +1111,7 @@ class _Interpreter:
         if isinstance(op, (ast.In, ast.NotIn)):
             if isinstance(left, _Unknown) or isinstance(right, _Unknown):
                 return _Unknown()
-            if not isinstance(right, (str, *_CONTAINERS, *_VIEWS)):
+            if not isinstance(right, _LOOPABLE):
                 return _Unknown()
             if isinstance(right, str) and not isinstance(left, str):
                 return _Unknown()
@@ -1170,7 +1171,7 @@ def _plain_value(value: Any) -> bool:
         return True
     if isinstance(value, dict):
         return all(_plain_value(k) and _plain_value(v) for k, v in value.items())
-    if isinstance(value, (*_CONTAINERS, *_VIEWS)):
+    if isinstance(value, _COLLECTIONS):
         return all(_plain_value(v) for v in value)
     return False
 
@@ -1299,7 +1300,7 @@ def _certain_statements(tree: ast.Module) -> set[int]:
         stmt = stack.pop()
         found.add(id(stmt))
         if isinstance(stmt, (ast.Try, ast.With)) or type(stmt).__name__ == "TryStar":
-            stack.extend(stmt.body)
+            stack.extend(getattr(stmt, "body", ()))  # `TryStar` (3.11+) is not in 3.10's `ast`
             if isinstance(stmt, ast.Try):
                 stack.extend(stmt.finalbody)
     return found

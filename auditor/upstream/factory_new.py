@@ -71,8 +71,8 @@ def new_constructs(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Constr
         elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Del):
             stores.setdefault(inner.id, []).append(None)
         elif isinstance(inner, (ast.Global, ast.Nonlocal)):
-            for name in inner.names:
-                stores.setdefault(name, []).append(None)
+            for declared in inner.names:
+                stores.setdefault(declared, []).append(None)
     if cls in stores:
         return (((), UNKNOWN),)  # `cls` rebound: the tests below may not see the class called
     entries: list[Construct] = []

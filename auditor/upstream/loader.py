@@ -72,6 +72,8 @@ from apidrift.auditor.upstream.model import (
 )
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
+_Agent = griffe.Visitor | griffe.Inspector  # what walks the tree when a hook runs
+
 _KINDS = {
     "positional-only": ParamKind.POSITIONAL_ONLY,
     "positional or keyword": ParamKind.POSITIONAL_OR_KEYWORD,
@@ -116,7 +118,7 @@ class _Budget(griffe.Extension):
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
 
-    def on_node(self, *, node: ast.AST, agent: Any, **kwargs: Any) -> None:
+    def on_node(self, *, node: ast.AST | griffe.ObjectNode, agent: _Agent, **kwargs: Any) -> None:
         self.check()
 
     def on_alias_instance(self, **kwargs: Any) -> None:
@@ -516,7 +518,9 @@ def _class_path(value: Any) -> str | None:
 class _FactsExtension(griffe.Extension):
     """Records, from the AST griffe already parsed, what its model does not keep."""
 
-    def on_module_instance(self, *, node: ast.AST, mod: griffe.Module, **kwargs: Any) -> None:
+    def on_module_instance(
+        self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, agent: _Agent, **kwargs: Any
+    ) -> None:
         if isinstance(node, ast.Module):
             mod.extra[_FACTS] = {
                 "bound_names": sorted(_top_level_names(node)),
@@ -529,7 +533,9 @@ class _FactsExtension(griffe.Extension):
                 "getattr": _getattr_program(node),
             }
 
-    def on_class_members(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:
+    def on_class_members(
+        self, *, node: ast.AST | griffe.ObjectNode, cls: griffe.Class, agent: _Agent, **kwargs: Any
+    ) -> None:
         if not isinstance(node, ast.ClassDef):
             return
         fields = []
@@ -566,7 +572,9 @@ class _FactsExtension(griffe.Extension):
             },
         }
 
-    def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
+    def on_function_instance(
+        self, *, node: ast.AST | griffe.ObjectNode, func: griffe.Function, agent: _Agent, **kwargs: Any
+    ) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             in_class = func.parent is not None and func.parent.is_class
             static = any(_last_name_of(d) == "staticmethod" for d in node.decorator_list)

@@ -632,7 +632,7 @@ def _is_typevar(func: griffe.Function, name: str) -> bool:
     member = func.module.members.get(name)
     if member is None:
         return False
-    if member.is_alias:
+    if isinstance(member, griffe.Alias):
         return member.target_path.rsplit(".", 1)[-1] == name and bool(_TYPEVAR_NAME.match(name))
     value = str(getattr(member, "value", "") or "")
     return value.startswith(("TypeVar(", "typing.TypeVar(", "typing_extensions.TypeVar("))

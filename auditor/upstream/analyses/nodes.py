@@ -19,7 +19,7 @@ def _resolve_text(scope: griffe.Object, dotted: str) -> str:
     first, _, rest = dotted.partition(".")
     module = scope.module
     member = module.members.get(first)
-    if member is not None and member.is_alias:
+    if isinstance(member, griffe.Alias):
         base = member.target_path
     elif member is not None:
         base = f"{module.path}.{first}"
