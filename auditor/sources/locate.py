@@ -15,6 +15,7 @@ import io
 import json
 import os
 import shutil
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from email.parser import HeaderParser
@@ -54,13 +55,10 @@ from apidrift.auditor.sources.specs import (
 )
 from apidrift.auditor.wording import first_line
 
-try:  # Python 3.11+
-    import tomllib as _toml
-except ImportError:  # pragma: no cover - Python 3.10 without tomli reads no pyproject.toml
-    try:
-        import tomli as _toml  # type: ignore[no-redef]
-    except ImportError:
-        _toml = None  # type: ignore[assignment]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
 
 __all__ = ["SourceError", "SourceTree", "SpecError", "locate"]
 
@@ -414,9 +412,9 @@ def _project_metadata(project_dir: Path) -> _Meta:
     """Name, version and dependencies declared statically in pyproject.toml or setup.cfg."""
     meta = _Meta()
     text = _read_text(project_dir / "pyproject.toml")
-    if text and _toml is not None:
+    if text:
         try:
-            project = _toml.loads(text).get("project") or {}
+            project = tomllib.loads(text).get("project") or {}
         except (ValueError, AttributeError):
             project = {}
         if isinstance(project, dict):
