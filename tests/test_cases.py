@@ -5,6 +5,7 @@ and `[downstream PATH]`. An expected finding is a comment on the downstream line
 `# E: AD101` for an error, `# I: AD002` for info (several codes: `# E: AD101 AD102`). Every other
 line must stay silent. Each case runs twice: as written, and with every upstream module re-exported
 from a private implementation module, so that each check also goes through aliases.
+The format, and how to add a case and run only it: tests/cases/README.md.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ def test_the_build_warns_about_nothing_in_the_project_table(wheel: Path) -> None
     log = (wheel.parent / "build.log").read_text()
     assert "setuptools" in log  # the build's own output is in the log
     assert "project.license" not in log and "SetuptoolsDeprecationWarning" not in log, log[-3000:]
+    assert "absent from the `packages` configuration" not in log, log[-3000:]  # every data folder is listed
     metadata = (
         zipfile.ZipFile(wheel)
         .read(next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith("METADATA")))
