@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
+from typing import Any, TypeVar, cast
 
 from apidrift.auditor.downstream.astscan.forwarding import _assigns_name, _forwarding, _kwargs_call
 from apidrift.auditor.downstream.astscan.guards import (
@@ -32,6 +34,7 @@ from apidrift.auditor.downstream.astscan.values import (
     _DownClass,
     _Expr,
     _Function,
+    _Import,
     _Method,
     _Scope,
     _SelfOf,
@@ -51,6 +54,9 @@ class TooDeep(ValueError):
     def __init__(self, depth: int) -> None:
         super().__init__(f"nesting too deep to parse ({depth} levels, at most {MAX_NESTING})")
         self.depth = depth
+
+
+_T = TypeVar("_T")
 
 
 class _Collector:
@@ -73,16 +79,18 @@ class _Collector:
         self.try_star = False  # inside the handlers of `try: ... except* E:`
         self.depth = 0  # nesting, counted as LibCST nests (see pysource.nesting_problem)
         self.lines: list[str] | None = None
-        self.interned: dict[object, object] = {}  # equal expressions and shapes are kept once
+        self.interned: dict[Any, Any] = {}  # equal expressions and shapes are kept once
 
-    def _intern(self, value):  # type: ignore[no-untyped-def]
+    def _intern(self, value: _T) -> _T:
         return self.interned.setdefault(value, value)
 
     @property
     def scope(self) -> _Scope:
         return self.scopes[-1]
 
-    def _candidate(self, kind: str, expression: _Expr, span: Span | None, extra: object = None) -> None:
+    def _candidate(
+        self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None
+    ) -> None:
         self.candidates.append(
             _Candidate(kind, expression, self.scopes[-1], self.guard_depth > 0, span, extra)
         )
@@ -96,7 +104,7 @@ class _Collector:
         if kind is ast.BoolOp:
             depth += len(node.values) - 1  # type: ignore[attr-defined]  # LibCST nests one level per operand
         elif kind is ast.Constant or kind is ast.JoinedStr:
-            depth += self._string_depth(node)
+            depth += self._string_depth(cast(ast.expr, node))
         if depth > MAX_NESTING:
             raise TooDeep(depth)
         self.depth = depth
@@ -116,22 +124,26 @@ class _Collector:
                     self.visit(child)
         self.depth = outer
 
-    def _string_depth(self, node: ast.AST) -> int:
+    def _string_depth(self, node: ast.expr) -> int:
         """Implicitly joined string literals nest one level per two parts in LibCST (as pysource counts)."""
         value = getattr(node, "value", "")
         if not isinstance(value, (str, bytes)):
             return 0
-        end = node.end_lineno  # type: ignore[attr-defined]
-        if end is None or (end == node.lineno and node.end_col_offset - node.col_offset <= _LONG_SPAN):  # type: ignore[attr-defined,operator]
+        end, end_column = node.end_lineno, node.end_col_offset
+        if (
+            end is None
+            or end_column is None
+            or (end == node.lineno and end_column - node.col_offset <= _LONG_SPAN)
+        ):
             return 0
         if self.lines is None:
             self.lines = self.text.source.splitlines()
-        segment = "\n".join(self.lines[node.lineno - 1 : end])  # type: ignore[attr-defined]
-        if len(segment) > _LONG_SPAN or end - node.lineno > 50:  # type: ignore[attr-defined]
+        segment = "\n".join(self.lines[node.lineno - 1 : end])
+        if len(segment) > _LONG_SPAN or end - node.lineno > 50:
             return len(_QUOTES.findall(segment)) // 2
         return 0
 
-    def visit_all(self, nodes: list) -> None:  # type: ignore[type-arg]
+    def visit_all(self, nodes: Iterable[ast.AST | None]) -> None:
         for node in nodes:
             if node is not None:
                 self.visit(node)
@@ -163,12 +175,13 @@ class _Collector:
         parent = outer
         while parent.is_class and parent.parent is not None:
             parent = parent.parent
-        is_method = isinstance(outer, _ClassScope)
-        scope = _Scope(parent, owner=outer if is_method else None)  # type: ignore[arg-type]
+        cls = outer if isinstance(outer, _ClassScope) else None  # the class of a method
+        is_method = cls is not None
+        scope = _Scope(parent, owner=cls)
         args = node.args
         ordered = [*args.posonlyargs, *args.args]
         is_static = any(_dotted(d) == "staticmethod" for d in node.decorator_list)
-        if is_method:
+        if cls is not None:
             line = self.text.line(node.lineno)
             indent = line[: len(line) - len(line.lstrip(" \t\f"))]  # the block the method is defined in
             method = _Method(
@@ -179,11 +192,11 @@ class _Collector:
                 method.forwarding = _forwarding(node, method, self.text)
                 if method.forwarding is None:
                     method.wraps = self._kwargs_call(node, method)
-            outer.methods[node.name] = method  # type: ignore[union-attr]
+            cls.methods[node.name] = method
         for index, param in enumerate([*ordered, *args.kwonlyargs]):
-            if index == 0 and is_method and not is_static and ordered:
-                scope.bind(param.arg, _Binding(scope, value=_SelfOf(outer)))  # type: ignore[arg-type]
-                self.method_self.append((param.arg, outer))  # type: ignore[arg-type]
+            if index == 0 and cls is not None and not is_static and ordered:
+                scope.bind(param.arg, _Binding(scope, value=_SelfOf(cls)))
+                self.method_self.append((param.arg, cls))
             elif param.annotation is not None:
                 scope.bind(param.arg, _Binding(outer, annotation=param.annotation))
             else:
@@ -294,7 +307,9 @@ class _Collector:
         self.visit_all(node.orelse)
         self.visit_all(node.finalbody)
 
-    def visit_TryStar(self, node: ast.AST) -> None:  # `except*` handlers neither guard nor bind here
+    # `except*` handlers neither guard nor bind here. ast.TryStar is 3.11's (mypy reads 3.10's ast):
+    # its fields are read with `type: ignore[attr-defined]`.
+    def visit_TryStar(self, node: ast.AST) -> None:
         self.visit_all(node.body)  # type: ignore[attr-defined]
         star, self.try_star = self.try_star, True
         self.visit_all(node.handlers)  # type: ignore[attr-defined]

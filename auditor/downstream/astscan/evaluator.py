@@ -144,7 +144,7 @@ class _Evaluator:
             return AttrRef(InstanceRef(parent), name) if parent is not None else None
         if base is None:
             return None
-        return self._ref(AttrRef(base, name))  # type: ignore[arg-type]
+        return self._ref(AttrRef(base, name))
 
     def _class_member(self, cls: _ClassScope, name: str, *, instance: bool) -> _Value:
         """A member of a downstream class: its own, else inherited from its one upstream base."""

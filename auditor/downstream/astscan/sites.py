@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from apidrift.auditor.check.bind import CallShape
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
@@ -64,15 +65,18 @@ def _site(
         if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
             return None
         return UseSite(SiteKind.ATTRIBUTE, ref, span, code_at(lines, span), guarded=guarded)
-    module, name, code_span = candidate.extra  # type: ignore[misc]
+    assert candidate.extra is not None
+    module, name, code_span = candidate.extra
+    assert module is not None and code_span is not None  # an upstream import names its module
     code = code_at(lines, code_span)
     if kind == "import-name":
+        assert name is not None
         return UseSite(SiteKind.IMPORT, AttrRef(ModuleRef(module), name), span, code, guarded=guarded)
     return UseSite(SiteKind.IMPORT, ModuleRef(module), span, code, guarded=guarded)
 
 
 def _shape(
-    node: ast.Call, text: _Text, interned: dict[object, object]
+    node: ast.Call, text: _Text, interned: dict[Any, Any]
 ) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
     positional = 0
     star_args = star_kwargs = False
@@ -90,4 +94,4 @@ def _shape(
             keywords.append(keyword.arg)
             spans.append((keyword.arg, text.span(keyword)))
     shape = CallShape(positional, tuple(keywords), star_args, star_kwargs)
-    return interned.setdefault(shape, shape), tuple(spans)  # type: ignore[return-value]
+    return interned.setdefault(shape, shape), tuple(spans)

@@ -3,14 +3,28 @@ node, and the positions `ast` does not record (a `from` module, an imported name
 
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize
 from bisect import bisect_right
+from typing import Protocol
 
 from apidrift.auditor.downstream.astscan.values import _Function
 from apidrift.auditor.downstream.sites import Span
+
+
+class Located(Protocol):
+    """A node that `ast` gives a position: an expression, a statement, an argument, an alias, a keyword."""
+
+    @property
+    def lineno(self) -> int: ...
+    @property
+    def col_offset(self) -> int: ...
+    @property
+    def end_lineno(self) -> int | None: ...
+    @property
+    def end_col_offset(self) -> int | None: ...
+
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -64,25 +78,24 @@ class _Text:
         index = bisect_right(self.starts, offset) - 1
         return index + 1, offset - self.starts[index]
 
-    def span(self, node: ast.AST) -> Span:
-        line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
-        assert end_line is not None
+    def span(self, node: Located) -> Span:
+        line, end_line, end_column = node.lineno, node.end_lineno, node.end_col_offset
+        assert end_line is not None and end_column is not None  # the parser sets both
         return Span(
-            line,
-            self.column(line, node.col_offset) + 1,
-            end_line,
-            self.column(end_line, node.end_col_offset) + 1,
-        )  # type: ignore[attr-defined,arg-type]
+            line, self.column(line, node.col_offset) + 1, end_line, self.column(end_line, end_column) + 1
+        )
 
-    def bounds(self, node: ast.AST) -> tuple[int, int]:
+    def bounds(self, node: Located) -> tuple[int, int]:
         """The node's character offsets [start, end)."""
-        return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined,arg-type]
+        end_line, end_column = node.end_lineno, node.end_col_offset
+        assert end_line is not None and end_column is not None  # the parser sets both
+        return self.offset(node.lineno, node.col_offset), self.offset(end_line, end_column)
 
-    def segment(self, node: ast.AST) -> str:
+    def segment(self, node: Located) -> str:
         start, end = self.bounds(node)
         return self.source[start:end]
 
-    def parenthesized(self, node: ast.AST, indent: str) -> str:
+    def parenthesized(self, node: Located, indent: str) -> str:
         """The node's text with the brackets that group it (`(1)` for a default written `=(1)`), as
         LibCST prints a node on its own: continuation lines lose the block's `indent`, except inside
         a string literal.

@@ -17,7 +17,7 @@ from apidrift.auditor.downstream.sites import Span
 
 # A compact expression, all the evaluation needs of one: ("n", name), ("a", base, attribute),
 # ("c", function) for a call, ("s",) for `super()`, _NONE for `None`; None for anything else.
-_Expr = Union[tuple, None]  # type: ignore[type-arg]
+_Expr = Union[tuple, None]
 
 
 _NONE = ("none",)
@@ -27,6 +27,8 @@ _SUPER = ("s",)
 
 
 def _compact(node: ast.AST) -> _Expr:
+    # `kind is ast.X` (cheaper than isinstance on this hot path) does not narrow for mypy: the
+    # `type: ignore[attr-defined]`s below are those reads.
     kind = type(node)
     if kind is ast.Name:
         return ("n", node.id)  # type: ignore[attr-defined]
@@ -123,13 +125,17 @@ class _Binding:
     type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
 
 
+# What an import candidate names: (module, imported name or None, the span of the code to show).
+_Import = tuple[Union[str, None], Union[str, None], Union[Span, None]]
+
+
 class _Candidate:
     """A use site to evaluate once the whole file is read: where it is and what it names."""
 
     __slots__ = ("expression", "extra", "guarded", "keyword_spans", "kind", "scope", "shape", "span")
 
     def __init__(
-        self, kind: str, expression: _Expr, scope: _Scope, guarded: bool, span: Span | None, extra: object = None,
+        self, kind: str, expression: _Expr, scope: _Scope, guarded: bool, span: Span | None, extra: _Import | None = None,
         shape: CallShape | None = None, keyword_spans: tuple[tuple[str, Span], ...] = (),
     ) -> None:  # fmt: skip
         self.kind = kind

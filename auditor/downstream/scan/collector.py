@@ -136,7 +136,7 @@ class _Collector(cst.CSTVisitor):
             for_in = for_in.inner_for_in
         self.scopes.append(scope)
 
-    def _leave_comprehension(self, node: cst.BaseComp) -> None:
+    def _leave_comprehension(self, original_node: cst.BaseComp) -> None:
         self.scopes.pop()
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension

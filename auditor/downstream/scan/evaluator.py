@@ -208,7 +208,7 @@ class _Evaluator:
             return None
         init = cls.methods.get("__init__")
         found = _kwargs_call(init) if init is not None else None
-        if found is None:
+        if init is None or found is None:
             return None
         call, forwarding = found
         callee = self.expression(call.func, cls.parent)
@@ -222,7 +222,7 @@ class _Evaluator:
         """The class an annotation names: `C`, `mod.C`, `"C"`, `Optional[C]`, `C | None`."""
         if isinstance(node, cst.SimpleString):
             try:
-                parsed = cst.parse_expression(node.evaluated_value)  # type: ignore[arg-type]
+                parsed = cst.parse_expression(node.evaluated_value)  # type: ignore[arg-type]  # bytes: TypeError, below
             except (cst.ParserSyntaxError, TypeError, ValueError):
                 return None
             return self.annotation(parsed, scope)

@@ -43,7 +43,7 @@ def _catches_import_error(handler: cst.ExceptHandler) -> bool:
 def _is_type_checking(test: cst.BaseExpression) -> bool:
     """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:` alone: its body never runs."""
     dotted = _dotted(test)
-    return bool(dotted) and dotted.split(".")[-1] == "TYPE_CHECKING"  # type: ignore[union-attr]
+    return dotted is not None and dotted.split(".")[-1] == "TYPE_CHECKING"
 
 
 def _is_guard_test(test: cst.BaseExpression) -> bool:

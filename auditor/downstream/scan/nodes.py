@@ -19,7 +19,8 @@ def _span(position: CodeRange) -> Span:
     return Span(position.start.line, position.start.column + 1, position.end.line, position.end.column + 1)
 
 
-def _dotted(node: cst.BaseExpression | None) -> str | None:
+def _dotted(node: cst.CSTNode | None) -> str | None:
+    """`a.b.c` for a name or a chain of attributes of one; None for any other node."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):

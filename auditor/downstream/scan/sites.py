@@ -86,10 +86,10 @@ def _site(
         )
     if candidate.kind == "attribute":
         assert isinstance(node, cst.Attribute)
-        ref = evaluator.expression(node, candidate.scope)
-        if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
+        value = evaluator.expression(node, candidate.scope)
+        if not isinstance(value, AttrRef) or root_module(value) not in upstream_names:
             return None
-        return UseSite(SiteKind.ATTRIBUTE, ref, span, code_at(lines, span), guarded=guarded)
+        return UseSite(SiteKind.ATTRIBUTE, value, span, code_at(lines, span), guarded=guarded)
     return None
 
 
