@@ -32,6 +32,7 @@ PACKAGE = {
     "zzr/sub.py": "VALUE = 1\n",
     "zzg/__init__.py": "from elsewhere import make\n\ndef __getattr__(name):\n    return make(name)\n",
     "zzi/__init__.py": "import importlib\n\ndef __getattr__(name):\n    return importlib.import_module('.' + name, __name__)\n",
+    "zzx/__init__.py": "exec('made = 1')\nlocals()['also'] = 2\n\ndef real(): ...\n",
     "zzc/__init__.py": "class Open:\n    exec('y = 2')\n\nclass Closed:\n    x = 1\n",
 }
 
@@ -43,7 +44,7 @@ def resolver(tmp_path_factory: pytest.TempPathFactory) -> Resolver:
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    return Resolver(ApiIndex(Path(root), ["zzr", "zzg", "zzi", "zzc"]))
+    return Resolver(ApiIndex(Path(root), ["zzr", "zzg", "zzi", "zzx", "zzc"]))
 
 
 def attr(dotted: str) -> AttrRef | ModuleRef:
@@ -110,6 +111,14 @@ def test_an_unknown_comes_with_its_reason_and_text(resolver: Resolver) -> None:
     assert isinstance(found, Unknown)
     assert found.label == "dynamic-binding" and found.reason.text.startswith("the module binds the name")
     assert resolver.resolve(attr("zzc.Closed.z")) == Missing("zzc.Closed", "z", "class", True)
+
+
+def test_a_module_whose_top_level_code_binds_names_itself_misses_nothing(resolver: Resolver) -> None:
+    # exec() and locals() at the top level open the module's namespace (the loader records it as
+    # open_namespace): a name the analysis does not see is unknown there, never certainly missing.
+    assert resolver.resolve(attr("zzx.made")) == Unknown(Reason.DYNAMIC_BINDING)
+    assert resolver.resolve(attr("zzx.also")) == Unknown(Reason.DYNAMIC_BINDING)
+    assert isinstance(resolver.resolve(attr("zzx.real")), FunctionValue)
 
 
 def test_a_module_outside_the_upstream_is_unknown(resolver: Resolver) -> None:

@@ -336,7 +336,9 @@ class Resolver:
             return Unknown(Reason.DYNAMIC_BINDING)
         if module.getattr_source is not None:
             return self._getattr_attribute(module, name, unsure)
-        if module.dynamic_namespace:
+        # Open: globals() games, a load that failed, or top-level code that binds names itself
+        # (`exec(...)`, `locals()[...] = ...`): a name the analysis does not see may still be there.
+        if module.dynamic_namespace or module.open_namespace:
             if self.index.stats.failed.get(module.path, "").startswith(BUDGET_MESSAGE):
                 return Unknown(Reason.LOAD_BUDGET)
             return Unknown(
@@ -354,8 +356,8 @@ class Resolver:
         if unsure is not None:
             return unsure  # a star import the analysis cannot read may bind it before `__getattr__` runs
         if isinstance(answer, dynamic.NotServed):
-            if module.dynamic_namespace:
-                return Unknown(Reason.DYNAMIC_BINDING)  # globals() games elsewhere may bind it
+            if module.dynamic_namespace or module.open_namespace:
+                return Unknown(Reason.DYNAMIC_BINDING)  # globals() games or exec() elsewhere may bind it
             return Missing(module.path, name, "module", message=answer.message)
         path = f"{module.path}.{name}"
         if answer.target and self.index.owns(answer.target) and answer.target != path:
