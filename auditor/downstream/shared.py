@@ -78,8 +78,6 @@ VERSIONISH = re.compile(
 
 # What a use site's reference may be (anything else a name evaluates to is downstream).
 REFS = (ModuleRef, AttrRef, CallRef, InstanceRef, StarRef)
-
-
 # Decorators under which a method keeps the signature the upstream calls it with.
 OVERRIDE_DECORATORS = frozenset({"classmethod", "staticmethod", "override", "abstractmethod", "final"})
 

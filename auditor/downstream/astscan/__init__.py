@@ -45,8 +45,6 @@ from apidrift.auditor.downstream.sites import FileScan, UseSite
 
 # Python frames the visitor may use: a file within pysource.MAX_NESTING needs at most two per level.
 _RECURSION_LIMIT = 8_000
-
-
 # Files larger than this (characters) are parsed in pieces of about this size: CPython's parser holds
 # the whole tree twice while it builds it (about 450 bytes a node: 900 MiB for 180,000 calls).
 CHUNK_CHARS = 128 * 1024

@@ -39,10 +39,7 @@ from apidrift.auditor.downstream.astscan.values import (
     _Scope,
     _SelfOf,
 )
-from apidrift.auditor.downstream.refs import (
-    AttrRef,
-    ModuleRef,
-)
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.shared import NAME_MAKERS, VERSIONISH, Forwarding
 from apidrift.auditor.downstream.sites import Span
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING

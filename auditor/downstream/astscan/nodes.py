@@ -9,8 +9,6 @@ from collections.abc import Iterator
 from apidrift.auditor.downstream.astscan.text import Located
 
 _NO_NODES = frozenset({"ctx", "op", "ops", "type_comment", "type_ignores"})
-
-
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 

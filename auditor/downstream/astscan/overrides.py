@@ -6,10 +6,7 @@ from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.signatures import _signature_of
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _ClassScope, _DownClass
-from apidrift.auditor.downstream.refs import (
-    AttrRef,
-    InstanceRef,
-)
+from apidrift.auditor.downstream.refs import AttrRef, InstanceRef
 from apidrift.auditor.downstream.shared import OVERRIDE_DECORATORS
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 

@@ -9,11 +9,7 @@ from apidrift.auditor.check.bind import CallShape
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass
-from apidrift.auditor.downstream.refs import (
-    AttrRef,
-    ModuleRef,
-    root_module,
-)
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, root_module
 from apidrift.auditor.downstream.shared import REFS, code_at
 from apidrift.auditor.downstream.sites import SiteKind, Span, UseSite
 

@@ -27,17 +27,9 @@ class Located(Protocol):
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
 _GAP = r"(?:[ \t\f]|\\\r?\n|\\\r)"  # what may separate two tokens on one logical line
-
-
 _FROM_MODULE = re.compile(rf"from{_GAP}+(\w+(?:{_GAP}*\.{_GAP}*\w+)*)")
-
-
 _DEF_NAME = re.compile(rf"(?:async{_GAP}+)?def{_GAP}+(\w+)")
-
-
 _IDENTIFIER = re.compile(r"\w+")
 
 

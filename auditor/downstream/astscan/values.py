@@ -9,20 +9,14 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from apidrift.auditor.check.bind import CallShape
-from apidrift.auditor.downstream.refs import (
-    Ref,
-)
+from apidrift.auditor.downstream.refs import Ref
 from apidrift.auditor.downstream.shared import Forwarding
 from apidrift.auditor.downstream.sites import Span
 
 # A compact expression, all the evaluation needs of one: ("n", name), ("a", base, attribute),
 # ("c", function) for a call, ("s",) for `super()`, _NONE for `None`; None for anything else.
 _Expr = Union[tuple, None]
-
-
 _NONE = ("none",)
-
-
 _SUPER = ("s",)
 
 
@@ -68,8 +62,6 @@ class _SuperOf:
 
 
 _Value = Union[Ref, _SelfOf, _DownClass, _SuperOf, None]
-
-
 _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 

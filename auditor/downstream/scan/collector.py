@@ -5,10 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from apidrift.auditor.downstream.refs import (
-    AttrRef,
-    ModuleRef,
-)
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.scan.guards import (
     _catches_import_error,
     _handler_guards,

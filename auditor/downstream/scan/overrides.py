@@ -7,10 +7,7 @@ from collections.abc import Mapping
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from apidrift.auditor.downstream.refs import (
-    AttrRef,
-    InstanceRef,
-)
+from apidrift.auditor.downstream.refs import AttrRef, InstanceRef
 from apidrift.auditor.downstream.scan.evaluator import _Evaluator
 from apidrift.auditor.downstream.scan.nodes import _dotted, _span
 from apidrift.auditor.downstream.scan.signatures import _signature_of

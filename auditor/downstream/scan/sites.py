@@ -8,11 +8,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from apidrift.auditor.check.bind import CallShape
-from apidrift.auditor.downstream.refs import (
-    AttrRef,
-    ModuleRef,
-    root_module,
-)
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, root_module
 from apidrift.auditor.downstream.scan.evaluator import _Evaluator
 from apidrift.auditor.downstream.scan.nodes import _name_of, _span
 from apidrift.auditor.downstream.scan.values import _Candidate, _DownClass

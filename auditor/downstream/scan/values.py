@@ -8,9 +8,7 @@ from typing import Union
 
 import libcst as cst
 
-from apidrift.auditor.downstream.refs import (
-    Ref,
-)
+from apidrift.auditor.downstream.refs import Ref
 
 
 @dataclass
