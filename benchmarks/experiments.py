@@ -128,38 +128,35 @@ def perfile(args: argparse.Namespace) -> None:
 def guard(args: argparse.Namespace) -> None:
     import libcst as cst
 
-    from apidrift.auditor.downstream import scan as scan_module
+    from apidrift.auditor.downstream.scan import collector as collector_module
+    from apidrift.auditor.downstream.scan import guards, nodes, scan_source
+    from apidrift.auditor.downstream.shared import VERSIONISH
 
     texts = _texts(args.root, args.name, args.limit)
     mib = sum(len(t.encode()) for t in texts) / 2**20
     names = frozenset({args.name})
     print(f"{len(texts)} files, {mib:.2f} MiB, load {os.getloadavg()[0]:.2f}")
-    collector = scan_module._Collector
+    collector = collector_module._Collector
     original = collector._is_guard
     code_for = cst.Module([]).code_for_node
 
     def prefiltered(self, test):  # type: ignore[no-untyped-def]
         # Sound filter: _is_guard_test can only hold when the test's text names TYPE_CHECKING, hasattr or
-        # getattr, or matches _VERSIONISH (any sub-expression's code is a substring of the whole code).
+        # getattr, or matches VERSIONISH (any sub-expression's code is a substring of the whole code).
         text = code_for(test)
         if (
-            "TYPE_CHECKING" in text
-            or "hasattr" in text
-            or "getattr" in text
-            or scan_module._VERSIONISH.search(text)
-        ) and scan_module._is_guard_test(test):
+            "TYPE_CHECKING" in text or "hasattr" in text or "getattr" in text or VERSIONISH.search(text)
+        ) and guards._is_guard_test(test):
             return True
         if not self.version_names:
             return False
-        return bool({n.value for n in scan_module._names_in(test)} & self.version_names)
+        return bool({n.value for n in nodes._names_in(test)} & self.version_names)
 
     results = {}
     for label, method in (("scanner as is", original), ("_is_guard pre-filtered", prefiltered)):
         collector._is_guard = method
         out: list = []
-        cpu = best(
-            args.repeat, lambda: out.append([scan_module.scan_source("f.py", t, names).sites for t in texts])
-        )
+        cpu = best(args.repeat, lambda: out.append([scan_source("f.py", t, names).sites for t in texts]))
         results[label] = out[-1]
         print(f"{label:32} cpu {cpu:7.3f} s   {cpu / mib:6.2f} s/MiB")
     collector._is_guard = original

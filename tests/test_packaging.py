@@ -10,6 +10,34 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+SOURCE_FOLDERS = ("auditor", "rules", "reports")
+
+
+def package_folders() -> list[Path]:
+    """Every folder under auditor/, rules/ and reports/ that holds Python modules, relative to the root."""
+    found = {
+        path.parent.relative_to(ROOT)
+        for folder in SOURCE_FOLDERS
+        for path in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    return sorted(found)
+
+
+def test_every_package_folder_is_a_listed_package() -> None:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = package_folders()
+    assert Path("auditor/downstream/astscan") in folders  # the list is read from the file system
+    for folder in folders:
+        assert (ROOT / folder / "__init__.py").is_file(), f"{folder} has modules but no __init__.py"
+        assert "apidrift." + ".".join(folder.parts) in listed, (
+            f"{folder} is missing from pyproject.toml's packages"
+        )
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +80,8 @@ def test_wheel_holds_only_the_apidrift_namespace(wheel: Path) -> None:
         "auditor/upstream/loader.py",
         "auditor/upstream/analyses/decorators.py",
         "auditor/sources/locate.py",
-        "auditor/downstream/scan.py",
+        "auditor/downstream/scan/__init__.py",
+        "auditor/downstream/astscan/collector.py",
         "auditor/check/bind.py",
         "auditor/fix/codemods.py",
         "auditor/cli/main.py",
@@ -60,6 +89,9 @@ def test_wheel_holds_only_the_apidrift_namespace(wheel: Path) -> None:
         "rules/unexpected_keyword.py",
     ):
         assert f"apidrift/{module}" in names
+    for folder in package_folders():  # every module of every package folder, a new package included
+        for module in (ROOT / folder).glob("*.py"):
+            assert f"apidrift/{folder.as_posix()}/{module.name}" in names
     assert not any(name.startswith("apidrift/tests/") for name in names)
     entry_points = (
         zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()

@@ -129,6 +129,18 @@ Value = Union[
 Resolution = Union[Value, Missing, Unknown]
 
 
+def reason_of(code: str) -> Reason:
+    """The reason a model records by its code (`open_namespace`). The same as `Reason(code)`, Enum's
+    lookup by value, which a type checker reads as a call of the members' `__new__(code, text)`."""
+    reason = _REASONS_BY_CODE.get(code)
+    if reason is None:
+        raise ValueError(f"{code!r} is not a valid Reason")
+    return reason
+
+
+_REASONS_BY_CODE = {reason.code: reason for reason in Reason}
+
+
 def value_path(value: Value) -> str:
     if isinstance(value, ModuleValue):
         return value.info.path
@@ -295,8 +307,9 @@ class Resolver:
         submodule = f"{module.path}.{name}"
         if self.index.is_compiled(submodule):
             return Unknown(Reason.COMPILED_MODULE)
-        if self.index.module(submodule) is not None:
-            return ModuleValue(self.index.module(submodule))  # type: ignore[arg-type]
+        submodule_info = self.index.module(submodule)
+        if submodule_info is not None:
+            return ModuleValue(submodule_info)
         if name.startswith("__") and name.endswith("__"):
             return Unknown(Reason.MODULE_DUNDER)
         # A star import binds its names for certain, whatever else the module does; when several
@@ -323,10 +336,14 @@ class Resolver:
             return Unknown(Reason.DYNAMIC_BINDING)
         if module.getattr_source is not None:
             return self._getattr_attribute(module, name, unsure)
-        if module.dynamic_namespace:
+        # Open: globals() games, a load that failed, or top-level code that binds names itself
+        # (`exec(...)`, `locals()[...] = ...`): a name the analysis does not see may still be there.
+        if module.dynamic_namespace or module.open_namespace:
             if self.index.stats.failed.get(module.path, "").startswith(BUDGET_MESSAGE):
                 return Unknown(Reason.LOAD_BUDGET)
-            return Unknown(Reason(module.open_namespace) if module.open_namespace else Reason.MODULE_GETATTR)
+            return Unknown(
+                reason_of(module.open_namespace) if module.open_namespace else Reason.MODULE_GETATTR
+            )
         if unsure is not None:
             return unsure
         return Missing(module.path, name, "module")
@@ -339,8 +356,8 @@ class Resolver:
         if unsure is not None:
             return unsure  # a star import the analysis cannot read may bind it before `__getattr__` runs
         if isinstance(answer, dynamic.NotServed):
-            if module.dynamic_namespace:
-                return Unknown(Reason.DYNAMIC_BINDING)  # globals() games elsewhere may bind it
+            if module.dynamic_namespace or module.open_namespace:
+                return Unknown(Reason.DYNAMIC_BINDING)  # globals() games or exec() elsewhere may bind it
             return Missing(module.path, name, "module", message=answer.message)
         path = f"{module.path}.{name}"
         if answer.target and self.index.owns(answer.target) and answer.target != path:
@@ -349,8 +366,11 @@ class Resolver:
                 if not answer.warning:
                     return target
                 # Deprecated is the name as served here, not the object it hands back.
-                served = replace(target, info=replace(target.info, deprecated=answer.warning))
-                return served if isinstance(served, ClassValue) else replace(served, path=path)
+                if isinstance(target, ClassValue):
+                    return replace(target, info=replace(target.info, deprecated=answer.warning))
+                if isinstance(target, FunctionValue):
+                    return replace(target, info=replace(target.info, deprecated=answer.warning), path=path)
+                return replace(target, info=replace(target.info, deprecated=answer.warning), path=path)
             if isinstance(target, ModuleValue) and not answer.warning:
                 return target
         return ServedValue(path, answer.target, answer.warning)
@@ -430,7 +450,7 @@ class Resolver:
             if not isinstance(entry, ClassInfo):
                 continue
             if entry.open_namespace:
-                return Unknown(Reason(entry.open_namespace))
+                return Unknown(reason_of(entry.open_namespace))
             for decorator in entry.decorators:
                 if not self._keeps_members(decorator):
                     return Unknown(Reason.CLASS_DECORATOR, decorator.path)

@@ -1,0 +1,94 @@
+"""Scan one downstream file with the standard library's `ast`: every import, attribute use and call that reaches an upstream.
+
+Input: a file's text and the upstream's top-level import names. Output: a `FileScan` value holding
+`UseSite`s, each with a version-independent `Ref` (see `refs`), the call's shape and exact positions.
+Local data flow is followed where it is unambiguous: imports and aliases, `x = Cls(...)`,
+`self.x = ...` in any method, annotations of parameters and variables, and return annotations.
+A name bound more than one way in a scope is not followed (no guessing).
+
+CPython's own parser builds the tree (no concrete syntax tree: this scan only reads). Its columns
+count UTF-8 bytes; every position here is converted to characters (as SARIF and editors count). The
+few positions `ast` does not record (the module of `from m import x`, an imported name, a function's
+name) are found in the text right after the node's start. The file is visited in source order, as
+written, so that every choice that depends on what came before (version flags, evaluation order) is
+the one a reader would make.
+
+Memory stays bounded on large files: a large file is parsed in pieces that end where a top-level
+statement ends (each piece's tree is dropped once visited), and what is kept for the evaluation at
+the end is a compact form of each expression, not the tree.
+
+The scanner's parts, in the order a file goes through them:
+
+- `pieces`: the file's tree, parsed whole or in pieces (`CHUNK_CHARS`);
+- `collector`: one visit in source order, recording scopes and bindings (`values`), which code is
+  guarded (`guards`), keyword forwarding through `__init__` (`forwarding`) and candidate use sites;
+- `evaluator`: what an expression's value is, once the whole file is read;
+- `sites`: each candidate turned into a `UseSite`; `overrides`: the methods a subclass overrides;
+- `text` (positions in characters), `nodes` (small readings of `ast` nodes), `signatures`,
+  `names` (what a file binds, for star imports); `downstream.shared` holds what both scanners share.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+from apidrift.auditor.downstream.astscan.collector import TooDeep, _Collector
+from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
+from apidrift.auditor.downstream.astscan.names import _MAY_IMPORT_STAR, _add_bound_names
+from apidrift.auditor.downstream.astscan.overrides import _override_sites
+from apidrift.auditor.downstream.astscan.pieces import _parse
+from apidrift.auditor.downstream.astscan.sites import _site
+from apidrift.auditor.downstream.astscan.text import _Text
+from apidrift.auditor.downstream.astscan.values import _ClassScope
+from apidrift.auditor.downstream.sites import FileScan, UseSite
+
+# Python frames the visitor may use: a file within pysource.MAX_NESTING needs at most two per level.
+_RECURSION_LIMIT = 8_000
+# Files larger than this (characters) are parsed in pieces of about this size: CPython's parser holds
+# the whole tree twice while it builds it (about 450 bytes a node: 900 MiB for 180,000 calls).
+CHUNK_CHARS = 128 * 1024
+
+
+def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileScan:
+    """Find the use sites of one file. Raises SyntaxError (or ValueError for null bytes) on a file
+    CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING."""
+    text = _Text(source)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
+    collecting = gc.isenabled()
+    gc.disable()  # the scan allocates many small objects and frees none until it returns: no cycle hunts meanwhile
+    try:
+        collector = _Collector(upstream_names, text)
+        bound: set[str] | None = set() if _MAY_IMPORT_STAR.search(source) else None
+        for module in _parse(source, CHUNK_CHARS):
+            collector.visit_all(module.body)
+            if bound is not None:
+                _add_bound_names(module, bound)
+            collector.stored.clear()  # ids of this piece's nodes: free to be reused once it is dropped
+            del module
+        stars = collector.module_scope.star_modules
+        evaluator = _Evaluator(
+            text, frozenset(bound) if bound is not None and stars and None not in stars else frozenset()
+        )
+        lines = tuple(source.splitlines())
+        sites: list[UseSite] = []
+        candidates = collector.candidates
+        collector.candidates = []
+        for index, candidate in enumerate(candidates):
+            candidates[index] = None  # type: ignore[call-overload]  # freed as they become sites
+            if candidate.kind == "class":
+                assert isinstance(candidate.scope, _ClassScope)
+                sites.extend(_override_sites(candidate.scope, evaluator, text, upstream_names))
+                continue
+            site = _site(candidate, evaluator, upstream_names, lines)
+            if site is not None:
+                sites.append(site)
+    finally:
+        sys.setrecursionlimit(limit)
+        if collecting:
+            gc.enable()
+    return FileScan(path, tuple(sites), lines)
+
+
+__all__ = ["CHUNK_CHARS", "TooDeep", "scan_source"]

@@ -1,0 +1,535 @@
+"""The one pass over a file's tree, in source order: scopes, bindings, guards and the candidate use sites."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from typing import Any, TypeVar, cast
+
+from apidrift.auditor.downstream.astscan.forwarding import _assigns_name, _forwarding, _kwargs_call
+from apidrift.auditor.downstream.astscan.guards import (
+    _catches_import_error,
+    _handler_guards,
+    _is_guard_test,
+    _is_type_checking,
+    _suppresses,
+)
+from apidrift.auditor.downstream.astscan.nodes import (
+    _child_fields,
+    _dotted,
+    _first_argument,
+    _identifiers,
+    _in_source_order,
+    _is_trivial_base,
+    _position,
+    _target_names,
+)
+from apidrift.auditor.downstream.astscan.sites import _shape
+from apidrift.auditor.downstream.astscan.text import _FROM_MODULE, _IDENTIFIER, _name_span, _Text
+from apidrift.auditor.downstream.astscan.values import (
+    _Binding,
+    _Candidate,
+    _ClassScope,
+    _compact,
+    _DownClass,
+    _Expr,
+    _Function,
+    _Import,
+    _Method,
+    _Scope,
+    _SelfOf,
+)
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.downstream.shared import NAME_MAKERS, VERSIONISH, Forwarding
+from apidrift.auditor.downstream.sites import Span
+from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
+
+
+class TooDeep(ValueError):
+    """The file nests deeper than `MAX_NESTING` levels (as LibCST would nest it)."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(f"nesting too deep to parse ({depth} levels, at most {MAX_NESTING})")
+        self.depth = depth
+
+
+_T = TypeVar("_T")
+
+
+class _Collector:
+    """One pass over the tree in source order: scopes, bindings, guards and the candidate use sites."""
+
+    def __init__(self, upstream_names: frozenset[str], text: _Text) -> None:
+        self.upstream_names = upstream_names
+        self.text = text
+        self.module_scope = _Scope(None)
+        self.scopes: list[_Scope] = [self.module_scope]
+        self.candidates: list[_Candidate] = []
+        self.guard_depth = 0
+        self.method_self: list[tuple[str, _ClassScope] | None] = []
+        self.version_names: set[str] = set()  # names computed from a version or feature test
+        # Names an `except ImportError:` fallback binds (`f = None`, `HAS_X = False`): a test of one
+        # (`if f is not None:`) guards what it holds, as the code handles the import's failure there.
+        self.fallback_names: set[str] = set()
+        self.import_fallback_depth = 0
+        self.stored: set[int] = set()  # attributes assigned or deleted: no use of an existing one
+        self.try_star = False  # inside the handlers of `try: ... except* E:`
+        self.depth = 0  # nesting, counted as LibCST nests (see pysource.nesting_problem)
+        self.lines: list[str] | None = None
+        self.interned: dict[Any, Any] = {}  # equal expressions and shapes are kept once
+
+    def _intern(self, value: _T) -> _T:
+        return self.interned.setdefault(value, value)
+
+    @property
+    def scope(self) -> _Scope:
+        return self.scopes[-1]
+
+    def _candidate(
+        self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None
+    ) -> None:
+        self.candidates.append(
+            _Candidate(kind, expression, self.scopes[-1], self.guard_depth > 0, span, extra)
+        )
+
+    # -- traversal --------------------------------------------------------------------------------
+
+    def visit(self, node: ast.AST) -> None:
+        kind = type(node)
+        outer = self.depth
+        depth = outer + 1
+        if kind is ast.BoolOp:
+            depth += len(node.values) - 1  # type: ignore[attr-defined]  # LibCST nests one level per operand
+        elif kind is ast.Constant or kind is ast.JoinedStr:
+            depth += self._string_depth(cast(ast.expr, node))
+        if depth > MAX_NESTING:
+            raise TooDeep(depth)
+        self.depth = depth
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, node)
+        else:
+            for name in _child_fields(kind):
+                child = getattr(node, name)
+                if child is None:
+                    continue
+                if isinstance(child, list):
+                    for item in child:
+                        if isinstance(item, ast.AST):
+                            self.visit(item)
+                elif isinstance(child, ast.AST):
+                    self.visit(child)
+        self.depth = outer
+
+    def _string_depth(self, node: ast.expr) -> int:
+        """Implicitly joined string literals nest one level per two parts in LibCST (as pysource counts)."""
+        value = getattr(node, "value", "")
+        if not isinstance(value, (str, bytes)):
+            return 0
+        end, end_column = node.end_lineno, node.end_col_offset
+        if (
+            end is None
+            or end_column is None
+            or (end == node.lineno and end_column - node.col_offset <= _LONG_SPAN)
+        ):
+            return 0
+        if self.lines is None:
+            self.lines = self.text.source.splitlines()
+        segment = "\n".join(self.lines[node.lineno - 1 : end])
+        if len(segment) > _LONG_SPAN or end - node.lineno > 50:
+            return len(_QUOTES.findall(segment)) // 2
+        return 0
+
+    def visit_all(self, nodes: Iterable[ast.AST | None]) -> None:
+        for node in nodes:
+            if node is not None:
+                self.visit(node)
+
+    # -- structure --------------------------------------------------------------------------------
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        scope = self.scope
+        written = [b.value if isinstance(b, ast.Starred) else b for b in node.bases]
+        bases = tuple(self._intern(_compact(b)) for b in written if not _is_trivial_base(b))
+        keywords = any(k.arg is not None for k in node.keywords)
+        cls = _ClassScope(
+            scope, is_class=True, bases=bases, keywords=keywords, any_keywords=bool(node.keywords),
+            decorated=bool(node.decorator_list),
+        )  # fmt: skip
+        scope.bind(node.name, _Binding(scope, value=_DownClass(cls)))
+        self.scopes.append(cls)
+        self.visit_all(node.decorator_list)
+        self.visit_all(node.bases)  # then the keywords (`**extra` among them), as LibCST lists them
+        self.visit_all(node.keywords)
+        self.visit_all(node.body)
+        self.scopes.pop()
+        self.candidates.append(_Candidate("class", None, cls, self.guard_depth > 0, None))
+
+    def visit_FunctionDef(self, node: _Function) -> None:
+        outer = self.scope
+        outer.bind(node.name, _Binding(outer))
+        # Names in a function resolve in enclosing functions and the module, never in a class body.
+        parent = outer
+        while parent.is_class and parent.parent is not None:
+            parent = parent.parent
+        cls = outer if isinstance(outer, _ClassScope) else None  # the class of a method
+        is_method = cls is not None
+        scope = _Scope(parent, owner=cls)
+        args = node.args
+        ordered = [*args.posonlyargs, *args.args]
+        is_static = any(_dotted(d) == "staticmethod" for d in node.decorator_list)
+        if cls is not None:
+            line = self.text.line(node.lineno)
+            indent = line[: len(line) - len(line.lstrip(" \t\f"))]  # the block the method is defined in
+            method = _Method(
+                frozenset((_dotted(d) or "?").rsplit(".", 1)[-1] for d in node.decorator_list), args, indent,
+                _name_span(node, self.text),
+            )  # fmt: skip
+            if node.name == "__init__" and args.kwarg is not None:
+                method.forwarding = _forwarding(node, method, self.text)
+                if method.forwarding is None:
+                    method.wraps = self._kwargs_call(node, method)
+            cls.methods[node.name] = method
+        for index, param in enumerate([*ordered, *args.kwonlyargs]):
+            if index == 0 and cls is not None and not is_static and ordered:
+                scope.bind(param.arg, _Binding(scope, value=_SelfOf(cls)))
+                self.method_self.append((param.arg, cls))
+            elif param.annotation is not None:
+                scope.bind(param.arg, _Binding(outer, annotation=param.annotation))
+            else:
+                scope.bind(param.arg, _Binding(scope))
+        for star in (args.vararg, args.kwarg):
+            if star is not None:
+                scope.bind(star.arg, _Binding(scope))
+        if not (ordered and is_method and not is_static):
+            self.method_self.append(None)
+        self.scopes.append(scope)
+        # As written: decorators, parameters (annotation, then default), return annotation, body.
+        self.visit_all(node.decorator_list)
+        self._visit_arguments(args)
+        if node.returns is not None:
+            self.visit(node.returns)
+        self.visit_all(node.body)
+        self.method_self.pop()
+        self.scopes.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _kwargs_call(self, init: _Function, method: _Method) -> tuple[_Expr, bool, Forwarding] | None:
+        found = _kwargs_call(init, method, self.text)
+        if found is None:
+            return None
+        call, forwarding = found
+        return self._intern(_compact(call.func)), _assigns_name(init, _dotted(call.func) or ""), forwarding
+
+    def _visit_arguments(self, args: ast.arguments) -> None:
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(
+            args.defaults
+        )
+        for param, default in zip(positional, defaults):
+            if param.annotation is not None:
+                self.visit(param.annotation)
+            if default is not None:
+                self.visit(default)
+        if args.vararg is not None and args.vararg.annotation is not None:
+            self.visit(args.vararg.annotation)
+        for param, default in zip(args.kwonlyargs, args.kw_defaults):
+            if param.annotation is not None:
+                self.visit(param.annotation)
+            if default is not None:
+                self.visit(default)
+        if args.kwarg is not None and args.kwarg.annotation is not None:
+            self.visit(args.kwarg.annotation)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        scope = _Scope(self.scope)
+        for param in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+            scope.bind(param.arg, _Binding(scope))
+        self.scopes.append(scope)
+        self._visit_arguments(node.args)
+        self.visit(node.body)
+        self.scopes.pop()
+
+    def _visit_comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> None:
+        scope = _Scope(self.scope)
+        for generator in node.generators:
+            for name in _target_names(generator.target):
+                scope.bind(name, _Binding(scope))
+        self.scopes.append(scope)
+        if isinstance(node, ast.DictComp):
+            self.visit(node.key)
+            self.visit(node.value)
+        else:
+            self.visit(node.elt)
+        for generator in node.generators:
+            self.visit(generator.target)
+            self.visit(generator.iter)
+            self.visit_all(generator.ifs)
+        self.scopes.pop()
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension
+
+    # Children that `ast` keeps in other fields than the order they are written in.
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values):
+            if key is not None:
+                self.visit(key)
+            self.visit(value)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.visit(node.body)
+        self.visit(node.test)
+        self.visit(node.orelse)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        for key, pattern in zip(node.keys, node.patterns):
+            self.visit(key)
+            self.visit(pattern)
+
+    # -- guards -----------------------------------------------------------------------------------
+
+    # The guarded body of a try, and the fallback in an `except ImportError` handler (it runs only when
+    # the first import failed); the `else` and `finally` branches are not guarded.
+    def visit_Try(self, node: ast.Try) -> None:
+        guards = any(_handler_guards(h) for h in node.handlers)
+        self.guard_depth += guards
+        self.visit_all(node.body)
+        self.guard_depth -= guards
+        star, self.try_star = self.try_star, False
+        self.visit_all(node.handlers)
+        self.try_star = star
+        self.visit_all(node.orelse)
+        self.visit_all(node.finalbody)
+
+    # `except*` handlers neither guard nor bind here. ast.TryStar is 3.11's (mypy reads 3.10's ast):
+    # its fields are read with `type: ignore[attr-defined]`.
+    def visit_TryStar(self, node: ast.AST) -> None:
+        self.visit_all(node.body)  # type: ignore[attr-defined]
+        star, self.try_star = self.try_star, True
+        self.visit_all(node.handlers)  # type: ignore[attr-defined]
+        self.try_star = star
+        self.visit_all(node.orelse)  # type: ignore[attr-defined]
+        self.visit_all(node.finalbody)  # type: ignore[attr-defined]
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if self.try_star:
+            if node.type is not None:
+                self.visit(node.type)
+            self.visit_all(node.body)
+            return
+        if node.name is not None:
+            self.scope.bind(node.name, _Binding(self.scope))
+        if node.type is not None:
+            self.visit(node.type)
+        guards = _catches_import_error(node)
+        self.guard_depth += guards
+        self.import_fallback_depth += guards
+        self.visit_all(node.body)
+        self.guard_depth -= guards
+        self.import_fallback_depth -= guards
+
+    # `with contextlib.suppress(ImportError, ...):` swallows what a guarded use may raise.
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._bind_target(item.optional_vars, None)
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self.visit(item.optional_vars)
+        guards = _suppresses(node)
+        self.guard_depth += guards
+        self.visit_all(node.body)
+        self.guard_depth -= guards
+
+    visit_AsyncWith = visit_With
+
+    # Both branches of a feature or version test: each runs only where its side of the test holds.
+    def visit_If(self, node: ast.If) -> None:
+        guards = self._is_guard(node.test)
+        self.guard_depth += guards
+        self.visit(node.test)
+        type_checking = _is_type_checking(node.test)
+        scope = self.scope
+        scope.type_checking += type_checking
+        self.visit_all(node.body)
+        scope.type_checking -= type_checking
+        self.visit_all(node.orelse)
+        self.guard_depth -= guards
+
+    def _is_guard(self, test: ast.expr) -> bool:
+        if _is_guard_test(test, self.text):
+            return True
+        if not self.version_names and not self.fallback_names:
+            return False
+        names = set(_identifiers(test))
+        return not (names.isdisjoint(self.version_names) and names.isdisjoint(self.fallback_names))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if type(node.func) is ast.Name and node.func.id in NAME_MAKERS:
+            stars = self.module_scope.star_modules = self.module_scope.star_modules or []
+            stars.append(None)  # names bound by code: a name bound nowhere may still exist
+        first = _first_argument(node)
+        if first is not None and isinstance(first, ast.Name) and _dotted(node.func) == "isinstance":
+            self.scope.narrowed.add(first.id)  # its annotated type no longer holds
+        text = self.text
+        self.candidates.append(
+            _Candidate("call", self._intern(_compact(node.func)), self.scopes[-1], self.guard_depth > 0, text.span(node),
+                       None, *_shape(node, text, self.interned))
+        )  # fmt: skip
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            self._visit_attribute(func, candidate=False)
+        else:
+            self.visit(func)
+        args, keywords = node.args, node.keywords
+        if keywords and args and _position(keywords[0]) < _position(args[-1]):
+            self.visit_all(_in_source_order([*args, *keywords]))  # `f(a, k=1, *rest)`
+        else:
+            self.visit_all(args)
+            self.visit_all(keywords)
+
+    # -- bindings ---------------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            dotted = alias.name
+            if alias.asname is not None:
+                self.scope.bind(alias.asname, _Binding(self.scope, value=ModuleRef(dotted)))
+            else:
+                top = dotted.split(".")[0]
+                self.scope.bind(top, _Binding(self.scope, value=ModuleRef(top)))
+            if dotted.split(".")[0] in self.upstream_names:
+                span = self.text.span(alias)
+                self._candidate("import-module", None, span, (dotted, None, span))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module
+        upstream = not node.level and module is not None and module.split(".")[0] in self.upstream_names
+        text = self.text
+        span = text.span(node) if upstream else None
+        if upstream:
+            start = text.offset(node.lineno, node.col_offset)
+            match = _FROM_MODULE.match(text.source, start)
+            module_span = text.span_of(match.start(1), match.end(1)) if match else span
+            self._candidate("import-from-module", None, module_span, (module, None, span))
+        if len(node.names) == 1 and node.names[0].name == "*":
+            nested = self.depth > 1  # a statement of the module's own body is visited at depth 1
+            stars = self.module_scope.star_modules = self.module_scope.star_modules or []
+            stars.append(module if upstream and not nested else None)
+            return
+        for alias in node.names:
+            name = alias.name
+            local = alias.asname if alias.asname is not None else name
+            value = AttrRef(ModuleRef(module), name) if upstream and module else None
+            self.scope.bind(local, _Binding(self.scope, value=value))
+            if upstream:
+                start = text.offset(alias.lineno, alias.col_offset)
+                match = _IDENTIFIER.match(text.source, start)
+                alias_span = text.span(alias)
+                name_span = text.span_of(start, match.end()) if match else alias_span
+                self._candidate("import-name", None, name_span, (module, name, alias_span))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target, node.value)
+            if self.import_fallback_depth:
+                self.fallback_names.update(_identifiers(target))
+        # `sqla_14 = _vers >= (1, 4)` where `_vers` came from `__version__`: a version flag.
+        if self._is_guard(node.value) or VERSIONISH.search(self.text.segment(node.value)):
+            for target in node.targets:
+                self.version_names.update(_identifiers(target))
+        self.visit_all(node.targets)
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if isinstance(node.target, ast.Name):
+            self.scope.bind(node.target.id, _Binding(self.scope, annotation=node.annotation))
+        else:
+            self._bind_target(node.target, None, node.annotation)
+        self.visit(node.target)
+        self.visit(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._bind_target(node.target, None)
+        self.visit(node.target)
+        self.visit(node.value)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        if isinstance(node.target, ast.Name):
+            self.scope.bind(
+                node.target.id, _Binding(self.scope, expression=self._intern(_compact(node.value)))
+            )
+        self.visit(node.target)
+        self.visit(node.value)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._bind_target(node.target, None)
+        self.visit(node.target)
+        self.visit(node.iter)
+        self.visit_all(node.body)
+        self.visit_all(node.orelse)
+
+    visit_AsyncFor = visit_For
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
+        for name in node.names:
+            self.scope.bind(name, _Binding(self.scope))  # rebound elsewhere: not followed
+
+    visit_Nonlocal = visit_Global
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._bind_target(target, None)
+        self.visit_all(node.targets)
+
+    def _bind_target(
+        self, target: ast.expr, value: ast.expr | None, annotation: ast.expr | None = None
+    ) -> None:
+        if isinstance(target, ast.Name):
+            expression = self._intern(_compact(value)) if value is not None else None
+            self.scope.bind(target.id, _Binding(self.scope, expression=expression))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind_target(element, None)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, None)
+        elif isinstance(target, ast.Attribute):
+            self.stored.add(id(target))
+            if isinstance(target.value, ast.Name) and self.method_self:
+                current = self.method_self[-1]
+                if current is not None and target.value.id == current[0]:
+                    attrs = current[1].self_attributes.setdefault(target.attr, [])
+                    expression = self._intern(_compact(value)) if value is not None else None
+                    attrs.append(_Binding(self.scope, expression=expression, annotation=annotation))
+
+    # -- use sites --------------------------------------------------------------------------------
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._visit_attribute(node, candidate=True)
+
+    def _visit_attribute(self, node: ast.Attribute, *, candidate: bool) -> None:
+        stored = id(node) in self.stored
+        if candidate and not stored:  # `x.attr = ...` sets the attribute: no use of an existing one
+            self._candidate("attribute", self._intern(_compact(node)), self.text.span(node))
+        value = node.value
+        if isinstance(value, ast.Attribute) and not stored:
+            outer = self.depth
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise TooDeep(self.depth)
+            self._visit_attribute(value, candidate=False)  # the outer attribute covers this one
+            self.depth = outer
+        else:
+            self.visit(value)
+
+
+_HANDLERS = {
+    getattr(ast, name[len("visit_") :]): function
+    for name, function in vars(_Collector).items()
+    if name.startswith("visit_") and hasattr(ast, name[len("visit_") :])
+}

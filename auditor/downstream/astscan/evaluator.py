@@ -1,0 +1,268 @@
+"""What an expression's value is: names, attributes and calls turned into upstream `Ref`s through the
+collected bindings, inheritance through downstream classes, and annotations."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+
+from apidrift.auditor.downstream.astscan.nodes import _dotted
+from apidrift.auditor.downstream.astscan.text import _Text
+from apidrift.auditor.downstream.astscan.values import (
+    _NONE,
+    _Binding,
+    _ClassScope,
+    _compact,
+    _DownClass,
+    _Expr,
+    _method_owner,
+    _Scope,
+    _SelfOf,
+    _SuperOf,
+    _Value,
+)
+from apidrift.auditor.downstream.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ModuleRef,
+    Ref,
+    StarRef,
+    root_module,
+)
+from apidrift.auditor.downstream.shared import Forwarding, is_builtin
+
+
+class _Evaluator:
+    """Turns expressions into `Ref`s through the collected bindings; memoized, cycle-safe."""
+
+    def __init__(self, text: _Text, bound_anywhere: frozenset[str] = frozenset()) -> None:
+        self.text = text
+        self.bound_anywhere = bound_anywhere  # every name the file binds, however (for star imports)
+        self._active: set[int] = set()
+        self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
+        self._refs: dict[Ref, Ref] = {}
+
+    def name(self, name: str, scope: _Scope) -> _Value:
+        current: _Scope | None = scope
+        module = scope
+        while current is not None:
+            bindings = current.bindings.get(name)
+            if bindings:
+                value = self._unique(bindings)
+                if isinstance(value, InstanceRef) and name in current.narrowed:
+                    return None  # `isinstance(x, Sub)` narrows x: its annotation no longer says what x is
+                return value
+            module = current
+            current = current.parent
+        stars = module.star_modules
+        if stars and None not in stars and name not in self.bound_anywhere and not is_builtin(name):
+            return StarRef(tuple(s for s in stars if s is not None), name)  # only a star import can bind it
+        return None
+
+    def _unique(self, bindings: list[_Binding]) -> _Value:
+        """The one value all of a name's bindings agree on; None as soon as one is unknown or differs.
+        A binding under `if TYPE_CHECKING:` never runs: where the name is also bound otherwise, only
+        the bindings that run count (`Base = up.Client` for the checker, `Base = _Wrapper` at run time)."""
+        running = [b for b in bindings if not b.type_checking]
+        if running and len(running) < len(bindings):
+            bindings = running
+        first: _Value = None
+        seen = False
+        for binding in bindings:
+            if binding.expression == _NONE:
+                continue  # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
+            value = self.binding(binding)
+            if value is None or (seen and value != first):
+                return None
+            first, seen = value, True
+        return first
+
+    def binding(self, binding: _Binding) -> _Value:
+        key = id(binding)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._active:
+            return None  # a cycle (`x = x.parent`): unknown
+        self._active.add(key)
+        try:
+            value = self._evaluate(binding)
+        finally:
+            self._active.discard(key)
+        self._memo[key] = value
+        return value
+
+    def _evaluate(self, binding: _Binding) -> _Value:
+        if binding.value is not None:
+            return binding.value
+        if binding.annotation is not None:
+            cls = self.annotation(binding.annotation, binding.scope)
+            if isinstance(cls, _DownClass):
+                return _SelfOf(cls.cls)  # an instance of a downstream class (or of a subclass)
+            return InstanceRef(cls) if cls is not None else None
+        if binding.expression is not None:
+            return self.expression(binding.expression, binding.scope)
+        return None
+
+    def expression(self, expression: _Expr, scope: _Scope) -> _Value:
+        if expression is None:
+            return None
+        tag = expression[0]
+        if tag == "n":
+            return self.name(expression[1], scope)
+        if tag == "a":
+            return self.attribute(self.expression(expression[1], scope), expression[2])
+        if tag == "c":
+            func = self.expression(expression[1], scope)
+            if isinstance(func, _DownClass):
+                return _SelfOf(func.cls)
+            if func is None or isinstance(func, (_SelfOf, _SuperOf)):
+                return None
+            return self._ref(CallRef(func))
+        if tag == "s":
+            owner = _method_owner(scope)
+            return _SuperOf(owner) if owner is not None else None
+        return None
+
+    def _ref(self, ref: Ref) -> Ref:
+        """One object per distinct reference (a large file names the same few thousands of times)."""
+        return self._refs.setdefault(ref, ref)
+
+    def attribute(self, base: _Value, name: str) -> _Value:
+        if isinstance(base, _SelfOf):
+            bindings = base.cls.self_attributes.get(name)
+            if bindings:
+                return self._unique(bindings)
+            return self._class_member(base.cls, name, instance=True)
+        if isinstance(base, _DownClass):
+            return self._class_member(base.cls, name, instance=False)
+        if isinstance(base, _SuperOf):
+            parent = self.single_base(base.cls)
+            if isinstance(parent, _DownClass):
+                return self._class_member(parent.cls, name, instance=True)
+            return AttrRef(InstanceRef(parent), name) if parent is not None else None
+        if base is None:
+            return None
+        return self._ref(AttrRef(base, name))
+
+    def _class_member(self, cls: _ClassScope, name: str, *, instance: bool) -> _Value:
+        """A member of a downstream class: its own, else inherited from its one upstream base."""
+        own = cls.bindings.get(name)
+        if own:
+            return None if name in cls.methods else self._unique(own)
+        if name in cls.self_attributes:
+            return None
+        parent = self.single_base(cls)
+        if isinstance(parent, _DownClass):
+            return self._class_member(parent.cls, name, instance=instance)
+        if parent is None:
+            return None
+        return AttrRef(InstanceRef(parent) if instance else parent, name)
+
+    def single_base(self, cls: _ClassScope) -> Ref | _DownClass | None:
+        """The one base a downstream class has (besides object and typing helpers), when it has one."""
+        assert cls.parent is not None
+        if len(cls.bases) != 1 or cls.keywords:
+            return None
+        value = self.expression(cls.bases[0], cls.parent)
+        return value if isinstance(value, (AttrRef, ModuleRef, _DownClass)) else None
+
+    def upstream_base(self, cls: _ClassScope, upstream_names: frozenset[str]) -> Ref | None:
+        parent = self.single_base(cls)
+        if isinstance(parent, _DownClass):
+            return self.upstream_base(parent.cls, upstream_names) if parent.cls is not cls else None
+        if parent is not None and root_module(parent) in upstream_names:
+            return parent
+        return None
+
+    def inherited_constructor(
+        self, cls: _ClassScope, upstream_names: frozenset[str]
+    ) -> tuple[Ref, Forwarding | None] | None:
+        """The upstream class whose constructor `cls(...)` runs: no class on the way defines one, except
+        one `__init__(self, ..., **kwargs)` that hands its extra keywords on to `super().__init__`."""
+        current: _ClassScope | None = cls
+        forwarding: Forwarding | None = None
+        for _ in range(50):
+            if current is None:
+                return None
+            if current.decorated or "__new__" in current.methods:
+                return None
+            init = current.methods.get("__init__")
+            if init is not None:
+                if forwarding is not None:
+                    return None  # forwarding through forwarding: not followed
+                forwarding = init.forwarding
+                if forwarding is None:
+                    return None
+            parent = self.single_base(current)
+            if isinstance(parent, _DownClass):
+                current = parent.cls
+                continue
+            if parent is None or root_module(parent) not in upstream_names:
+                return None
+            return parent, forwarding
+        return None
+
+    def wrapped_constructor(
+        self, cls: _ClassScope, upstream_names: frozenset[str]
+    ) -> tuple[Ref, Forwarding] | None:
+        """A downstream class of its own (no base but object) whose `__init__(self, ..., **kwargs)` hands
+        its extra keywords, unchanged, to one upstream callable (`self._client = up.Client(**kwargs)`):
+        calling the class makes that call."""
+        if cls.parent is None or cls.decorated or "__new__" in cls.methods:
+            return None
+        if cls.bases or cls.any_keywords:
+            return None
+        init = cls.methods.get("__init__")
+        if init is None or init.wraps is None:
+            return None
+        func, rebound, forwarding = init.wraps
+        callee = self.expression(func, cls.parent)
+        if not isinstance(callee, (AttrRef, ModuleRef)) or root_module(callee) not in upstream_names:
+            return None
+        if rebound:
+            return None  # the name the callee is read through is rebound in `__init__`: not the module's
+        return callee, forwarding
+
+    def annotation(self, node: ast.expr, scope: _Scope, text: _Text | None = None) -> Ref | _DownClass | None:
+        """The class an annotation names: `C`, `mod.C`, `"C"`, `Optional[C]`, `C | None`."""
+        if isinstance(node, ast.Constant):
+            if not isinstance(node.value, str) or not _single_string((text or self.text).segment(node)):
+                return None
+            if node.value[:1].isspace():
+                return None  # not an expression on its own
+            try:
+                parsed = ast.parse(node.value, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            return self.annotation(parsed, scope, _Text(node.value))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            sides = [
+                s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)
+            ]
+            return self.annotation(sides[0], scope, text) if len(sides) == 1 else None
+        if isinstance(node, ast.Subscript):
+            head = _dotted(node.value)
+            if head in ("Optional", "typing.Optional", "t.Optional") and not isinstance(
+                node.slice, (ast.Tuple, ast.Slice)
+            ):
+                return self.annotation(node.slice, scope, text)
+            return None
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            value = self.expression(_compact(node), scope)
+            return value if isinstance(value, (ModuleRef, AttrRef, _DownClass)) else None
+        return None
+
+
+def _single_string(literal: str) -> bool:
+    """Whether the text of a string constant is one literal (`"a" "b"` is two, joined)."""
+    if len(literal) < 2 or literal[-1] not in "'\"":
+        return False
+    try:
+        tokens = [
+            t for t in tokenize.generate_tokens(io.StringIO(literal).readline) if t.type == tokenize.STRING
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return len(tokens) == 1

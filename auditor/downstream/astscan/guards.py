@@ -1,0 +1,64 @@
+"""Which code is guarded: try/except ImportError, `contextlib.suppress`, `hasattr`, version and
+feature tests, `if TYPE_CHECKING:`."""
+
+from __future__ import annotations
+
+import ast
+
+from apidrift.auditor.downstream.astscan.nodes import _dotted
+from apidrift.auditor.downstream.astscan.text import _Text
+from apidrift.auditor.downstream.shared import GUARD_EXCEPTIONS, VERSIONISH
+
+
+def _handler_guards(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = []
+    for item in types:
+        dotted = _dotted(item.value if isinstance(item, ast.Starred) else item)
+        if dotted:
+            names.append(dotted.split(".")[-1])
+    return any(n in GUARD_EXCEPTIONS for n in names)
+
+
+def _suppresses(node: ast.With | ast.AsyncWith) -> bool:
+    for item in node.items:
+        call = item.context_expr
+        if isinstance(call, ast.Call) and (_dotted(call.func) or "").rsplit(".", 1)[-1] == "suppress":
+            values = [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [
+                k.value for k in call.keywords
+            ]
+            names = {(_dotted(v) or "").rsplit(".", 1)[-1] for v in values}
+            if names & GUARD_EXCEPTIONS:
+                return True
+    return False
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = {(_dotted(t.value if isinstance(t, ast.Starred) else t) or "").split(".")[-1] for t in types}
+    return bool(names & {"ImportError", "ModuleNotFoundError"})
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:` alone: its body never runs."""
+    dotted = _dotted(test)
+    return dotted is not None and dotted.split(".")[-1] == "TYPE_CHECKING"
+
+
+def _is_guard_test(test: ast.expr, text: _Text) -> bool:
+    """`if TYPE_CHECKING:`, `hasattr(...)`, a version or feature flag, or a boolean combination with one."""
+    if isinstance(test, ast.BoolOp):
+        return any(_is_guard_test(value, text) for value in test.values)
+    if isinstance(test, ast.UnaryOp):
+        return _is_guard_test(test.operand, text)
+    dotted = _dotted(test)
+    if dotted and dotted.split(".")[-1] == "TYPE_CHECKING":
+        return True
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call) and _dotted(node.func) in ("hasattr", "getattr"):
+            return True  # `hasattr(m, "x")`, `callable(getattr(m, "x", None))`, `getattr(m, "x", None) is not None`
+    return bool(VERSIONISH.search(text.segment(test)))

@@ -1,0 +1,93 @@
+"""A candidate turned into a `UseSite` once the whole file is read; a call's shape."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from apidrift.auditor.check.bind import CallShape
+from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
+from apidrift.auditor.downstream.astscan.text import _Text
+from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, root_module
+from apidrift.auditor.downstream.shared import REFS, code_at
+from apidrift.auditor.downstream.sites import SiteKind, Span, UseSite
+
+
+def _site(
+    candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str], lines: tuple[str, ...]
+) -> UseSite | None:
+    kind, guarded, span = candidate.kind, candidate.guarded, candidate.span
+    assert span is not None
+    if kind == "call":
+        func = evaluator.expression(candidate.expression, candidate.scope)
+        if func is None:
+            return None
+        shape, keyword_spans = candidate.shape, candidate.keyword_spans
+        assert shape is not None
+        forwarded: tuple[str, ...] = ()
+        through_init = False
+        if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
+            inherited = evaluator.inherited_constructor(func.cls, upstream_names)
+            if inherited is None:
+                inherited = evaluator.wrapped_constructor(func.cls, upstream_names)  # or a wrapper of one
+            if inherited is None:
+                return None
+            func, forwarding = inherited
+            if forwarding is not None:
+                handed_on = forwarding.shape_for(shape)
+                if handed_on is None:
+                    return None
+                shape, forwarded = handed_on
+                through_init = (
+                    True  # even handing on nothing: a parameter the upstream now requires is missing
+                )
+                keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
+        if not isinstance(func, REFS) or root_module(func) not in upstream_names:
+            return None
+        return UseSite(
+            SiteKind.CALL,
+            func,
+            span,
+            code_at(lines, span),
+            shape,
+            keyword_spans,
+            guarded,
+            forwarded=forwarded,
+            through_init=through_init,
+        )
+    if kind == "attribute":
+        ref = evaluator.expression(candidate.expression, candidate.scope)
+        if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
+            return None
+        return UseSite(SiteKind.ATTRIBUTE, ref, span, code_at(lines, span), guarded=guarded)
+    assert candidate.extra is not None
+    module, name, code_span = candidate.extra
+    assert module is not None and code_span is not None  # an upstream import names its module
+    code = code_at(lines, code_span)
+    if kind == "import-name":
+        assert name is not None
+        return UseSite(SiteKind.IMPORT, AttrRef(ModuleRef(module), name), span, code, guarded=guarded)
+    return UseSite(SiteKind.IMPORT, ModuleRef(module), span, code, guarded=guarded)
+
+
+def _shape(
+    node: ast.Call, text: _Text, interned: dict[Any, Any]
+) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
+    positional = 0
+    star_args = star_kwargs = False
+    for arg in node.args:
+        if isinstance(arg, ast.Starred):
+            star_args = True
+        else:
+            positional += 1
+    keywords: list[str] = []
+    spans: list[tuple[str, Span]] = []
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            star_kwargs = True
+        else:
+            keywords.append(keyword.arg)
+            spans.append((keyword.arg, text.span(keyword)))
+    shape = CallShape(positional, tuple(keywords), star_args, star_kwargs)
+    return interned.setdefault(shape, shape), tuple(spans)

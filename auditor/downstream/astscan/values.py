@@ -1,0 +1,149 @@
+"""What the collector records and the evaluator reads: scopes, bindings, the values a name can have
+(an upstream `Ref`, a downstream class, an instance of one, `super()`), kept methods and candidate
+use sites; and the compact form of an expression kept instead of its tree."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Union
+
+from apidrift.auditor.check.bind import CallShape
+from apidrift.auditor.downstream.refs import Ref
+from apidrift.auditor.downstream.shared import Forwarding
+from apidrift.auditor.downstream.sites import Span
+
+# A compact expression, all the evaluation needs of one: ("n", name), ("a", base, attribute),
+# ("c", function) for a call, ("s",) for `super()`, _NONE for `None`; None for anything else.
+_Expr = Union[tuple, None]
+_NONE = ("none",)
+_SUPER = ("s",)
+
+
+def _compact(node: ast.AST) -> _Expr:
+    # `kind is ast.X` (cheaper than isinstance on this hot path) does not narrow for mypy: the
+    # `type: ignore[attr-defined]`s below are those reads.
+    kind = type(node)
+    if kind is ast.Name:
+        return ("n", node.id)  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        return ("a", _compact(node.value), node.attr)  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        if not node.args and not node.keywords and type(func) is ast.Name and func.id == "super":  # type: ignore[attr-defined]
+            return _SUPER
+        return ("c", _compact(func))
+    if kind is ast.NamedExpr:
+        return _compact(node.value)  # type: ignore[attr-defined]
+    if kind is ast.Constant and node.value is None:  # type: ignore[attr-defined]
+        return _NONE
+    return None
+
+
+@dataclass
+class _SelfOf:
+    """An instance of a downstream class: `self` in its methods, or what calling it returns."""
+
+    cls: _ClassScope
+
+
+@dataclass
+class _DownClass:
+    """A class defined in the downstream (possibly a subclass of an upstream class)."""
+
+    cls: _ClassScope
+
+
+@dataclass
+class _SuperOf:
+    """`super()` in a method of a downstream class."""
+
+    cls: _ClassScope
+
+
+_Value = Union[Ref, _SelfOf, _DownClass, _SuperOf, None]
+_Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+
+
+@dataclass(eq=False)
+class _Scope:
+    parent: _Scope | None
+    bindings: dict[str, list[_Binding]] = field(default_factory=dict)
+    is_class: bool = False
+    narrowed: set[str] = field(default_factory=set)  # names tested with isinstance(): types not followed
+    owner: _ClassScope | None = None  # for a method's scope: its class (what `super()` refers to)
+    # For the module scope: its star imports in order, the upstream module each reads (None for one the
+    # analysis cannot follow: not upstream, relative, nested in a block, or names made by globals()/exec).
+    star_modules: list[str | None] | None = None
+    type_checking: int = 0  # inside how many `if TYPE_CHECKING:` bodies the collector is, in this scope
+
+    def bind(self, name: str, binding: _Binding) -> None:
+        binding.type_checking = self.type_checking > 0
+        self.bindings.setdefault(name, []).append(binding)
+
+
+@dataclass(eq=False)
+class _ClassScope(_Scope):
+    self_attributes: dict[str, list[_Binding]] = field(default_factory=dict)
+    bases: tuple[_Expr, ...] = ()  # the bases that are not `object`, `Generic[...]` or `Protocol`
+    keywords: bool = False  # `metaclass=...` and other keywords among the bases
+    any_keywords: bool = False  # any keyword among the bases, `**extra` included
+    decorated: bool = False
+    methods: dict[str, _Method] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class _Method:
+    """What is kept of a method: its decorators, its parameters, where its name is, its forwarding."""
+
+    decorators: frozenset[str]  # last parts of their dotted names ("?" for any other expression)
+    args: ast.arguments
+    indent: str  # of the block it is defined in
+    name_span: Span
+    forwarding: Forwarding | None = None  # for `__init__(self, ..., **kwargs)`
+    # For an `__init__(self, ..., **kwargs)` without super() call that hands its `**kwargs` to one call:
+    # that call's function, whether `__init__` rebinds the name it is read through, and the forwarding.
+    wraps: tuple[_Expr, bool, Forwarding] | None = None
+
+
+@dataclass(eq=False)
+class _Binding:
+    """How a name got its value: a ready value, an expression to evaluate, or an annotation."""
+
+    scope: _Scope
+    value: _Value = None
+    expression: _Expr = None
+    annotation: ast.expr | None = None
+    type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
+
+
+# What an import candidate names: (module, imported name or None, the span of the code to show).
+_Import = tuple[Union[str, None], Union[str, None], Union[Span, None]]
+
+
+class _Candidate:
+    """A use site to evaluate once the whole file is read: where it is and what it names."""
+
+    __slots__ = ("expression", "extra", "guarded", "keyword_spans", "kind", "scope", "shape", "span")
+
+    def __init__(
+        self, kind: str, expression: _Expr, scope: _Scope, guarded: bool, span: Span | None, extra: _Import | None = None,
+        shape: CallShape | None = None, keyword_spans: tuple[tuple[str, Span], ...] = (),
+    ) -> None:  # fmt: skip
+        self.kind = kind
+        self.expression = expression  # calls: the function; attributes: the attribute
+        self.scope = scope
+        self.guarded = guarded
+        self.span = span
+        self.extra = extra  # imports: (module, name or None, code span)
+        self.shape = shape
+        self.keyword_spans = keyword_spans
+
+
+def _method_owner(scope: _Scope) -> _ClassScope | None:
+    current: _Scope | None = scope
+    while current is not None:
+        if current.owner is not None:
+            return current.owner
+        current = current.parent
+    return None

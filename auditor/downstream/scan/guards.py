@@ -1,0 +1,62 @@
+"""Which code is guarded: try/except ImportError, `contextlib.suppress`, `hasattr`, version and
+feature tests, `if TYPE_CHECKING:`."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from apidrift.auditor.downstream.scan.nodes import _calls_in, _dotted
+from apidrift.auditor.downstream.shared import GUARD_EXCEPTIONS, VERSIONISH
+
+
+def _handler_guards(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    names = []
+    for item in types:
+        expression = item.value if isinstance(item, cst.Element) else item
+        dotted = _dotted(expression)
+        if dotted:
+            names.append(dotted.split(".")[-1])
+    return any(n in GUARD_EXCEPTIONS for n in names)
+
+
+def _suppresses(node: cst.With) -> bool:
+    for item in node.items:
+        call = item.item
+        if isinstance(call, cst.Call) and (_dotted(call.func) or "").rsplit(".", 1)[-1] == "suppress":
+            names = {(_dotted(a.value) or "").rsplit(".", 1)[-1] for a in call.args}
+            if names & GUARD_EXCEPTIONS:
+                return True
+    return False
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    names = {(_dotted(t.value if isinstance(t, cst.Element) else t) or "").split(".")[-1] for t in types}
+    return bool(names & {"ImportError", "ModuleNotFoundError"})
+
+
+def _is_type_checking(test: cst.BaseExpression) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:` alone: its body never runs."""
+    dotted = _dotted(test)
+    return dotted is not None and dotted.split(".")[-1] == "TYPE_CHECKING"
+
+
+def _is_guard_test(test: cst.BaseExpression) -> bool:
+    """`if TYPE_CHECKING:`, `hasattr(...)`, a version or feature flag, or a boolean combination with one."""
+    if isinstance(test, cst.BooleanOperation):
+        return _is_guard_test(test.left) or _is_guard_test(test.right)
+    if isinstance(test, cst.UnaryOperation):
+        return _is_guard_test(test.expression)
+    dotted = _dotted(test)
+    if dotted and dotted.split(".")[-1] == "TYPE_CHECKING":
+        return True
+    if any(_dotted(call.func) in ("hasattr", "getattr") for call in _calls_in(test)):
+        return (
+            True  # `hasattr(m, "x")`, `callable(getattr(m, "x", None))`, `getattr(m, "x", None) is not None`
+        )
+    return bool(VERSIONISH.search(cst.Module([]).code_for_node(test)))

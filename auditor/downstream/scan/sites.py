@@ -1,0 +1,109 @@
+"""A candidate turned into a `UseSite` once the whole file is read; a call's shape."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from apidrift.auditor.check.bind import CallShape
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, root_module
+from apidrift.auditor.downstream.scan.evaluator import _Evaluator
+from apidrift.auditor.downstream.scan.nodes import _name_of, _span
+from apidrift.auditor.downstream.scan.values import _Candidate, _DownClass
+from apidrift.auditor.downstream.shared import REFS, code_at
+from apidrift.auditor.downstream.sites import SiteKind, Span, UseSite
+
+
+def _site(
+    candidate: _Candidate,
+    evaluator: _Evaluator,
+    positions: Mapping[cst.CSTNode, CodeRange],
+    upstream_names: frozenset[str],
+    lines: tuple[str, ...],
+) -> UseSite | None:
+    node, guarded = candidate.node, candidate.guarded
+    span = _span(positions[node])
+    if candidate.kind == "import-module" and candidate.module:
+        return UseSite(
+            SiteKind.IMPORT, ModuleRef(candidate.module), span, code_at(lines, span), guarded=guarded
+        )
+    if candidate.kind == "import-from-module" and candidate.module:
+        assert isinstance(node, cst.ImportFrom) and node.module is not None
+        return UseSite(
+            SiteKind.IMPORT,
+            ModuleRef(candidate.module),
+            _span(positions[node.module]),
+            code_at(lines, span),
+            guarded=guarded,
+        )
+    if candidate.kind == "import-name" and candidate.module:
+        assert isinstance(node, cst.ImportAlias)
+        name = _name_of(node.name) or ""
+        ref = AttrRef(ModuleRef(candidate.module), name)
+        return UseSite(
+            SiteKind.IMPORT, ref, _span(positions[node.name]), code_at(lines, span), guarded=guarded
+        )
+    if candidate.kind == "call":
+        assert isinstance(node, cst.Call)
+        func = evaluator.expression(node.func, candidate.scope)
+        shape, keyword_spans = _shape(node, positions)
+        forwarded: tuple[str, ...] = ()
+        through_init = False
+        if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
+            inherited = evaluator.inherited_constructor(func.cls, upstream_names)
+            if inherited is None:
+                inherited = evaluator.wrapped_constructor(func.cls, upstream_names)  # or a wrapper of one
+            if inherited is None:
+                return None
+            func, forwarding = inherited
+            if forwarding is not None:
+                handed_on = forwarding.shape_for(shape)
+                if handed_on is None:
+                    return None
+                shape, forwarded = handed_on
+                through_init = (
+                    True  # even handing on nothing: a parameter the upstream now requires is missing
+                )
+                keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
+        if not isinstance(func, REFS) or root_module(func) not in upstream_names:
+            return None
+        return UseSite(
+            SiteKind.CALL,
+            func,
+            span,
+            code_at(lines, span),
+            shape,
+            keyword_spans,
+            guarded,
+            forwarded=forwarded,
+            through_init=through_init,
+        )
+    if candidate.kind == "attribute":
+        assert isinstance(node, cst.Attribute)
+        value = evaluator.expression(node, candidate.scope)
+        if not isinstance(value, AttrRef) or root_module(value) not in upstream_names:
+            return None
+        return UseSite(SiteKind.ATTRIBUTE, value, span, code_at(lines, span), guarded=guarded)
+    return None
+
+
+def _shape(
+    node: cst.Call, positions: Mapping[cst.CSTNode, CodeRange]
+) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
+    positional = 0
+    keywords: list[str] = []
+    spans: list[tuple[str, Span]] = []
+    star_args = star_kwargs = False
+    for arg in node.args:
+        if arg.star == "*":
+            star_args = True
+        elif arg.star == "**":
+            star_kwargs = True
+        elif arg.keyword is not None:
+            keywords.append(arg.keyword.value)
+            spans.append((arg.keyword.value, _span(positions[arg])))
+        else:
+            positional += 1
+    return CallShape(positional, tuple(keywords), star_args, star_kwargs), tuple(spans)
