@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from apidrift.auditor.cache import atomic_write_text
+from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.results import Finding
 from apidrift.auditor.safe_read import read_bounded
 

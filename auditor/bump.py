@@ -39,6 +39,7 @@ from apidrift.auditor.sources.lockfiles import (
     read_side,
 )
 from apidrift.auditor.sources.specs import SourceError, SpecError
+from apidrift.auditor.wording import plural
 
 MAX_IMPORT_SCAN_BYTES = 2 * 1024 * 1024  # per file, as the downstream walk
 MAX_IMPORT_SCAN_FILES = 50_000
@@ -237,7 +238,7 @@ def run_bump(request: BumpRequest) -> BumpResult:
         shown = ", ".join(unexplained[:8]) + (", ..." if len(unexplained) > 8 else "")
         notes.append(
             f"the project imports {shown}, which no locked package's name accounts for: "
-            f"{len(learned)} release{'s' if len(learned) != 1 else ''} fetched to learn {'their' if len(learned) != 1 else 'its'} import names"
+            f"{plural(len(learned), 'release')} fetched to learn {'their' if len(learned) != 1 else 'its'} import names"
         )
     combined = combine(project, changes, results)
     combined.notes[:0] = notes

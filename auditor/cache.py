@@ -1,4 +1,4 @@
-"""The on-disk cache: a root folder (`Path`) with one sub-folder per use, and atomic file writes (`bytes`/`str` -> file).
+"""The on-disk cache: a root folder (`Path`) with one sub-folder per use.
 
 Layout under the root:
     sources/<normalized-name>/<version>-<sha256[:16]>/   extracted index releases (manifest.json + tree/)
@@ -7,7 +7,7 @@ Layout under the root:
     index/<index-key>/<normalized-name>.json             project listings, so `--offline` can resolve specifiers
 Other stages take their own folder with `cache.dir("api")`.
 
-Every write is atomic (a temporary sibling renamed into place), so concurrent runs sharing one cache
+Every write is atomic (`apidrift.auditor.files`: a temporary sibling renamed into place), so concurrent runs sharing one cache
 never see torn files, and every reader treats an unreadable entry as absent and rebuilds it. When the
 root cannot be written (read-only, or not a folder), reads still use it and new entries go to a
 temporary folder that is deleted at exit; `Cache.note` says so.
@@ -23,6 +23,8 @@ import tempfile
 from pathlib import Path
 
 import platformdirs
+
+from apidrift.auditor.wording import first_line
 
 ENV_VAR = "APIDRIFT_CACHE_DIR"
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._+!-]")
@@ -40,36 +42,12 @@ def path_component(text: str) -> str:
     return safe or "_"
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see either the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
-    atomic_write_bytes(path, text.encode(encoding))
-
-
 def probe_writable(folder: Path) -> None:
     """Create `folder` if needed and check that a file can be created in it; raise `OSError` if not."""
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".probe-")
     os.close(fd)
     os.unlink(tmp)
-
-
-def _one_line(error: OSError) -> str:
-    if error.strerror:
-        return error.strerror
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 class Cache:
@@ -105,7 +83,7 @@ class Cache:
         self.fallback = Path(tempfile.mkdtemp(prefix="apidrift-cache-"))
         atexit.register(shutil.rmtree, self.fallback, True)
         self.note = (
-            f"the cache folder {self.root} cannot be written ({_one_line(error)}): "
+            f"the cache folder {self.root} cannot be written ({error.strerror or first_line(error)}): "
             f"new cache entries go to the temporary folder {self.fallback}, deleted at exit"
         )
 

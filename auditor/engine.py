@@ -15,10 +15,20 @@ from pathlib import Path
 from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo, Severity
+from apidrift.auditor.results import (
+    AuditResult,
+    Classification,
+    Coverage,
+    FileOutcome,
+    FileStatus,
+    Finding,
+    InputInfo,
+    Severity,
+)
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import Role, SourceError, SpecError
 from apidrift.auditor.sources.written_for import choose_old, downstream_environment
@@ -26,6 +36,7 @@ from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import Resolver
+from apidrift.auditor.wording import plural
 from apidrift.rules import unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
@@ -168,7 +179,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                 new = check_site(site, new_resolver, _label(new_tree), relocator, old)
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 if not (
-                    site.kind == "override"
+                    site.kind is SiteKind.OVERRIDE
                     and new.unknown is not None
                     and new.unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD
                 ):
@@ -258,25 +269,25 @@ def _unchecked(
     """The one line that says the audit checked nothing, or None when it checked something. Imports
     that resolve are no check of the calls and attributes that use them: when there are such uses
     and not one of them could be checked, nothing was checked either."""
-    uses = [c for c in checked_sites if c.site.kind != "import" and not _own_method(c)]
+    uses = [c for c in checked_sites if c.site.kind is not SiteKind.IMPORT and not _own_method(c)]
     if uses and not any(c.new.unknown is None for c in uses):
-        sites = f"{len(uses)} site{'s' if len(uses) != 1 else ''}"
+        sites = plural(len(uses), "site")
         return f"nothing checked: {_label(down)} uses {new.name} at {sites} beyond its imports, but none could be checked"
     if coverage.checked:
         return None
     names = ", ".join(new.import_names) or new.name
-    failed = sum(1 for f in result.files if f.status == "failed")
+    failed = sum(1 for f in result.files if f.status is FileStatus.FAILED)
     if coverage.found == 0:
         if failed:
             return f"nothing checked: no use of {new.name} found in the files of {_label(down)} that could be read ({failed} could not)"
         return f"nothing checked: {_label(down)} does not use {new.name} (no file imports {names})"
-    return f"nothing checked: {_label(down)} uses {new.name} at {coverage.found} site{'s' if coverage.found != 1 else ''}, but none could be checked"
+    return f"nothing checked: {_label(down)} uses {new.name} at {plural(coverage.found, 'site')}, but none could be checked"
 
 
 def _own_method(checked: CheckedSite) -> bool:
     unknown = checked.new.unknown
     return (
-        checked.site.kind == "override"
+        checked.site.kind is SiteKind.OVERRIDE
         and unknown is not None
         and unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD
     )
@@ -367,13 +378,13 @@ def _file_findings(
     outcomes: list[FileOutcome], root: Path, upstream: str, rules: tuple[Rule, ...], request: AuditRequest
 ) -> list[Finding]:
     """One AD901 finding per downstream file that could not be read or parsed: it was not checked."""
-    rule = next((r for r in rules if r.code == unparsable_file.RULE["code"]), None)
+    rule = next((r for r in rules if r.code == unparsable_file.RULE.code), None)
     if rule is None or _selected(rule, request.ignore_rules):
         return []
     severity = next((Severity(v) for k, v in request.severities.items() if _selected(rule, {k})), None)
     findings = []
     for outcome in outcomes:
-        if outcome.status != "failed":
+        if outcome.status is not FileStatus.FAILED:
             continue
         file = None if outcome.path.endswith("/") else (root / outcome.path if root.is_dir() else root)
         finding = unparsable_file.file_finding(rule, outcome, file, upstream)
@@ -385,14 +396,14 @@ def _finding_key(finding: Finding) -> tuple[str, int, int]:
     return (finding.code, finding.location.line, finding.location.column)
 
 
-def _classify(finding: Finding, prior: set[tuple[str, int, int]], checked: CheckedSite) -> str:
+def _classify(finding: Finding, prior: set[tuple[str, int, int]], checked: CheckedSite) -> Classification:
     """drift: the rule is silent on the old version; pre-existing: it said the same before."""
     if _finding_key(finding) in prior:
-        return "pre-existing"
+        return Classification.PRE_EXISTING
     old = checked.old
     if old is not None and not old.certain and not old.broken:
-        return "unknown-before"  # the old version could not be checked at this site
-    return "drift"
+        return Classification.UNKNOWN_BEFORE  # the old version could not be checked at this site
+    return Classification.DRIFT
 
 
 def _selected(rule: Rule, selectors: frozenset[str] | set[str]) -> bool:

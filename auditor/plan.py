@@ -33,7 +33,16 @@ from packaging.version import InvalidVersion, Version
 from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.engine import AuditRequest, audit
-from apidrift.auditor.results import AuditResult, Finding, InputInfo, Severity
+from apidrift.auditor.results import (
+    AuditResult,
+    Finding,
+    InputInfo,
+    ManualStep,
+    MoveImport,
+    RemoveKeyword,
+    RenameKeyword,
+    Severity,
+)
 from apidrift.auditor.sources.index_client import IndexClient, ProjectListing
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import IndexSpec, SourceError, SpecError, is_valid_name, normalize_name
@@ -568,18 +577,17 @@ class _Question:
 
 
 def _question(finding: Finding, target: str, runner: _Runner) -> _Question | None:
-    fix = finding.fix
-    data = fix.data if fix else {}
-    if finding.code == "AD102" and data.get("parameters"):
-        names = tuple(n.strip() for n in data["parameters"].split(",") if n.strip())
-        return _Question("add-argument", data.get("callee") or finding.symbol, names)
-    if finding.code == "AD101" and fix is not None:
-        if fix.kind == "rename-keyword":
-            return _Question("rename-keyword", finding.symbol, (data["old"],), data.get("new"))
-        if data.get("name"):
-            return _Question("drop-keyword", finding.symbol, (data["name"],))
-    if fix is not None and fix.kind == "move-import":
-        return _Question("move-import", f"{data['new_module']}.{data['name']}", (data["name"],))
+    data = finding.fix.data if finding.fix else None
+    if finding.code == "AD102" and isinstance(data, ManualStep) and data.parameters:
+        names = tuple(p.name.strip() for p in data.parameters if p.name.strip())
+        return _Question("add-argument", data.callee or finding.symbol, names)
+    if finding.code == "AD101":
+        if isinstance(data, RenameKeyword):
+            return _Question("rename-keyword", finding.symbol, (data.old,), data.new)
+        if isinstance(data, RemoveKeyword) and data.name:
+            return _Question("drop-keyword", finding.symbol, (data.name,))
+    if isinstance(data, MoveImport):
+        return _Question("move-import", f"{data.new_module}.{data.name}", (data.name,))
     return None
 
 

@@ -15,6 +15,8 @@ import io
 import re
 import tokenize
 
+from apidrift.auditor.wording import first_line
+
 MAX_NESTING = (
     400  # AST nesting levels (as LibCST nests them) above which a file is not parsed (it crashes near 1,500)
 )
@@ -44,7 +46,7 @@ def decode_source(data: bytes) -> str:
         if str(error).startswith("invalid or missing encoding declaration"):
             encoding = "utf-8"  # no cookie, and the first lines are not UTF-8: say where, below
         else:
-            raise SourceDecodeError(_first_line(error)) from None
+            raise SourceDecodeError(first_line(error)) from None
     try:
         return data.decode(encoding)
     except LookupError:
@@ -128,8 +130,3 @@ def _rough_nesting(text: str) -> str | None:
         if depth == 0 and not line.rstrip().endswith("\\"):
             run = 0
     return None
-
-
-def _first_line(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
-    return lines[0] if lines else type(error).__name__

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from apidrift.auditor.upstream.signature import ParamKind
 
 SCHEMA_VERSION = 1  # bump on any incompatible change to `AuditResult.as_dict()`
 
@@ -30,14 +33,149 @@ class Location:
     source_line: str  # the text of `line`, without its newline
 
 
+class FixKind(str, Enum):
+    """What a `Fix` does; each kind carries its own payload (`FIX_PAYLOADS`)."""
+
+    RENAME_KEYWORD = "rename-keyword"
+    REMOVE_KEYWORD = "remove-keyword"
+    MOVE_IMPORT = "move-import"
+    MANUAL = "manual"
+
+
+class Applicability(str, Enum):
+    """Whether `apidrift fix` may apply a fix, as ruff grades its fixes."""
+
+    SAFE = "safe"  # keeps behaviour
+    UNSAFE = "unsafe"  # changes it: only with --unsafe-fixes
+    MANUAL = "manual"  # no edit: a step for the developer
+
+
+def _position(call: tuple[int, int]) -> str:
+    return f"{call[0]}:{call[1]}"
+
+
+@dataclass(frozen=True)
+class RenameKeyword:
+    """`f(old=x)` becomes `f(new=x)`."""
+
+    old: str
+    new: str
+    call: tuple[int, int] | None = (
+        None  # (line, column) of the call: a missing argument there may be this keyword
+    )
+    kind: ParamKind | None = None  # of the new parameter: a positional-only one cannot take the keyword
+
+    def as_data(self) -> dict[str, str]:
+        data = {"old": self.old, "new": self.new}
+        if self.call is not None:
+            data["call"] = _position(self.call)
+        if self.kind is not None:
+            data["kind"] = self.kind.value
+        return data
+
+
+@dataclass(frozen=True)
+class RemoveKeyword:
+    """`f(a, name=x)` becomes `f(a)`."""
+
+    name: str
+    call: tuple[int, int] | None = None  # (line, column) of the call
+
+    def as_data(self) -> dict[str, str]:
+        data = {"name": self.name}
+        if self.call is not None:
+            data["call"] = _position(self.call)
+        return data
+
+
+@dataclass(frozen=True)
+class MoveImport:
+    """`from module import name` becomes `from new_module import name`."""
+
+    name: str
+    new_module: str
+    module: str | None = None  # where the import takes it from today (checked before editing, when known)
+
+    def as_data(self) -> dict[str, str]:
+        data = {"module": self.module} if self.module is not None else {}
+        return {**data, "name": self.name, "new_module": self.new_module}
+
+
+ParameterHistory = Literal["new", "had-default", "required"]  # what a parameter was in the old version
+
+
+@dataclass(frozen=True)
+class ManualParameter:
+    """One parameter a manual step asks the developer to pass."""
+
+    name: str
+    annotation: str | None = None
+    position: int | None = None  # 1-based, in the signature as the call sees it
+    of: int | None = None  # how many parameters that signature has
+    kind: ParamKind | None = None
+    after: str | None = None  # the parameter before it
+    before: ParameterHistory | None = None  # None: no old version
+
+    def as_data(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "annotation": self.annotation,
+            "position": self.position,
+            "of": self.of,
+            "kind": self.kind.value if self.kind is not None else None,
+            "after": self.after,
+            "before": self.before,
+        }
+
+
+@dataclass(frozen=True)
+class ManualStep:
+    """No edit: pass these parameters to `callee` (the values are the developer's to choose)."""
+
+    callee: str
+    parameters: tuple[ManualParameter, ...] = ()
+
+    def as_data(self) -> dict[str, str]:
+        """Flat string fields, and the same facts per parameter as JSON in `details` (annotations may
+        hold commas)."""
+        return {
+            "parameters": ",".join(p.name for p in self.parameters),
+            "annotations": ",".join(p.annotation or "" for p in self.parameters),
+            "after": ",".join(p.after or "" for p in self.parameters),
+            "callee": self.callee,
+            "details": json.dumps([p.as_data() for p in self.parameters]),
+        }
+
+
+FixData = RenameKeyword | RemoveKeyword | MoveImport | ManualStep
+FIX_PAYLOADS: dict[FixKind, type[FixData]] = {
+    FixKind.RENAME_KEYWORD: RenameKeyword,
+    FixKind.REMOVE_KEYWORD: RemoveKeyword,
+    FixKind.MOVE_IMPORT: MoveImport,
+    FixKind.MANUAL: ManualStep,
+}
+
+
 @dataclass(frozen=True)
 class Fix:
     """What would repair a finding, as data for `apidrift fix` (and for a reader)."""
 
-    kind: str  # "rename-keyword", "remove-keyword", "move-import" or "manual"
-    applicability: str  # "safe" (keeps behaviour), "unsafe" (changes it), or "manual" (no edit)
+    kind: FixKind
+    applicability: Applicability
     description: str
-    data: dict[str, str] = field(default_factory=dict)  # e.g. {"old": "path", "new": "file_path"}
+    data: FixData  # the kind's payload, e.g. RenameKeyword("path", "file_path")
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, FIX_PAYLOADS[self.kind]):
+            raise TypeError(f"a {self.kind.value} fix carries a {FIX_PAYLOADS[self.kind].__name__}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "applicability": self.applicability.value,
+            "description": self.description,
+            "data": self.data.as_data(),  # string values (docs/json-schema.md)
+        }
 
 
 @dataclass(frozen=True)
@@ -87,6 +225,14 @@ class Since:
         return "; ".join(parts)
 
 
+class Classification(str, Enum):
+    """A finding against the old version of the upstream."""
+
+    DRIFT = "drift"  # fine on the old version
+    PRE_EXISTING = "pre-existing"  # the same rule fired at the same place on the old version too
+    UNKNOWN_BEFORE = "unknown-before"  # the old version could not be checked there
+
+
 @dataclass(frozen=True)
 class Finding:
     code: str  # stable rule code, e.g. "AD101"
@@ -99,9 +245,7 @@ class Finding:
     new_signature: str | None = None
     old_signature: str | None = None
     hint: str | None = None
-    # "drift" (fine on the old version), "pre-existing" (broken on both), "unknown-before" (the old
-    # version could not be checked), or None without an old version.
-    classification: str | None = None
+    classification: Classification | None = None  # None without an old version
     fix: Fix | None = None
     guarded: bool = False  # inside try/except ImportError, a hasattr or version test...: expected to fail
     # The source around the use: the whole call (all its lines) with a few lines before and after,
@@ -118,6 +262,8 @@ class Finding:
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["severity"] = self.severity.value
+        data["classification"] = self.classification.value if self.classification is not None else None
+        data["fix"] = self.fix.as_dict() if self.fix is not None else None
         data["context"] = list(self.context)
         data["definition_source"] = list(self.definition_source)
         if self.since is None:
@@ -171,14 +317,28 @@ class Coverage:
         )
 
 
+class FileStatus(str, Enum):
+    SCANNED = "scanned"
+    SKIPPED = "skipped"  # with a reason
+    FAILED = "failed"  # with the error
+
+
 @dataclass(frozen=True)
 class FileOutcome:
     """What happened to one downstream file: scanned, skipped (with a reason) or failed (with the error)."""
 
     path: str
-    status: str  # "scanned", "skipped" or "failed"
+    status: FileStatus
     reason: str | None = None
     use_sites: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "status": self.status.value,
+            "reason": self.reason,
+            "use_sites": self.use_sites,
+        }
 
 
 @dataclass
@@ -220,7 +380,7 @@ class AuditResult:
             "summary": {s.value: self.count(s) for s in Severity},
             "findings": [f.as_dict() for f in self.findings],
             "coverage": [asdict(c) for c in self.coverage],
-            "files": [asdict(f) for f in self.files],
+            "files": [f.as_dict() for f in self.files],
             "notes": list(self.notes),
             "timings": dict(self.timings),
             "unchecked": self.unchecked,

@@ -172,6 +172,7 @@ def api(args: argparse.Namespace) -> None:
 
     from apidrift import AuditRequest, audit
     from apidrift.auditor.upstream import loader
+    from apidrift.auditor.upstream.analyses import decorators, deprecations, namespace
     from apidrift.auditor.upstream.model import ModuleInfo
 
     seen: list[tuple[str, Path, str, Path]] = []
@@ -226,12 +227,15 @@ def api(args: argparse.Namespace) -> None:
         is_init_module = False
 
     parts = [
-        ("  _top_level_names", lambda: [loader._top_level_names(t) for t in trees]),
-        ("  _star_imports", lambda: [loader._star_imports(t, _Mod()) for t in trees]),
-        ("  _instance_attributes (classes)", lambda: [loader._instance_attributes(c) for c in classes]),
-        ("  _deprecation (classes, methods)", lambda: [loader._deprecation(n) for n in classes + functions]),
-        ("  _is_identity (functions)", lambda: [loader._is_identity(f) for f in functions]),
-        ("  _is_forwarding_wrapper", lambda: [loader._is_forwarding_wrapper(f) for f in functions]),
+        ("  _top_level_names", lambda: [namespace._top_level_names(t) for t in trees]),
+        ("  _star_imports", lambda: [namespace._star_imports(t, _Mod()) for t in trees]),
+        ("  _instance_attributes (classes)", lambda: [namespace._instance_attributes(c) for c in classes]),
+        (
+            "  _deprecation (classes, methods)",
+            lambda: [deprecations._deprecation(n) for n in classes + functions],
+        ),
+        ("  _is_identity (functions)", lambda: [decorators._is_identity(f) for f in functions]),
+        ("  _is_forwarding_wrapper", lambda: [decorators._is_forwarding_wrapper(f) for f in functions]),
     ]
     print(f"the extension's parts ({len(classes)} classes, {len(functions)} functions):")
     for label, fn in parts:

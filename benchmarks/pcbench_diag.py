@@ -29,6 +29,7 @@ from pathlib import Path
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.bind import Break, Ok
 from apidrift.auditor.check.checked import check_site
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.engine import _index
 from apidrift.auditor.reasons import Unknown
@@ -206,10 +207,10 @@ def main(argv: list[str]) -> int:
                 }
                 scan = by_module.get(module)
                 for site in scan.sites if scan is not None else ():
-                    if site.kind == "import":
+                    if site.kind is SiteKind.IMPORT:
                         continue
                     entry = {
-                        "kind": site.kind,
+                        "kind": site.kind.value,
                         "line": site.span.line,
                         "code": site.code[:120],
                         "ref": site.ref.render(),

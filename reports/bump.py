@@ -11,6 +11,7 @@ import json as _json
 
 from apidrift.auditor.bump import BumpResult, PackageChange
 from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.wording import plural
 from apidrift.reports import json as json_report
 from apidrift.reports import markdown as md
 from apidrift.reports import render as render_audit
@@ -48,14 +49,14 @@ def headline(change: PackageChange) -> str:
     infos = _sites(change.findings, Severity.INFO)
     parts = []
     if breaks:
-        parts.append(f"{_plural(breaks, 'call site')} {'breaks' if breaks == 1 else 'break'}")
+        parts.append(f"{plural(breaks, 'call site')} {'breaks' if breaks == 1 else 'break'}")
     if warnings:
-        parts.append(_plural(warnings, "warning"))
+        parts.append(plural(warnings, "warning"))
     if infos:
         parts.append(f"{infos} info")
     if not parts:
         checked = change.coverage.checked if change.coverage else 0
-        return f"{change.label}: clean ({_plural(checked, 'use site')} checked)"
+        return f"{change.label}: clean ({plural(checked, 'use site')} checked)"
     return f"{change.label}: {', '.join(parts)}"
 
 
@@ -86,7 +87,7 @@ def render_text(result: BumpResult, *, color: bool = False) -> str:
 def _text_summary(result: BumpResult) -> str:
     lines = [f"Dependency bump of {result.project.label}: {result.old_side} -> {result.new_side}"]
     lines += ["Read:"] + [
-        f"  {f.side}: {_where(f.where, f.path)} ({f.kind}, {_plural(f.pins, 'pin')})"
+        f"  {f.side}: {_where(f.where, f.path)} ({f.kind}, {plural(f.pins, 'pin')})"
         for f in result.files_read
     ]
     if not result.files_read:
@@ -105,7 +106,7 @@ def _text_summary(result: BumpResult) -> str:
         result.audit.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
     )
     if result.audit.findings:
-        lines += ["", f"Found {_plural(errors, 'error')} ({_plural(warnings, 'warning')}, {infos} info)."]
+        lines += ["", f"Found {plural(errors, 'error')} ({plural(warnings, 'warning')}, {infos} info)."]
     else:
         lines += ["", "No breaking changes found."]
     return "\n".join(lines)
@@ -128,7 +129,7 @@ def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
     failed = result.failed()
     if failed:
         lines += [
-            f":warning: **{_plural(len(failed), 'changed package')} could not be audited** (see below).",
+            f":warning: **{plural(len(failed), 'changed package')} could not be audited** (see below).",
             "",
         ]
     elif not audited:
@@ -170,7 +171,7 @@ def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
             lines += [f"**{title}:** {items}", ""]
     lines += ["<details><summary>Files read, coverage and notes</summary>", ""]
     for f in result.files_read:
-        lines.append(f"- {f.side}: {md.code(_where(f.where, f.path))} ({f.kind}, {_plural(f.pins, 'pin')})")
+        lines.append(f"- {f.side}: {md.code(_where(f.where, f.path))} ({f.kind}, {plural(f.pins, 'pin')})")
     for coverage in result.audit.coverage:
         lines.append(f"- Coverage of {md.cell(coverage.upstream)}: {coverage.summary()}")
     for note in result.audit.notes:
@@ -190,7 +191,3 @@ def _short(change: PackageChange) -> str:
 def _where(where: str, path: str) -> str:
     """`git origin/main: uv.lock`, or just the file when it was named on the command line."""
     return where if where == path or where.endswith("/" + path) else f"{where}: {path}"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"

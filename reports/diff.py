@@ -7,7 +7,7 @@ from collections import Counter
 
 from apidrift.auditor.engine import DiffResult
 from apidrift.auditor.results import InputInfo
-from apidrift.auditor.upstream.diff import ApiChange
+from apidrift.auditor.upstream.diff import ApiChange, ChangeKind
 from apidrift.reports.escape import escaped
 
 
@@ -32,8 +32,11 @@ def render_text(result: DiffResult) -> str:
         changes = sorted(by_path[path], key=lambda c: (not c.breaking, c.kind))
         lines.append(path)
         for change in changes:
-            lines.append(f"  {_label(change)}  {change.kind}: {change.detail}")
-        signed = next((c for c in changes if c.old and c.new and c.kind not in ("moved", "removed")), None)
+            lines.append(f"  {_label(change)}  {change.kind.value}: {change.detail}")
+        signed = next(
+            (c for c in changes if c.old and c.new and c.kind not in (ChangeKind.MOVED, ChangeKind.REMOVED)),
+            None,
+        )
         if signed is not None:
             lines.append(f"  old: {signed.old}")
             lines.append(f"  new: {signed.new}")
@@ -43,7 +46,7 @@ def render_text(result: DiffResult) -> str:
         else:  # per change: exactly the sites it breaks (or, for the others, touches)
             for change in changes:
                 verb = "breaks" if change.breaking else "touches"
-                lines += _used_at(f"{change.kind} {verb}", sorted(change.uses, key=_site_order))
+                lines += _used_at(f"{change.kind.value} {verb}", sorted(change.uses, key=_site_order))
         lines.append("")
     lines.append("")
     for note in result.notes:

@@ -18,16 +18,17 @@ from apidrift.auditor.fix.codemods import (
     NOT_APPLIED,
     RESOLVED,
     FixResult,
-    ManualParameter,
     Outcome,
     manual_parameters,
 )
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Applicability, Finding, ManualParameter, ManualStep, Severity
+from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.wording import plural
 
 _KINDS = {
-    "positional-only": "by position only",
-    "positional-or-keyword": "by position or by keyword",
-    "keyword-only": "by keyword only",
+    ParamKind.POSITIONAL_ONLY: "by position only",
+    ParamKind.POSITIONAL_OR_KEYWORD: "by position or by keyword",
+    ParamKind.KEYWORD_ONLY: "by keyword only",
 }
 
 
@@ -110,26 +111,28 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
             say(f"  {_site(finding)} {finding.code} [{finding.severity.value}] {finding.message}")
 
     say()
-    safe_count = sum(1 for o in applied if o.finding.fix and o.finding.fix.applicability == "safe")
+    safe_count = sum(
+        1 for o in applied if o.finding.fix and o.finding.fix.applicability is Applicability.SAFE
+    )
     files = len(result.changes)
     verb = "to apply" if diff_mode else "applied"
     if applied:
-        summary = f"{_count(len(applied), 'fix')} {verb} in {_count(files, 'file')} ({safe_count} safe, {len(applied) - safe_count} unsafe)"
+        summary = f"{plural(len(applied), 'fix', 'fixes')} {verb} in {plural(files, 'file')} ({safe_count} safe, {len(applied) - safe_count} unsafe)"
     else:
         summary = f"nothing {verb}"
     if resolved:
         summary += (
-            f", which also resolve{'s' if len(applied) == 1 else ''} {_count(len(resolved), 'more finding')}"
+            f", which also resolve{'s' if len(applied) == 1 else ''} {plural(len(resolved), 'more finding')}"
         )
-    summary += f"; {_count(len(manual), 'manual step')}"
+    summary += f"; {plural(len(manual), 'manual step')}"
     if unsafe:
         summary += f"; {len(unsafe)} unsafe not applied"
     if failed:
         summary += f"; {len(failed)} not applicable"
     if others:
-        summary += f"; {_count(len(others), 'other finding')} without a fix"
+        summary += f"; {plural(len(others), 'other finding')} without a fix"
     if infos:
-        summary += f"; {_count(len(infos), 'info finding')} left alone"
+        summary += f"; {plural(len(infos), 'info finding')} left alone"
     say(summary + ".")
     return "\n".join(out) + "\n"
 
@@ -165,7 +168,7 @@ def _describe(param: ManualParameter, callee: str, version: str) -> str:
         where.append(f"parameter {param.position}" + (f" of {param.of}" if param.of else ""))
     if param.after:
         where.append(f"after `{param.after}`")
-    if param.kind in _KINDS:
+    if param.kind is not None and param.kind in _KINDS:
         where.append(f"passed {_KINDS[param.kind]}")
     if where:
         text += "; " + ", ".join(where)
@@ -176,7 +179,7 @@ def _callee(finding: Finding) -> str:
     first = finding.message.split(" ", 1)[0]
     if first.endswith("()"):
         return first
-    callee = finding.fix.data.get("callee") if finding.fix else None
+    callee = finding.fix.data.callee if finding.fix and isinstance(finding.fix.data, ManualStep) else None
     return f"{callee}()" if callee else finding.symbol
 
 
@@ -184,7 +187,7 @@ def _fix_label(outcome: Outcome) -> str:
     fix = outcome.finding.fix
     if fix is None:
         return ""
-    label = "unsafe fix" if fix.applicability == "unsafe" else "safe fix"
+    label = "unsafe fix" if fix.applicability is Applicability.UNSAFE else "safe fix"
     return f"{label}: {fix.description}"
 
 
@@ -198,8 +201,3 @@ def _where(finding: Finding) -> str:
 
 def _site(finding: Finding) -> str:
     return f"{finding.location.path}:{finding.location.line}:{finding.location.column}"
-
-
-def _count(number: int, noun: str) -> str:
-    plural = noun + ("es" if noun.endswith(("x", "s")) else "s")
-    return f"{number} {noun if number == 1 else plural}"

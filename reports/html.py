@@ -17,7 +17,16 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from apidrift.auditor.results import AuditResult, Finding, Location, Severity
+from apidrift.auditor.results import (
+    Applicability,
+    AuditResult,
+    FileStatus,
+    Finding,
+    FixKind,
+    Location,
+    Severity,
+)
+from apidrift.auditor.wording import plural
 from apidrift.reports.sigdiff import Row, diff_signatures, single_side
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
@@ -91,7 +100,11 @@ class FindingView:
     fixable: str | None = None  # "safe" or "unsafe" when `apidrift fix` can edit it
 
 
-_EDIT_KINDS = ("rename-keyword", "remove-keyword", "move-import")  # what `apidrift fix` edits
+_EDIT_KINDS = (
+    FixKind.RENAME_KEYWORD,
+    FixKind.REMOVE_KEYWORD,
+    FixKind.MOVE_IMPORT,
+)  # what `apidrift fix` edits
 
 
 def context(result: AuditResult) -> dict[str, Any]:
@@ -135,14 +148,16 @@ def context(result: AuditResult) -> dict[str, Any]:
         for path, group in by_file.items()
     ]
     statuses = Counter(outcome.status for outcome in result.files)
-    skipped = Counter(o.reason or "no reason given" for o in result.files if o.status == "skipped")
+    skipped = Counter(o.reason or "no reason given" for o in result.files if o.status is FileStatus.SKIPPED)
     title = f"apidrift: {result.downstream.label} against {result.upstream.label}"
     return {
         "title": title,
         "result": result,
         "severities": [s.value for s in SEVERITIES],
         "totals": {s.value: result.count(s) for s in SEVERITIES},
-        "classes": dict(sorted(Counter(f.classification for f in findings if f.classification).items())),
+        "classes": dict(
+            sorted(Counter(f.classification.value for f in findings if f.classification).items())
+        ),
         "findings": views,
         "by_file": by_file,
         "file_ids": file_ids,
@@ -156,9 +171,9 @@ def context(result: AuditResult) -> dict[str, Any]:
             }
             for c in result.coverage
         ],
-        "file_counts": {s: statuses.get(s, 0) for s in ("scanned", "skipped", "failed")},
+        "file_counts": {s.value: statuses.get(s, 0) for s in FileStatus},
         "skipped": sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])),
-        "failed": sorted((o for o in result.files if o.status == "failed"), key=lambda o: o.path),
+        "failed": sorted((o for o in result.files if o.status is FileStatus.FAILED), key=lambda o: o.path),
         "run": result.run,
         "seconds": result.run.get("seconds")
         if result.run
@@ -203,10 +218,10 @@ def _fixable(finding: Finding) -> str | None:
         fix is None
         or finding.guarded
         or fix.kind not in _EDIT_KINDS
-        or fix.applicability not in ("safe", "unsafe")
+        or fix.applicability not in (Applicability.SAFE, Applicability.UNSAFE)
     ):
         return None
-    return fix.applicability
+    return fix.applicability.value
 
 
 def source_lines(finding: Finding) -> tuple[SourceLine, ...]:
@@ -329,10 +344,6 @@ def unique_ids(texts: Iterable[str], prefix: str) -> dict[str, str]:
         taken.update((candidate, f"{candidate}-heading"))
         ids[text] = candidate
     return ids
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 _INLINE_CODE = re.compile(r"`([^`]+)`")
@@ -458,7 +469,8 @@ def side_items(sig: SignatureView, side: str) -> list[tuple[str, Any, int | None
     number) for long runs of parameters unchanged on both sides."""
     rows = sig.old_rows if side == "old" else sig.new_rows
     if sig.old_rows is None or sig.new_rows is None:
-        return fold_unchanged(list(rows or []), sig.named)
+        folded: list[tuple[str, Any, int | None]] = list(fold_unchanged(list(rows or []), sig.named))
+        return folded
     pairs = aligned_pairs(sig.old_rows, sig.new_rows)
     items: list[tuple[str, Any, int | None]] = []
     run: list[tuple[int, Row]] = []
@@ -472,9 +484,13 @@ def side_items(sig: SignatureView, side: str) -> list[tuple[str, Any, int | None
 
     for old, new in pairs:
         mine = old if side == "old" else new
-        plain = old is not None and new is not None and old[1].status == new[1].status == "same"
-        if plain and old[1].param.name not in sig.named:
-            run.append(mine)  # type: ignore[arg-type]
+        if (
+            old is not None
+            and new is not None
+            and old[1].status == new[1].status == "same"
+            and old[1].param.name not in sig.named
+        ):
+            run.append(old if side == "old" else new)
             continue
         flush()
         items.append(("row", mine[1], mine[0]) if mine is not None else ("gap", None, None))

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
 from apidrift.auditor.impact.results import STATUSES, ImpactResult
+from apidrift.auditor.wording import plural
 from apidrift.reports.impact_text import counts_line, detail, group_verdict, title
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -20,13 +22,15 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 @cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["plural"] = plural
+    return env
 
 
 def render(result: ImpactResult) -> str:
@@ -34,17 +38,18 @@ def render(result: ImpactResult) -> str:
     rows = sorted(result.rows, key=lambda r: (order[r["status"]], r["dependent"]))
     counts = result.counts()
     groups = result.groups()
-    views = []
+    views: list[dict[str, Any]] = []
     for number, row in enumerate(rows, start=1):
         rules = sorted(row.get("by_rule", {}))
+        findings: list[dict[str, Any]] = list(row.get("findings", ()))
         views.append({
             "id": f"dep-{number}",
             "row": row,
             "detail": detail(row),
             "rules": " ".join(rules),
             "search": " ".join([row["dependent"], str(row.get("version") or ""), row["status"], *rules,
-                                *(f["symbol"] for f in row.get("findings", ()))]).lower(),
-            "findings": sorted(row.get("findings", ()), key=lambda f: (f["path"], f["line"], f["code"])),
+                                *(f["symbol"] for f in findings)]).lower(),
+            "findings": sorted(findings, key=lambda f: (f["path"], f["line"], f["code"])),
         })  # fmt: skip
     all_rules = sorted({code for row in rows for code in row.get("by_rule", {})})
     html = (

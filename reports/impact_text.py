@@ -5,12 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from apidrift.auditor.impact.results import STATUSES, Group, ImpactResult
+from apidrift.auditor.wording import plural
 
 MAX_GROUP_DEPENDENTS = 8  # names listed per group; the rest are counted
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def title(result: ImpactResult) -> str:

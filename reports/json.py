@@ -25,7 +25,7 @@ def rules_with_findings(result: AuditResult) -> list[dict[str, Any]]:
             "name": rule.name,
             "severity": rule.severity.value,
             "summary": rule.summary,
-            "family": rule.family,
+            "family": rule.family.value,
         }
         for rule in all_rules()
         if rule.code in fired

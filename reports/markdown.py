@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from apidrift.auditor.results import AuditResult, Finding, Severity
+from apidrift.auditor.results import AuditResult, FileStatus, Finding, Severity
+from apidrift.auditor.wording import plural
 from apidrift.reports.escape import escaped
 from apidrift.reports.sarif import help_uri
 from apidrift.rules.registry import get_rule
@@ -53,8 +54,8 @@ def render(result: AuditResult, *, max_rows: int = MAX_ROWS) -> str:
     if result.findings:
         worst = result.worst() or Severity.INFO
         lines.append(
-            f"{ICONS[worst]} **{_plural(counts[Severity.ERROR], 'error')}**, "
-            f"{_plural(counts[Severity.WARNING], 'warning')}, {counts[Severity.INFO]} info"
+            f"{ICONS[worst]} **{plural(counts[Severity.ERROR], 'error')}**, "
+            f"{plural(counts[Severity.WARNING], 'warning')}, {counts[Severity.INFO]} info"
             + _classes(result.findings)
         )
     elif not result.unchecked:
@@ -100,10 +101,8 @@ def _details(result: AuditResult) -> list[str]:
         for reason, n in sorted(coverage.not_checkable.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"  - not checkable, {cell(reason)}: {n}")
     statuses = Counter(o.status for o in result.files)
-    lines.append(
-        "- Files: " + ", ".join(f"{statuses.get(s, 0)} {s}" for s in ("scanned", "skipped", "failed"))
-    )
-    for outcome in sorted((o for o in result.files if o.status == "failed"), key=lambda o: o.path):
+    lines.append("- Files: " + ", ".join(f"{statuses.get(s, 0)} {s.value}" for s in FileStatus))
+    for outcome in sorted((o for o in result.files if o.status is FileStatus.FAILED), key=lambda o: o.path):
         lines.append(f"  - failed: {code(outcome.path)}: {cell(outcome.reason or 'no reason given')}")
     for note in result.notes:
         lines.append(f"- Note: {cell(note)}")
@@ -112,11 +111,7 @@ def _details(result: AuditResult) -> list[str]:
 
 
 def _classes(findings: list[Finding]) -> str:
-    classes = Counter(f.classification for f in findings if f.classification)
+    classes = Counter(f.classification.value for f in findings if f.classification)
     if not classes:
         return ""
     return " (" + ", ".join(f"{name} {n}" for name, n in sorted(classes.items())) + ")"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"

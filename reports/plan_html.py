@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from packaging.version import Version
 
-from apidrift.reports.html import TEMPLATES, inline_markdown, plural, slug
+from apidrift.auditor.wording import plural
+from apidrift.reports.html import TEMPLATES, inline_markdown, slug
 from apidrift.reports.plan import headline, history_lines, status_text
 
 if TYPE_CHECKING:

@@ -9,7 +9,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, Location, Severity
+from apidrift.auditor.results import (
+    AuditResult,
+    Coverage,
+    FileOutcome,
+    FileStatus,
+    Finding,
+    Location,
+    Severity,
+)
 from apidrift.reports.paths import source_root
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
@@ -63,7 +71,7 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
         "help": {"text": rule.docs, "markdown": rule.docs},
         "helpUri": help_uri(rule),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
-        "properties": {"tags": ["api-drift", rule.family]},
+        "properties": {"tags": ["api-drift", rule.family.value]},
     }
 
 
@@ -105,7 +113,7 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprint_value: str
     properties = {
         "symbol": finding.symbol,
         "upstream": finding.upstream,
-        "classification": finding.classification,
+        "classification": finding.classification.value if finding.classification else None,
         "newSignature": finding.new_signature,
         "oldSignature": finding.old_signature,
         "sourceLine": finding.location.source_line or None,
@@ -165,7 +173,7 @@ def _invocation(result: AuditResult) -> dict[str, Any]:
 
 
 def _failed(files: list[FileOutcome]) -> list[FileOutcome]:
-    return [outcome for outcome in files if outcome.status == "failed"]
+    return [outcome for outcome in files if outcome.status is FileStatus.FAILED]
 
 
 def _failed_file(outcome: FileOutcome) -> dict[str, Any]:
@@ -205,7 +213,7 @@ def _run_properties(result: AuditResult) -> dict[str, Any]:
         properties["oldUpstream"] = result.old_upstream.label
     properties["summary"] = {severity.value: result.count(severity) for severity in Severity}
     properties["coverage"] = [_coverage(c) for c in result.coverage]
-    properties["files"] = {status: statuses.get(status, 0) for status in ("scanned", "skipped", "failed")}
+    properties["files"] = {status.value: statuses.get(status, 0) for status in FileStatus}
     return properties
 
 

@@ -10,11 +10,13 @@ from apidrift.auditor.results import (
     AuditResult,
     Coverage,
     FileOutcome,
+    FileStatus,
     Finding,
     InputInfo,
     Location,
     Severity,
 )
+from apidrift.auditor.wording import plural
 from apidrift.reports.escape import escaped
 from apidrift.reports.sigdiff import Row, diff_signatures, parse_signature, single_side
 
@@ -68,7 +70,7 @@ def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 def _finding_block(finding: Finding, style: _Style) -> str:
     loc = finding.location
-    tags = finding.severity.value + (f", {finding.classification}" if finding.classification else "")
+    tags = finding.severity.value + (f", {finding.classification.value}" if finding.classification else "")
     severity_color = _SEVERITY_COLOR[finding.severity]
     header = (
         f"{style(f'{loc.path}:{loc.line}:{loc.column}:', _BOLD)} {style(finding.code, _BOLD, _CODE_COLOR)} "
@@ -186,8 +188,8 @@ def _summary(result: AuditResult, style: _Style) -> str:
             lines.append(f"  {role + ':':<13} {_describe(info, result.notes)}")
     lines += [f"  note: {note}" for note in result.notes]
     errors, warnings, infos = (result.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
-    counts = f"Findings: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
-    classes = Counter(f.classification for f in result.findings if f.classification)
+    counts = f"Findings: {plural(errors, 'error')}, {plural(warnings, 'warning')}, {infos} info"
+    classes = Counter(f.classification.value for f in result.findings if f.classification)
     if classes:
         counts += f" ({_counted(classes)})"
     lines.append(counts)
@@ -197,7 +199,7 @@ def _summary(result: AuditResult, style: _Style) -> str:
     if result.unchecked and not result.findings:
         final = style("Nothing was checked (exit status 3).", _BOLD, _SEVERITY_COLOR[Severity.WARNING])
     elif result.findings:
-        final = f"Found {_plural(errors, 'error')} ({_plural(warnings, 'warning')}, {infos} info)."
+        final = f"Found {plural(errors, 'error')} ({plural(warnings, 'warning')}, {infos} info)."
         final = style(final, _BOLD, _SEVERITY_COLOR[result.worst() or Severity.INFO])
     else:
         final = style("No breaking changes found.", _BOLD, _GREEN)
@@ -220,16 +222,16 @@ def _coverage_lines(coverage: Coverage) -> list[str]:
 
 
 def _file_lines(files: list[FileOutcome]) -> list[str]:
-    by_status: dict[str, list[FileOutcome]] = {"scanned": [], "skipped": [], "failed": []}
+    by_status: dict[FileStatus, list[FileOutcome]] = {status: [] for status in FileStatus}
     for outcome in files:
-        by_status.setdefault(outcome.status, []).append(outcome)
-    counts = ", ".join(f"{len(group)} {status}" for status, group in by_status.items())
+        by_status[outcome.status].append(outcome)
+    counts = ", ".join(f"{len(group)} {status.value}" for status, group in by_status.items())
     lines = [f"Files: {counts}"]
-    skipped = Counter(outcome.reason or "no reason given" for outcome in by_status["skipped"])
+    skipped = Counter(outcome.reason or "no reason given" for outcome in by_status[FileStatus.SKIPPED])
     if skipped:
         # Many files are skipped for the same dull reason, so these are counted, not listed.
         lines.append(f"  skipped: {_counted(skipped)}")
-    for outcome in sorted(by_status["failed"], key=lambda o: o.path):
+    for outcome in sorted(by_status[FileStatus.FAILED], key=lambda o: o.path):
         lines.append(f"  failed: {outcome.path}: {outcome.reason or 'no reason given'}")
     return lines
 
@@ -239,7 +241,3 @@ def _counted(counts: dict[str, int]) -> str:
     return ", ".join(
         f"{reason} {count}" for reason, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     )
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"

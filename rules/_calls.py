@@ -6,13 +6,13 @@ from difflib import SequenceMatcher
 
 from apidrift.auditor.check.bind import Break, Problem, ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import Span
+from apidrift.auditor.downstream.sites import SiteKind, Span
 from apidrift.auditor.upstream.signature import ParamKind
 
 
 def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:
     verdict = checked.new.verdict
-    if checked.site.kind != "call" or not isinstance(verdict, Break):
+    if checked.site.kind is not SiteKind.CALL or not isinstance(verdict, Break):
         return None
     found = next((p for p in verdict.problems if p.kind is kind), None)
     forwarded = checked.site.forwarded

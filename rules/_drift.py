@@ -6,6 +6,7 @@ import ast
 
 from apidrift.auditor.check.bind import Ok
 from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.upstream.signature import Signature
 
 
@@ -14,7 +15,7 @@ def both_bound(checked: CheckedSite) -> tuple[Ok, Ok, Signature, Signature] | No
     old = checked.old
     new = checked.new
     if (
-        checked.site.kind != "call"
+        checked.site.kind is not SiteKind.CALL
         or checked.site.forwarded
         or checked.site.through_init
         or old is None

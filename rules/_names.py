@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.upstream.resolve import Missing, ServedValue
 
 
@@ -12,11 +13,11 @@ def miss(checked: CheckedSite) -> Missing | None:
 
 
 def is_module_import(checked: CheckedSite) -> bool:
-    return checked.site.kind == "import" and isinstance(checked.site.ref, ModuleRef)
+    return checked.site.kind is SiteKind.IMPORT and isinstance(checked.site.ref, ModuleRef)
 
 
 def is_name_import(checked: CheckedSite) -> bool:
-    return checked.site.kind == "import" and isinstance(checked.site.ref, AttrRef)
+    return checked.site.kind is SiteKind.IMPORT and isinstance(checked.site.ref, AttrRef)
 
 
 def missing_path(missing: Missing) -> str:

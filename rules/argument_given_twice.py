@@ -23,15 +23,16 @@ from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules import _calls
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD105",
-    "name": "argument-given-twice",
-    "severity": Severity.ERROR,
-    "summary": "Call gives one parameter both a positional and a keyword value",
-    "family": "calls",
-}
+RULE = RuleMeta(
+    code="AD105",
+    name="argument-given-twice",
+    severity=Severity.ERROR,
+    family=Family.CALLS,
+    summary="Call gives one parameter both a positional and a keyword value",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:

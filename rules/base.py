@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from enum import Enum
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -19,13 +20,36 @@ if TYPE_CHECKING:
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")
 
 
+class Family(str, Enum):
+    """A group of rules, named in ignores and re-gradings for all of them; each owns a code prefix
+    (`rules.registry.FAMILIES`)."""
+
+    NAMES = "names"  # imports and attributes
+    CALLS = "calls"  # call signatures
+    DRIFT = "drift"  # calls that still bind but mean something else
+    RISK = "risk"  # uses that may break without notice
+    INPUT = "input"  # downstream files that could not be checked
+
+
+@dataclass(frozen=True)
+class RuleMeta:
+    """A rule's stable metadata, declared by its module as `RULE`."""
+
+    code: str  # stable, never reused: "AD101"
+    name: str  # kebab-case, reads after "allow": "unexpected-keyword"
+    severity: Severity  # default severity
+    family: Family  # usable in ignores for the whole family
+    summary: str  # one line, for tables and SARIF shortDescription
+    since: str  # apidrift version that introduced the rule
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str  # stable, never reused: "AD101"
     name: str  # kebab-case, reads after "allow": "unexpected-keyword"
     severity: Severity  # default severity
     summary: str  # one line, for tables and SARIF shortDescription
-    family: str  # "names" or "calls": usable in ignores for the whole family
+    family: Family  # usable in ignores for the whole family
     since: str  # apidrift version that introduced the rule
     check: Callable[[Rule, CheckedSite], Iterator[Finding]]
     docs: str  # markdown with the four DOC_SECTIONS
@@ -43,15 +67,17 @@ class Rule:
 
 
 def rule_from_module(module: ModuleType) -> Rule:
-    """Each rule module holds a `RULE` dict of metadata, a `check` function and its docs as docstring."""
+    """Each rule module holds its `RULE` metadata, a `check` function and its docs as docstring."""
     meta = module.RULE
+    if not isinstance(meta, RuleMeta):
+        raise TypeError(f"{module.__name__}.RULE is not a RuleMeta")
     return Rule(
-        code=meta["code"],
-        name=meta["name"],
-        severity=meta["severity"],
-        summary=meta["summary"],
-        family=meta["family"],
-        since=meta.get("since", "0.1.0"),
+        code=meta.code,
+        name=meta.name,
+        severity=meta.severity,
+        summary=meta.summary,
+        family=meta.family,
+        since=meta.since,
         check=module.check,
         docs=(module.__doc__ or "").strip(),
     )

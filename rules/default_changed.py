@@ -24,15 +24,16 @@ from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.auditor.upstream.signature import ParamKind
 from apidrift.rules import _calls, _drift
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD202",
-    "name": "default-changed",
-    "severity": Severity.WARNING,
-    "summary": "The default of a parameter the call omits changed",
-    "family": "drift",
-}
+RULE = RuleMeta(
+    code="AD202",
+    name="default-changed",
+    severity=Severity.WARNING,
+    family=Family.DRIFT,
+    summary="The default of a parameter the call omits changed",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
@@ -133,7 +134,8 @@ def _fits(value: object, node: ast.expr, depth: int) -> bool:
             return _fits(value, items[0], depth + 1)
         types = _BUILTIN_TYPES.get(outer or "")
         return (
-            bool(types)
+            types is not None
+            and bool(types)
             and isinstance(value, types)
             and not (isinstance(value, (list, dict, tuple, set)) and value)
         )

@@ -33,15 +33,16 @@ from apidrift.auditor.downstream.refs import AttrRef
 from apidrift.auditor.results import Finding, Severity
 from apidrift.auditor.upstream.resolve import FunctionValue, ServedValue
 from apidrift.rules import _names
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD204",
-    "name": "definition-left-upstream",
-    "severity": Severity.WARNING,
-    "summary": "A class attribute the upstream defined before now comes only from an outside base, if at all",
-    "family": "drift",
-}
+RULE = RuleMeta(
+    code="AD204",
+    name="definition-left-upstream",
+    severity=Severity.WARNING,
+    family=Family.DRIFT,
+    summary="A class attribute the upstream defined before now comes only from an outside base, if at all",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:

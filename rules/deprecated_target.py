@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Finding, Severity
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
@@ -29,20 +30,21 @@ from apidrift.auditor.upstream.resolve import (
     ServedValue,
     value_path,
 )
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD203",
-    "name": "deprecated-target",
-    "severity": Severity.WARNING,
-    "summary": "Use of an upstream object the target version deprecates",
-    "family": "drift",
-}
+RULE = RuleMeta(
+    code="AD203",
+    name="deprecated-target",
+    severity=Severity.WARNING,
+    family=Family.DRIFT,
+    summary="Use of an upstream object the target version deprecates",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     value = checked.new.resolution
-    if checked.site.kind == "override":
+    if checked.site.kind is SiteKind.OVERRIDE:
         return
     if isinstance(value, ServedValue):  # served by a module `__getattr__` with a warning
         message = value.deprecated

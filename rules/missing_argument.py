@@ -18,23 +18,32 @@ Pass the new parameter.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Fix, Severity
+from apidrift.auditor.results import (
+    Applicability,
+    Finding,
+    Fix,
+    FixKind,
+    ManualParameter,
+    ManualStep,
+    ParameterHistory,
+    Severity,
+)
 from apidrift.auditor.upstream.signature import Signature
 from apidrift.rules import _calls
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD102",
-    "name": "missing-required-argument",
-    "severity": Severity.ERROR,
-    "summary": "Call omits a parameter the callee now requires",
-    "family": "calls",
-}
+RULE = RuleMeta(
+    code="AD102",
+    name="missing-required-argument",
+    severity=Severity.ERROR,
+    family=Family.CALLS,
+    summary="Call omits a parameter the callee now requires",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
@@ -61,42 +70,33 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         symbol=_calls.callee(checked),
         hint=f"pass {', '.join(described)}",
         fix=Fix(
-            "manual",
-            "manual",
+            FixKind.MANUAL,
+            Applicability.MANUAL,
             f"pass {', '.join(described)} to {_calls.display(checked)}",
-            {
-                "parameters": ",".join(problem.names),
-                "annotations": ",".join(
-                    (signature.get(n).annotation or "") if signature.get(n) else "" for n in problem.names
-                ),
-                "after": ",".join(
-                    names[names.index(n) - 1] if n in names and names.index(n) > 0 else ""
-                    for n in problem.names
-                ),
-                "callee": _calls.callee(checked),
-                # The same facts per parameter as JSON (annotations may hold commas), for `apidrift fix`.
-                "details": json.dumps([_details(checked, signature, names, n) for n in problem.names]),
-            },
+            ManualStep(
+                _calls.callee(checked),
+                tuple(_parameter(checked, signature, names, n) for n in problem.names),
+            ),
         ),
     )
 
 
-def _details(checked: CheckedSite, signature: Signature, names: list[str], name: str) -> dict[str, object]:
+def _parameter(checked: CheckedSite, signature: Signature, names: list[str], name: str) -> ManualParameter:
     """Name, annotation, 1-based position as the call sees it, kind, the parameter before it, and what it
     was in the old version: "new" (absent), "had-default" (its default was removed), "required" or None."""
     param = signature.get(name)
     index = names.index(name) if name in names else -1
-    before = None
+    before: ParameterHistory | None = None
     old = checked.old
     if old is not None and old.target is not None:
         was = old.target.signature.get(name)
         before = "new" if was is None else "had-default" if was.has_default else "required"
-    return {
-        "name": name,
-        "annotation": param.annotation if param else None,
-        "position": index + 1 if index >= 0 else None,
-        "of": len(names),
-        "kind": param.kind.value if param else None,
-        "after": names[index - 1] if index > 0 else None,
-        "before": before,
-    }
+    return ManualParameter(
+        name=name,
+        annotation=param.annotation if param else None,
+        position=index + 1 if index >= 0 else None,
+        of=len(names),
+        kind=param.kind if param else None,
+        after=names[index - 1] if index > 0 else None,
+        before=before,
+    )

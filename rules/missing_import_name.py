@@ -19,17 +19,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Fix, Severity
+from apidrift.auditor.downstream.sites import SiteKind
+from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
 from apidrift.rules import _names
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD002",
-    "name": "missing-import-name",
-    "severity": Severity.ERROR,
-    "summary": "Name imported from an upstream module does not exist",
-    "family": "names",
-}
+RULE = RuleMeta(
+    code="AD002",
+    name="missing-import-name",
+    severity=Severity.ERROR,
+    family=Family.NAMES,
+    summary="Name imported from an upstream module does not exist",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
@@ -65,12 +67,12 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 
 def _move(checked: CheckedSite, module: str, name: str) -> Fix | None:
     relocated = checked.new.relocated
-    if not relocated or checked.site.kind != "import":
+    if not relocated or checked.site.kind is not SiteKind.IMPORT:
         return None
     new_module = relocated[0].rpartition(".")[0]
     return Fix(
-        "move-import",
-        "safe",
+        FixKind.MOVE_IMPORT,
+        Applicability.SAFE,
         f"import `{name}` from `{new_module}`",
-        {"module": module, "name": name, "new_module": new_module},
+        MoveImport(name, new_module, module),
     )

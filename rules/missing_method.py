@@ -20,22 +20,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules import _names
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD004",
-    "name": "missing-method",
-    "severity": Severity.ERROR,
-    "summary": "Method or attribute missing on an instance of an upstream class",
-    "family": "names",
-}
+RULE = RuleMeta(
+    code="AD004",
+    name="missing-method",
+    severity=Severity.ERROR,
+    family=Family.NAMES,
+    summary="Method or attribute missing on an instance of an upstream class",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     missing = _names.miss(checked)
-    if missing is None or checked.site.kind == "import" or missing.owner_kind != "instance":
+    if missing is None or checked.site.kind is SiteKind.IMPORT or missing.owner_kind != "instance":
         return
     yield rule.finding(
         checked,

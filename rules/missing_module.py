@@ -21,15 +21,16 @@ from collections.abc import Iterator
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules import _names
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD001",
-    "name": "missing-module",
-    "severity": Severity.ERROR,
-    "summary": "Imported upstream module does not exist",
-    "family": "names",
-}
+RULE = RuleMeta(
+    code="AD001",
+    name="missing-module",
+    severity=Severity.ERROR,
+    family=Family.NAMES,
+    summary="Imported upstream module does not exist",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:

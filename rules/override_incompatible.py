@@ -25,22 +25,24 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.bind import Break
 from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Finding, Severity
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD106",
-    "name": "override-incompatible",
-    "severity": Severity.ERROR,
-    "summary": "An override no longer accepts the upstream's calls to the method it overrides",
-    "family": "calls",
-}
+RULE = RuleMeta(
+    code="AD106",
+    name="override-incompatible",
+    severity=Severity.ERROR,
+    family=Family.CALLS,
+    summary="An override no longer accepts the upstream's calls to the method it overrides",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     site = checked.site
     target = checked.new.target
-    if site.kind != "override" or not isinstance(checked.new.verdict, Break) or target is None:
+    if site.kind is not SiteKind.OVERRIDE or not isinstance(checked.new.verdict, Break) or target is None:
         return
     required = [p.render() for p in target.signature.parameters if p.required]
     name = target.defined_at.rsplit(".", 1)[-1]

@@ -25,15 +25,16 @@ from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.auditor.upstream.signature import ParamKind, Signature
 from apidrift.rules import _calls, _drift
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD201",
-    "name": "positional-argument-remapped",
-    "severity": Severity.ERROR,
-    "summary": "A positional argument now lands in a different parameter",
-    "family": "drift",
-}
+RULE = RuleMeta(
+    code="AD201",
+    name="positional-argument-remapped",
+    severity=Severity.ERROR,
+    family=Family.DRIFT,
+    summary="A positional argument now lands in a different parameter",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:

@@ -21,16 +21,18 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Finding, Severity
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD301",
-    "name": "private-upstream-name",
-    "severity": Severity.INFO,
-    "summary": "Use of a private upstream name",
-    "family": "risk",
-}
+RULE = RuleMeta(
+    code="AD301",
+    name="private-upstream-name",
+    severity=Severity.INFO,
+    family=Family.RISK,
+    summary="Use of a private upstream name",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
@@ -43,7 +45,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         return
     if not name.startswith("_") or (name.startswith("__") and name.endswith("__")):
         return
-    if checked.site.kind != "import" and f".{name}" not in checked.site.code:
+    if checked.site.kind is not SiteKind.IMPORT and f".{name}" not in checked.site.code:
         return  # listed where it is imported or written out, not at every later use of the import
     yield rule.finding(
         checked,

@@ -23,7 +23,7 @@ from apidrift.rules import (
     unexpected_keyword,
     unparsable_file,
 )
-from apidrift.rules.base import Rule, rule_from_module
+from apidrift.rules.base import Family, Rule, rule_from_module
 
 _MODULES = (
     missing_module,
@@ -45,7 +45,13 @@ _MODULES = (
     unparsable_file,
 )
 
-FAMILIES = {"names": "AD0", "calls": "AD1", "drift": "AD2", "risk": "AD3", "input": "AD9"}
+FAMILIES = {
+    Family.NAMES: "AD0",
+    Family.CALLS: "AD1",
+    Family.DRIFT: "AD2",
+    Family.RISK: "AD3",
+    Family.INPUT: "AD9",
+}  # each family's code prefix
 
 
 @cache

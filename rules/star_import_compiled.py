@@ -26,15 +26,16 @@ from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.refs import StarRef
 from apidrift.auditor.reasons import Reason
 from apidrift.auditor.results import Finding, Severity
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD302",
-    "name": "star-import-from-compiled",
-    "severity": Severity.WARNING,
-    "summary": "A name only a star import of a compiled module can provide",
-    "family": "risk",
-}
+RULE = RuleMeta(
+    code="AD302",
+    name="star-import-from-compiled",
+    severity=Severity.WARNING,
+    family=Family.RISK,
+    summary="A name only a star import of a compiled module can provide",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:

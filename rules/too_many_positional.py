@@ -21,15 +21,16 @@ from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules import _calls
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD103",
-    "name": "too-many-positional",
-    "severity": Severity.ERROR,
-    "summary": "Call passes more positional arguments than the callee takes",
-    "family": "calls",
-}
+RULE = RuleMeta(
+    code="AD103",
+    name="too-many-positional",
+    severity=Severity.ERROR,
+    family=Family.CALLS,
+    summary="Call passes more positional arguments than the callee takes",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:

@@ -22,17 +22,26 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Fix, Severity
+from apidrift.auditor.results import (
+    Applicability,
+    Finding,
+    Fix,
+    FixKind,
+    RemoveKeyword,
+    RenameKeyword,
+    Severity,
+)
 from apidrift.rules import _calls
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD101",
-    "name": "unexpected-keyword",
-    "severity": Severity.ERROR,
-    "summary": "Call passes a keyword argument the callee no longer accepts",
-    "family": "calls",
-}
+RULE = RuleMeta(
+    code="AD101",
+    name="unexpected-keyword",
+    severity=Severity.ERROR,
+    family=Family.CALLS,
+    summary="Call passes a keyword argument the callee no longer accepts",
+    since="0.1.0",
+)
 
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
@@ -52,21 +61,22 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 
 def _fix(checked: CheckedSite, name: str) -> Fix:
     call = checked.site.span
-    where = (
-        f"{call.line}:{call.column}"  # the call's own position: a missing argument there may be this keyword
-    )
+    where = (call.line, call.column)  # the call's own position: a missing argument there may be this keyword
     renamed = _calls.renamed_to(checked, name)
     if renamed is not None:
-        data = {"old": name, "new": renamed[0], "call": where}
         param = checked.new.target.signature.get(renamed[0]) if checked.new.target else None
-        if param is not None:
-            data["kind"] = param.kind.value  # a positional-only parameter cannot take the renamed keyword
-        return Fix("rename-keyword", "safe", f"rename `{name}=` to `{renamed[0]}=`", data)
+        return Fix(
+            FixKind.RENAME_KEYWORD,
+            Applicability.SAFE,
+            f"rename `{name}=` to `{renamed[0]}=`",
+            # a positional-only parameter cannot take the renamed keyword
+            RenameKeyword(name, renamed[0], where, param.kind if param is not None else None),
+        )
     return Fix(
-        "remove-keyword",
-        "unsafe",
+        FixKind.REMOVE_KEYWORD,
+        Applicability.UNSAFE,
         f"drop `{name}=`: its value is no longer passed anywhere",
-        {"name": name, "call": where},
+        RemoveKeyword(name, where),
     )
 
 

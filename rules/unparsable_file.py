@@ -30,15 +30,16 @@ from pathlib import Path
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import FileOutcome, Finding, Location, Severity
-from apidrift.rules.base import Rule
+from apidrift.rules.base import Family, Rule, RuleMeta
 
-RULE = {
-    "code": "AD901",
-    "name": "unparsable-file",
-    "severity": Severity.ERROR,
-    "summary": "A downstream file cannot be parsed, so none of its uses were checked",
-    "family": "input",
-}
+RULE = RuleMeta(
+    code="AD901",
+    name="unparsable-file",
+    severity=Severity.ERROR,
+    family=Family.INPUT,
+    summary="A downstream file cannot be parsed, so none of its uses were checked",
+    since="0.1.0",
+)
 
 _MAX_BYTES = 2 * 1024 * 1024
 _AT = re.compile(r"@ (\d+):(\d+)")

@@ -17,8 +17,9 @@ import pytest
 
 from apidrift import AuditRequest, AuditResult, audit
 from apidrift.auditor import cache as cache_module
-from apidrift.auditor.cache import ENV_VAR, Cache, atomic_write_text
+from apidrift.auditor.cache import ENV_VAR, Cache
 from apidrift.auditor.cli.main import main
+from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.sources.archive import MANIFEST
 
 UPSTREAM = {

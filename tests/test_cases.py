@@ -17,6 +17,7 @@ import pytest
 from casefiles import parse_case, write_tree
 
 from apidrift import AuditRequest, audit
+from apidrift.auditor.results import Classification
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.case"))
 EXPECT = re.compile(r"#\s*([EWI]):\s*((?:AD\d{3}\s*)+)")
@@ -127,8 +128,8 @@ def test_drift_findings_quote_old_and_new(tmp_path: Path) -> None:
     )
     assert "from 30 to 5" in findings[(7, "AD202")].message
     assert "will be removed in v0.18" in findings[(13, "AD203")].message
-    assert findings[(2, "AD301")].classification == "pre-existing"
-    assert remap.classification == "drift"
+    assert findings[(2, "AD301")].classification is Classification.PRE_EXISTING
+    assert remap.classification is Classification.DRIFT
 
 
 def test_getattr_misses_quote_the_shim_and_the_old_warning(tmp_path: Path) -> None:
@@ -137,15 +138,15 @@ def test_getattr_misses_quote_the_shim_and_the_old_warning(tmp_path: Path) -> No
     assert "\u201c`pkg:validate_model` has been removed in V2.\u201d" in migration[(4, "AD002")].hint
     assert "\u201c`pkg.utils:deep_update` has been removed in V2.\u201d" in migration[(6, "AD002")].hint
     assert "has been moved to `pkg.tools:parse_obj_as`" in migration[(3, "AD203")].message
-    assert migration[(2, "AD002")].classification == "drift"
+    assert migration[(2, "AD002")].classification is Classification.DRIFT
     shim = {(f.location.line, f.code): f for f in run_case("getattr_deprecation_shim", tmp_path / "d")}
     assert (
         "deprecated it: \u201c'pkg.escape' is deprecated and will be removed in 3.0."
         in shim[(2, "AD002")].hint
     )
-    assert shim[(2, "AD002")].classification == "drift"
+    assert shim[(2, "AD002")].classification is Classification.DRIFT
     assert "'pkg.open_conn' is deprecated" in shim[(3, "AD203")].message
     lazy = {(f.location.line, f.code): f for f in run_case("getattr_lazy_table", tmp_path / "l")}
-    assert lazy[(3, "AD002")].classification == "drift"
+    assert lazy[(3, "AD002")].classification is Classification.DRIFT
     assert "\u201cNo pkg attribute cached_download\u201d" in lazy[(3, "AD002")].hint
-    assert lazy[(11, "AD003")].classification == "pre-existing"  # in no table, before or after
+    assert lazy[(11, "AD003")].classification is Classification.PRE_EXISTING  # in no table, before or after

@@ -18,6 +18,7 @@ from apidrift.auditor.results import (
     AuditResult,
     Coverage,
     FileOutcome,
+    FileStatus,
     Finding,
     InputInfo,
     Location,
@@ -139,7 +140,7 @@ def test_github_paths_relative_to_the_workspace(
         downstream=InputInfo("app", "1.0", "directory", str(reports["root"] / "repo")),
         upstream=InputInfo("pkg", None, "path", "new"),
         findings=[_finding("app/__init__.py", "pkg.f(x=1)")],
-        files=[FileOutcome("app/__init__.py", "scanned", use_sites=1)],
+        files=[FileOutcome("app/__init__.py", FileStatus.SCANNED, use_sites=1)],
     )
     monkeypatch.setenv("GITHUB_WORKSPACE", str(reports["root"]))
     assert "::error file=repo/src/app/__init__.py,line=1," in github.render(result)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from apidrift.auditor.engine import DiffRequest, diff_versions
-from apidrift.auditor.upstream.diff import compare_signatures
+from apidrift.auditor.upstream.diff import ChangeKind, compare_signatures
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.reports.diff import render
 
@@ -18,33 +18,33 @@ def sig(*params: Parameter) -> Signature:
     return Signature(tuple(params))
 
 
-def kinds(old: Signature, new: Signature) -> list[tuple[str, bool]]:
+def kinds(old: Signature, new: Signature) -> list[tuple[ChangeKind, bool]]:
     return [(kind, breaking) for kind, _, breaking in compare_signatures(old, new)]
 
 
 def test_signature_changes_are_named_and_graded() -> None:
     a, b = Parameter("a", P), Parameter("b", P, True, "1")
     assert kinds(sig(a, b), sig(a, b)) == []
-    assert kinds(sig(a, b), sig(a)) == [("parameter-removed", True)]
-    assert kinds(sig(a), sig(a, Parameter("c", P))) == [("parameter-added-required", True)]
-    assert kinds(sig(a), sig(a, Parameter("c", P, True, "0"))) == [("parameter-added", False)]
+    assert kinds(sig(a, b), sig(a)) == [(ChangeKind.PARAMETER_REMOVED, True)]
+    assert kinds(sig(a), sig(a, Parameter("c", P))) == [(ChangeKind.PARAMETER_ADDED_REQUIRED, True)]
+    assert kinds(sig(a), sig(a, Parameter("c", P, True, "0"))) == [(ChangeKind.PARAMETER_ADDED, False)]
     assert kinds(sig(a, b), sig(a, Parameter("c", P, True, "0"), b)) == [
-        ("parameter-added", True)
+        (ChangeKind.PARAMETER_ADDED, True)
     ]  # shifts b
-    assert kinds(sig(a, b), sig(a, Parameter("b", P, True, "2"))) == [("default-changed", False)]
-    assert kinds(sig(a, b), sig(a, Parameter("b", P))) == [("parameter-now-required", True)]
-    assert kinds(sig(a, b), sig(b, a)) == [("parameter-moved", True)]
+    assert kinds(sig(a, b), sig(a, Parameter("b", P, True, "2"))) == [(ChangeKind.DEFAULT_CHANGED, False)]
+    assert kinds(sig(a, b), sig(a, Parameter("b", P))) == [(ChangeKind.PARAMETER_NOW_REQUIRED, True)]
+    assert kinds(sig(a, b), sig(b, a)) == [(ChangeKind.PARAMETER_MOVED, True)]
     assert kinds(sig(a, b), sig(a, Parameter("b", ParamKind.KEYWORD_ONLY, True, "1"))) == [
-        ("parameter-kind-changed", True)
+        (ChangeKind.PARAMETER_KIND_CHANGED, True)
     ]
     renamed = compare_signatures(
         sig(Parameter("path", P, annotation="str")), sig(Parameter("file_path", P, annotation="str"))
     )
-    assert renamed == [("parameter-renamed", "`path` renamed to `file_path`", True)]
+    assert renamed == [(ChangeKind.PARAMETER_RENAMED, "`path` renamed to `file_path`", True)]
     unrelated = compare_signatures(sig(Parameter("filename", P)), sig(Parameter("source", P)))
     assert [k for k, _, _ in unrelated] == [
-        "parameter-removed",
-        "parameter-added-required",
+        ChangeKind.PARAMETER_REMOVED,
+        ChangeKind.PARAMETER_ADDED_REQUIRED,
     ]  # no false rename
 
 
@@ -73,11 +73,11 @@ def test_diff_of_whole_versions_lists_every_change(tmp_path: Path) -> None:
     )
     result = diff_versions(request)
     found = {(c.path, c.kind) for c in result.changes}
-    assert ("pkg.core.Reader", "moved") in found
-    assert ("pkg.core.load", "parameter-added-required") in found
-    assert ("pkg.core.unused", "parameter-added-required") in found
-    assert ("pkg.core.gone", "removed") in found
-    moved = next(c for c in result.changes if c.kind == "moved")
+    assert ("pkg.core.Reader", ChangeKind.MOVED) in found
+    assert ("pkg.core.load", ChangeKind.PARAMETER_ADDED_REQUIRED) in found
+    assert ("pkg.core.unused", ChangeKind.PARAMETER_ADDED_REQUIRED) in found
+    assert ("pkg.core.gone", ChangeKind.REMOVED) in found
+    moved = next(c for c in result.changes if c.kind == ChangeKind.MOVED)
     assert moved.new == "pkg.Reader"
 
 
@@ -92,13 +92,13 @@ def test_diff_used_by_keeps_only_what_the_downstream_touches(tmp_path: Path) -> 
     paths = {c.path for c in result.changes}
     assert "pkg.core.unused" not in paths and "pkg.core.gone" not in paths
     load = next(c for c in result.changes if c.path == "pkg.core.load")
-    assert load.kind == "parameter-added-required" and "`mode`" in load.detail
+    assert load.kind == ChangeKind.PARAMETER_ADDED_REQUIRED and "`mode`" in load.detail
     assert load.uses == ("app.py:5",) and load.breaking  # the call it breaks; the import still works
     reader = [c for c in result.changes if c.path in ("pkg.Reader", "pkg.core.Reader")]
-    assert any(c.kind == "parameter-added-required" and "strict" in c.detail for c in reader)
+    assert any(c.kind == ChangeKind.PARAMETER_ADDED_REQUIRED and "strict" in c.detail for c in reader)
     text = render(result)
     assert "parameter-added-required breaks app.py: line 5" in text
-    moved = next(c for c in result.changes if c.kind == "moved")
+    moved = next(c for c in result.changes if c.kind == ChangeKind.MOVED)
     assert (
         not moved.breaking and moved.breaks_some_callers and moved.uses == ()
     )  # imported through `pkg`, which still has it
@@ -113,15 +113,17 @@ def test_flagship_diff_names_the_three_breaks(index_cache: Path) -> None:
     details = {(c.path, c.kind, c.detail) for c in result.changes}
     assert (
         "vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups",
-        "parameter-removed",
+        ChangeKind.PARAMETER_REMOVED,
         "`kv_cache_specs` removed",
     ) in details
     assert any(
-        p.endswith("Scheduler") and k == "parameter-added-required" and "`block_size: int`" in d
+        p.endswith("Scheduler") and k == ChangeKind.PARAMETER_ADDED_REQUIRED and "`block_size: int`" in d
         for p, k, d in details
     )
     assert any(
-        p.endswith("SchedulerConfig") and k == "parameter-added-required" and "is_encoder_decoder" in d
+        p.endswith("SchedulerConfig")
+        and k == ChangeKind.PARAMETER_ADDED_REQUIRED
+        and "is_encoder_decoder" in d
         for p, k, d in details
     )
 
@@ -185,10 +187,10 @@ def test_used_by_lists_per_change_exactly_the_sites_it_breaks(tmp_path: Path) ->
         DiffRequest(f"pkg@{old}", f"pkg@{new}", used_by=str(down), cache_dir=tmp_path / "c")
     )
     by_path = {(c.path, c.kind): c for c in result.changes}
-    a, b = by_path[("pkg.A", "parameter-renamed")], by_path[("pkg.B", "parameter-renamed")]
+    a, b = by_path[("pkg.A", ChangeKind.PARAMETER_RENAMED)], by_path[("pkg.B", ChangeKind.PARAMETER_RENAMED)]
     assert (a.breaking, a.uses) == (True, ("app.py:3",))
     assert (b.breaking, b.uses, b.breaks_some_callers) == (False, (), True)  # B is called positionally only
-    shift = by_path[("pkg.f", "parameter-added")]
+    shift = by_path[("pkg.f", ChangeKind.PARAMETER_ADDED)]
     assert (shift.breaking, shift.uses) == (True, ("app.py:6",))  # not line 5, which passes `b` by keyword
     assert sum(c.breaking for c in result.changes) == 2
     text = render(result)

@@ -298,6 +298,7 @@ def test_a_getattr_too_deep_to_copy_leaves_the_module_unknowable(
     tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from apidrift.auditor.upstream import loader
+    from apidrift.auditor.upstream.analyses import namespace
 
     code = "def __getattr__(name):\n    raise AttributeError(name)\n"
     (tmp_path / "m.py").write_text(code)
@@ -306,6 +307,6 @@ def test_a_getattr_too_deep_to_copy_leaves_the_module_unknowable(
     def refuse(node: object) -> object:
         raise RecursionError
 
-    monkeypatch.setattr(loader.copy, "deepcopy", refuse)
+    monkeypatch.setattr(namespace.copy, "deepcopy", refuse)
     info = loader.load_module("m", tmp_path / "m.py", code, tmp_path)
     assert info.getattr_source is None and info.dynamic_namespace

@@ -304,15 +304,16 @@ def test_ad202_suggests_the_old_default_only_where_the_new_annotation_takes_it(
 
 
 def test_rules_of_one_family_and_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from apidrift.rules.base import Family
     from apidrift.rules.registry import all_rules
 
     assert main(["rules", "calls"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == [r.code for r in all_rules() if r.family == "calls"]
+    assert [line.split()[0] for line in lines] == [r.code for r in all_rules() if r.family is Family.CALLS]
     assert main(["rules", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [(r["code"], r["name"], r["family"]) for r in data] == [
-        (r.code, r.name, r.family) for r in all_rules()
+        (r.code, r.name, r.family.value) for r in all_rules()
     ]
     assert main(["rules", "AD901", "--format", "json"]) == 0
     assert "## What it does" in json.loads(capsys.readouterr().out)["docs"]

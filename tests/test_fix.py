@@ -31,6 +31,7 @@ from apidrift.auditor.cache import Cache
 from apidrift.auditor.cli.main import main
 from apidrift.auditor.fix.codemods import (
     APPLIED,
+    GUARDED,
     MANUAL,
     NEEDS_UNSAFE,
     NOT_APPLIED,
@@ -42,7 +43,18 @@ from apidrift.auditor.fix.codemods import (
     plan_fixes,
     write_changes,
 )
-from apidrift.auditor.results import AuditResult, Finding, Fix, Location, Severity
+from apidrift.auditor.results import (
+    FIX_PAYLOADS,
+    Applicability,
+    AuditResult,
+    Finding,
+    Fix,
+    FixKind,
+    Location,
+    RemoveKeyword,
+    RenameKeyword,
+    Severity,
+)
 from apidrift.reports.fix import render
 
 CASES = sorted((Path(__file__).parent / "fix_cases").glob("*.case"))
@@ -105,11 +117,16 @@ def _calls_to(tree: ast.AST, name: str) -> list[ast.Call]:
 
 def assert_fixed_calls_bind(before: str, after: str, outcomes: list, new_files: dict[str, str]) -> int:
     """Each call whose every keyword finding was fixed binds against the new signature, as CPython binds."""
-    by_call: dict[tuple[str, str], list] = {}
+    by_call: dict[tuple[str, tuple[int, int]], list] = {}
     for outcome in outcomes:
         fix = outcome.finding.fix
-        if outcome.finding.code == "AD101" and fix is not None and "call" in fix.data:
-            by_call.setdefault((outcome.finding.symbol, fix.data["call"]), []).append(outcome)
+        if (
+            outcome.finding.code == "AD101"
+            and fix is not None
+            and isinstance(fix.data, (RenameKeyword, RemoveKeyword))
+            and fix.data.call is not None
+        ):
+            by_call.setdefault((outcome.finding.symbol, fix.data.call), []).append(outcome)
     checked = 0
     old_tree, new_tree = ast.parse(before), ast.parse(after)
     for (symbol, where), group in by_call.items():
@@ -117,7 +134,7 @@ def assert_fixed_calls_bind(before: str, after: str, outcomes: list, new_files: 
             continue
         function = new_callable(new_files, symbol)
         name = symbol.split(".")[-2] if symbol.endswith(".__init__") else symbol.split(".")[-1]
-        line, column = (int(n) for n in where.split(":"))
+        line, column = where
         old_calls = _calls_to(old_tree, name)
         index = next(i for i, c in enumerate(old_calls) if (c.lineno, c.col_offset + 1) == (line, column))
         call = _calls_to(new_tree, name)[index]
@@ -185,10 +202,10 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
         assert_imports_import(change.after, tmp_path / "new")
     applied = [o for o in fixed.outcomes if o.status == APPLIED]
     assert bound == len(
-        {(o.finding.symbol, o.finding.fix.data["call"]) for o in applied if o.finding.code == "AD101"}
+        {(o.finding.symbol, o.finding.fix.data.call) for o in applied if o.finding.code == "AD101"}
     )
     if not unsafe:
-        assert not any(o.finding.fix and o.finding.fix.applicability == "unsafe" for o in applied)
+        assert not any(o.finding.fix and o.finding.fix.applicability is Applicability.UNSAFE for o in applied)
 
     written = write_changes(fixed)
     assert sorted(p.relative_to(down).as_posix() for p in written) == sorted(changes)
@@ -204,7 +221,7 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
 
 
 def test_the_cases_cover_every_fix_kind_and_outcome(tmp_path: Path) -> None:
-    statuses: Counter[tuple[str, str]] = Counter()
+    statuses: Counter[tuple[FixKind | None, str]] = Counter()
     for index, case in enumerate(CASES):
         sections = parse_case(case)
         root = tmp_path / str(index)
@@ -213,62 +230,65 @@ def test_the_cases_cover_every_fix_kind_and_outcome(tmp_path: Path) -> None:
         down = write_tree(root / "down", sections["downstream"])
         for outcome in plan_fixes(run_audit(root, down), down, unsafe=True).outcomes:
             fix = outcome.finding.fix
-            statuses[(fix.kind if fix else "none", outcome.status)] += 1
-    for wanted in [("rename-keyword", APPLIED), ("remove-keyword", APPLIED), ("move-import", APPLIED),
-                   ("manual", MANUAL), ("manual", RESOLVED), ("rename-keyword", NOT_APPLIED), ("move-import", "guarded")]:  # fmt: skip
+            statuses[(fix.kind if fix else None, outcome.status)] += 1
+    for wanted in [(FixKind.RENAME_KEYWORD, APPLIED), (FixKind.REMOVE_KEYWORD, APPLIED), (FixKind.MOVE_IMPORT, APPLIED),
+                   (FixKind.MANUAL, MANUAL), (FixKind.MANUAL, RESOLVED), (FixKind.RENAME_KEYWORD, NOT_APPLIED),
+                   (FixKind.MOVE_IMPORT, GUARDED)]:  # fmt: skip
         assert statuses[wanted], f"no case exercises {wanted}: {statuses}"
 
 
 # ---- layout of removed arguments and names, on their own
 
 
-def finding_at(source: str, needle: str, kind: str, **data: str) -> Finding:
-    """A finding whose location is the first occurrence of `needle` in `source`."""
+def finding_at(source: str, needle: str, kind: FixKind, **data: str) -> Finding:
+    """A finding whose location is the first occurrence of `needle` in `source`, with a fix of `kind`
+    whose payload has the fields `data`."""
     offset = source.index(needle)
     line = source.count("\n", 0, offset) + 1
     column = offset - (source.rfind("\n", 0, offset) + 1) + 1
-    applicability = {"rename-keyword": "safe", "move-import": "safe"}.get(kind, "unsafe")
+    safe = (FixKind.RENAME_KEYWORD, FixKind.MOVE_IMPORT)
+    applicability = Applicability.SAFE if kind in safe else Applicability.UNSAFE
     return Finding(
-        "AD002" if kind == "move-import" else "AD101", "rule", Severity.ERROR, "f() got it",
+        "AD002" if kind is FixKind.MOVE_IMPORT else "AD101", "rule", Severity.ERROR, "f() got it",
         Location("m.py", line, column, line, column + len(needle), source.splitlines()[line - 1]),
-        "pkg.f", "pkg", fix=Fix(kind, applicability, "", dict(data)),
+        "pkg.f", "pkg", fix=Fix(kind, applicability, "", FIX_PAYLOADS[kind](**data)),  # type: ignore[arg-type]
     )  # fmt: skip
 
 
 LAYOUTS = [
     # (source, needle, kind, data, expected)
-    ("f(a, kv=1)\n", "kv=", "remove-keyword", {"name": "kv"}, "f(a)\n"),
-    ("f(kv=1, a=2)\n", "kv=", "remove-keyword", {"name": "kv"}, "f(a=2)\n"),
-    ("f(kv=1)\n", "kv=", "remove-keyword", {"name": "kv"}, "f()\n"),
-    ("f(a, kv=1,)\n", "kv=", "remove-keyword", {"name": "kv"}, "f(a,)\n"),
-    ("f(\n    kv=1,\n)\n", "kv=", "remove-keyword", {"name": "kv"}, "f()\n"),
-    ("f(\n    a,\n    kv=1\n)\n", "kv=", "remove-keyword", {"name": "kv"}, "f(\n    a\n)\n"),
-    ("f(\n    a,\n    kv=1)\n", "kv=", "remove-keyword", {"name": "kv"}, "f(\n    a)\n"),
-    ("f(\n    kv=1,  # gone\n    # stays\n    b=2,\n)\n", "kv=", "remove-keyword", {"name": "kv"},
+    ("f(a, kv=1)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f(a)\n"),
+    ("f(kv=1, a=2)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f(a=2)\n"),
+    ("f(kv=1)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f()\n"),
+    ("f(a, kv=1,)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f(a,)\n"),
+    ("f(\n    kv=1,\n)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f()\n"),
+    ("f(\n    a,\n    kv=1\n)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f(\n    a\n)\n"),
+    ("f(\n    a,\n    kv=1)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f(\n    a)\n"),
+    ("f(\n    kv=1,  # gone\n    # stays\n    b=2,\n)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"},
      "f(\n    # stays\n    b=2,\n)\n"),
-    ("f(\n    a=1,  # about a\n    kv=1,  # gone\n)\n", "kv=", "remove-keyword", {"name": "kv"}, "f(\n    a=1,  # about a\n)\n"),
-    ("f(\n    a=1,\n    # about kv\n    kv=1)\n", "kv=", "remove-keyword", {"name": "kv"}, "f(\n    a=1\n    # about kv\n)\n"),
-    ("f(a, kv=1,  # on a's line\n  b=2)\n", "kv=", "remove-keyword", {"name": "kv"}, "f(a,  # on a's line\n  b=2)\n"),
-    ("x = f(\n    a,\n    kv=g(\n        1,  # inner\n    ),\n    b=2,\n)\n", "kv=", "remove-keyword", {"name": "kv"},
+    ("f(\n    a=1,  # about a\n    kv=1,  # gone\n)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f(\n    a=1,  # about a\n)\n"),
+    ("f(\n    a=1,\n    # about kv\n    kv=1)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f(\n    a=1\n    # about kv\n)\n"),
+    ("f(a, kv=1,  # on a's line\n  b=2)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f(a,  # on a's line\n  b=2)\n"),
+    ("x = f(\n    a,\n    kv=g(\n        1,  # inner\n    ),\n    b=2,\n)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"},
      "x = f(\n    a,\n    b=2,\n)\n"),
-    ("f(*args, kv=1, **kw)\n", "kv=", "remove-keyword", {"name": "kv"}, "f(*args, **kw)\n"),
-    ("f(path = 1)\n", "path", "rename-keyword", {"old": "path", "new": "file_path"}, "f(file_path = 1)\n"),
-    ("from a import B\n", "B", "move-import", {"name": "B", "module": "a", "new_module": "n.m"}, "from n.m import B\n"),
-    ("from a import (B)  # c\n", "B", "move-import", {"name": "B", "module": "a", "new_module": "n"}, "from n import (B)  # c\n"),
-    ("from a import B as C, d\n", "B", "move-import", {"name": "B", "new_module": "n"}, "from a import d\nfrom n import B as C\n"),
-    ("from a import d, B\n", "B", "move-import", {"name": "B", "new_module": "n"}, "from a import d\nfrom n import B\n"),
-    ("from a import (d, B)\n", "B", "move-import", {"name": "B", "new_module": "n"}, "from a import (d)\nfrom n import B\n"),
-    ("from a import (\n    d,\n    B,  # bee\n)\n", "B", "move-import", {"name": "B", "new_module": "n"},
+    ("f(*args, kv=1, **kw)\n", "kv=", FixKind.REMOVE_KEYWORD, {"name": "kv"}, "f(*args, **kw)\n"),
+    ("f(path = 1)\n", "path", FixKind.RENAME_KEYWORD, {"old": "path", "new": "file_path"}, "f(file_path = 1)\n"),
+    ("from a import B\n", "B", FixKind.MOVE_IMPORT, {"name": "B", "module": "a", "new_module": "n.m"}, "from n.m import B\n"),
+    ("from a import (B)  # c\n", "B", FixKind.MOVE_IMPORT, {"name": "B", "module": "a", "new_module": "n"}, "from n import (B)  # c\n"),
+    ("from a import B as C, d\n", "B", FixKind.MOVE_IMPORT, {"name": "B", "new_module": "n"}, "from a import d\nfrom n import B as C\n"),
+    ("from a import d, B\n", "B", FixKind.MOVE_IMPORT, {"name": "B", "new_module": "n"}, "from a import d\nfrom n import B\n"),
+    ("from a import (d, B)\n", "B", FixKind.MOVE_IMPORT, {"name": "B", "new_module": "n"}, "from a import (d)\nfrom n import B\n"),
+    ("from a import (\n    d,\n    B,  # bee\n)\n", "B", FixKind.MOVE_IMPORT, {"name": "B", "new_module": "n"},
      "from a import (\n    d,\n)\nfrom n import B  # bee\n"),
-    ("from a import (\n    B,\n    d\n)\n", "B", "move-import", {"name": "B", "new_module": "n"}, "from a import (\n    d\n)\nfrom n import B\n"),
-    ("if x: from a import B, c\n", "B", "move-import", {"name": "B", "new_module": "n"}, "if x: from a import c; from n import B\n"),
-    ("# -*- coding: utf-8 -*-\r\nfrom a import d, B\r\nf(kv=1)\r\n", "B", "move-import", {"name": "B", "new_module": "n"},
+    ("from a import (\n    B,\n    d\n)\n", "B", FixKind.MOVE_IMPORT, {"name": "B", "new_module": "n"}, "from a import (\n    d\n)\nfrom n import B\n"),
+    ("if x: from a import B, c\n", "B", FixKind.MOVE_IMPORT, {"name": "B", "new_module": "n"}, "if x: from a import c; from n import B\n"),
+    ("# -*- coding: utf-8 -*-\r\nfrom a import d, B\r\nf(kv=1)\r\n", "B", FixKind.MOVE_IMPORT, {"name": "B", "new_module": "n"},
      "# -*- coding: utf-8 -*-\r\nfrom a import d\r\nfrom n import B\r\nf(kv=1)\r\n"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("source", "needle", "kind", "data", "expected"), LAYOUTS)
-def test_layout(source: str, needle: str, kind: str, data: dict[str, str], expected: str) -> None:
+def test_layout(source: str, needle: str, kind: FixKind, data: dict[str, str], expected: str) -> None:
     finding = finding_at(source, needle, kind, **data)
     fixed = apply_fixes(source, [finding])
     assert fixed.reasons == [None]
@@ -281,10 +301,10 @@ def test_layout(source: str, needle: str, kind: str, data: dict[str, str], expec
 def test_two_fixes_in_one_call_and_one_import() -> None:
     source = "from a import B, c, D\nf(\n    x,\n    old=1,\n    gone=2,\n    y=3,\n)\n"
     findings = [
-        finding_at(source, "old=", "rename-keyword", old="old", new="new"),
-        finding_at(source, "gone=", "remove-keyword", name="gone"),
-        finding_at(source, "B", "move-import", name="B", new_module="n"),
-        finding_at(source, "D", "move-import", name="D", new_module="n"),
+        finding_at(source, "old=", FixKind.RENAME_KEYWORD, old="old", new="new"),
+        finding_at(source, "gone=", FixKind.REMOVE_KEYWORD, name="gone"),
+        finding_at(source, "B", FixKind.MOVE_IMPORT, name="B", new_module="n"),
+        finding_at(source, "D", FixKind.MOVE_IMPORT, name="D", new_module="n"),
     ]
     fixed = apply_fixes(source, findings)
     assert fixed.reasons == [None] * 4
@@ -294,7 +314,9 @@ def test_two_fixes_in_one_call_and_one_import() -> None:
 
 def test_a_rename_onto_a_keyword_already_passed_is_left_alone() -> None:
     source = "f(path=1, file_path=2)\n"
-    fixed = apply_fixes(source, [finding_at(source, "path=", "rename-keyword", old="path", new="file_path")])
+    fixed = apply_fixes(
+        source, [finding_at(source, "path=", FixKind.RENAME_KEYWORD, old="path", new="file_path")]
+    )
     assert fixed.code == source and "already passes `file_path=`" in (fixed.reasons[0] or "")
 
 

@@ -26,6 +26,7 @@ from apidrift.auditor.results import (
     AuditResult,
     Coverage,
     FileOutcome,
+    FileStatus,
     Finding,
     InputInfo,
     Location,
@@ -52,7 +53,7 @@ def _hostile_result() -> AuditResult:
         upstream=InputInfo("pkg", "2.0", "path", f"/tmp/pkg{FORGED}"),
         findings=[finding],
         coverage=[Coverage(upstream="pkg", not_checkable={f"reason{FORGED}": 1})],
-        files=[FileOutcome(f"app/bad{FORGED}.py", "failed", f"syntax error{FORGED}")],
+        files=[FileOutcome(f"app/bad{FORGED}.py", FileStatus.FAILED, f"syntax error{FORGED}")],
         notes=[f"note{FORGED}"],
     )
 

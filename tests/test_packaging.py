@@ -49,6 +49,7 @@ def test_wheel_holds_only_the_apidrift_namespace(wheel: Path) -> None:
     for module in (
         "auditor/engine.py",
         "auditor/upstream/loader.py",
+        "auditor/upstream/analyses/decorators.py",
         "auditor/sources/locate.py",
         "auditor/downstream/scan.py",
         "auditor/check/bind.py",

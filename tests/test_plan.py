@@ -25,6 +25,7 @@ from test_sources import FakeIndex, QuietServer, _handler, wheel_bytes
 
 from apidrift.auditor.cli.main import main
 from apidrift.auditor.plan import PlanRequest, plan
+from apidrift.auditor.results import FixKind
 
 VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "2.0", "2.1rc1")
 
@@ -486,11 +487,11 @@ def test_windows_for_a_renamed_keyword_and_a_moved_name(tmp_path: Path) -> None:
         server.server_close()
         thread.join()
     rename = by_code(result, "AD101")
-    assert rename.finding.fix is not None and rename.finding.fix.kind == "rename-keyword"
+    assert rename.finding.fix is not None and rename.finding.fix.kind is FixKind.RENAME_KEYWORD
     assert (rename.first_appeared, rename.window_from, rename.window_to) == ("2.0", "1.1", "1.2")
     assert rename.migration == "pass `deadline=` instead of `timeout` from 1.1 on (to 1.2), where both work"
     moved = by_code(result, "AD002")
-    assert moved.finding.fix is not None and moved.finding.fix.kind == "move-import"
+    assert moved.finding.fix is not None and moved.finding.fix.kind is FixKind.MOVE_IMPORT
     assert (moved.first_appeared, moved.window_from) == ("2.0", "1.1")
     assert moved.migration == "import `helper` from `liby.new` from 1.1 on (to 1.2), where both work"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from apidrift import AuditRequest, audit
-from apidrift.auditor.results import AuditResult
+from apidrift.auditor.results import AuditResult, Classification
 
 pytestmark = pytest.mark.network
 
@@ -111,7 +111,7 @@ def test_lazily_loaded_name_removed_from_huggingface_hub(tmp_path: Path, index_c
     errors = errors_of(result)
     assert set(errors) == {(1, "AD002")}
     finding = errors[(1, "AD002")]
-    assert finding.classification == "drift"
+    assert finding.classification is Classification.DRIFT
     assert "No huggingface_hub attribute cached_download" in finding.hint
 
 
@@ -123,7 +123,7 @@ def test_deprecation_shim_removed_from_flask(tmp_path: Path, index_cache: Path) 
     errors = errors_of(result)
     assert set(errors) == {(2, "AD002")}
     finding = errors[(2, "AD002")]
-    assert finding.classification == "drift"
+    assert finding.classification is Classification.DRIFT
     assert (
         "flask==2.3.3 deprecated it: \u201c'flask.markup' is deprecated and will be removed in flask 2.4."
         in finding.hint.lower()
@@ -146,7 +146,7 @@ def test_migration_shim_of_pydantic_2(tmp_path: Path, index_cache: Path) -> None
     errors = errors_of(result)
     assert set(errors) == {(2, "AD002")}
     finding = errors[(2, "AD002")]
-    assert finding.classification == "drift"
+    assert finding.classification is Classification.DRIFT
     assert "`BaseSettings` has been moved to the `pydantic-settings` package." in finding.hint
 
 
@@ -164,7 +164,7 @@ def test_override_called_with_a_new_optional_argument_by_click_8(tmp_path: Path,
     errors = errors_of(result)
     assert set(errors) == {(5, "AD106")}
     finding = errors[(5, "AD106")]
-    assert finding.classification == "drift"
+    assert finding.classification is Classification.DRIFT
     assert (
         "self.get_default(ctx, call=False)" in finding.message and "Option.get_help_record" in finding.message
     )
@@ -226,7 +226,7 @@ def test_test_helper_removed_behind_an_outside_base_is_a_warning(tmp_path: Path,
     downstream = local_downstream(tmp_path, source)
     result = audit(AuditRequest(downstream, "django==5.1", old="django==5.0.3", cache_dir=index_cache))
     found = [(f.location.line, f.code, f.severity.value, f.classification) for f in result.findings]
-    assert found == [(6, "AD204", "warning", "drift")]
+    assert found == [(6, "AD204", "warning", Classification.DRIFT)]
     assert "django.test.testcases.TransactionTestCase.assertQuerysetEqual" in result.findings[0].message
     assert "unittest.TestCase" in result.findings[0].message
 

@@ -17,8 +17,10 @@ import pytest
 from apidrift.auditor.results import (
     SCHEMA_VERSION,
     AuditResult,
+    Classification,
     Coverage,
     FileOutcome,
+    FileStatus,
     Finding,
     InputInfo,
     Location,
@@ -64,7 +66,7 @@ def at(
 def finding(code: str, message: str, location: Location, symbol: str, **details: Any) -> Finding:
     rule = get_rule(code)
     assert rule is not None, code
-    details.setdefault("classification", "drift")
+    details.setdefault("classification", Classification.DRIFT)
     return Finding(
         code=code,
         rule=rule.name,
@@ -130,7 +132,7 @@ def flagship() -> AuditResult:
             ),
             "vllm.v1.worker.gpu_model_runner.GPUModelRunner._dummy_sampler_run",
             hint="`GPUModelRunner` no longer defines `_dummy_sampler_run` (nor do its bases)",
-            classification="pre-existing",
+            classification=Classification.PRE_EXISTING,
         ),
         finding(
             "AD105",
@@ -240,7 +242,7 @@ def flagship() -> AuditResult:
             "uses the private upstream name `_get_kv_cache_groups_uniform_spec` of `vllm.v1.core.kv_cache_utils`",
             at(GENERATOR, 16, 5, "    _get_kv_cache_groups_uniform_spec,", end_column=38),
             "vllm.v1.core.kv_cache_utils._get_kv_cache_groups_uniform_spec",
-            classification="pre-existing",
+            classification=Classification.PRE_EXISTING,
             hint="private names carry no compatibility promise: prefer a public API or pin the upstream",
         ),
         finding(
@@ -297,12 +299,14 @@ def flagship() -> AuditResult:
             )
         ],
         files=[
-            FileOutcome(GENERATOR, "scanned", use_sites=31),
-            FileOutcome("speculators/utils/vllm_utils.py", "scanned", use_sites=14),
-            FileOutcome("speculators/data_generation/compat.py", "scanned", use_sites=7),
-            FileOutcome("speculators/__init__.py", "skipped", "does not mention the upstream"),
-            FileOutcome("speculators/models/eagle3.py", "skipped", "does not mention the upstream"),
-            FileOutcome("speculators/legacy/broken.py", "failed", "syntax error: Syntax Error @ 12:5."),
+            FileOutcome(GENERATOR, FileStatus.SCANNED, use_sites=31),
+            FileOutcome("speculators/utils/vllm_utils.py", FileStatus.SCANNED, use_sites=14),
+            FileOutcome("speculators/data_generation/compat.py", FileStatus.SCANNED, use_sites=7),
+            FileOutcome("speculators/__init__.py", FileStatus.SKIPPED, "does not mention the upstream"),
+            FileOutcome("speculators/models/eagle3.py", FileStatus.SKIPPED, "does not mention the upstream"),
+            FileOutcome(
+                "speculators/legacy/broken.py", FileStatus.FAILED, "syntax error: Syntax Error @ 12:5."
+            ),
         ],
         notes=[
             (
@@ -320,7 +324,7 @@ def empty_result() -> AuditResult:
         downstream=InputInfo("mypkg", None, "directory", "/home/user/src/mypkg"),
         upstream=InputInfo("vllm", "0.16.0", "index", "vllm-0.16.0.tar.gz"),
         coverage=[Coverage(upstream="vllm", found=3, resolved=3, checked=3)],
-        files=[FileOutcome("mypkg/core.py", "scanned", use_sites=3)],
+        files=[FileOutcome("mypkg/core.py", FileStatus.SCANNED, use_sites=3)],
         tool_version="0.1.0",
     )
 
@@ -515,7 +519,7 @@ def test_sarif_run_and_rules(log: dict[str, Any]) -> None:
         assert descriptor["helpUri"].endswith(f"#rule-{rule.code.lower()}")
         level = {"error": "error", "warning": "warning", "info": "note"}[rule.severity.value]
         assert descriptor["defaultConfiguration"]["level"] == level
-        assert rule.family in descriptor["properties"]["tags"]
+        assert rule.family.value in descriptor["properties"]["tags"]
     invocation = run["invocations"][0]
     assert invocation["executionSuccessful"] is True
     levels = [n["level"] for n in invocation["toolExecutionNotifications"]]

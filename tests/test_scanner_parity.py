@@ -17,6 +17,7 @@ from casefiles import parse_case
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.downstream import astscan, scan
 from apidrift.auditor.downstream.refs import StarRef
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.pysource import decode_source
 from apidrift.auditor.sources.locate import locate
 
@@ -107,18 +108,18 @@ def test_ported_features_are_found() -> None:
     def sites(name: str) -> list:  # type: ignore[type-arg]
         return list(astscan.scan_source(name, TRICKY[name], frozenset({"up"})).sites)
 
-    wrapped = [s for s in sites("wrappers.py") if s.kind == "call" and s.through_init]
+    wrapped = [s for s in sites("wrappers.py") if s.kind is SiteKind.CALL and s.through_init]
     assert [(s.span.line, s.ref.render(), s.forwarded) for s in wrapped] == [
         (6, "up.C", ("a",)),
         (7, "up.C", ()),
         (38, "up.Base", ()),
         (39, "up.Base", ("y",)),
     ]
-    assert [s.span.line for s in sites("type_checking.py") if s.kind == "call"] == [
+    assert [s.span.line for s in sites("type_checking.py") if s.kind is SiteKind.CALL] == [
         10,
         15,
     ]  # `B` and `C` are what runs
-    assert [(s.span.line, s.guarded) for s in sites("fallbacks.py") if s.kind == "call"] == [
+    assert [(s.span.line, s.guarded) for s in sites("fallbacks.py") if s.kind is SiteKind.CALL] == [
         (7, True),
         (9, True),
         (15, False),
@@ -130,7 +131,7 @@ def test_ported_features_are_found() -> None:
     ]
     assert [(s.span.line, s.ref.render()) for s in stars] == [(4, "foo"), (5, "bar.baz"), (12, "h")]
     assert stars[0].ref == StarRef(("up", "up.sub"), "foo")
-    assert not [s for s in sites("stars_unfollowed.py") if s.kind == "call"]
+    assert not [s for s in sites("stars_unfollowed.py") if s.kind is SiteKind.CALL]
 
 
 def test_star_import_names_over_pieces(monkeypatch: pytest.MonkeyPatch) -> None:

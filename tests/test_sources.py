@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.cache import ENV_VAR, Cache, atomic_write_bytes, atomic_write_text
+from apidrift.auditor.cache import ENV_VAR, Cache
+from apidrift.auditor.files import atomic_write_bytes, atomic_write_text
 from apidrift.auditor.sources import locate as sources_module
 from apidrift.auditor.sources.index_client import IndexClient, IndexFile, choose_file, resolve_index_url
 from apidrift.auditor.sources.locate import SourceError, SourceTree, locate

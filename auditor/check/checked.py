@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
-from apidrift.auditor.downstream.sites import UseSite
+from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
@@ -79,12 +79,12 @@ def check_site(
     old: SiteCheck | None = None,
 ) -> SiteCheck:
     """Check one site against one version; with a relocator, a missing name is looked for elsewhere."""
-    if site.kind == "override":
+    if site.kind is SiteKind.OVERRIDE:
         return _check_override(site, resolver, version)
     resolution = resolver.resolve(site.ref)
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
-    if site.kind != "import":
+    if site.kind is not SiteKind.IMPORT:
         missing = first_missing(site.ref, resolver)
     if missing is not None and not missing.exact and not _found_before(old):
         # Typed by an annotation only: a subclass instance may have it. Certain only as a removal.
@@ -102,7 +102,7 @@ def check_site(
             unknown=resolution,
             beyond_upstream=_beyond_upstream(site.ref, resolution, resolver),
         )
-    if site.kind != "call" or site.shape is None:
+    if site.kind is not SiteKind.CALL or site.shape is None:
         return SiteCheck(version, resolution)
     target = call_target(resolution, resolver)  # type: ignore[arg-type]
     if isinstance(target, Unknown):
@@ -144,20 +144,18 @@ def follow_kwargs(
         return target, verdict
     defined = resolver.lookup(target.defined_at)
     hand_over = defined.info.forwards if isinstance(defined, FunctionValue) else None
-    if not hand_over:
+    if hand_over is None:
         return target, verdict
-    callee = resolver.lookup(hand_over["target"])
-    if isinstance(callee, FunctionValue) and hand_over.get("on_self"):
+    callee = resolver.lookup(hand_over.target)
+    if isinstance(callee, FunctionValue) and hand_over.on_self:
         callee = FunctionValue(callee.info, callee.path, "instance")
     if not isinstance(callee, (FunctionValue, ClassValue)):
         return target, verdict
     next_target = call_target(callee, resolver)
     if isinstance(next_target, Unknown):
         return target, verdict
-    forwarded = tuple(k for k in forwarded if k not in hand_over.get("consumed", ()))
-    shape = CallShape(
-        hand_over["positional"], tuple(hand_over["keywords"]) + forwarded, hand_over["star_args"], False
-    )
+    forwarded = tuple(k for k in forwarded if k not in hand_over.consumed)
+    shape = CallShape(hand_over.positional, hand_over.keywords + forwarded, hand_over.star_args, False)
     handed = bind_target(shape, next_target)
     if isinstance(handed, Ok):
         deeper_target, deeper = follow_kwargs(handed, next_target, resolver, depth + 1)

@@ -12,6 +12,8 @@ from typing import IO, Any
 
 import click
 
+from apidrift.auditor.wording import first_line
+
 IMPACT_FORMATS = ("text", "markdown", "html", "json")
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _RANK = {"error": 3, "warning": 2, "info": 1}
@@ -200,7 +202,7 @@ def impact(
             if show is not None:
                 show.close()
     except (SpecError, SourceError, RuntimeError) as error:
-        raise _InputError(str(error).splitlines()[0] if str(error) else type(error).__name__) from None
+        raise _InputError(first_line(error, strip=False)) from None
     for fmt, path in outputs:
         report = render_impact(result, fmt)
         if path is None:

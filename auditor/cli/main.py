@@ -21,6 +21,7 @@ import click
 
 from apidrift import __version__
 from apidrift.auditor.results import AuditResult, Severity
+from apidrift.auditor.wording import first_line, plural
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_UNCHECKED = 0, 1, 2, 3
 FORMATS = ("text", "json", "sarif", "html", "github", "markdown")
@@ -294,16 +295,14 @@ def audit(
             written = write_accepted(write_baseline, result.findings)
         except BaselineError as error:
             raise InputError(str(error)) from None
-        say(f"wrote {written} accepted finding{'s' if written != 1 else ''} to {write_baseline}")
-        result.notes.append(
-            f"baseline {write_baseline}: recorded {written} finding{'s' if written != 1 else ''} as accepted"
-        )
+        say(f"wrote {plural(written, 'accepted finding')} to {write_baseline}")
+        result.notes.append(f"baseline {write_baseline}: recorded {plural(written, 'finding')} as accepted")
         result.findings = []
     elif accepted_counts is not None and baseline is not None:
         parts = split(result.findings, accepted_counts)
         result.findings = parts.new
         note = (
-            f"baseline {baseline}: {len(parts.accepted)} accepted finding{'s' if len(parts.accepted) != 1 else ''} "
+            f"baseline {baseline}: {plural(len(parts.accepted), 'accepted finding')} "
             f"not shown, {len(parts.new)} new"
         )
         if parts.unmatched:
@@ -361,7 +360,7 @@ def _gist(result: AuditResult) -> str:
     if not result.findings:
         return "nothing checked" if result.unchecked else "no findings"
     counts = [(result.count(s), s.value) for s in Severity]
-    return ", ".join(f"{n} {word}{'s' if n != 1 and word != 'info' else ''}" for n, word in counts if n)
+    return ", ".join(plural(n, word, "info" if word == "info" else None) for n, word in counts if n)
 
 
 @cli.command()
@@ -385,7 +384,7 @@ def rules(code: str | None, fmt: str) -> None:
             click.echo(json.dumps(_rule_data(rule, docs=True), indent=2))
         else:
             click.echo(
-                f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family})\n\n{rule.docs}"
+                f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family.value})\n\n{rule.docs}"
             )
         return
     if family is not None:
@@ -394,11 +393,13 @@ def rules(code: str | None, fmt: str) -> None:
         click.echo(json.dumps([_rule_data(rule) for rule in selected], indent=2))
         return
     for rule in selected:
-        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.family:<6} {rule.summary}")
+        click.echo(
+            f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.family.value:<6} {rule.summary}"
+        )
 
 
 def _rule_data(rule: Any, *, docs: bool = False) -> dict[str, Any]:
-    data = {"code": rule.code, "name": rule.name, "severity": rule.severity.value, "family": rule.family,
+    data = {"code": rule.code, "name": rule.name, "severity": rule.severity.value, "family": rule.family.value,
             "summary": rule.summary, "since": rule.since}  # fmt: skip
     if docs:
         data["docs"] = rule.docs
@@ -602,7 +603,7 @@ def fix(
     except OSError as error:
         raise InputError(f"cannot write: {error.strerror or error}") from None
     click.echo(render_fix(result, written=written), nl=False)
-    Messages(quiet=quiet)(f"wrote {len(written)} file{'s' if len(written) != 1 else ''}")
+    Messages(quiet=quiet)(f"wrote {plural(len(written), 'file')}")
     raise SystemExit(EXIT_FINDINGS if result.remaining_errors else EXIT_OK)
 
 
@@ -911,7 +912,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # a bug of ours: one line for the user, the traceback on request
         if os.environ.get("APIDRIFT_DEBUG"):
             raise
-        first = str(error).splitlines()[0] if str(error) else ""
+        first = first_line(error, default="", strip=False)
         click.echo(
             f"apidrift: internal error: {type(error).__name__}: {first} (set APIDRIFT_DEBUG=1 for the traceback)",
             err=True,

@@ -42,7 +42,7 @@ from apidrift.auditor.downstream.refs import (
     StarRef,
     root_module,
 )
-from apidrift.auditor.downstream.sites import FileScan, Span, UseSite
+from apidrift.auditor.downstream.sites import FileScan, SiteKind, Span, UseSite
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
@@ -1228,7 +1228,7 @@ def _override_sites(
             signature = signature.bound()
         sites.append(
             UseSite(
-                "override",
+                SiteKind.OVERRIDE,
                 AttrRef(InstanceRef(base), name),
                 method.name_span,
                 f"def {name}(...)",
@@ -1312,7 +1312,7 @@ def _site(
         if not isinstance(func, _REFS) or root_module(func) not in upstream_names:
             return None
         return UseSite(
-            "call",
+            SiteKind.CALL,
             func,
             span,
             _code(lines, span),
@@ -1326,12 +1326,12 @@ def _site(
         ref = evaluator.expression(candidate.expression, candidate.scope)
         if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
             return None
-        return UseSite("attribute", ref, span, _code(lines, span), guarded=guarded)
+        return UseSite(SiteKind.ATTRIBUTE, ref, span, _code(lines, span), guarded=guarded)
     module, name, code_span = candidate.extra  # type: ignore[misc]
     code = _code(lines, code_span)
     if kind == "import-name":
-        return UseSite("import", AttrRef(ModuleRef(module), name), span, code, guarded=guarded)
-    return UseSite("import", ModuleRef(module), span, code, guarded=guarded)
+        return UseSite(SiteKind.IMPORT, AttrRef(ModuleRef(module), name), span, code, guarded=guarded)
+    return UseSite(SiteKind.IMPORT, ModuleRef(module), span, code, guarded=guarded)
 
 
 def _shape(

@@ -33,7 +33,7 @@ from apidrift.auditor.downstream.refs import (
     StarRef,
     root_module,
 )
-from apidrift.auditor.downstream.sites import FileScan, Span, UseSite
+from apidrift.auditor.downstream.sites import FileScan, SiteKind, Span, UseSite
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
@@ -740,7 +740,11 @@ def _override_sites(
         span = _span(positions[function.name])
         sites.append(
             UseSite(
-                "override", AttrRef(InstanceRef(base), name), span, f"def {name}(...)", signature=signature
+                SiteKind.OVERRIDE,
+                AttrRef(InstanceRef(base), name),
+                span,
+                f"def {name}(...)",
+                signature=signature,
             )
         )
     return sites
@@ -797,11 +801,13 @@ def _site(
     node, guarded = candidate.node, candidate.guarded
     span = _span(positions[node])
     if candidate.kind == "import-module" and candidate.module:
-        return UseSite("import", ModuleRef(candidate.module), span, _code(lines, span), guarded=guarded)
+        return UseSite(
+            SiteKind.IMPORT, ModuleRef(candidate.module), span, _code(lines, span), guarded=guarded
+        )
     if candidate.kind == "import-from-module" and candidate.module:
         assert isinstance(node, cst.ImportFrom) and node.module is not None
         return UseSite(
-            "import",
+            SiteKind.IMPORT,
             ModuleRef(candidate.module),
             _span(positions[node.module]),
             _code(lines, span),
@@ -811,7 +817,7 @@ def _site(
         assert isinstance(node, cst.ImportAlias)
         name = _name_of(node.name) or ""
         ref = AttrRef(ModuleRef(candidate.module), name)
-        return UseSite("import", ref, _span(positions[node.name]), _code(lines, span), guarded=guarded)
+        return UseSite(SiteKind.IMPORT, ref, _span(positions[node.name]), _code(lines, span), guarded=guarded)
     if candidate.kind == "call":
         assert isinstance(node, cst.Call)
         func = evaluator.expression(node.func, candidate.scope)
@@ -837,7 +843,7 @@ def _site(
         if not isinstance(func, _REFS) or root_module(func) not in upstream_names:
             return None
         return UseSite(
-            "call",
+            SiteKind.CALL,
             func,
             span,
             _code(lines, span),
@@ -852,7 +858,7 @@ def _site(
         ref = evaluator.expression(node, candidate.scope)
         if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
             return None
-        return UseSite("attribute", ref, span, _code(lines, span), guarded=guarded)
+        return UseSite(SiteKind.ATTRIBUTE, ref, span, _code(lines, span), guarded=guarded)
     return None
 
 

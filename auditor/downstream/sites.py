@@ -6,11 +6,19 @@ Kept apart from the scanners so that rules, reports and the scan cache never imp
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from apidrift.auditor.check.bind import CallShape
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.upstream.signature import Signature
+
+
+class SiteKind(str, Enum):
+    IMPORT = "import"
+    ATTRIBUTE = "attribute"
+    CALL = "call"
+    OVERRIDE = "override"  # a method overriding an upstream one: the upstream calls it
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,14 +31,14 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class UseSite:
-    kind: str  # "import", "attribute", "call" or "override" (a method overriding an upstream one)
+    kind: SiteKind
     ref: Ref  # what is imported or accessed; for calls, the callee
     span: Span
     code: str  # the use as written, first line only
     shape: CallShape | None = None
     keyword_spans: tuple[tuple[str, Span], ...] = ()  # call keywords and where each is written
     guarded: bool = False  # inside try/except ImportError etc., `if TYPE_CHECKING`, or a hasattr check
-    signature: Signature | None = None  # for "override" sites: the downstream method's own signature
+    signature: Signature | None = None  # for override sites: the downstream method's own signature
     # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
     # keywords of this call that reach the upstream (only their problems are this site's).
     forwarded: tuple[str, ...] = ()
@@ -73,7 +81,7 @@ def ref_from_data(data: Any) -> Ref:
 def site_to_data(site: UseSite) -> dict[str, Any]:
     shape = site.shape
     return {
-        "kind": site.kind,
+        "kind": site.kind.value,
         "ref": ref_to_data(site.ref),
         "span": list(_span_tuple(site.span)),
         "code": site.code,
@@ -91,7 +99,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
 def site_from_data(data: dict[str, Any]) -> UseSite:
     shape = data["shape"]
     return UseSite(
-        kind=data["kind"],
+        kind=SiteKind(data["kind"]),
         ref=ref_from_data(data["ref"]),
         span=Span(*data["span"]),
         code=data["code"],

@@ -24,8 +24,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from apidrift.auditor.cache import atomic_write_text
 from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
+from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import (
     MAX_NESTING,
     SourceDecodeError,
@@ -33,7 +33,8 @@ from apidrift.auditor.pysource import (
     nesting_problem,
     parse_problem,
 )
-from apidrift.auditor.results import FileOutcome
+from apidrift.auditor.results import FileOutcome, FileStatus
+from apidrift.auditor.wording import first_line
 
 log = logging.getLogger(__name__)
 
@@ -87,40 +88,42 @@ def scan_downstream(
             fnmatch.fnmatchcase(relative, pattern) or relative.startswith(pattern.rstrip("/") + "/")
             for pattern in exclude
         ):
-            outcomes.append(FileOutcome(relative, "skipped", "excluded by configuration"))
+            outcomes.append(FileOutcome(relative, FileStatus.SKIPPED, "excluded by configuration"))
             continue
         try:
             data = _read_bounded(path)
         except OSError as error:
-            outcomes.append(FileOutcome(relative, "failed", f"unreadable: {error.strerror or error}"))
+            outcomes.append(
+                FileOutcome(relative, FileStatus.FAILED, f"unreadable: {error.strerror or error}")
+            )
             continue
         if data is None:
             outcomes.append(
-                FileOutcome(relative, "skipped", f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB")
+                FileOutcome(relative, FileStatus.SKIPPED, f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB")
             )
             continue
         try:
             text = decode_source(data)
         except SourceDecodeError as error:
-            outcomes.append(FileOutcome(relative, "failed", f"cannot decode: {error}"))
+            outcomes.append(FileOutcome(relative, FileStatus.FAILED, f"cannot decode: {error}"))
             continue
         if mention is None or not mention.search(text):
-            outcomes.append(FileOutcome(relative, "skipped", "does not mention the upstream"))
+            outcomes.append(FileOutcome(relative, FileStatus.SKIPPED, "does not mention the upstream"))
             continue
         cached = _cached_scan(relative, data, text, upstream_names, cache_dir)
         if cached is not None:
-            outcomes.append(FileOutcome(relative, "scanned", use_sites=len(cached.sites)))
+            outcomes.append(FileOutcome(relative, FileStatus.SCANNED, use_sites=len(cached.sites)))
             scans.append(cached)
             continue
         pending.append((len(outcomes), len(scans), relative, data, text))
-        outcomes.append(FileOutcome(relative, "scanned"))  # both placeholders are filled once parsed
+        outcomes.append(FileOutcome(relative, FileStatus.SCANNED))  # both placeholders are filled once parsed
         scans.append(None)
     jobs = [(relative, data, text, upstream_names, cache_dir) for _, _, relative, data, text in pending]
     for (position, slot, relative, _, _), scan in zip(pending, _parse_all(jobs)):
         if isinstance(scan, str):
-            outcomes[position] = FileOutcome(relative, "failed", scan)
+            outcomes[position] = FileOutcome(relative, FileStatus.FAILED, scan)
         else:
-            outcomes[position] = FileOutcome(relative, "scanned", use_sites=len(scan.sites))
+            outcomes[position] = FileOutcome(relative, FileStatus.SCANNED, use_sites=len(scan.sites))
             scans[slot] = scan
     return [s for s in scans if s is not None], outcomes
 
@@ -244,7 +247,7 @@ def _scan_with_libcst(relative: str, text: str, upstream_names: frozenset[str]) 
         libcst.ParserSyntaxError,
         libcst.CSTValidationError,
     ) as error:  # the latter: e.g. an invalid identifier
-        first = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
+        first = first_line(error, default="syntax error")
         return f"syntax error: {first}"
     except (RecursionError, MemoryError):
         return "nesting too deep to parse"
@@ -253,7 +256,7 @@ def _scan_with_libcst(relative: str, text: str, upstream_names: frozenset[str]) 
 
 
 def _scanner_error(error: Exception) -> str:
-    first = (str(error).strip().splitlines() or [""])[0][:200]
+    first = first_line(error, default="")[:200]
     return f"scanner error: {type(error).__name__}" + (f": {first}" if first else "")
 
 
@@ -292,7 +295,9 @@ def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[FileOutcome]
         except OSError as error:
             relative = _display("/".join(parts) or ".")
             problems.append(
-                FileOutcome(relative + "/", "failed", f"unreadable folder: {error.strerror or error}")
+                FileOutcome(
+                    relative + "/", FileStatus.FAILED, f"unreadable folder: {error.strerror or error}"
+                )
             )
             continue
         for entry in listed:
@@ -308,10 +313,10 @@ def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[FileOutcome]
                 files.append((Path(entry.path), _display("/".join((*parts, entry.name)))))
             elif stat.S_ISLNK(mode) and (entry.name.endswith(".py") or _links_to_folder(entry.path)):
                 relative = _display("/".join((*parts, entry.name)))
-                problems.append(FileOutcome(relative, "skipped", "symlink, not followed"))
+                problems.append(FileOutcome(relative, FileStatus.SKIPPED, "symlink, not followed"))
             elif entry.name.endswith(".py") and not stat.S_ISREG(mode):  # a FIFO, a device, a socket
                 relative = _display("/".join((*parts, entry.name)))
-                problems.append(FileOutcome(relative, "skipped", "not a regular file"))
+                problems.append(FileOutcome(relative, FileStatus.SKIPPED, "not a regular file"))
     files.sort(key=lambda item: item[1].split("/"))  # as paths sort: by component
     problems.sort(key=lambda outcome: outcome.path)
     return files, problems

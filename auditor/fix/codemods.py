@@ -27,10 +27,7 @@ from __future__ import annotations
 import ast
 import difflib
 import io
-import json
-import os
 import sysconfig
-import tempfile
 import tokenize
 import warnings
 from collections.abc import Iterable, Sequence
@@ -42,14 +39,28 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.files import atomic_write_bytes
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
-from apidrift.auditor.results import AuditResult, Finding, Severity
+from apidrift.auditor.results import (
+    Applicability,
+    AuditResult,
+    Finding,
+    FixKind,
+    ManualParameter,
+    ManualStep,
+    MoveImport,
+    RemoveKeyword,
+    RenameKeyword,
+    Severity,
+)
 from apidrift.auditor.sources.specs import SourceError
+from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.wording import first_line
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
 
-EDIT_KINDS = ("rename-keyword", "remove-keyword", "move-import")
+EDIT_KINDS = (FixKind.RENAME_KEYWORD, FixKind.REMOVE_KEYWORD, FixKind.MOVE_IMPORT)
 
 # What happened to each finding's fix.
 APPLIED = "applied"  # edited (in the diff, or written)
@@ -179,13 +190,13 @@ def plan_fixes(
             statuses[index] = Outcome(finding, GUARDED, "the code handles its absence")
         elif fix is None:
             statuses[index] = Outcome(finding, NO_FIX)
-        elif fix.kind == "manual" or fix.applicability == "manual":
+        elif fix.kind is FixKind.MANUAL or fix.applicability is Applicability.MANUAL:
             statuses[index] = Outcome(finding, MANUAL)
         elif fix.kind not in EDIT_KINDS:
             statuses[index] = Outcome(
-                finding, NOT_APPLIED, f"apidrift fix does not know fixes of kind {fix.kind!r}"
+                finding, NOT_APPLIED, f"apidrift fix does not know fixes of kind {fix.kind.value!r}"
             )
-        elif fix.applicability == "unsafe" and not unsafe:
+        elif fix.applicability is Applicability.UNSAFE and not unsafe:
             statuses[index] = Outcome(finding, NEEDS_UNSAFE, unsafe_consequence(finding))
         else:
             by_path.setdefault(finding.location.path, []).append(finding)
@@ -205,21 +216,21 @@ def plan_fixes(
 def _resolved_by_renames(outcomes: list[Outcome]) -> list[Outcome]:
     """A call that passed `path=` lacks `file_path`: renaming the keyword passes it, so that missing
     argument is no manual step. Matched by file, the call's exact position and its callee."""
-    renamed: dict[tuple[str, str, str], dict[str, str]] = {}
+    renamed: dict[tuple[str, tuple[int, int], str], dict[str, str]] = {}
     for outcome in outcomes:
         fix, finding = outcome.finding.fix, outcome.finding
         if (
             outcome.status == APPLIED
             and fix is not None
-            and fix.kind == "rename-keyword"
-            and fix.data.get("call")
+            and isinstance(fix.data, RenameKeyword)
+            and fix.data.call is not None
         ):
-            key = (finding.location.path, fix.data["call"], finding.symbol)
-            renamed.setdefault(key, {})[fix.data.get("new", "")] = fix.data.get("old", "")
+            key = (finding.location.path, fix.data.call, finding.symbol)
+            renamed.setdefault(key, {})[fix.data.new] = fix.data.old
     result = []
     for outcome in outcomes:
         finding = outcome.finding
-        key = (finding.location.path, f"{finding.location.line}:{finding.location.column}", finding.symbol)
+        key = (finding.location.path, (finding.location.line, finding.location.column), finding.symbol)
         if outcome.status != MANUAL or key not in renamed:
             result.append(outcome)
             continue
@@ -260,11 +271,11 @@ def _fix_file(root: Path, path: str, findings: list[Finding]) -> tuple[FileChang
     try:
         fixes = apply_fixes(text, fresh)
     except cst.ParserSyntaxError as error:
-        return failed(f"LibCST cannot parse {path}: {str(error).splitlines()[0]}")
+        return failed(f"LibCST cannot parse {path}: {first_line(error, strip=False)}")
     after = fixes.code
     for finding, reason, value in zip(fresh, fixes.reasons, fixes.dropped_values):
         if reason is None:
-            unsafe = finding.fix is not None and finding.fix.applicability == "unsafe"
+            unsafe = finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
             outcomes[id(finding)] = Outcome(
                 finding, APPLIED, unsafe_consequence(finding, value) if unsafe else None
             )
@@ -306,9 +317,9 @@ def _compile_problem(before: str, after: str, path: str) -> str | None:
 def unsafe_consequence(finding: Finding, value: str | None = None) -> str:
     """What an unsafe fix changes, said to the user (never written into the code)."""
     fix = finding.fix
-    if fix is not None and fix.kind == "remove-keyword":
+    if fix is not None and isinstance(fix.data, RemoveKeyword):
         callee = finding.message.split(" ", 1)[0]
-        name = fix.data.get("name", "?")
+        name = fix.data.name
         what = f"`{_shorten(value)}` (passed as `{name}=`)" if value else f"the value passed as `{name}=`"
         return (
             f"changes behaviour: {callee} no longer receives {what}; "
@@ -352,14 +363,15 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
     import_edits: dict[cst.ImportFrom, dict[int, str]] = {}
     for number, finding in enumerate(findings):
         fix = finding.fix
-        if fix is None or fix.kind not in EDIT_KINDS:
+        if fix is None or fix.kind not in EDIT_KINDS or isinstance(fix.data, ManualStep):
             reasons[number] = "no fix to apply"
             continue
         where = (finding.location.line, finding.location.column)
-        if fix.kind == "move-import":
-            name, new_module = fix.data.get("name", ""), fix.data.get("new_module", "")
+        data = fix.data
+        if isinstance(data, MoveImport):
+            name, new_module = data.name, data.new_module
             found = locator.aliases.get((*where, name))
-            module = fix.data.get("module")
+            module = data.module
             if found is None or (
                 module and found[0].module is not None and empty.code_for_node(found[0].module) != module
             ):
@@ -372,22 +384,22 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
                 statement, index = found
                 import_edits.setdefault(statement, {})[index] = new_module
             continue
-        keyword = fix.data.get("old" if fix.kind == "rename-keyword" else "name", "")
+        keyword = data.old if isinstance(data, RenameKeyword) else data.name
         found_arg = locator.keywords.get((*where, keyword))
         if found_arg is None:
             reasons[number] = f"no keyword argument `{keyword}=` at {where[0]}:{where[1]} (already fixed?)"
             continue
         call, index = found_arg
         edits = call_edits.setdefault(call, {})
-        if fix.kind == "rename-keyword":
-            new = fix.data.get("new", "")
+        if isinstance(data, RenameKeyword):
+            new = data.new
             passed = {a.keyword.value for a in call.args if a.keyword is not None}
             if not new.isidentifier():
                 reasons[number] = f"`{new}` is not a parameter name"
             elif new in passed or ("rename", new) in edits.values():
                 reasons[number] = f"the call already passes `{new}=`: merge the two by hand"
-            elif fix.data.get("kind") in ("positional-only", "var-positional", "var-keyword"):
-                reasons[number] = f"`{new}` is {fix.data['kind']} now: pass the value by position"
+            elif data.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+                reasons[number] = f"`{new}` is {data.kind.value} now: pass the value by position"
             else:
                 edits.setdefault(index, ("rename", new))
         else:
@@ -666,68 +678,16 @@ def write_changes(result: FixResult) -> list[Path]:
             raise FixError(f"{change.path} changed since it was read; nothing written, run again")
         targets.append((target, change.after.encode(change.encoding)))
     for target, data in targets:
-        _atomic_write(target, data)
+        atomic_write_bytes(target, data, mode=target.stat().st_mode & 0o7777, suffix=".apidrift-fix")
     return [target for target, _ in targets]
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    mode = target.stat().st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".apidrift-fix", dir=target.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
 
 
 # ---- what a manual step needs the developer to do
 
 
-@dataclass(frozen=True)
-class ManualParameter:
-    name: str
-    annotation: str | None
-    position: int | None  # 1-based, in the signature as the call sees it
-    of: int | None  # how many parameters that signature has
-    kind: str | None  # a `ParamKind` value
-    after: str | None  # the parameter before it
-    before: str | None  # "new", "had-default", "required" or None (no old version)
-
-
 def manual_parameters(finding: Finding) -> list[ManualParameter]:
-    """The parameters a manual `Fix` asks for, from its data (JSON `details`, else the flat fields)."""
+    """The parameters a manual `Fix` asks for."""
     fix = finding.fix
-    if fix is None:
+    if fix is None or not isinstance(fix.data, ManualStep):
         return []
-    data = fix.data
-    if data.get("details"):
-        try:
-            items = json.loads(data["details"])
-        except ValueError:
-            items = None
-        if isinstance(items, list):
-            return [
-                ManualParameter(
-                    str(item.get("name")),
-                    item.get("annotation"),
-                    item.get("position"),
-                    item.get("of"),
-                    item.get("kind"),
-                    item.get("after"),
-                    item.get("before"),
-                )
-                for item in items
-                if isinstance(item, dict)
-            ]
-    names = [n for n in data.get("parameters", "").split(",") if n]
-    afters = data.get("after", "").split(",")
-    return [
-        ManualParameter(n, None, None, None, None, afters[i] if i < len(afters) and afters[i] else None, None)
-        for i, n in enumerate(names)
-    ]
+    return list(fix.data.parameters)

@@ -21,7 +21,8 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from apidrift.auditor.cache import Cache, atomic_write_text, path_component
+from apidrift.auditor.cache import Cache, path_component
+from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.sources.index_client import (
     IndexClient,
     IndexFile,

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from apidrift.auditor.wording import first_line
+
 MAX_RESULT_BYTES = 256 * 1024 * 1024  # what a child may hand back
 MAX_FINDINGS = 20_000  # findings kept per dependent (the counts stay exact)
 EXIT_MEMORY = 3
@@ -219,9 +221,9 @@ def child_result(job: Job) -> dict[str, Any]:
     except MemoryError:
         raise
     except (SpecError, SourceError) as error:
-        return failed_row(job, "error", str(error).splitlines()[0] if str(error) else type(error).__name__)
+        return failed_row(job, "error", first_line(error, strip=False))
     except Exception as error:
-        first = str(error).splitlines()[0] if str(error) else ""
+        first = first_line(error, default="", strip=False)
         return failed_row(job, "error", f"internal error: {type(error).__name__}: {first}")
 
 

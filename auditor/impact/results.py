@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from apidrift import __version__
-from apidrift.auditor.results import AuditResult, Severity
+from apidrift.auditor.results import AuditResult, Classification, Severity
 
 STATUSES = ("broken", "at-risk", "not-yet-affected", "clean", "not-using", "timeout", "memory", "error")
 FAILED = ("timeout", "memory", "error")
@@ -32,7 +32,7 @@ def row_from_audit(
     key: str, label: str, spec: str, result: AuditResult, pin: str | None, *, max_findings: int
 ) -> dict[str, Any]:
     """A dependent's row (with its findings) from its `AuditResult`."""
-    new = [f for f in result.findings if f.classification != "pre-existing"]
+    new = [f for f in result.findings if f.classification is not Classification.PRE_EXISTING]
     counts = Counter(f.severity for f in new)
     coverage = result.coverage[0] if result.coverage else None
     found = coverage.found if coverage else 0
@@ -50,6 +50,7 @@ def row_from_audit(
     for finding in result.findings[:max_findings]:
         item = {name: getattr(finding, name) for name in _FINDING_FIELDS}
         item["severity"] = finding.severity.value
+        item["classification"] = finding.classification.value if finding.classification else None
         loc = finding.location
         item.update(path=loc.path, line=loc.line, column=loc.column, source_line=loc.source_line[:500])
         findings.append(item)
@@ -153,7 +154,10 @@ def group_findings(rows: list[dict[str, Any]]) -> list[Group]:
         if row["status"] not in ("broken", "at-risk", "not-yet-affected"):
             continue
         for finding in row.get("findings", ()):
-            if finding.get("classification") == "pre-existing" or finding["severity"] == "info":
+            if (
+                finding.get("classification") == Classification.PRE_EXISTING.value
+                or finding["severity"] == "info"
+            ):
                 continue
             entry = acc.setdefault((finding["symbol"], finding["code"]), {
                 "finding": finding, "dependents": {}, "pinned": {}, "sites": 0, "messages": Counter()})  # fmt: skip

@@ -27,6 +27,7 @@ from apidrift.auditor.impact.inputs import Dependent, previous_release
 from apidrift.auditor.impact.jobs import Job, failed_row, run_job
 from apidrift.auditor.impact.results import FAILED, ImpactResult, ResultStore
 from apidrift.auditor.sources.locate import SourceTree, locate
+from apidrift.auditor.wording import first_line, plural
 
 Progress = Callable[[int, int, dict[str, Any]], None]  # (done, total, row)
 
@@ -160,7 +161,7 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
         done = {k: row for k, row in previous.items() if k in wanted and row["status"] != "error"}
         if done:
             result.notes.append(
-                f"--resume: {len(done)} dependent{'s' if len(done) != 1 else ''} already audited for these versions"
+                f"--resume: {plural(len(done), 'dependent')} already audited for these versions"
             )
     else:
         store.start(fresh=True)
@@ -245,7 +246,7 @@ def make_executor(request: ImpactRequest) -> Pool:
     return Pool(
         lambda: ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_warm),
         workers,
-        f"process pool, {workers} worker{'s' if workers != 1 else ''}",
+        f"process pool, {plural(workers, 'worker')}",
     )
 
 
@@ -265,7 +266,7 @@ def dask_pool(address: str | None) -> Pool:
     return Pool(
         lambda: client.get_executor(pure=False),
         threads,
-        f"Dask at {where}, {threads} thread{'s' if threads != 1 else ''}",
+        f"Dask at {where}, {plural(threads, 'thread')}",
         client.close,
     )
 
@@ -301,7 +302,7 @@ def run_jobs(
                 message = (
                     f"the worker running it died {attempts[job.key]} times ({type(error).__name__}: {error})"
                 )
-                row = failed_row(job, "error", message.splitlines()[0])
+                row = failed_row(job, "error", first_line(message))
                 row["origin"] = job.origin
             row["attempts"] = attempts[job.key]
             collect(row)

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from apidrift.auditor.cache import atomic_write_text
+from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.sources.specs import SourceError
+from apidrift.auditor.wording import first_line
 
 ArchiveKind = Literal["wheel", "sdist"]
 MANIFEST = "manifest.json"
@@ -308,11 +309,6 @@ class _Writer:
         self.written.add(parts)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
 def _single_top_folder(top_names: set[str], has_top_file: bool) -> str | None:
     if len(top_names) == 1 and not has_top_file:
         return next(iter(top_names))
@@ -392,17 +388,17 @@ def extract_archive(
             NotImplementedError, RuntimeError) as exc:  # fmt: skip
         shutil.rmtree(work, ignore_errors=True)
         what = "sdist" if kind == "sdist" else "wheel"
-        raise SourceError(f"{archive.name} is not a readable {what} archive: {_one_line(exc)}") from None
+        raise SourceError(f"{archive.name} is not a readable {what} archive: {first_line(exc)}") from None
     except OSError as exc:  # corrupt compressed data (bz2, gzip) or a failed write
         shutil.rmtree(work, ignore_errors=True)
-        raise SourceError(f"cannot extract {archive.name}: {_one_line(exc)}") from None
+        raise SourceError(f"cannot extract {archive.name}: {first_line(exc)}") from None
     except (
         Exception
     ) as exc:  # anything else a damaged archive makes tarfile or zipfile raise (found by fuzzing)
         shutil.rmtree(work, ignore_errors=True)
         what = "sdist" if kind == "sdist" else "wheel"
         raise SourceError(
-            f"{archive.name} is not a readable {what} archive: {type(exc).__name__}: {_one_line(exc)}"
+            f"{archive.name} is not a readable {what} archive: {type(exc).__name__}: {first_line(exc)}"
         ) from None
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)

@@ -33,8 +33,10 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from apidrift import __version__
-from apidrift.auditor.cache import Cache, atomic_write_text
+from apidrift.auditor.cache import Cache
+from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.sources.specs import IndexSpec, SourceError, normalize_name
+from apidrift.auditor.wording import first_line
 
 if TYPE_CHECKING:  # imported for real only when the index is contacted: a warm run never loads them
     import pypi_simple
@@ -353,8 +355,7 @@ def env_limit(field_name: str, default: float, environ: dict[str, str] | None = 
 
 
 def _short(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:300] if lines else type(exc).__name__
+    return first_line(exc, default="")[:300] or type(exc).__name__
 
 
 def network_failure(exc: BaseException) -> str:

@@ -52,6 +52,7 @@ from apidrift.auditor.sources.specs import (
     normalize_name,
     parse_spec,
 )
+from apidrift.auditor.wording import first_line
 
 try:  # Python 3.11+
     import tomllib as _toml
@@ -129,15 +130,10 @@ def locate(
             tree = _from_name(parsed, role, ctx)
     except OSError as exc:  # a folder that vanished, a name too long, a disk that is full...
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        raise SourceError(f"cannot read {spec!r}: {exc.strerror or _first_line(exc)}{where}") from None
+        raise SourceError(f"cannot read {spec!r}: {exc.strerror or first_line(exc)}{where}") from None
     if cache.note and cache.note != reported:
         tree = _with_note(tree, cache.note)
     return tree
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
 
 
 @dataclass(frozen=True)

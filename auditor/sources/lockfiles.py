@@ -26,6 +26,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from apidrift.auditor.wording import first_line
+
 try:
     import tomllib
 except ImportError:  # pragma: no cover - Python 3.10
@@ -267,7 +269,7 @@ def read_lock(path: str, read: Reader, kind: str | None = None) -> list[LockFile
         doc: Any = json.loads(text) if kind == "pipfile" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as error:
         raise LockError(
-            f"{path}: not valid {'JSON' if kind == 'pipfile' else 'TOML'} ({_first_line(error)})"
+            f"{path}: not valid {'JSON' if kind == 'pipfile' else 'TOML'} ({first_line(error)})"
         ) from None
     if not isinstance(doc, dict):
         raise LockError(f"{path}: not a {kind} file")
@@ -282,11 +284,6 @@ def _decode(data: bytes, path: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise LockError(f"{path}: not UTF-8 text") from None
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _safe(value: object, limit: int = 80) -> str:

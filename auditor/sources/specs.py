@@ -16,6 +16,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from apidrift.auditor.wording import first_line
+
 Role = Literal["downstream", "upstream"]
 
 # PEP 508 distribution name.
@@ -119,11 +121,6 @@ class DirectorySpec:
 Spec = Union[IndexSpec, PathSpec, NameSpec, DirectorySpec]
 
 
-def _first_line(exc: Exception) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
 def _looks_like_path(text: str) -> bool:
     return text.startswith((".", "/", "~")) or "/" in text or "\\" in text
 
@@ -153,7 +150,7 @@ def parse_spec(text: str, role: Role = "downstream") -> Spec:
         try:
             req = Requirement(text)
         except InvalidRequirement as exc:
-            raise SpecError(f"cannot parse {raw!r}: {_first_line(exc)}") from None
+            raise SpecError(f"cannot parse {raw!r}: {first_line(exc)}") from None
         if req.marker is not None:
             raise SpecError(f"{raw!r}: environment markers are not supported in a spec")
         if req.url:  # unreachable without '@', kept for safety

@@ -18,6 +18,7 @@ from pathlib import Path
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import BoundedReadError, read_bounded
 from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
+from apidrift.auditor.wording import first_line
 
 log = logging.getLogger(__name__)
 
@@ -159,9 +160,9 @@ class ApiIndex:
             self.stats.failed[dotted] = "nesting too deep to parse"
             return unknowable
         except Exception as error:  # Python 2, null bytes, or a griffe failure: one module, not the audit
-            message = str(error).strip().splitlines()
+            first = first_line(error, default="")
             self.stats.failed[dotted] = (
-                f"{type(error).__name__}: {message[0][:200]}" if message else type(error).__name__
+                f"{type(error).__name__}: {first[:200]}" if first else type(error).__name__
             )
             return unknowable
         self.stats.parsed += 1
@@ -183,7 +184,7 @@ class ApiIndex:
     def _write_cache(self, key: str, info: ModuleInfo) -> None:
         if self.cache_dir is None:
             return
-        from apidrift.auditor.cache import atomic_write_text
+        from apidrift.auditor.files import atomic_write_text
 
         try:
             atomic_write_text(self.cache_dir / key[:2] / f"{key}.json", json.dumps(info.as_dict()))

@@ -12,9 +12,11 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
+from enum import Enum
 from typing import Any
 
 from apidrift.auditor.downstream.refs import ModuleRef
+from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import call_target
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
@@ -31,9 +33,26 @@ from apidrift.auditor.upstream.resolve import (
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 
+class ChangeKind(str, Enum):
+    """What changed about one upstream path between the two versions."""
+
+    REMOVED = "removed"  # gone, with no new home found
+    MOVED = "moved"  # gone from here, importable elsewhere
+    KIND_CHANGED = "kind-changed"  # a class now a function, say
+    DEPRECATED = "deprecated"  # newly deprecated
+    PARAMETER_REMOVED = "parameter-removed"
+    PARAMETER_ADDED_REQUIRED = "parameter-added-required"
+    PARAMETER_ADDED = "parameter-added"  # optional
+    PARAMETER_RENAMED = "parameter-renamed"
+    PARAMETER_MOVED = "parameter-moved"  # reordered among the positional parameters
+    PARAMETER_KIND_CHANGED = "parameter-kind-changed"  # e.g. now keyword-only
+    PARAMETER_NOW_REQUIRED = "parameter-now-required"  # lost its default
+    DEFAULT_CHANGED = "default-changed"
+
+
 @dataclass(frozen=True)
 class ApiChange:
-    kind: str  # removed, moved, parameter-removed, parameter-added-required, parameter-renamed, ...
+    kind: ChangeKind
     path: str  # dotted path in the old version
     detail: str
     breaking: bool
@@ -47,7 +66,7 @@ class ApiChange:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind,
+            "kind": self.kind.value,
             "path": self.path,
             "detail": self.detail,
             "breaking": self.breaking,
@@ -99,8 +118,16 @@ def diff(
         for change in _changes_of(path, old, new, relocator, tuple((uses or {}).get(path, ()))):
             if sites is not None:
                 change = _attributed(change, sites.get(path, []), checks)
-            what = change.detail if change.kind not in ("removed", "moved") else change.new or change.path
-            key = (canonical if change.kind not in ("removed", "moved") else path, change.kind, what)
+            what = (
+                change.detail
+                if change.kind not in (ChangeKind.REMOVED, ChangeKind.MOVED)
+                else change.new or change.path
+            )
+            key = (
+                canonical if change.kind not in (ChangeKind.REMOVED, ChangeKind.MOVED) else path,
+                change.kind,
+                what,
+            )
             if key in changes:
                 before = changes[key]
                 merged = tuple(sorted(set(before.uses) | set(change.uses), key=_site_order))
@@ -145,8 +172,8 @@ class _SiteChecks:
         return self._done[key]
 
 
-_WHOLE_OBJECT = ("removed", "moved")
-_TOUCHES_EVERY_USE = ("deprecated", "kind-changed")
+_WHOLE_OBJECT = (ChangeKind.REMOVED, ChangeKind.MOVED)
+_TOUCHES_EVERY_USE = (ChangeKind.DEPRECATED, ChangeKind.KIND_CHANGED)
 
 
 def _attributed(change: ApiChange, uses: list[Use], checks: _SiteChecks) -> ApiChange:
@@ -162,7 +189,7 @@ def _attributed(change: ApiChange, uses: list[Use], checks: _SiteChecks) -> ApiC
             hit.append(use.where)
     ordered = tuple(sorted(set(hit), key=_site_order))
     breaking = (general and bool(ordered) and change.kind not in _TOUCHES_EVERY_USE) or (
-        change.kind == "kind-changed" and bool(ordered)
+        change.kind is ChangeKind.KIND_CHANGED and bool(ordered)
     )
     return replace(change, uses=ordered, breaking=breaking, breaks_some_callers=general)
 
@@ -172,7 +199,7 @@ def _site_feels(change: ApiChange, site: Any, before: Any, after: Any) -> bool:
     judged on the arguments as the old version bound them, against the signatures this site meets."""
     from apidrift.auditor.check.bind import Ok
 
-    if site.kind != "call" or site.shape is None or not isinstance(before.verdict, Ok):
+    if site.kind is not SiteKind.CALL or site.shape is None or not isinstance(before.verdict, Ok):
         return False  # not a call, or not one that worked before: no change of a signature breaks it
     if before.target is None or after.target is None:
         return False
@@ -186,24 +213,24 @@ def _site_feels(change: ApiChange, site: Any, before: Any, after: Any) -> bool:
     by_keyword = {p for k, p in assigned if isinstance(k, str)}
     filled = set(by_position.values()) | by_keyword
     name = change.names[0] if change.names else ""
-    if change.kind == "parameter-removed":
+    if change.kind is ChangeKind.PARAMETER_REMOVED:
         return name in filled
-    if change.kind == "parameter-renamed":
+    if change.kind is ChangeKind.PARAMETER_RENAMED:
         return name in by_keyword
-    if change.kind == "parameter-added-required":
+    if change.kind is ChangeKind.PARAMETER_ADDED_REQUIRED:
         return not shape.star_kwargs and not shape.star_args
-    if change.kind == "parameter-now-required":
+    if change.kind is ChangeKind.PARAMETER_NOW_REQUIRED:
         return name not in filled and not shape.star_kwargs and not shape.star_args
-    if change.kind == "parameter-kind-changed":
+    if change.kind is ChangeKind.PARAMETER_KIND_CHANGED:
         param = new_sig.get(name)
         if param is None:
             return False
         if param.kind is ParamKind.POSITIONAL_ONLY and name in by_keyword:
             return True
         return param.kind is ParamKind.KEYWORD_ONLY and name in by_position.values()
-    if change.kind in ("parameter-moved", "parameter-added"):
+    if change.kind in (ChangeKind.PARAMETER_MOVED, ChangeKind.PARAMETER_ADDED):
         return _remapped(by_position, old_sig, new_sig, name)
-    if change.kind == "default-changed":
+    if change.kind is ChangeKind.DEFAULT_CHANGED:
         return name not in filled and not shape.star_kwargs
     return False
 
@@ -216,7 +243,7 @@ def _remapped(by_position: dict[int, str], old: Signature, new: Signature, name:
     renamed = {
         a: b
         for kind, _, _, names in _signature_changes(old, new)
-        if kind == "parameter-renamed"
+        if kind is ChangeKind.PARAMETER_RENAMED
         for a, b in [names]
     }
     for index, param in by_position.items():
@@ -240,10 +267,12 @@ def _changes_of(
     name, owner = path.rsplit(".", 1)[-1], path.rpartition(".")[0]
     moved = relocator.find(name, kind_of(before), owner)
     if moved:
-        return [ApiChange("moved", path, f"now importable as `{moved[0]}`", True, path, moved[0], sites)]
+        return [
+            ApiChange(ChangeKind.MOVED, path, f"now importable as `{moved[0]}`", True, path, moved[0], sites)
+        ]
     deprecated = getattr(before.info, "deprecated", None)
     note = f" (deprecated before: {deprecated})" if deprecated else ""
-    return [ApiChange("removed", path, f"`{path}` no longer exists{note}", True, path, None, sites)]
+    return [ApiChange(ChangeKind.REMOVED, path, f"`{path}` no longer exists{note}", True, path, None, sites)]
 
 
 def _lookup(resolver: Resolver, path: str) -> Any:
@@ -260,14 +289,18 @@ def _compare(
     if kind_of(before) and kind_of(after) and kind_of(before) != kind_of(after):
         changes.append(
             ApiChange(
-                "kind-changed", path, f"was a {kind_of(before)}, now a {kind_of(after)}", True, uses=sites
+                ChangeKind.KIND_CHANGED,
+                path,
+                f"was a {kind_of(before)}, now a {kind_of(after)}",
+                True,
+                uses=sites,
             )
         )
         return changes
     old_deprecated = getattr(getattr(before, "info", None), "deprecated", None)
     new_deprecated = getattr(getattr(after, "info", None), "deprecated", None)
     if new_deprecated and not old_deprecated:
-        changes.append(ApiChange("deprecated", path, new_deprecated, False, uses=sites))
+        changes.append(ApiChange(ChangeKind.DEPRECATED, path, new_deprecated, False, uses=sites))
     if isinstance(before, (ClassValue, FunctionValue)) and isinstance(after, (ClassValue, FunctionValue)):
         old_target = call_target(before, old)
         new_target = call_target(after, new)
@@ -290,14 +323,14 @@ def _compare(
     return changes
 
 
-def compare_signatures(old: Signature, new: Signature) -> list[tuple[str, str, bool]]:
+def compare_signatures(old: Signature, new: Signature) -> list[tuple[ChangeKind, str, bool]]:
     """(kind, detail, breaking) for each difference a caller can feel."""
     return [(kind, detail, breaking) for kind, detail, breaking, _ in _signature_changes(old, new)]
 
 
-def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, bool, tuple[str, ...]]]:
+def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind, str, bool, tuple[str, ...]]]:
     """(kind, detail, breaking, the parameter names it is about) for each difference a caller can feel."""
-    found: list[tuple[str, str, bool, tuple[str, ...]]] = []
+    found: list[tuple[ChangeKind, str, bool, tuple[str, ...]]] = []
     old_names = [p.name for p in old.parameters]
     new_names = [p.name for p in new.parameters]
     renamed: dict[str, str] = {}
@@ -312,7 +345,7 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
             renamed[before.name] = after.name
             found.append(
                 (
-                    "parameter-renamed",
+                    ChangeKind.PARAMETER_RENAMED,
                     f"`{before.name}` renamed to `{after.name}`",
                     True,
                     (before.name, after.name),
@@ -323,7 +356,7 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
             if before.kind is ParamKind.VAR_KEYWORD:
                 found.append(
                     (
-                        "parameter-removed",
+                        ChangeKind.PARAMETER_REMOVED,
                         f"no longer takes arbitrary keywords (`**{before.name}`)",
                         True,
                         (before.name,),
@@ -332,14 +365,14 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
             elif before.kind is ParamKind.VAR_POSITIONAL:
                 found.append(
                     (
-                        "parameter-removed",
+                        ChangeKind.PARAMETER_REMOVED,
                         f"no longer takes extra positional arguments (`*{before.name}`)",
                         True,
                         (before.name,),
                     )
                 )
             else:
-                found.append(("parameter-removed", f"`{before.name}` removed", True, (before.name,)))
+                found.append((ChangeKind.PARAMETER_REMOVED, f"`{before.name}` removed", True, (before.name,)))
     positional = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
     new_positional = [p.name for p in new.parameters if p.kind in positional]
     for after in new.parameters:
@@ -352,11 +385,11 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
         shift = " (shifts the positional arguments after it)" if shifted else ""
         if after.required:
             detail = f"new required parameter `{after.render()}`{_position(new, after)}{shift}"
-            found.append(("parameter-added-required", detail, True, (after.name,)))
+            found.append((ChangeKind.PARAMETER_ADDED_REQUIRED, detail, True, (after.name,)))
         elif after.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
             found.append(
                 (
-                    "parameter-added",
+                    ChangeKind.PARAMETER_ADDED,
                     f"new optional parameter `{after.render()}`{shift}",
                     bool(shifted),
                     (after.name,),
@@ -369,7 +402,7 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
         if before.kind is not after.kind:
             found.append(
                 (
-                    "parameter-kind-changed",
+                    ChangeKind.PARAMETER_KIND_CHANGED,
                     f"`{before.name}` was {before.kind.value}, now {after.kind.value}",
                     True,
                     (after.name,),
@@ -382,7 +415,7 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
         ):
             found.append(
                 (
-                    "parameter-now-required",
+                    ChangeKind.PARAMETER_NOW_REQUIRED,
                     f"`{before.name}` lost its default {before.default}",
                     True,
                     (after.name,),
@@ -391,7 +424,7 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
         elif before.has_default and after.has_default and _literal_differs(before.default, after.default):
             found.append(
                 (
-                    "default-changed",
+                    ChangeKind.DEFAULT_CHANGED,
                     f"default of `{before.name}`: {before.default} -> {after.default}",
                     False,
                     (after.name,),
@@ -408,7 +441,7 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[str, str, b
         }
         for name in (n for n in common if n not in kept):
             detail = f"`{name}` moved from position {old_order.index(name) + 1} to {new_positional.index(name) + 1}"
-            found.append(("parameter-moved", detail, True, (name,)))
+            found.append((ChangeKind.PARAMETER_MOVED, detail, True, (name,)))
     return found
 
 

@@ -3,25 +3,60 @@
 griffe does the parsing and name resolution (canonical paths of imports, bases, decorators); a small
 griffe extension records the facts griffe does not keep (class-body field order, `self.x` assignments,
 every name a module binds, identity decorators). Nothing is imported or executed.
+
+Input: one module's dotted name, file and text, and the root it was read under. Output: its
+`ModuleInfo`. This module holds the entry point (`load_module`, with its time budget), the griffe
+extension and the conversion of griffe's objects into the model; the AST analyses the extension runs
+are in `analyses/` (namespace, exports, stubs, deprecations, decorators, calls).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import logging
 import os
-import re
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import griffe
 
-from apidrift.auditor.upstream import dynamic as dynamic_eval
+from apidrift.auditor.upstream.analyses.calls import _kwargs_forwarding, _returned_class, _self_calls
+from apidrift.auditor.upstream.analyses.decorators import (
+    _decorator_facts,
+    _is_forwarding_wrapper,
+    _is_identity,
+    _keeps_signature,
+    _returns_identity_decorator,
+    _returns_package_decorator,
+    _sets_attributes_of_arguments,
+)
+from apidrift.auditor.upstream.analyses.deprecations import _deprecation
+from apidrift.auditor.upstream.analyses.exports import _computes_all
+from apidrift.auditor.upstream.analyses.namespace import (
+    _DYNAMIC_BINDING,
+    _body_bound_names,
+    _class_patches,
+    _getattr_program,
+    _instance_attributes,
+    _open_module_namespace,
+    _rebound_names,
+    _star_imports,
+    _top_level_names,
+    _unpacked_names,
+    _uses_namespace_functions,
+    _without_main_blocks,
+)
+from apidrift.auditor.upstream.analyses.nodes import (
+    _OWN_NODES,
+    _class_statements,
+    _last_name_of,
+    _module_statements,
+    _resolve_text,
+)
+from apidrift.auditor.upstream.analyses.stubs import _source_definitions, _source_names
 from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.model import (
@@ -30,6 +65,7 @@ from apidrift.auditor.upstream.model import (
     ClassInfo,
     Decorator,
     FieldSpec,
+    Forwarding,
     FunctionInfo,
     Member,
     ModuleInfo,
@@ -43,10 +79,19 @@ _KINDS = {
     "keyword-only": ParamKind.KEYWORD_ONLY,
     "variadic keyword": ParamKind.VAR_KEYWORD,
 }
+
+
 _DATACLASS_TRANSFORM = frozenset({"typing.dataclass_transform", "typing_extensions.dataclass_transform"})
+
+
 _OPTIONAL = frozenset({"typing.Optional", "typing_extensions.Optional"})
+
+
 _DYNAMIC_MARKERS = ("globals()", "sys.modules[", "setattr(sys.modules", "vars()")
+
+
 _FACTS = "apidrift"  # key of our facts in griffe objects' `extra`
+
 
 logging.getLogger("griffe").setLevel(logging.ERROR)  # griffe warns about unparsable docstrings etc.
 
@@ -54,6 +99,8 @@ logging.getLogger("griffe").setLevel(logging.ERROR)  # griffe warns about unpars
 # --- bounds on one module's load ------------------------------------------------------------------
 
 DEFAULT_LOAD_SECONDS = 20.0  # one module's load; after it, the module's names are "not checkable"
+
+
 LOAD_SECONDS_VARIABLE = "APIDRIFT_MODULE_LOAD_SECONDS"
 
 
@@ -210,24 +257,6 @@ def _blank_lines(code: str, ranges: list[tuple[int, int]]) -> str:
         for index in range(start - 1, min(end, len(lines))):
             lines[index] = ""
     return "\n".join(lines)
-
-
-def _getattr_program(node: ast.Module) -> dict[str, Any] | None:
-    """What the `__getattr__` evaluator needs of a module that binds one: its pruned source, and the
-    lines of the functions that build or serve it (their globals()/sys.modules use is the evaluator's)."""
-    if not dynamic_eval.defines_getattr(node):
-        return None
-    helpers = dynamic_eval.getattr_helpers(node)
-    lines = [
-        (stmt.lineno, stmt.end_lineno or stmt.lineno)
-        for stmt in node.body
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in helpers
-    ]
-    try:
-        source = dynamic_eval.program_source(copy.deepcopy(node))
-    except (RecursionError, MemoryError):
-        source = None
-    return {"source": source, "helper_lines": lines}
 
 
 def _parent_chain(dotted: str, root: Path) -> griffe.Module | None:
@@ -462,22 +491,6 @@ def _head_text(annotation: ast.expr) -> str | None:
     return None
 
 
-def _resolve_text(scope: griffe.Object, dotted: str) -> str:
-    """Resolve a dotted name written in `scope`'s module through that module's imports."""
-    first, _, rest = dotted.partition(".")
-    module = scope.module
-    member = module.members.get(first)
-    if member is not None and member.is_alias:
-        base = member.target_path
-    elif member is not None:
-        base = f"{module.path}.{first}"
-    elif hasattr(builtins, first):
-        base = f"builtins.{first}"
-    else:
-        return f"?{dotted}"
-    return f"{base}.{rest}" if rest else base
-
-
 def _base_path(value: Any) -> str:
     if isinstance(value, griffe.ExprSubscript):  # Generic[T], Base[int]: the class is the head
         value = value.left
@@ -589,153 +602,6 @@ class _FactsExtension(griffe.Extension):
             }
 
 
-_DYNAMIC_BINDING = "dynamic-binding"  # a Reason code (auditor/reasons.py)
-_NAMESPACE_FUNCTIONS = frozenset({"locals", "vars", "globals", "exec"})
-
-
-def _class_statements(node: ast.ClassDef) -> Iterator[ast.stmt]:
-    """Statements of a class body, inside if/try/with/for/while too, but not inside defs or classes."""
-    return _block_statements(node.body)
-
-
-def _unpacked_names(statements: list[ast.stmt]) -> list[tuple[str, int]]:
-    """Names bound by unpacking assignments (`(DEBUG, INFO) = range(2)`, `a, *rest = ...`): plain
-    attributes of the namespace, which griffe does not record."""
-    found: list[tuple[str, int]] = []
-    for stmt in statements:
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                if isinstance(target, (ast.Tuple, ast.List)):
-                    found.extend((name, stmt.lineno) for name in _target_names(target))
-    return found
-
-
-def _target_names(target: ast.expr) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for element in target.elts for n in _target_names(element)]
-    if isinstance(target, ast.Starred):
-        return _target_names(target.value)
-    return []
-
-
-def _body_bound_names(statements: list[ast.stmt]) -> set[str]:
-    """Every name a class body binds, whatever the statement (for, with, walrus, del, imports...)."""
-    names: set[str] = set()
-    for stmt in statements:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(stmt.name)
-            continue
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*")
-            continue
-        for field_name in ("body", "orelse", "finalbody", "handlers"):
-            if isinstance(getattr(stmt, field_name, None), list):
-                break  # a compound statement: its own statements come separately; read its header only
-        else:
-            field_name = ""
-        parts = (
-            [stmt]
-            if not field_name
-            else [
-                getattr(stmt, f)
-                for f in ("target", "test", "iter", "items", "subject")
-                if getattr(stmt, f, None) is not None
-            ]
-        )
-        for part in parts:
-            for inner in (
-                ast.walk(part) if isinstance(part, ast.AST) else (n for item in part for n in ast.walk(item))
-            ):
-                if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
-                    names.add(inner.id)
-        if isinstance(stmt, ast.Try):
-            names.update(h.name for h in stmt.handlers if h.name)
-    return names
-
-
-def _uses_namespace_functions(statements: list[ast.stmt]) -> bool:
-    """A class body that calls locals()/vars()/exec(): it may bind any name."""
-    for stmt in statements:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        headers = (
-            [stmt]
-            if not any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse", "handlers"))
-            else [
-                getattr(stmt, f)
-                for f in ("target", "test", "iter", "subject")
-                if getattr(stmt, f, None) is not None
-            ]
-        )
-        for header in headers:
-            for inner in ast.walk(header):
-                if (
-                    isinstance(inner, ast.Call)
-                    and isinstance(inner.func, ast.Name)
-                    and inner.func.id in _NAMESPACE_FUNCTIONS
-                ):
-                    return True
-    return False
-
-
-def _open_module_namespace(module: ast.Module) -> str | None:
-    """A module whose top-level code calls locals()/vars()/exec() (globals() is already a marker)."""
-    for stmt in _module_statements(module):
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for inner in ast.walk(stmt):
-            if (
-                isinstance(inner, ast.Call)
-                and isinstance(inner.func, ast.Name)
-                and inner.func.id in ("locals", "vars", "exec")
-            ):
-                return _DYNAMIC_BINDING
-    return None
-
-
-def _class_patches(module: ast.Module) -> dict[str, dict[str, Any]]:
-    """What the module's code (functions included) does to its own top-level classes from outside their
-    bodies: `Cls.name = ...` and `setattr(Cls, "name", ...)` bind `name`; `setattr(Cls, expr, ...)`,
-    `Cls.__dict__`/`vars(Cls)` games bind unknown names (the class's namespace is open)."""
-    classes = {stmt.name for stmt in _module_statements(module) if isinstance(stmt, ast.ClassDef)}
-    patches: dict[str, dict[str, Any]] = {}
-    if not classes:
-        return patches
-    for inner in ast.walk(module):
-        owner, name = None, None
-        if (
-            isinstance(inner, ast.Attribute)
-            and isinstance(inner.value, ast.Name)
-            and inner.value.id in classes
-        ):
-            if isinstance(inner.ctx, (ast.Store, ast.Del)):
-                owner, name = inner.value.id, inner.attr
-            elif inner.attr == "__dict__":
-                owner = inner.value.id
-        elif (
-            isinstance(inner, ast.Call)
-            and isinstance(inner.func, ast.Name)
-            and inner.func.id in ("setattr", "vars")
-            and inner.args
-            and isinstance(inner.args[0], ast.Name)
-            and inner.args[0].id in classes
-        ):
-            owner = inner.args[0].id
-            second = inner.args[1] if inner.func.id == "setattr" and len(inner.args) > 1 else None
-            if isinstance(second, ast.Constant) and isinstance(second.value, str):
-                name = second.value
-        if owner is None:
-            continue
-        patch = patches.setdefault(owner, {"names": [], "open": False})
-        if name is not None:
-            patch["names"].append(name)
-        else:
-            patch["open"] = True
-    return patches
-
-
 def _in_stub(func: griffe.Function) -> bool:
     filepath = func.module.filepath
     return isinstance(filepath, Path) and filepath.suffix == ".pyi"
@@ -755,244 +621,6 @@ def _canonical_constructs(func: griffe.Function, constructs: Any) -> tuple[Const
     )
 
 
-_MAX_SELF_CALLS = 8  # per method called: the shapes kept of the class's own calls
-
-
-def _self_calls(node: ast.ClassDef) -> dict[str, list[dict[str, Any]]]:
-    """`self.m(...)` calls in the class's plain methods (the shapes the upstream calls its hooks with)."""
-    calls: dict[str, list[dict[str, Any]]] = {}
-    for method in node.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
-            continue
-        if any(_last_name_of(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
-            continue
-        self_name = method.args.args[0].arg
-        for inner in _own_nodes(method):
-            if not (
-                isinstance(inner, ast.Call)
-                and isinstance(inner.func, ast.Attribute)
-                and isinstance(inner.func.value, ast.Name)
-                and inner.func.value.id == self_name
-            ):
-                continue
-            found = calls.setdefault(inner.func.attr, [])
-            if len(found) >= _MAX_SELF_CALLS:
-                continue
-            shape = {
-                "caller": method.name,
-                "positional": sum(1 for a in inner.args if not isinstance(a, ast.Starred)),
-                "keywords": [k.arg for k in inner.keywords if k.arg is not None],
-                "star_args": any(isinstance(a, ast.Starred) for a in inner.args),
-                "star_kwargs": any(k.arg is None for k in inner.keywords),
-                "lineno": inner.lineno,
-                "text": ast.unparse(inner)[:120],
-            }
-            key = {k: v for k, v in shape.items() if k not in ("lineno", "text")}
-            if not any({k: v for k, v in f.items() if k not in ("lineno", "text")} == key for f in found):
-                found.append(shape)
-    return calls
-
-
-def _top_level_names(module: ast.Module) -> set[str]:
-    """Every name bound at module level, whatever the statement (for, with, walrus, global...)."""
-    names: set[str] = set()
-
-    def visit(statements: list[ast.stmt]) -> None:
-        for stmt in statements:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(stmt.name)
-                functions = (
-                    [stmt]
-                    if not isinstance(stmt, ast.ClassDef)
-                    else [f for f in stmt.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-                )
-                for function in functions:  # `global x` in a function binds a module name
-                    for inner in _own_nodes(function):
-                        if isinstance(inner, ast.Global):
-                            names.update(inner.names)
-                continue
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                for alias in stmt.names:
-                    if alias.name != "*":
-                        names.add(alias.asname or alias.name.split(".")[0])
-                continue
-            for inner in ast.walk(stmt):
-                if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
-                    names.add(inner.id)
-                elif isinstance(inner, ast.ExceptHandler) and inner.name:
-                    names.add(inner.name)
-            for field_name in ("body", "orelse", "finalbody", "handlers"):
-                nested = getattr(stmt, field_name, None)
-                if isinstance(nested, list):
-                    visit([s for s in nested if isinstance(s, ast.stmt)])
-            if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-                for handler in stmt.handlers:  # type: ignore[attr-defined]
-                    visit(handler.body)
-            if type(stmt).__name__ == "Match":
-                for case in stmt.cases:  # type: ignore[attr-defined]
-                    visit(case.body)
-
-    visit(module.body)
-    return names
-
-
-def _without_main_blocks(code: str) -> str:
-    """The source with its `if __name__ == "__main__":` blocks blanked (line numbers kept): they never run
-    on import, so nothing they bind is a module attribute."""
-    if "__main__" not in code:
-        return code
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return code  # griffe reports the error itself
-    lines = code.splitlines(keepends=True)
-    for stmt in tree.body:
-        if _is_main_block(stmt) and stmt.end_lineno is not None:
-            for index in range(stmt.lineno - 1, stmt.end_lineno):
-                lines[index] = "\n"
-    return "".join(lines)
-
-
-def _is_main_block(stmt: ast.stmt) -> bool:
-    test = stmt.test if isinstance(stmt, ast.If) else None
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
-    )
-
-
-def _computes_all(module: ast.Module) -> bool:
-    """Whether `__all__` is built by code (a comprehension, a call, a concatenation of non-literals)."""
-    for stmt in _module_statements(module):
-        if isinstance(stmt, ast.Expr):
-            stmt = stmt.value  # type: ignore[assignment]  # `__all__.extend(...)`
-        targets: list[ast.expr] = []
-        value: ast.expr | None = None
-        if isinstance(stmt, ast.Assign):
-            targets, value = stmt.targets, stmt.value
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
-            targets, value = [stmt.target], stmt.value
-        elif isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute):
-            owner = stmt.func.value
-            if (
-                isinstance(owner, ast.Name)
-                and owner.id == "__all__"
-                and stmt.func.attr in ("extend", "append", "insert")
-            ) and not all(_is_literal_strings(a) for a in stmt.args):
-                return True
-            continue
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and value is not None:
-            if not _is_literal_strings(value):
-                return True
-    # a module-level function that adds to the module's `__all__` when called (numpy 1.14
-    # `core/numeric.py`: `def extend_all(module): ... __all__.append(a)`, then `extend_all(arrayprint)`)
-    for function in module.body:
-        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            local = any(
-                isinstance(n, ast.Name) and n.id == "__all__" and isinstance(n.ctx, ast.Store)
-                for n in _own_nodes(function)
-            ) and not any(isinstance(n, ast.Global) and "__all__" in n.names for n in _own_nodes(function))
-            for node in _own_nodes(function):
-                if local:
-                    break
-                if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == "__all__"
-                    and node.func.attr in ("extend", "append", "insert", "__iadd__")
-                ) or (
-                    isinstance(node, ast.AugAssign)
-                    and isinstance(node.target, ast.Name)
-                    and node.target.id == "__all__"
-                ):
-                    return True
-    return False
-
-
-def _is_literal_strings(node: ast.expr) -> bool:
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, str)
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return all(_is_literal_strings(e) for e in node.elts)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _is_literal_strings(node.left) and _is_literal_strings(node.right)
-    return False
-
-
-def _source_names(stub: Path) -> set[str]:
-    """The top-level names of the `.py` beside a `.pyi`, if there is one and it parses."""
-    source = stub.with_suffix(".py")
-    if not source.is_file():
-        return set()
-    try:
-        return _top_level_names(ast.parse(source.read_bytes()))
-    except (SyntaxError, ValueError, RecursionError, OSError):
-        return set()
-
-
-_PLAIN_DECORATORS = frozenset(
-    {"staticmethod", "classmethod", "overload", "abstractmethod", "final", "override"}
-)
-
-
-def _source_definitions(stub: Path) -> dict[str, Any]:
-    """What the `.py` beside a `.pyi` defines in Python at top level: each function's signature (None when
-    a decorator may change it), each class's methods' signatures the same way, in a dict by name."""
-    source = stub.with_suffix(".py")
-    if not source.is_file():
-        return {}
-    try:
-        tree = ast.parse(source.read_bytes())
-    except (SyntaxError, ValueError, RecursionError, OSError):
-        return {}
-    found: dict[str, Any] = {}
-    for stmt in _module_statements(tree):
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found[stmt.name] = None if stmt.name in found else _ast_signature(stmt)  # defined twice: unknown
-        elif isinstance(stmt, ast.ClassDef):
-            methods: dict[str, Signature | None] = {}
-            for inner in stmt.body:
-                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    methods[inner.name] = None if inner.name in methods else _ast_signature(inner)
-            found[stmt.name] = None if stmt.name in found else methods
-    return found
-
-
-def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature | None:
-    """The signature a plain `def` has at run time; None when a decorator may change it."""
-    if any(_last_name_of(d) not in _PLAIN_DECORATORS for d in node.decorator_list):
-        return None
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    first_default = len(positional) - len(args.defaults)
-    params = []
-    for index, arg in enumerate(positional):
-        kind = ParamKind.POSITIONAL_ONLY if index < len(args.posonlyargs) else ParamKind.POSITIONAL_OR_KEYWORD
-        default = args.defaults[index - first_default] if index >= first_default else None
-        params.append(
-            Parameter(
-                arg.arg, kind, default is not None, ast.unparse(default) if default is not None else None
-            )
-        )
-    if args.vararg is not None:
-        params.append(Parameter(args.vararg.arg, ParamKind.VAR_POSITIONAL))
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        params.append(
-            Parameter(
-                arg.arg,
-                ParamKind.KEYWORD_ONLY,
-                default is not None,
-                ast.unparse(default) if default is not None else None,
-            )
-        )
-    if args.kwarg is not None:
-        params.append(Parameter(args.kwarg.arg, ParamKind.VAR_KEYWORD))
-    return Signature(tuple(params))
-
-
 def _typing_view(member: Member, source: Any = None) -> Member:
     """The member (and a class's members) marked as declared by a stub: a typing view. `source` is what
     the Python source beside the stub defines under that name (a signature, or a class's methods)."""
@@ -1009,680 +637,7 @@ def _typing_view(member: Member, source: Any = None) -> Member:
     return member
 
 
-def _rebound_names(body: list[ast.stmt]) -> set[str]:
-    """Names a body binds more than once to a function, class or import (per branch of `if`/`try`
-    included): which definition runs depends on the platform or on what imported, so no one is certain.
-    Overloads and property setters are one definition, not several."""
-    counts: dict[str, int] = {}
-
-    def count(statements: list[ast.stmt]) -> None:
-        for stmt in statements:
-            if _is_main_block(stmt):
-                continue  # `if __name__ == "__main__":` never runs on import
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if not any(
-                    _last_name_of(d) in ("overload", "setter", "deleter", "getter")
-                    for d in stmt.decorator_list
-                ):
-                    counts[stmt.name] = counts.get(stmt.name, 0) + 1
-            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                for alias in stmt.names:
-                    if alias.name != "*":
-                        name = alias.asname or alias.name.split(".")[0]
-                        counts[name] = counts.get(name, 0) + 1
-            elif isinstance(stmt, ast.Assign):
-                for target in stmt.targets:
-                    if isinstance(target, ast.Name) and target.id in counts:
-                        counts[target.id] += 1  # `f = wrap(f)` after `def f`: rebound
-            for field_name in ("body", "orelse", "finalbody"):
-                nested = getattr(stmt, field_name, None)
-                if isinstance(nested, list) and not isinstance(
-                    stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-                ):
-                    count(nested)
-            for handler in getattr(stmt, "handlers", []) or []:
-                count(handler.body)
-
-    count(body)
-    return {name for name, n in counts.items() if n > 1}
-
-
-def _last_name_of(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Call):
-        node = node.func
-    return _last_name(node)
-
-
-def _star_imports(node: ast.Module, mod: griffe.Module) -> list[str]:
-    paths = []
-    for stmt in sorted(_module_statements(node), key=lambda s: (s.lineno, s.col_offset)):
-        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
-            if stmt.level:
-                base = mod.path.split(".")
-                keep = len(base) - stmt.level + (1 if mod.is_init_module else 0)
-                prefix = base[:keep]
-                paths.append(".".join(prefix + ([stmt.module] if stmt.module else [])))
-            elif stmt.module:
-                paths.append(stmt.module)
-    return paths
-
-
-def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
-    names: set[str] = set()
-    dynamic = False
-    for method in node.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
-            continue
-        self_name = method.args.args[0].arg
-        for inner in _all_nodes(method):
-            if (
-                isinstance(inner, ast.Attribute)
-                and isinstance(inner.ctx, ast.Store)
-                and isinstance(inner.value, ast.Name)
-                and inner.value.id == self_name
-            ):
-                names.add(inner.attr)
-            elif (
-                isinstance(inner, ast.Call)
-                and isinstance(inner.func, ast.Name)
-                and inner.func.id == "setattr"
-            ) or (isinstance(inner, ast.Attribute) and inner.attr == "__dict__"):
-                dynamic = True
-    return names, dynamic
-
-
-def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int = 0) -> bool:
-    """A decorator that hands back what it was given: every `return` returns the parameter at `position`
-    (the first; after `self` for a `__call__`), which the body never rebinds (registration decorators
-    such as `def register(cls): REGISTRY.add(cls); return cls`)."""
-    if isinstance(node, ast.AsyncFunctionDef) or len(node.args.args) <= position:
-        return False
-    first = node.args.args[position].arg
-    returns = []
-    for inner in _own_nodes(node):
-        if isinstance(inner, ast.Return):
-            returns.append(inner)
-        elif (
-            isinstance(inner, ast.Name) and inner.id == first and not isinstance(inner.ctx, ast.Load)
-        ) or isinstance(inner, (ast.Yield, ast.YieldFrom)):
-            return False
-    return bool(returns) and all(isinstance(r.value, ast.Name) and r.value.id == first for r in returns)
-
-
-def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """`def deco(f): @functools.wraps(f) def w(*a, **k): ...; return f(*a, **k) ...; return w`:
-    the wrapper hands every argument to the function unchanged, so a call binds as the function's own."""
-    if not node.args.args:
-        return False
-    first = node.args.args[0].arg
-    inner = {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    returned = [
-        r.value.id for r in _own_nodes(node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)
-    ]
-    if len(returned) != 1 or returned[0] not in inner:
-        return False
-    wrapper = inner[returned[0]]
-    wraps = any(
-        isinstance(d, ast.Call)
-        and _last_name(d.func) == "wraps"
-        and d.args
-        and isinstance(d.args[0], ast.Name)
-        and d.args[0].id == first
-        for d in wrapper.decorator_list
-    )
-    args = wrapper.args
-    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
-        return False
-    star, double = args.vararg.arg, args.kwarg.arg
-    return any(
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Name)
-        and call.func.id == first
-        and len(call.args) == 1
-        and isinstance(call.args[0], ast.Starred)
-        and isinstance(call.args[0].value, ast.Name)
-        and call.args[0].value.id == star
-        and len(call.keywords) == 1
-        and call.keywords[0].arg is None
-        and isinstance(call.keywords[0].value, ast.Name)
-        and call.keywords[0].value.id == double
-        for call in ast.walk(wrapper)
-    )
-
-
-# -- what a decorator provably does to the signature of the function it is given ---------------------
-
-
-def _keeping(
-    node: ast.FunctionDef | ast.AsyncFunctionDef,
-    position: int,
-    func: griffe.Function,
-    outer: frozenset[str] = frozenset(),
-    depth: int = 0,
-) -> tuple[bool, str | None, bool, str | None]:
-    """As a decorator given the function at parameter `position`: (keeps its signature for binding,
-    `through`, self-partial, effect). Every reachable `return` (with the function given: a branch
-    `if func is None:` is not taken) must give the function itself, a `@wraps(f)` wrapper that hands
-    `*args, **kwargs` to it unchanged, a call handing the function as the first argument to a nested
-    decorator or a callable that keeps it (`through`: `mod.deco` or `mod.Cls:method` for a method of
-    a local instance, checked when the callee is resolved), or code generated from the function's own
-    signature (`Maker.create(f, "... %(shortsignature)s ...")`, the `decorator` package's template
-    contract). `self-partial`: a reachable return gives `functools.partial(<this function>, ...)`.
-    `effect` is "positional-by-name" for a wrapper that names positional arguments after the
-    function's own parameters (`kwargs.update(zip(signature(f).parameters, args)); f(**kwargs)`)."""
-    failed: tuple[bool, str | None, bool, str | None] = (False, None, False, None)
-    args = node.args.posonlyargs + node.args.args
-    if isinstance(node, ast.AsyncFunctionDef) or len(args) <= position or depth > 2:
-        return failed
-    param = args[position].arg
-    params = {
-        a.arg for a in args + node.args.kwonlyargs
-    } | outer  # an enclosing function's names are no imports
-    own = _own_nodes(node)
-    inner = {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    assigned = _local_assignments(node)
-    for stmt in own:
-        if isinstance(stmt, (ast.Yield, ast.YieldFrom)):
-            return failed
-        if isinstance(stmt, ast.Name) and stmt.id == param and not isinstance(stmt.ctx, ast.Load):
-            return failed
-    returns = _reachable_returns(node.body, param)
-    if not returns:
-        return failed
-    throughs: set[str] = set()
-    effects: set[str | None] = set()
-    self_partial = False
-    kept = 0
-    for ret in returns:
-        value = ret.value
-        if isinstance(value, ast.Name) and value.id != param and len(assigned.get(value.id, ())) == 1:
-            value = assigned[value.id][0]  # `fun = Maker.create(func, ...); return fun`
-        if isinstance(value, ast.Name) and value.id == param:
-            kept += 1
-            effects.add(None)
-            continue
-        if isinstance(value, ast.Name) and value.id in inner and value.id not in assigned:
-            if _forwards_to(inner[value.id], param):
-                effects.add(None)
-            elif _binds_by_name(inner[value.id], param, assigned):
-                effects.add("positional-by-name")
-            else:
-                return failed
-            kept += 1
-            continue
-        if not isinstance(value, ast.Call):
-            return failed
-        callee = value.func
-        if (
-            _last_name(callee) == "partial"
-            and value.args
-            and isinstance(value.args[0], ast.Name)
-            and value.args[0].id == node.name
-            and not (func.parent is not None and func.parent.is_class)
-        ):
-            self_partial = True
-            continue
-        if not value.args or not isinstance(value.args[0], ast.Name) or value.args[0].id != param:
-            return failed
-        if (
-            len(value.args) == 1
-            and not value.keywords
-            and isinstance(callee, ast.Name)
-            and callee.id in inner
-            and callee.id not in assigned
-        ):
-            # `if func is not None: return _inner(func)`: the nested decorator decides
-            enclosing = params | set(assigned) | set(inner)
-            keeps, through, partial_, effect = _keeping(
-                inner[callee.id], 0, func, frozenset(enclosing), depth + 1
-            )
-            if not keeps or partial_:
-                return failed
-            if through:
-                throughs.add(through)
-            effects.add(effect)
-            kept += 1
-            continue
-        if (
-            isinstance(callee, ast.Attribute)
-            and callee.attr == "create"
-            and any(
-                isinstance(a, ast.Constant) and isinstance(a.value, str) and "%(shortsignature)s" in a.value
-                for a in value.args[1:2]
-            )
-        ):
-            kept += 1
-            effects.add(None)
-            continue
-        through = _through_path(callee, params, assigned, inner, func)
-        if through is None:
-            return failed
-        throughs.add(through)
-        effects.add(None)
-        kept += 1
-    if len(throughs) > 1 or len(effects) > 1 or not kept or (throughs and effects != {None}):
-        return False, None, self_partial, None
-    return True, (throughs.pop() if throughs else None), self_partial, effects.pop()
-
-
-def _local_assignments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.expr]]:
-    """Each local name with the values assigned to it (a placeholder for augmented or unpacked ones)."""
-    assigned: dict[str, list[ast.expr]] = {}
-    for stmt in _own_nodes(node):
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
-                        assigned.setdefault(name.id, []).append(
-                            stmt.value if target is name else ast.Constant(None)
-                        )
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name):
-            assigned.setdefault(stmt.target.id, []).extend([ast.Constant(None), ast.Constant(None)])
-        elif isinstance(stmt, (ast.For, ast.With, ast.NamedExpr, ast.comprehension)):
-            for name in ast.walk(getattr(stmt, "target", stmt)):
-                if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
-                    assigned.setdefault(name.id, []).extend([ast.Constant(None), ast.Constant(None)])
-    return assigned
-
-
-def _none_test(test: ast.expr, param: str) -> bool | None:
-    """True for `param is None`, False for `param is not None`, None for any other test."""
-    if (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == param
-        and len(test.ops) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    ):
-        if isinstance(test.ops[0], ast.Is):
-            return True
-        if isinstance(test.ops[0], ast.IsNot):
-            return False
-    return None
-
-
-def _reachable_returns(body: list[ast.stmt], param: str, is_none: bool = False) -> list[ast.Return]:
-    """The `return`s of a function body that can run when `param is None` is `is_none`: a top-level
-    `if param is None:` / `if param is not None:` branch is followed only when it is taken."""
-    found: list[ast.Return] = []
-    for stmt in body:
-        if isinstance(stmt, ast.If) and (test := _none_test(stmt.test, param)) is not None:
-            taken = stmt.body if test == is_none else stmt.orelse
-            found.extend(_reachable_returns(taken, param, is_none))
-            if taken and isinstance(taken[-1], (ast.Return, ast.Raise)):
-                return found
-            continue
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        stack: list[ast.AST] = [stmt]
-        while stack:
-            current = stack.pop()
-            if isinstance(current, ast.Return):
-                found.append(current)
-            if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.extend(ast.iter_child_nodes(current))
-        if isinstance(stmt, (ast.Return, ast.Raise)):
-            break
-    return found
-
-
-def _binds_by_name(
-    wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str, enclosing: dict[str, list[ast.expr]]
-) -> bool:
-    """`sig = signature(f)` in the decorator, then `@wraps(f) def w(*args, **kwargs): ...;
-    kwargs.update(zip(sig.parameters, args)); return f(**kwargs)` (or `f(*args, **kwargs)` untouched):
-    each positional argument is passed by the name of `f`'s parameter at its place, so keyword-only
-    parameters take positional arguments too and extra ones are dropped (zip stops at the shorter)."""
-    wraps = any(
-        isinstance(d, ast.Call)
-        and _last_name(d.func) == "wraps"
-        and d.args
-        and isinstance(d.args[0], ast.Name)
-        and d.args[0].id == param
-        for d in wrapper.decorator_list
-    )
-    args = wrapper.args
-    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
-        return False
-    star, double = args.vararg.arg, args.kwarg.arg
-    signatures = {
-        name
-        for name, values in enclosing.items()
-        if len(values) == 1
-        and isinstance(values[0], ast.Call)
-        and _last_name(values[0].func) == "signature"
-        and len(values[0].args) == 1
-        and isinstance(values[0].args[0], ast.Name)
-        and values[0].args[0].id == param
-    }
-
-    def names_positionals(arg: ast.expr) -> bool:
-        # zip(sig.parameters, args), or {k: a for k, a in zip(sig.parameters, args)}
-        if isinstance(arg, ast.DictComp) and len(arg.generators) == 1:
-            gen = arg.generators[0]
-            if not (isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2 and not gen.ifs):
-                return False
-            k, a = gen.target.elts
-            if not (
-                isinstance(arg.key, ast.Name)
-                and isinstance(k, ast.Name)
-                and arg.key.id == k.id
-                and isinstance(arg.value, ast.Name)
-                and isinstance(a, ast.Name)
-                and arg.value.id == a.id
-            ):
-                return False
-            arg = gen.iter
-        return (
-            isinstance(arg, ast.Call)
-            and _last_name(arg.func) == "zip"
-            and len(arg.args) == 2
-            and not arg.keywords
-            and isinstance(arg.args[0], ast.Attribute)
-            and arg.args[0].attr == "parameters"
-            and isinstance(arg.args[0].value, ast.Name)
-            and arg.args[0].value.id in signatures
-            and isinstance(arg.args[1], ast.Name)
-            and arg.args[1].id == star
-        )
-
-    updated = False
-    for inner in ast.walk(wrapper):
-        if (
-            isinstance(inner, ast.Name)
-            and inner.id in (star, double, param)
-            and not isinstance(inner.ctx, ast.Load)
-        ):
-            return False
-        if (
-            isinstance(inner, ast.Call)
-            and isinstance(inner.func, ast.Attribute)
-            and isinstance(inner.func.value, ast.Name)
-            and inner.func.value.id in (star, double)
-        ):
-            if inner.func.attr != "update" or inner.func.value.id != double:
-                if inner.func.attr in ("pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__"):
-                    return False
-                continue
-            if len(inner.args) != 1 or inner.keywords or not names_positionals(inner.args[0]):
-                return False
-            updated = True
-        if (
-            isinstance(inner, (ast.Subscript,))
-            and isinstance(inner.value, ast.Name)
-            and inner.value.id == double
-            and not isinstance(inner.ctx, ast.Load)
-        ):
-            return False
-    calls = [
-        c
-        for c in ast.walk(wrapper)
-        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param
-    ]
-
-    def forwards(call: ast.Call) -> bool:
-        spread = (
-            len(call.keywords) == 1
-            and call.keywords[0].arg is None
-            and isinstance(call.keywords[0].value, ast.Name)
-            and call.keywords[0].value.id == double
-        )
-        if not spread:
-            return False
-        if not call.args:
-            return True  # f(**kwargs), after the positional arguments were named
-        return (
-            len(call.args) == 1
-            and isinstance(call.args[0], ast.Starred)
-            and isinstance(call.args[0].value, ast.Name)
-            and call.args[0].value.id == star
-        )
-
-    return updated and bool(calls) and all(forwards(c) for c in calls)
-
-
-def _through_path(
-    callee: ast.expr,
-    params: set[str],
-    assigned: dict[str, list[ast.expr]],
-    inner: dict[str, Any],
-    func: griffe.Function,
-) -> str | None:
-    """The canonical path of the callable a decorator hands the function to: a module-level name or
-    dotted import (`mod.deco`), or `mod.Cls:method` for `lock = Cls(...); return lock.method(f)`."""
-    if isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name):
-        local = callee.value.id
-        values = assigned.get(local, ())
-        if (
-            len(values) == 1
-            and isinstance(values[0], ast.Call)
-            and isinstance(values[0].func, (ast.Name, ast.Attribute))
-        ):
-            built = ast.unparse(values[0].func)
-            if (
-                built.split(".")[0] in params
-                or built.split(".")[0] in assigned
-                or built.split(".")[0] in inner
-            ):
-                return None
-            resolved = _resolve_text(func, built)
-            return None if resolved.startswith("?") else f"{resolved}:{callee.attr}"
-    if not isinstance(callee, (ast.Name, ast.Attribute)):
-        return None
-    text = ast.unparse(callee)
-    head = text.split(".")[0]
-    if head in params or head in assigned or head in inner or head in ("self", "cls"):
-        return None
-    resolved = _resolve_text(func, text)
-    return None if resolved.startswith("?") else resolved
-
-
-def _forwards_to(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
-    """`@wraps(param) def w(*a, **k): ... return param(*a, **k)`: binds as `param`'s own signature."""
-    wraps = any(
-        isinstance(d, ast.Call)
-        and _last_name(d.func) == "wraps"
-        and d.args
-        and isinstance(d.args[0], ast.Name)
-        and d.args[0].id == param
-        for d in wrapper.decorator_list
-    )
-    args = wrapper.args
-    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
-        return False
-    star, double = args.vararg.arg, args.kwarg.arg
-    calls = [
-        c
-        for c in ast.walk(wrapper)
-        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param
-    ]
-    # Every call of the function forwards the arguments as received; `*a` and `**k` are never rebound.
-    for inner in ast.walk(wrapper):
-        if (
-            isinstance(inner, ast.Name)
-            and inner.id in (star, double, param)
-            and not isinstance(inner.ctx, ast.Load)
-        ):
-            return False
-        if (
-            isinstance(inner, ast.Call)
-            and isinstance(inner.func, ast.Attribute)
-            and isinstance(inner.func.value, ast.Name)
-            and inner.func.value.id in (star, double)
-            and inner.func.attr in ("update", "pop", "setdefault", "clear", "popitem")
-        ):
-            return False
-    return bool(calls) and all(
-        len(call.args) == 1
-        and isinstance(call.args[0], ast.Starred)
-        and isinstance(call.args[0].value, ast.Name)
-        and call.args[0].value.id == star
-        and len(call.keywords) == 1
-        and call.keywords[0].arg is None
-        and isinstance(call.keywords[0].value, ast.Name)
-        and call.keywords[0].value.id == double
-        for call in calls
-    )
-
-
-def _sets_attributes_of_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """`setattr(cls, ...)` or `cls.name = ...` (a name that is not a dunder) on one of the function's
-    parameters, here or in a function nested in it (matplotlib `_define_aliases` adds `set_lw`)."""
-    params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
-    params.discard("self")
-    for inner in ast.walk(node):
-        if (
-            isinstance(inner, ast.Call)
-            and isinstance(inner.func, ast.Name)
-            and inner.func.id == "setattr"
-            and inner.args
-            and isinstance(inner.args[0], ast.Name)
-            and inner.args[0].id in params
-        ):
-            return True
-        if (
-            isinstance(inner, ast.Attribute)
-            and isinstance(inner.ctx, ast.Store)
-            and isinstance(inner.value, ast.Name)
-            and inner.value.id in params
-            and not (inner.attr.startswith("__") and inner.attr.endswith("__"))
-        ):
-            return True
-    return False
-
-
-def _self_partial_arity(node: ast.FunctionDef | ast.AsyncFunctionDef, func: griffe.Function) -> int | None:
-    """`def deco(a, b, func=None): ... return functools.partial(deco, a, b)`: how many positional
-    arguments every such partial fills (the decorated function is the next parameter), if the same."""
-    if func.parent is not None and func.parent.is_class:
-        return None
-    values = [r.value for r in _own_nodes(node) if isinstance(r, ast.Return) and r.value is not None]
-    values += [s.value for s in _own_nodes(node) if isinstance(s, ast.Assign)]
-    arities = {
-        len(v.args) - 1
-        for v in values
-        if isinstance(v, ast.Call)
-        and _last_name(v.func) == "partial"
-        and v.args
-        and isinstance(v.args[0], ast.Name)
-        and v.args[0].id == node.name
-        and not any(isinstance(a, ast.Starred) for a in v.args)
-    }
-    args = node.args.posonlyargs + node.args.args
-    if len(arities) != 1:
-        return None
-    filled = arities.pop()
-    if filled >= len(args):
-        return None
-    # a keyword of the partial must not fill the function's own parameter (`**kwargs` holds the rest)
-    for v in values:
-        if isinstance(v, ast.Call) and _last_name(v.func) == "partial":
-            if any(k.arg == args[filled].arg for k in v.keywords):
-                return None
-            if any(
-                k.arg is None
-                and not (
-                    node.args.kwarg and isinstance(k.value, ast.Name) and k.value.id == node.args.kwarg.arg
-                )
-                for k in v.keywords
-            ):
-                return None
-    # the function's parameter is optional (`func=None`): absent, the partial is what comes back
-    return filled if len(args) - filled <= len(node.args.defaults) else None
-
-
-def _decorator_facts(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, position: int, func: griffe.Function
-) -> dict[str, Any]:
-    """identity / factory (with their `through` callables and effects) from what every path returns."""
-    facts: dict[str, Any] = {}
-    filled = _self_partial_arity(node, func)
-    if filled is not None:  # `@deco(a, b)` gives partial(deco, a, b): the function comes in after them
-        keeps, through, self_partial, effect = _keeping(node, filled, func)
-        if keeps and not self_partial:
-            facts.update(factory=True, factory_through=through, factory_effect=effect)
-        return facts
-    keeps, through, self_partial, effect = _keeping(node, position, func)
-    if keeps and not self_partial:
-        facts.update(identity=True, through=through, effect=effect)
-    # `@deco(...)`: what comes back without the function (`def deco(func=None, *, v=...)` returns the
-    # nested decorator when `func is None`; a plain factory returns it always)
-    args = node.args.posonlyargs + node.args.args
-    param = args[position].arg if len(args) > position else None
-    given_none = param is not None and len(args) - position <= len(node.args.defaults)
-    returns = (
-        _reachable_returns(node.body, param, True)
-        if given_none and param
-        else [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
-    )
-    inner = {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    if len(returns) == 1 and isinstance(returns[0].value, ast.Name) and returns[0].value.id in inner:
-        enclosing = {
-            n.id for n in _own_nodes(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-        }
-        enclosing |= {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs} | set(
-            inner
-        )
-        keeps, through, self_partial, effect = _keeping(
-            inner[returns[0].value.id], 0, func, frozenset(enclosing)
-        )
-        if keeps and not self_partial:
-            facts.update(factory=True, factory_through=through, factory_effect=effect)
-    return facts
-
-
-def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:
-    """`def f(..., **kw): ...; g(x, y=1, **kw)`: the one call `**kw` goes to, unchanged (kw is used
-    nowhere else, so nothing is popped or added on the way)."""
-    kwarg = node.args.kwarg
-    if kwarg is None:
-        return None
-    name = kwarg.arg
-    # A bare truth test (`if kwargs: ...`) reads the mapping without changing it: not a use.
-    tested = {
-        id(n.test)
-        for n in _own_nodes(node)
-        if isinstance(n, (ast.If, ast.While, ast.Assert)) and isinstance(n.test, ast.Name)
-    } | {id(n.operand) for n in _own_nodes(node) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)}
-    uses = [n for n in _own_nodes(node) if isinstance(n, ast.Name) and n.id == name and id(n) not in tested]
-    calls = [
-        c
-        for c in _own_nodes(node)
-        if isinstance(c, ast.Call)
-        and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == name for k in c.keywords)
-    ]
-    # `kw.pop("legacy", None)` takes a named keyword out before the hand-over: it is consumed here.
-    pops = [
-        c
-        for c in _own_nodes(node)
-        if isinstance(c, ast.Call)
-        and isinstance(c.func, ast.Attribute)
-        and c.func.attr == "pop"
-        and isinstance(c.func.value, ast.Name)
-        and c.func.value.id == name
-        and c.args
-        and isinstance(c.args[0], ast.Constant)
-        and isinstance(c.args[0].value, str)
-    ]
-    if len(uses) != 1 + len(pops) or len(calls) != 1:
-        return None
-    call = calls[0]
-    if (
-        not isinstance(call.func, (ast.Name, ast.Attribute))
-        or sum(1 for k in call.keywords if k.arg is None) != 1
-    ):
-        return None
-    return {
-        "target": ast.unparse(call.func),
-        "positional": sum(1 for a in call.args if not isinstance(a, ast.Starred)),
-        "keywords": [k.arg for k in call.keywords if k.arg is not None],
-        "star_args": any(isinstance(a, ast.Starred) for a in call.args),
-        "consumed": [p.args[0].value for p in pops],  # type: ignore[attr-defined]
-    }
-
-
-def _forwarding_target(func: griffe.Function, forwards: dict[str, Any] | None) -> dict[str, Any] | None:
+def _forwarding_target(func: griffe.Function, forwards: dict[str, Any] | None) -> Forwarding | None:
     if not forwards:
         return None
     target = forwards["target"]
@@ -1692,34 +647,15 @@ def _forwarding_target(func: griffe.Function, forwards: dict[str, Any] | None) -
         if owner is None or target.count(".") != 1:
             return None
         resolved = f"{owner.path}.{target.split('.', 1)[1]}"
-        return {**forwards, "target": resolved, "on_self": True}
+        return Forwarding.from_dict({**forwards, "target": resolved, "on_self": True})
     if first in {p.name for p in func.parameters}:
         return None  # a callable passed in: unknowable
     resolved = _resolve_text(func, target)
-    return None if resolved.startswith("?") else {**forwards, "target": resolved, "on_self": False}
-
-
-def _returned_class(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    """For a function without a return annotation: what every `return` gives, when it is one thing:
-    a call of one dotted name (`DataFrame(...)`, `cls(...)`), or `self`. `return None` is passed over."""
-    if isinstance(node, ast.AsyncFunctionDef):
-        return None  # calling it gives a coroutine
-    found: set[str] = set()
-    for inner in _own_nodes(node):
-        if isinstance(inner, (ast.Yield, ast.YieldFrom, ast.Await)):
-            return None
-        if not isinstance(inner, ast.Return) or inner.value is None:
-            continue
-        value = inner.value
-        if isinstance(value, ast.Constant) and value.value is None:
-            continue
-        if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
-            found.add(ast.unparse(value.func))
-        elif isinstance(value, ast.Name) and value.id == "self":
-            found.add("self")
-        else:
-            return None
-    return found.pop() if len(found) == 1 else None
+    return (
+        None
+        if resolved.startswith("?")
+        else Forwarding.from_dict({**forwards, "target": resolved, "on_self": False})
+    )
 
 
 def _inferred_return(func: griffe.Function, facts: dict[str, Any]) -> str | None:
@@ -1739,183 +675,3 @@ def _inferred_return(func: griffe.Function, facts: dict[str, Any]) -> str | None
         return None  # a call of a parameter (a factory passed in): its result is unknowable here
     path = _resolve_text(func, returned)
     return None if path.startswith("?") else path
-
-
-def _returns_identity_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """`def derived_from(original): def wrapper(method): ...; return method; return wrapper`: calling it
-    gives a decorator that hands back what it is given."""
-    inner = {n.name: n for n in node.body if isinstance(n, ast.FunctionDef)}
-    returned = [
-        r.value.id for r in _own_nodes(node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)
-    ]
-    returns_all = [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
-    return (
-        len(returned) == 1 == len(returns_all)
-        and returned[0] in inner
-        and (_is_identity(inner[returned[0]]) or _is_forwarding_wrapper(inner[returned[0]]))
-    )
-
-
-_OWN_NODES: dict[int, tuple[ast.AST, ...]] = {}  # per loaded module: several analyses walk one body
-
-
-def _returns_package_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef, func: griffe.Function) -> bool:
-    """A factory whose one `return` gives a caller built by the `decorator` package (`@decorator def
-    caller(func, *args, **kw)`): the package's contract is that the decorated function keeps its signature."""
-    inner = {n.name: n for n in node.body if isinstance(n, ast.FunctionDef)}
-    returns = [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
-    if len(returns) != 1 or not isinstance(returns[0].value, ast.Name) or returns[0].value.id not in inner:
-        return False
-    builders = (
-        ast.unparse(d)
-        for d in inner[returns[0].value.id].decorator_list
-        if isinstance(d, (ast.Name, ast.Attribute))
-    )
-    return any(_resolve_text(func, b) in ("decorator.decorator", "decorator.decorate") for b in builders)
-
-
-def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AST, ...]:
-    """The nodes of a function's body, not those of functions or classes nested in it."""
-    cached = _OWN_NODES.get(id(function))
-    if cached is not None:
-        return cached
-    found: list[ast.AST] = []
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-    _OWN_NODES[id(function)] = result = tuple(found)
-    return result
-
-
-def _all_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    """A function's nodes, those of the functions nested in it included (each walked once, cached)."""
-    for node in _own_nodes(function):
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield from _all_nodes(node)
-        elif isinstance(node, ast.Lambda):
-            yield from ast.walk(node.body)
-
-
-def _module_statements(module: ast.Module) -> Iterator[ast.stmt]:
-    """Statements at module level, inside if/try/with/for/while too, but not inside defs or classes."""
-    return _block_statements(module.body)
-
-
-def _block_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of `body` and of the blocks nested in them, not inside defs or classes."""
-    stack: list[ast.stmt] = list(body)
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            stack.extend(s for s in getattr(stmt, name, ()) or () if isinstance(s, ast.stmt))
-        for handler in getattr(stmt, "handlers", ()) or ():
-            stack.extend(handler.body)
-
-
-_TYPEVAR_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9_]{0,9}$")
-
-
-def _keeps_signature(func: griffe.Function) -> tuple[bool, bool]:
-    """(as a decorator, as a decorator factory): typed `def d(f: F) -> F` or `-> Callable[[F], F]` with a
-    TypeVar F (or `Type[T]` for class decorators), in the implementation or any of its overloads: the
-    contract type checkers rely on that the decorated object keeps its signature."""
-    plain = called = False
-    is_method = bool(func.parent is not None and func.parent.is_class and "staticmethod" not in func.labels)
-    for variant in (func, *(func.overloads or ())):
-        params = list(variant.parameters)[1:] if is_method else list(variant.parameters)
-        returns = _typevar_form(str(variant.returns) if variant.returns is not None else "")
-        first = (
-            _typevar_form(str(params[0].annotation)) if params and params[0].annotation is not None else ""
-        )
-        if first and first == returns and _is_typevar(func, _typevar_name(first)):
-            plain = True
-        factory = re.fullmatch(r"Callable\[\[(.+)\], (.+)\]", returns)
-        if (
-            factory
-            and factory.group(1) == factory.group(2)
-            and _is_typevar(func, _typevar_name(factory.group(1)))
-        ):
-            called = True
-    return plain, called
-
-
-def _typevar_form(annotation: str) -> str:
-    """`Optional[Type[T]]` -> `Type[T]`; `typing.Callable[...]` -> `Callable[...]`; `type[T]` -> `Type[T]`."""
-    text = annotation.replace("typing.", "").replace("typing_extensions.", "").replace("type[", "Type[")
-    optional = re.fullmatch(r"Optional\[(.+)\]", text) or re.fullmatch(r"(.+) \| None", text)
-    return optional.group(1) if optional else text
-
-
-def _typevar_name(form: str) -> str:
-    match = re.fullmatch(r"Type\[(\w+)\]", form)
-    return match.group(1) if match else form
-
-
-def _is_typevar(func: griffe.Function, name: str) -> bool:
-    member = func.module.members.get(name)
-    if member is None:
-        return False
-    if member.is_alias:
-        return member.target_path.rsplit(".", 1)[-1] == name and bool(_TYPEVAR_NAME.match(name))
-    value = str(getattr(member, "value", "") or "")
-    return value.startswith(("TypeVar(", "typing.TypeVar(", "typing_extensions.TypeVar("))
-
-
-_DEPRECATION_CATEGORIES = ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning")
-
-
-def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str | None:
-    """The message of a deprecation declared by PEP 702 `@deprecated(...)`, a `warnings.warn(...,
-    DeprecationWarning)` at the top of the body, or a `.. deprecated::` docstring directive."""
-    for decorator in node.decorator_list:
-        if isinstance(decorator, ast.Call) and _last_name(decorator.func) == "deprecated" and decorator.args:
-            return _message(decorator.args[0])
-    body = node.body
-    docstring = ast.get_docstring(node) if not isinstance(node, ast.ClassDef) or body else None
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    if not isinstance(node, ast.ClassDef):
-        for stmt in body[:3]:
-            call = stmt.value if isinstance(stmt, ast.Expr) else None
-            if not isinstance(call, ast.Call) or _last_name(call.func) != "warn" or not call.args:
-                continue
-            category = (
-                call.args[1]
-                if len(call.args) > 1
-                else next((k.value for k in call.keywords if k.arg == "category"), None)
-            )
-            if category is not None and _last_name(category) in _DEPRECATION_CATEGORIES:
-                return _message(call.args[0])
-    if docstring and ".. deprecated::" in docstring:
-        # Only a directive at the docstring's top level deprecates the object; one nested under a
-        # parameter's description deprecates that parameter.
-        lines = docstring.splitlines()
-        for index, line in enumerate(lines):
-            if line.startswith(".. deprecated::"):
-                rest = [
-                    line[len(".. deprecated::") :].strip(),
-                    *(following.strip() for following in lines[index + 1 : index + 3]),
-                ]
-                return " ".join(part for part in rest if part) or "deprecated"
-    return None
-
-
-def _last_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
-def _message(node: ast.expr) -> str:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return ast.unparse(node)

@@ -63,6 +63,39 @@ class FieldSpec:
 
 
 @dataclass(frozen=True)
+class Forwarding:
+    """A function's `**kwargs` handed unchanged to one call (proved by the loader from its body)."""
+
+    target: str  # canonical path of the callee
+    positional: int  # positional arguments the call passes (besides `*args`)
+    keywords: tuple[str, ...]  # keywords the call names itself
+    star_args: bool  # the call passes `*args` too
+    consumed: tuple[str, ...]  # keywords taken out of the mapping first (`kwargs.pop("legacy", None)`)
+    on_self: bool  # the callee is a method of the same class (`self.method(**kwargs)`)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "positional": self.positional,
+            "keywords": list(self.keywords),
+            "star_args": self.star_args,
+            "consumed": list(self.consumed),
+            "on_self": self.on_self,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Forwarding:
+        return cls(
+            data["target"],
+            data["positional"],
+            tuple(data["keywords"]),
+            data["star_args"],
+            tuple(data.get("consumed", ())),
+            bool(data.get("on_self", False)),
+        )
+
+
+@dataclass(frozen=True)
 class FunctionInfo:
     name: str
     signature: Signature
@@ -74,9 +107,7 @@ class FunctionInfo:
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
     lineno: int | None = None
     deprecated: str | None = None  # the deprecation message (PEP 702, warnings.warn, docstring)
-    # `**kwargs` handed unchanged to one call: {"target": path, "positional": n, "keywords": [...],
-    # "star_args": bool, "on_self": bool (target is a method of the same class)}
-    forwards: dict[str, Any] | None = None
+    forwards: Forwarding | None = None  # `**kwargs` handed unchanged to one call
     # Declared by a stub: a typing view of the call, stricter than the runtime may be (compiled code,
     # deprecated parameters the stub leaves out).
     typing_view: bool = False
@@ -114,7 +145,7 @@ class FunctionInfo:
             "dataclass_transform": self.dataclass_transform,
             "lineno": self.lineno,
             "deprecated": self.deprecated,
-            "forwards": self.forwards,
+            "forwards": self.forwards.as_dict() if self.forwards is not None else None,
             "typing_view": self.typing_view,
             "runtime_signature": self.runtime_signature.as_dict()
             if self.runtime_signature is not None
@@ -142,7 +173,7 @@ class FunctionInfo:
             dataclass_transform=data["dataclass_transform"],
             lineno=data["lineno"],
             deprecated=data["deprecated"],
-            forwards=data["forwards"],
+            forwards=Forwarding.from_dict(data["forwards"]) if data["forwards"] else None,
             typing_view=data.get("typing_view", False),
             runtime_signature=Signature.from_dict(data["runtime_signature"])
             if data.get("runtime_signature")

@@ -1,0 +1,56 @@
+"""Deprecations a function or class declares in its source.
+
+Input: a `def` or `class` node. Output: the message of a PEP 702 `@deprecated(...)`, of a
+`warnings.warn(..., DeprecationWarning)` at the top of its body, or of a top-level `.. deprecated::`
+docstring directive; None when it declares none.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from apidrift.auditor.upstream.analyses.nodes import _last_name
+
+_DEPRECATION_CATEGORIES = ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning")
+
+
+def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str | None:
+    """The message of a deprecation declared by PEP 702 `@deprecated(...)`, a `warnings.warn(...,
+    DeprecationWarning)` at the top of the body, or a `.. deprecated::` docstring directive."""
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Call) and _last_name(decorator.func) == "deprecated" and decorator.args:
+            return _message(decorator.args[0])
+    body = node.body
+    docstring = ast.get_docstring(node) if not isinstance(node, ast.ClassDef) or body else None
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if not isinstance(node, ast.ClassDef):
+        for stmt in body[:3]:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if not isinstance(call, ast.Call) or _last_name(call.func) != "warn" or not call.args:
+                continue
+            category = (
+                call.args[1]
+                if len(call.args) > 1
+                else next((k.value for k in call.keywords if k.arg == "category"), None)
+            )
+            if category is not None and _last_name(category) in _DEPRECATION_CATEGORIES:
+                return _message(call.args[0])
+    if docstring and ".. deprecated::" in docstring:
+        # Only a directive at the docstring's top level deprecates the object; one nested under a
+        # parameter's description deprecates that parameter.
+        lines = docstring.splitlines()
+        for index, line in enumerate(lines):
+            if line.startswith(".. deprecated::"):
+                rest = [
+                    line[len(".. deprecated::") :].strip(),
+                    *(following.strip() for following in lines[index + 1 : index + 3]),
+                ]
+                return " ".join(part for part in rest if part) or "deprecated"
+    return None
+
+
+def _message(node: ast.expr) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return ast.unparse(node)

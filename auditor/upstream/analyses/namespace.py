@@ -1,0 +1,326 @@
+"""Which names a module, class or instance namespace binds, as its AST says: the completeness facts.
+
+Input: the AST of a module or class body. Output: every bound name (whatever the statement), names
+bound more than once, unpacked names, star imports in order, `self.x` attributes, what module code
+does to its classes from outside them, whether locals()/vars()/exec() open a namespace to any name,
+and the module `__getattr__` program the evaluator (`dynamic`) reads. Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Any
+
+import griffe
+
+from apidrift.auditor.upstream import dynamic as dynamic_eval
+from apidrift.auditor.upstream.analyses.nodes import _all_nodes, _last_name_of, _module_statements, _own_nodes
+
+
+def _getattr_program(node: ast.Module) -> dict[str, Any] | None:
+    """What the `__getattr__` evaluator needs of a module that binds one: its pruned source, and the
+    lines of the functions that build or serve it (their globals()/sys.modules use is the evaluator's)."""
+    if not dynamic_eval.defines_getattr(node):
+        return None
+    helpers = dynamic_eval.getattr_helpers(node)
+    lines = [
+        (stmt.lineno, stmt.end_lineno or stmt.lineno)
+        for stmt in node.body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in helpers
+    ]
+    try:
+        source = dynamic_eval.program_source(copy.deepcopy(node))
+    except (RecursionError, MemoryError):
+        source = None
+    return {"source": source, "helper_lines": lines}
+
+
+_DYNAMIC_BINDING = "dynamic-binding"  # a Reason code (auditor/reasons.py)
+
+
+_NAMESPACE_FUNCTIONS = frozenset({"locals", "vars", "globals", "exec"})
+
+
+def _unpacked_names(statements: list[ast.stmt]) -> list[tuple[str, int]]:
+    """Names bound by unpacking assignments (`(DEBUG, INFO) = range(2)`, `a, *rest = ...`): plain
+    attributes of the namespace, which griffe does not record."""
+    found: list[tuple[str, int]] = []
+    for stmt in statements:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    found.extend((name, stmt.lineno) for name in _target_names(target))
+    return found
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for element in target.elts for n in _target_names(element)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
+
+
+def _body_bound_names(statements: list[ast.stmt]) -> set[str]:
+    """Every name a class body binds, whatever the statement (for, with, walrus, del, imports...)."""
+    names: set[str] = set()
+    for stmt in statements:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*")
+            continue
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            if isinstance(getattr(stmt, field_name, None), list):
+                break  # a compound statement: its own statements come separately; read its header only
+        else:
+            field_name = ""
+        parts = (
+            [stmt]
+            if not field_name
+            else [
+                getattr(stmt, f)
+                for f in ("target", "test", "iter", "items", "subject")
+                if getattr(stmt, f, None) is not None
+            ]
+        )
+        for part in parts:
+            for inner in (
+                ast.walk(part) if isinstance(part, ast.AST) else (n for item in part for n in ast.walk(item))
+            ):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+                    names.add(inner.id)
+        if isinstance(stmt, ast.Try):
+            names.update(h.name for h in stmt.handlers if h.name)
+    return names
+
+
+def _uses_namespace_functions(statements: list[ast.stmt]) -> bool:
+    """A class body that calls locals()/vars()/exec(): it may bind any name."""
+    for stmt in statements:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        headers = (
+            [stmt]
+            if not any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse", "handlers"))
+            else [
+                getattr(stmt, f)
+                for f in ("target", "test", "iter", "subject")
+                if getattr(stmt, f, None) is not None
+            ]
+        )
+        for header in headers:
+            for inner in ast.walk(header):
+                if (
+                    isinstance(inner, ast.Call)
+                    and isinstance(inner.func, ast.Name)
+                    and inner.func.id in _NAMESPACE_FUNCTIONS
+                ):
+                    return True
+    return False
+
+
+def _open_module_namespace(module: ast.Module) -> str | None:
+    """A module whose top-level code calls locals()/vars()/exec() (globals() is already a marker)."""
+    for stmt in _module_statements(module):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for inner in ast.walk(stmt):
+            if (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and inner.func.id in ("locals", "vars", "exec")
+            ):
+                return _DYNAMIC_BINDING
+    return None
+
+
+def _class_patches(module: ast.Module) -> dict[str, dict[str, Any]]:
+    """What the module's code (functions included) does to its own top-level classes from outside their
+    bodies: `Cls.name = ...` and `setattr(Cls, "name", ...)` bind `name`; `setattr(Cls, expr, ...)`,
+    `Cls.__dict__`/`vars(Cls)` games bind unknown names (the class's namespace is open)."""
+    classes = {stmt.name for stmt in _module_statements(module) if isinstance(stmt, ast.ClassDef)}
+    patches: dict[str, dict[str, Any]] = {}
+    if not classes:
+        return patches
+    for inner in ast.walk(module):
+        owner, name = None, None
+        if (
+            isinstance(inner, ast.Attribute)
+            and isinstance(inner.value, ast.Name)
+            and inner.value.id in classes
+        ):
+            if isinstance(inner.ctx, (ast.Store, ast.Del)):
+                owner, name = inner.value.id, inner.attr
+            elif inner.attr == "__dict__":
+                owner = inner.value.id
+        elif (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Name)
+            and inner.func.id in ("setattr", "vars")
+            and inner.args
+            and isinstance(inner.args[0], ast.Name)
+            and inner.args[0].id in classes
+        ):
+            owner = inner.args[0].id
+            second = inner.args[1] if inner.func.id == "setattr" and len(inner.args) > 1 else None
+            if isinstance(second, ast.Constant) and isinstance(second.value, str):
+                name = second.value
+        if owner is None:
+            continue
+        patch = patches.setdefault(owner, {"names": [], "open": False})
+        if name is not None:
+            patch["names"].append(name)
+        else:
+            patch["open"] = True
+    return patches
+
+
+def _top_level_names(module: ast.Module) -> set[str]:
+    """Every name bound at module level, whatever the statement (for, with, walrus, global...)."""
+    names: set[str] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for stmt in statements:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(stmt.name)
+                functions = (
+                    [stmt]
+                    if not isinstance(stmt, ast.ClassDef)
+                    else [f for f in stmt.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                )
+                for function in functions:  # `global x` in a function binds a module name
+                    for inner in _own_nodes(function):
+                        if isinstance(inner, ast.Global):
+                            names.update(inner.names)
+                continue
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        names.add(alias.asname or alias.name.split(".")[0])
+                continue
+            for inner in ast.walk(stmt):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+                    names.add(inner.id)
+                elif isinstance(inner, ast.ExceptHandler) and inner.name:
+                    names.add(inner.name)
+            for field_name in ("body", "orelse", "finalbody", "handlers"):
+                nested = getattr(stmt, field_name, None)
+                if isinstance(nested, list):
+                    visit([s for s in nested if isinstance(s, ast.stmt)])
+            if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                    visit(handler.body)
+            if type(stmt).__name__ == "Match":
+                for case in stmt.cases:  # type: ignore[attr-defined]
+                    visit(case.body)
+
+    visit(module.body)
+    return names
+
+
+def _without_main_blocks(code: str) -> str:
+    """The source with its `if __name__ == "__main__":` blocks blanked (line numbers kept): they never run
+    on import, so nothing they bind is a module attribute."""
+    if "__main__" not in code:
+        return code
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code  # griffe reports the error itself
+    lines = code.splitlines(keepends=True)
+    for stmt in tree.body:
+        if _is_main_block(stmt) and stmt.end_lineno is not None:
+            for index in range(stmt.lineno - 1, stmt.end_lineno):
+                lines[index] = "\n"
+    return "".join(lines)
+
+
+def _is_main_block(stmt: ast.stmt) -> bool:
+    test = stmt.test if isinstance(stmt, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
+
+
+def _rebound_names(body: list[ast.stmt]) -> set[str]:
+    """Names a body binds more than once to a function, class or import (per branch of `if`/`try`
+    included): which definition runs depends on the platform or on what imported, so no one is certain.
+    Overloads and property setters are one definition, not several."""
+    counts: dict[str, int] = {}
+
+    def count(statements: list[ast.stmt]) -> None:
+        for stmt in statements:
+            if _is_main_block(stmt):
+                continue  # `if __name__ == "__main__":` never runs on import
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if not any(
+                    _last_name_of(d) in ("overload", "setter", "deleter", "getter")
+                    for d in stmt.decorator_list
+                ):
+                    counts[stmt.name] = counts.get(stmt.name, 0) + 1
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        name = alias.asname or alias.name.split(".")[0]
+                        counts[name] = counts.get(name, 0) + 1
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name) and target.id in counts:
+                        counts[target.id] += 1  # `f = wrap(f)` after `def f`: rebound
+            for field_name in ("body", "orelse", "finalbody"):
+                nested = getattr(stmt, field_name, None)
+                if isinstance(nested, list) and not isinstance(
+                    stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+                ):
+                    count(nested)
+            for handler in getattr(stmt, "handlers", []) or []:
+                count(handler.body)
+
+    count(body)
+    return {name for name, n in counts.items() if n > 1}
+
+
+def _star_imports(node: ast.Module, mod: griffe.Module) -> list[str]:
+    paths = []
+    for stmt in sorted(_module_statements(node), key=lambda s: (s.lineno, s.col_offset)):
+        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+            if stmt.level:
+                base = mod.path.split(".")
+                keep = len(base) - stmt.level + (1 if mod.is_init_module else 0)
+                prefix = base[:keep]
+                paths.append(".".join(prefix + ([stmt.module] if stmt.module else [])))
+            elif stmt.module:
+                paths.append(stmt.module)
+    return paths
+
+
+def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
+    names: set[str] = set()
+    dynamic = False
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            continue
+        self_name = method.args.args[0].arg
+        for inner in _all_nodes(method):
+            if (
+                isinstance(inner, ast.Attribute)
+                and isinstance(inner.ctx, ast.Store)
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == self_name
+            ):
+                names.add(inner.attr)
+            elif (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and inner.func.id == "setattr"
+            ) or (isinstance(inner, ast.Attribute) and inner.attr == "__dict__"):
+                dynamic = True
+    return names, dynamic
