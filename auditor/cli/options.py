@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from apidrift.auditor.config import FAIL_ON, LEVELS
+from apidrift.auditor.config import FAIL_ON, LEVELS, Config
+from apidrift.auditor.results import AuditResult, Severity
+
+if TYPE_CHECKING:
+    from apidrift.auditor.engine import AuditRequest
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_UNCHECKED = 0, 1, 2, 3
 FORMATS = ("text", "json", "sarif", "html", "github", "markdown")  # the audit's reports: `reports.RENDERERS`
@@ -33,9 +37,12 @@ __all__ = [
     "build_request",
     "color_option",
     "config_options",
+    "exit_status",
     "fail_on_option",
     "fetch_options",
+    "output_option",
     "parse_outputs",
+    "parse_severities",
     "quiet_option",
     "read_config",
     "report_options",
@@ -43,6 +50,7 @@ __all__ = [
     "selection_options",
     "symbol_patterns",
     "target_options",
+    "write_report",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -126,11 +134,12 @@ def report_options(formats: Sequence[str], *, what: str = "Report") -> Callable[
     )
 
 
-def output_option() -> Callable[[F], F]:
+def output_option(*, single: bool = False) -> Callable[[F], F]:
+    """`--output PATH`; `single`: the command writes one report only (`diff`), so it says no "(single)"."""
     return click.option(
         "--output",
         type=click.Path(dir_okay=False, path_type=Path),
-        help="Write the (single) report here instead of stdout.",
+        help=f"Write the {'' if single else '(single) '}report here instead of stdout.",
     )
 
 
@@ -255,9 +264,9 @@ def parse_outputs(formats: Sequence[str], output: Path | None) -> list[Output]:
     return outputs
 
 
-def read_config(downstream: str, config_path: Path | None, no_config: bool) -> Any:
+def read_config(downstream: str, config_path: Path | None, no_config: bool) -> Config:
     """[tool.apidrift] from --config, else the downstream's pyproject.toml, else defaults."""
-    from apidrift.auditor.config import Config, ConfigError, find_config, load_config
+    from apidrift.auditor.config import ConfigError, find_config, load_config
 
     try:
         if config_path is not None:
@@ -270,7 +279,7 @@ def read_config(downstream: str, config_path: Path | None, no_config: bool) -> A
 
 
 def selection(
-    config: Any,
+    config: Config,
     ignore: Sequence[str],
     exclude: Sequence[str],
     ignore_symbols: Sequence[str],
@@ -280,14 +289,14 @@ def selection(
     configuration's; a rule selector or level that names nothing is an `InputError`."""
     return {
         "ignore_rules": frozenset(config.ignore) | frozenset(_rule_selectors(ignore, "--ignore")),
-        "severities": {**config.severity, **_severities(severity)},
+        "severities": {**config.severity, **parse_severities(severity)},
         "exclude": tuple(config.exclude) + tuple(exclude),
         "ignore_symbols": symbol_patterns(tuple(config.ignore_symbols) + tuple(ignore_symbols)),
     }
 
 
 def build_request(
-    config: Any,
+    config: Config,
     downstream: str,
     against: str | None,
     old: str | None,
@@ -302,7 +311,7 @@ def build_request(
     warn_unused_ignores: bool = False,
     verb: str,
     python: Path | None = None,
-) -> Any:
+) -> AuditRequest:
     """The engine's request: command-line options over the configuration's."""
     from apidrift.auditor.engine import AuditRequest
 
@@ -324,6 +333,24 @@ def build_request(
         warn_unused_ignores=warn_unused_ignores,
         python=_python(python),
     )
+
+
+def exit_status(result: AuditResult, fail_on: str) -> int:
+    """`--fail-on`: 1 for a finding at or above it, else 3 when nothing was checked, else 0."""
+    if fail_on == "never":
+        return EXIT_OK
+    threshold = Severity(fail_on).rank
+    if any(f.severity.rank >= threshold for f in result.findings):
+        return EXIT_FINDINGS
+    return EXIT_UNCHECKED if result.unchecked else EXIT_OK
+
+
+def write_report(path: Path, report: str) -> None:
+    """Write a rendered report to the file `--format FMT:PATH` or `--output` named."""
+    try:
+        path.write_text(report, encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot write {path}: {error.strerror}") from None
 
 
 def _python(python: Path | None) -> Path | None:
@@ -357,7 +384,8 @@ def symbol_patterns(patterns: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(result))
 
 
-def _severities(values: Sequence[str]) -> dict[str, str]:
+def parse_severities(values: Sequence[str]) -> dict[str, str]:
+    """`--severity RULE=LEVEL` (repeatable) into selector -> level; a bad one is an `InputError`."""
     result = {}
     for value in values:
         selector, sep, level = value.partition("=")

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from apidrift.auditor.cache import Cache
 from apidrift.auditor.files import atomic_write_bytes
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.results import (
@@ -53,7 +52,6 @@ from apidrift.auditor.results import (
     RenameKeyword,
     Severity,
 )
-from apidrift.auditor.sources.specs import SourceError
 from apidrift.auditor.upstream.signature import ParamKind
 from apidrift.auditor.wording import first_line
 
