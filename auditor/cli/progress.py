@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -93,7 +93,7 @@ def progress(label: str, *, enabled: bool, stream: IO[str] | None = None) -> Ite
         yield shown
 
 
-def spinner(label: str, *, quiet: bool) -> Any:
+def spinner(label: str, *, quiet: bool) -> AbstractContextManager[Progress | None]:
     """The spinner a command shows while it runs: on a terminal only, and not with --quiet."""
     return progress(label, enabled=not quiet and is_tty(sys.stderr))
 
