@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from apidrift.auditor.files import atomic_write_text
-from apidrift.auditor.results import Finding
+from apidrift.auditor.results import AuditResult, Finding
 from apidrift.auditor.safe_read import read_bounded
+from apidrift.auditor.wording import plural
 
 FORMAT_VERSION = 1
 MAX_BASELINE_BYTES = 64 * 1024 * 1024  # larger baseline files are refused
@@ -103,3 +104,26 @@ def split(findings: list[Finding], baseline: Counter[Key]) -> Split:
     return Split(
         [f for f in findings if id(f) in kept], accepted, sum(n for n in remaining.values() if n > 0)
     )
+
+
+def record_baseline(result: AuditResult, path: Path) -> int:
+    """`--write-baseline`: record the audit's findings as accepted in `path` and report none of them;
+    the result's notes say so. Returns how many were recorded."""
+    written = write_baseline(path, result.findings)
+    result.notes.append(f"baseline {path}: recorded {plural(written, 'finding')} as accepted")
+    result.findings = []
+    return written
+
+
+def apply_baseline(result: AuditResult, accepted: Counter[Key], path: Path) -> Split:
+    """`--baseline`: keep only the findings not accepted in `path` (read with `read_baseline`); the
+    result's notes say how many were accepted and how many accepted ones are no longer found."""
+    parts = split(result.findings, accepted)
+    result.findings = parts.new
+    note = (
+        f"baseline {path}: {plural(len(parts.accepted), 'accepted finding')} not shown, {len(parts.new)} new"
+    )
+    if parts.unmatched:
+        note += f"; {parts.unmatched} accepted no longer found (fixed? refresh it with --write-baseline)"
+    result.notes.append(note)
+    return parts

@@ -30,7 +30,7 @@ from apidrift.auditor.results import (
     Severity,
 )
 from apidrift.auditor.sources.locate import SourceTree, locate
-from apidrift.auditor.sources.specs import SourceError, SpecError
+from apidrift.auditor.sources.specs import Role, SourceError, SpecError
 from apidrift.auditor.sources.written_for import choose_old, downstream_environment
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
@@ -71,57 +71,87 @@ class _Timer:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
 
 
-def audit(request: AuditRequest) -> AuditResult:
-    """Run the whole audit. Raises `SpecError`/`SourceError` when an input cannot be had at all."""
+@dataclass(frozen=True)
+class Sources:
+    """Where a run's inputs come from: the cache, the package index, and whether the network may be used."""
+
+    cache: Cache
+    index_url: str | None = None
+    offline: bool = False
+
+    @classmethod
+    def of(cls, request: AuditRequest | DiffRequest) -> Sources:
+        return cls(Cache(request.cache_dir), request.index_url, request.offline)
+
+    def locate(self, spec: str, role: Role) -> SourceTree:
+        return locate(spec, role=role, cache=self.cache, index_url=self.index_url, offline=self.offline)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Every input of a run, located once: `audit` and `fix` (and `diff`) work from the same value."""
+
+    upstream: SourceTree  # the version audited against (`diff`: NEW)
+    old_upstream: SourceTree | None  # the version written for (`diff`: OLD), when there is one
+    downstream: SourceTree | None  # None only for a `diff` of two versions without `--used-by`
+    sources: Sources  # the cache and index they came from, which the run goes on to use
+    notes: tuple[str, ...] = ()  # how the old version was chosen, or why it could not be had
+    seconds: float = 0.0  # the time locating took
+
+    @property
+    def root(self) -> Path | None:
+        """The folder the downstream's reported paths are relative to."""
+        return self.downstream.path_base if self.downstream is not None else None
+
+
+def locate_inputs(request: AuditRequest) -> Inputs:
+    """Locate the upstream, the downstream and the version it was written for (inferred when not
+    given). Raises `SpecError`/`SourceError` when an input cannot be had at all."""
+    started = time.perf_counter()
+    sources = Sources.of(request)
+    new_tree = sources.locate(request.against, "upstream")
+    down_tree = sources.locate(request.downstream, "downstream")
+    environment = downstream_environment(request.python)
+    choice = choose_old(
+        request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version, environment
+    )
+    notes = [choice.note]
+    old_tree = None
+    if choice.spec is not None:
+        try:
+            old_tree = sources.locate(choice.spec, "upstream")
+        except SpecError:
+            raise  # a `--from` that does not parse is a usage error
+        except SourceError as error:
+            if request.old is not None:  # asked for by name: an input that cannot be had
+                raise SourceError(f"--from {request.old}: {error}") from None
+            # Without the old version the audit still finds every break; only drift labels and
+            # the comparisons (remaps, changed defaults) are lost. Say so, and go on.
+            notes.append(
+                f"the inferred old version could not be had ({error}): audited against {new_tree.name} alone"
+            )
+    return Inputs(new_tree, old_tree, down_tree, sources, tuple(notes), time.perf_counter() - started)
+
+
+def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
+    """Run the whole audit, on `inputs` when they are already located (else they are located here).
+    Raises `SpecError`/`SourceError` when an input cannot be had at all."""
     timer = _Timer()
-    cache = Cache(request.cache_dir)
-    notes: list[str] = []
-    with timer.phase("fetch"):
-        new_tree = locate(
-            request.against,
-            role="upstream",
-            cache=cache,
-            index_url=request.index_url,
-            offline=request.offline,
-        )
-        down_tree = locate(
-            request.downstream,
-            role="downstream",
-            cache=cache,
-            index_url=request.index_url,
-            offline=request.offline,
-        )
-        environment = downstream_environment(request.python)
-        choice = choose_old(
-            request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version, environment
-        )
-        notes.append(choice.note)
-        old_tree = None
-        if choice.spec is not None:
-            try:
-                old_tree = locate(
-                    choice.spec,
-                    role="upstream",
-                    cache=cache,
-                    index_url=request.index_url,
-                    offline=request.offline,
-                )
-            except SpecError:
-                raise  # a `--from` that does not parse is a usage error
-            except SourceError as error:
-                if request.old is not None:  # asked for by name: an input that cannot be had
-                    raise SourceError(f"--from {request.old}: {error}") from None
-                # Without the old version the audit still finds every break; only drift labels and
-                # the comparisons (remaps, changed defaults) are lost. Say so, and go on.
-                notes.append(
-                    f"the inferred old version could not be had ({error}): audited against {new_tree.name} alone"
-                )
+    if inputs is None:
+        inputs = locate_inputs(request)
+    timer.timings["fetch"] = inputs.seconds
+    new_tree, old_tree, down_tree = inputs.upstream, inputs.old_upstream, inputs.downstream
+    if down_tree is None:
+        raise ValueError("an audit needs a downstream")
+    cache = inputs.sources.cache
+    notes = list(inputs.notes)
     result = AuditResult(
         downstream=_input(down_tree),
         upstream=_input(new_tree),
         old_upstream=_input(old_tree) if old_tree else None,
         tool_version=__version__,
         notes=notes,
+        root=down_tree.path_base,
     )
     upstream_names = frozenset(new_tree.import_names) | frozenset(old_tree.import_names if old_tree else ())
 
@@ -464,15 +494,13 @@ class DiffResult:
 
 def diff_versions(request: DiffRequest) -> DiffResult:
     """The API changes between two upstream versions (with `used_by`: only those a downstream meets)."""
-    cache = Cache(request.cache_dir)
-    options = {"cache": cache, "index_url": request.index_url, "offline": request.offline}
-    old_tree = locate(request.old, role="upstream", **options)  # type: ignore[arg-type]
-    new_tree = locate(request.new, role="upstream", **options)  # type: ignore[arg-type]
+    inputs = locate_versions(request)
+    old_tree, new_tree, down_tree = inputs.old_upstream, inputs.upstream, inputs.downstream
+    assert old_tree is not None  # a diff always has both versions
+    cache = inputs.sources.cache
     api_dir = cache.dir("api")
     old, new = Resolver(_index(old_tree, api_dir)), Resolver(_index(new_tree, api_dir))
-    down_tree = None
-    if request.used_by:
-        down_tree = locate(request.used_by, role="downstream", **options)  # type: ignore[arg-type]
+    if down_tree is not None:
         names = frozenset(old_tree.import_names) | frozenset(new_tree.import_names)
         scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
         sites = used_sites(((scan.path, scan.sites) for scan in scans), old)
@@ -481,3 +509,13 @@ def diff_versions(request: DiffRequest) -> DiffResult:
     else:
         changes = diff(old, new, all_paths(old))
     return DiffResult(_input(old_tree), _input(new_tree), _input(down_tree) if down_tree else None, changes)
+
+
+def locate_versions(request: DiffRequest) -> Inputs:
+    """A diff's inputs: OLD, NEW and, with `used_by`, the downstream whose uses it keeps."""
+    started = time.perf_counter()
+    sources = Sources.of(request)
+    old_tree = sources.locate(request.old, "upstream")
+    new_tree = sources.locate(request.new, "upstream")
+    down_tree = sources.locate(request.used_by, "downstream") if request.used_by else None
+    return Inputs(new_tree, old_tree, down_tree, sources, seconds=time.perf_counter() - started)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any, Literal
 
 from apidrift.auditor.upstream.signature import ParamKind
@@ -359,6 +360,9 @@ class AuditResult:
     # command line), "config" (the configuration file, or None) and "settings" (what it set),
     # "seconds" (the whole run). Set by the command line; empty for library use.
     run: dict[str, Any] = field(default_factory=dict)
+    # The folder the findings' paths are relative to, as read (for a release: its extracted copy in the
+    # cache), for what works on the downstream's files after the audit (`apidrift fix`). Not reported.
+    root: Path | None = field(default=None, compare=False, repr=False)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)

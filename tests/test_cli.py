@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.cli.main import Progress, main, parse_outputs, progress
+from apidrift.auditor.cli.main import main
+from apidrift.auditor.cli.options import parse_outputs
+from apidrift.auditor.cli.progress import Progress, progress
 from apidrift.rules.registry import all_rules
 
 OLD_PKG = """\

@@ -17,8 +17,8 @@ import pytest
 from localindex import LocalIndex, core_metadata, sdist_bytes, wheel_bytes
 
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.cli.impact import _Progress
 from apidrift.auditor.cli.main import main
+from apidrift.auditor.cli.progress import DependentsProgress
 from apidrift.auditor.impact import jobs as jobs_module
 from apidrift.auditor.impact.inputs import (
     Dependent,
@@ -440,7 +440,7 @@ def test_the_release_as_a_bare_wheel_or_folder_path(
 
 def test_progress_shows_an_eta() -> None:
     stream = io.StringIO()
-    show = _Progress(stream)
+    show = DependentsProgress(stream)
     show(1, 4, {"status": "broken"})
     time.sleep(0.05)
     show(2, 4, {"status": "clean"})

@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from apidrift.auditor.cli.main import (
+from apidrift.auditor.cli.main import cli
+from apidrift.auditor.cli.options import (
     EXIT_OK,
     EXIT_USAGE,
-    FAIL_ON,
     FORMATS,
     InputError,
-    Messages,
-    _is_tty,
-    _rule_selectors,
-    _severities,
-    _want_color,
-    cli,
+    color_option,
+    config_options,
     exit_status,
+    fail_on_option,
+    fetch_options,
     parse_outputs,
-    progress,
+    quiet_option,
     read_config,
-    symbol_patterns,
+    report_options,
+    selection,
+    selection_options,
+    write_report,
 )
+from apidrift.auditor.cli.progress import Messages, spinner, want_color
 
 
 @cli.command()
@@ -49,84 +50,18 @@ from apidrift.auditor.cli.main import (
     type=click.Path(dir_okay=False, path_type=Path),
     help="Lock or pin file of the new side (with --old).",
 )
-@click.option(
-    "--format",
-    "formats",
-    metavar="FMT[:PATH]",
-    multiple=True,
-    help=f"Report format, repeatable: {', '.join(FORMATS)}; with :PATH written to that file (default: text to stdout).",
-)
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the (single) report here instead of stdout.",
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON),
-    help="Lowest severity that fails the run (exit 1). Default: `fail-on` in [tool.apidrift], else error.",
-)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Read [tool.apidrift] from this file instead of the project's pyproject.toml.",
-)
-@click.option("--no-config", is_flag=True, help="Ignore any [tool.apidrift] configuration.")
-@click.option(
-    "--ignore",
-    "ignore",
-    metavar="RULE",
-    multiple=True,
-    help="Never report this rule (code, name or family); repeatable.",
-)
-@click.option(
-    "--severity",
-    "severity",
-    metavar="RULE=LEVEL",
-    multiple=True,
-    help="Re-grade a rule to error, warning or info; repeatable.",
-)
-@click.option(
-    "--exclude",
-    "exclude",
-    metavar="GLOB",
-    multiple=True,
-    help="Do not scan project paths matching this glob; repeatable.",
-)
-@click.option(
-    "--ignore-symbol",
-    "ignore_symbols",
-    metavar="PATTERN",
-    multiple=True,
-    help="Do not report uses of this upstream dotted path (globs allowed); repeatable.",
-)
+@report_options(FORMATS)
+@fail_on_option()
+@config_options(owner="project")
+@selection_options(owner="project")
 @click.option(
     "--no-learn-imports",
     is_flag=True,
     help="Never download a release only to learn its import names; such packages are listed as not audited.",
 )
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Cache folder (default: the user cache dir).",
-)
-@click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
-@click.option(
-    "--index-url",
-    metavar="URL",
-    help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.",
-)
-@click.option(
-    "--color",
-    type=click.Choice(["auto", "always", "never"]),
-    default="auto",
-    show_default=True,
-    help="Colour the text report.",
-)
-@click.option(
-    "--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted)."
-)
+@fetch_options()
+@color_option()
+@quiet_option()
 def bump(
     project: Path,
     base: str | None,
@@ -172,10 +107,7 @@ def bump(
         cache_dir=cache_dir,
         offline=offline,
         index_url=index_url,
-        ignore_rules=frozenset(config.ignore) | frozenset(_rule_selectors(ignore, "--ignore")),
-        severities={**config.severity, **_severities(severity)},
-        exclude=tuple(config.exclude) + tuple(exclude),
-        ignore_symbols=symbol_patterns(tuple(config.ignore_symbols) + tuple(ignore_symbols)),
+        **selection(config, ignore, exclude, ignore_symbols, severity),
     )
     fail_on = fail_on or config.fail_on or "error"
     request = BumpRequest(
@@ -190,9 +122,7 @@ def bump(
         not no_learn_imports,
     )
     try:
-        with progress(
-            f"checking the dependency bump of {project}", enabled=not quiet and _is_tty(sys.stderr)
-        ):
+        with spinner(f"checking the dependency bump of {project}", quiet=quiet):
             result = run_bump(request)
     except BumpError as error:
         raise InputError(str(error)) from None
@@ -202,15 +132,12 @@ def bump(
     ]
     say("read " + (", ".join(read) or "no lock or pin file"))
     for out in outputs:
-        use_color = out.fmt == "text" and out.path is None and _want_color(color)
+        use_color = out.fmt == "text" and out.path is None and want_color(color)
         report = render(result, out.fmt, color=use_color)
         if out.path is None:
             click.echo(report, nl=not report.endswith("\n"), color=use_color)
             continue
-        try:
-            out.path.write_text(report, encoding="utf-8")
-        except OSError as error:
-            raise InputError(f"cannot write {out.path}: {error.strerror}") from None
+        write_report(out.path, report)
     status = exit_status(result.audit, fail_on)
     failed = result.failed()
     if failed and status == EXIT_OK:

@@ -6,24 +6,25 @@ Exit status: 0 no dependent broken at or above `--fail-on`; 1 some are; 2 bad us
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import click
 
+from apidrift.auditor.cli.options import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    FAIL_ON,
+    InputError,
+    fetch_options,
+    quiet_option,
+    write_report,
+)
+from apidrift.auditor.cli.progress import DependentsProgress, is_tty
 from apidrift.auditor.wording import first_line
 
 IMPACT_FORMATS = ("text", "markdown", "html", "json")
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _RANK = {"error": 3, "warning": 2, "info": 1}
-
-
-class _InputError(click.ClickException):
-    exit_code = EXIT_USAGE
-
-    def show(self, file: object = None) -> None:
-        click.echo(f"apidrift: error: {self.format_message()}", err=True)
 
 
 def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
@@ -32,17 +33,17 @@ def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
         fmt, sep, path = item.partition(":")
         fmt = fmt.strip().lower()
         if fmt not in IMPACT_FORMATS:
-            raise _InputError(
+            raise InputError(
                 f"unknown format {fmt!r} in --format {item!r}; choose from {', '.join(IMPACT_FORMATS)}"
             )
         if sep and not path:
-            raise _InputError(f"--format {item!r}: no path after the colon")
+            raise InputError(f"--format {item!r}: no path after the colon")
         target = Path(path) if path else None
         if target is not None and not target.resolve().parent.is_dir():
-            raise _InputError(f"cannot write {target}: folder {target.resolve().parent} does not exist")
+            raise InputError(f"cannot write {target}: folder {target.resolve().parent} does not exist")
         outputs.append((fmt, target))
     if sum(1 for _, p in outputs if p is None) > 1:
-        raise _InputError(
+        raise InputError(
             "only one --format can go to standard output; give the others a path (--format FMT:PATH)"
         )
     return outputs
@@ -123,25 +124,13 @@ def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
 )
 @click.option(
     "--fail-on",
-    type=click.Choice(["error", "warning", "info", "never"]),
+    type=click.Choice(FAIL_ON),
     default="error",
     show_default=True,
     help="Lowest severity of a finding caused by the release that fails the run (exit 1).",
 )
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Cache folder (default: the user cache dir), shared by every job.",
-)
-@click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
-@click.option(
-    "--index-url",
-    metavar="URL",
-    help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.",
-)
-@click.option(
-    "--quiet", "-q", is_flag=True, help="No progress display and no messages on stderr (errors excepted)."
-)
+@fetch_options(cache_note=", shared by every job")
+@quiet_option()
 def impact(
     release: str,
     old: str | None,
@@ -171,7 +160,7 @@ def impact(
 
     outputs = _outputs(formats)
     if not dependents and discover is None:
-        raise _InputError("no dependents: give --dependents FILE (or DIR/) or --discover FILE")
+        raise InputError("no dependents: give --dependents FILE (or DIR/) or --discover FILE")
     try:
         release = release_spec(release, cache_dir)
         found: list[Dependent] = []
@@ -194,24 +183,21 @@ def impact(
             dropped=tuple(dropped),
         )  # fmt: skip
         if not request.dependents:
-            raise _InputError("no dependent to audit (discovery kept none)")
-        show = _Progress(sys.stderr) if not quiet and _is_tty(sys.stderr) else None
+            raise InputError("no dependent to audit (discovery kept none)")
+        show = DependentsProgress(sys.stderr) if not quiet and is_tty(sys.stderr) else None
         try:
             result = run_impact(request, show)
         finally:
             if show is not None:
                 show.close()
     except (SpecError, SourceError, RuntimeError) as error:
-        raise _InputError(first_line(error, strip=False)) from None
+        raise InputError(first_line(error, strip=False)) from None
     for fmt, path in outputs:
         report = render_impact(result, fmt)
         if path is None:
             click.echo(report, nl=False)
             continue
-        try:
-            path.write_text(report, encoding="utf-8")
-        except OSError as error:
-            raise _InputError(f"cannot write {path}: {error.strerror}") from None
+        write_report(path, report)
         if not quiet:
             click.echo(f"apidrift: wrote the {fmt} summary to {path}", err=True)
     raise SystemExit(impact_exit_status(result, fail_on))
@@ -244,51 +230,3 @@ def impact_exit_status(result: Any, fail_on: str) -> int:
             ):
                 return EXIT_FINDINGS
     return EXIT_OK
-
-
-def _is_tty(stream: IO[Any]) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-class _Progress:
-    """`12/40 dependents, 3 broken, ETA 1m20s` on one terminal line, redrawn as rows arrive."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-        self.start = time.monotonic()
-        self.first: float | None = None
-        self.done_at_first = 0
-        self.broken = 0
-
-    def __call__(self, done: int, total: int, row: dict[str, Any]) -> None:
-        self.broken += row.get("status") == "broken"
-        now = time.monotonic()
-        if self.first is None:  # resumed rows arrive at once: the rate counts from the first new one
-            self.first, self.done_at_first = now, done - 1
-        rate_done = done - self.done_at_first
-        eta = ""
-        if rate_done > 0 and done < total:
-            seconds = (
-                (now - self.first) / rate_done * (total - done)
-                if rate_done > 1
-                else (now - self.start) * (total - done)
-            )
-            eta = f", ETA {_duration(seconds)}"
-        self.stream.write(f"\r\x1b[2K{done}/{total} dependents, {self.broken} broken{eta}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.write("\r\x1b[2K")
-        self.stream.flush()
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    if seconds >= 60:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds}s"

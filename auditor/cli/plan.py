@@ -10,18 +10,22 @@ from pathlib import Path
 
 import click
 
-from apidrift.auditor.cli.main import (
+from apidrift.auditor.cli.main import cli
+from apidrift.auditor.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     InputError,
-    Messages,
     Output,
-    _rule_selectors,
-    _severities,
-    cli,
+    config_options,
+    fetch_options,
+    output_option,
+    quiet_option,
     read_config,
-    symbol_patterns,
+    selection,
+    selection_options,
+    write_report,
 )
+from apidrift.auditor.cli.progress import Messages
 from apidrift.reports.plan import PLAN_FORMATS
 
 
@@ -86,64 +90,17 @@ def parse_plan_outputs(formats: tuple[str, ...], output: Path | None) -> list[Ou
     multiple=True,
     help=f"Report format, repeatable: {', '.join(PLAN_FORMATS)}; with :PATH written to that file (default: text to stdout).",
 )
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the (single) report here instead of stdout.",
-)
+@output_option()
 @click.option(
     "--fail-if-latest-unreachable",
     "fail_unreachable",
     is_flag=True,
     help="Exit 1 when the target release has errors.",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Read [tool.apidrift] from this file instead of the downstream's pyproject.toml.",
-)
-@click.option("--no-config", is_flag=True, help="Ignore any [tool.apidrift] configuration.")
-@click.option(
-    "--ignore",
-    "ignore",
-    metavar="RULE",
-    multiple=True,
-    help="Never report this rule (code, name or family); repeatable.",
-)
-@click.option(
-    "--severity",
-    "severity",
-    metavar="RULE=LEVEL",
-    multiple=True,
-    help="Re-grade a rule to error, warning or info; repeatable.",
-)
-@click.option(
-    "--exclude",
-    "exclude",
-    metavar="GLOB",
-    multiple=True,
-    help="Do not scan downstream paths matching this glob; repeatable.",
-)
-@click.option(
-    "--ignore-symbol",
-    "ignore_symbols",
-    metavar="PATTERN",
-    multiple=True,
-    help="Do not report uses of this upstream dotted path (globs allowed); repeatable.",
-)
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Cache folder (default: the user cache dir).",
-)
-@click.option("--offline", is_flag=True, help="Use only the cache; never touch the network.")
-@click.option(
-    "--index-url",
-    metavar="URL",
-    help="Package index (PEP 503/691); default: PIP_INDEX_URL, else the public index.",
-)
-@click.option("--quiet", "-q", is_flag=True, help="No progress messages on stderr (errors excepted).")
+@config_options()
+@selection_options()
+@fetch_options()
+@quiet_option()
 def plan_command(
     downstream: str,
     upstream: str,
@@ -191,10 +148,7 @@ def plan_command(
         cache_dir,
         offline,
         index_url,
-        ignore_rules=frozenset(config.ignore) | frozenset(_rule_selectors(ignore, "--ignore")),
-        severities={**config.severity, **_severities(severity)},
-        exclude=tuple(config.exclude) + tuple(exclude),
-        ignore_symbols=symbol_patterns(tuple(config.ignore_symbols) + tuple(ignore_symbols)),
+        **selection(config, ignore, exclude, ignore_symbols, severity),
     )
     say = Messages(quiet=quiet)
     try:
@@ -206,9 +160,6 @@ def plan_command(
         if out.path is None:
             click.echo(report, nl=False)
             continue
-        try:
-            out.path.write_text(report, encoding="utf-8")
-        except OSError as error:
-            raise InputError(f"cannot write {out.path}: {error.strerror}") from None
+        write_report(out.path, report)
         say(f"wrote the {out.fmt} plan to {out.path}")
     raise SystemExit(EXIT_FINDINGS if fail_unreachable and not result.target_reachable else EXIT_OK)

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from apidrift.auditor.cache import Cache
 from apidrift.auditor.files import atomic_write_bytes
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.results import (
@@ -53,7 +52,6 @@ from apidrift.auditor.results import (
     RenameKeyword,
     Severity,
 )
-from apidrift.auditor.sources.specs import SourceError
 from apidrift.auditor.upstream.signature import ParamKind
 from apidrift.auditor.wording import first_line
 
@@ -136,24 +134,16 @@ class FixResult:
 
 
 def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
-    """Audit `request` and plan the fixes of its findings; writes nothing."""
-    from apidrift.auditor.engine import audit
-    from apidrift.auditor.sources.locate import locate
+    """Audit `request` and plan the fixes of its findings; writes nothing. The downstream is located
+    once: the files fixed are the ones audited."""
+    from apidrift.auditor.engine import audit, locate_inputs
 
-    cache = Cache(request.cache_dir)
-    tree = locate(
-        request.downstream,
-        role="downstream",
-        cache=cache,
-        index_url=request.index_url,
-        offline=request.offline,
-    )
-    result = audit(request)
-    seen = result.downstream
-    if (seen.location, seen.version, seen.sha256) != (tree.location, tree.version, tree.sha256):
-        raise SourceError(f"{request.downstream!r} changed while it was audited; run again")
-    reason = not_local_reason(tree.origin, tree.root, cache.root)
-    return plan_fixes(result, tree.path_base, unsafe=unsafe, local=reason is None, not_local_reason=reason)
+    inputs = locate_inputs(request)
+    result = audit(request, inputs)
+    tree = inputs.downstream
+    assert tree is not None and result.root is not None  # an audit always has a downstream
+    reason = not_local_reason(tree.origin, tree.root, inputs.sources.cache.root)
+    return plan_fixes(result, result.root, unsafe=unsafe, local=reason is None, not_local_reason=reason)
 
 
 def not_local_reason(origin: str, root: Path, cache_root: Path | None = None) -> str | None:

@@ -94,13 +94,14 @@ def release_spec(text: str, cache_dir: Path | None = None) -> str:
 
 def prepare(request: ImpactRequest) -> Prepared:
     """Locate the release and the old version once (downloads land in the shared cache)."""
-    cache = Cache(request.cache_dir)
-    options = {"cache": cache, "index_url": request.index_url, "offline": request.offline}
-    release = locate(request.release, role="upstream", **options)  # type: ignore[arg-type]
+    from apidrift.auditor.engine import Sources
+
+    sources = Sources(Cache(request.cache_dir), request.index_url, request.offline)
+    release = sources.locate(request.release, "upstream")
     old_spec = request.old or previous_release(
-        release.name, release.version, cache, request.index_url, request.offline
+        release.name, release.version, sources.cache, request.index_url, request.offline
     )
-    old = locate(old_spec, role="upstream", **options)  # type: ignore[arg-type]
+    old = sources.locate(old_spec, "upstream")
     return Prepared(release, old_spec, old)
 
 
