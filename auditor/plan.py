@@ -193,7 +193,9 @@ class PlanResult:
             return f"safe to upgrade to {self.to_version}: no errors up to the target"
         if self.safe is None:
             return f"no release from {self.from_version} to {self.to_version} is free of errors"
-        return f"safe to upgrade to {self.safe}; {self.to_version} has {self.row(self.to_version).errors} error(s)"  # type: ignore[union-attr]
+        target = self.row(self.to_version)
+        errors = target.errors if target is not None else None
+        return f"safe to upgrade to {self.safe}; {self.to_version} has {errors} error(s)"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -705,8 +707,9 @@ def _deprecation_in(view: Any, question: _Question) -> str | None:
     if isinstance(value, ClassValue):
         for name in question.names:
             member = value.info.members.get(name) if isinstance(value.info.members, dict) else None
-            if getattr(member, "deprecated", None):
-                return member.deprecated  # type: ignore[union-attr]
+            deprecated = getattr(member, "deprecated", None)
+            if deprecated:
+                return deprecated
         init = resolver.attribute(value, "__init__")
         function = init if isinstance(init, FunctionValue) else None
         if function is not None and function.info.deprecated:
@@ -786,7 +789,7 @@ def _text(node: ast.expr) -> str:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "{…}" for v in node.values)  # type: ignore[misc]
+        return "".join(v.value if isinstance(v, ast.Constant) else "{…}" for v in node.values)  # type: ignore[misc]  # a Constant in an f-string holds text
     try:
         return ast.unparse(node)
     except Exception:

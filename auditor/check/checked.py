@@ -104,7 +104,7 @@ def check_site(
         )
     if site.kind is not SiteKind.CALL or site.shape is None:
         return SiteCheck(version, resolution)
-    target = call_target(resolution, resolver)  # type: ignore[arg-type]
+    target = call_target(resolution, resolver)  # type: ignore[arg-type]  # Missing and Unknown returned above: a Value
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target)
     verdict = bind_target(site.shape, target)

@@ -199,7 +199,7 @@ class ResultStore:
         for finding in _read_jsonl(self.folder / FINDINGS_FILE):
             if not isinstance(finding, dict):
                 continue
-            row = rows.get(finding.get("key"))  # type: ignore[arg-type]
+            row = rows.get(finding.get("key"))  # type: ignore[arg-type]  # a JSON record: a missing or odd key finds no row
             if row is not None and finding.get("attempt") == row.get("attempt"):
                 row["findings"].append(
                     {

@@ -152,7 +152,7 @@ class _BoundedTarInfo(tarfile.TarInfo):
             raise SourceError(
                 f"{name}: an extended tar header of {self.size} bytes (more than {MAX_TAR_HEADER_BYTES}); refused"
             )
-        return super()._proc_member(tarfile_)  # type: ignore[misc]
+        return super()._proc_member(tarfile_)  # type: ignore[misc]  # TarInfo's private hook, absent from typeshed
 
 
 def _tar_entries(path: Path, limits: ExtractLimits) -> Generator[_Entry, None, None]:

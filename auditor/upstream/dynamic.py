@@ -485,7 +485,7 @@ class _Interpreter:
                 value = self.expr_value(stmt.value, scope)
                 if isinstance(value, (tuple, list)) and len(value) == len(target.elts):
                     for element, item in zip(target.elts, value):
-                        if element.id == name:  # type: ignore[attr-defined]
+                        if element.id == name:  # type: ignore[attr-defined]  # every element is an ast.Name (checked above)
                             return item
             return UNKNOWN
         return UNKNOWN

@@ -148,7 +148,7 @@ def _next_sibling(node: ast.AST) -> ast.AST:
     module of n top-level assignments O(n^2) to load (20,000 of them ran past 5 minutes)."""
     from griffe._internal.agents.nodes.ast import ast_children
 
-    parent = node.parent  # type: ignore[attr-defined]
+    parent = node.parent  # type: ignore[attr-defined]  # griffe's visitor links each AST node to its parent
     cached = _SIBLINGS.get(id(parent))
     if cached is None or cached[0] is not parent:
         children = list(ast_children(parent))

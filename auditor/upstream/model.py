@@ -382,4 +382,4 @@ _DECODERS = {
 
 
 def member_from_dict(data: dict[str, Any]) -> Member:
-    return _DECODERS[data["kind"]](data)  # type: ignore[return-value]
+    return _DECODERS[data["kind"]](data)  # type: ignore[return-value]  # each decoder returns the member kind it is keyed by

@@ -91,7 +91,7 @@ class Relocator:
             value = self.resolver.resolve(AttrRef(ModuleRef(dotted), name))
             if _kind(value) is None or (kind is not None and _kind(value) != kind):
                 continue
-            canonical = value_path(value)  # type: ignore[arg-type]
+            canonical = value_path(value)  # type: ignore[arg-type]  # a kind means a class or function value
             found.setdefault(canonical, f"{dotted}.{name}")
         return tuple(
             sorted(
@@ -105,7 +105,7 @@ class Relocator:
         for size in range(1, len(parts) + 1):
             prefix = ".".join(parts[:size])
             value = self.resolver.resolve(AttrRef(ModuleRef(prefix), name))
-            if _kind(value) is not None and value_path(value) == canonical:  # type: ignore[arg-type]
+            if _kind(value) is not None and value_path(value) == canonical:  # type: ignore[arg-type]  # a kind means a value
                 return f"{prefix}.{name}"
         return canonical
 

@@ -96,7 +96,7 @@ def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
         "positional": sum(1 for a in call.args if not isinstance(a, ast.Starred)),
         "keywords": [k.arg for k in call.keywords if k.arg is not None],
         "star_args": any(isinstance(a, ast.Starred) for a in call.args),
-        "consumed": [p.args[0].value for p in pops],  # type: ignore[attr-defined]
+        "consumed": [p.args[0].value for p in pops],  # type: ignore[attr-defined]  # `pops` holds only calls whose first argument is a Constant
     }
 
 

@@ -213,10 +213,10 @@ def _top_level_names(module: ast.Module) -> set[str]:
                 if isinstance(nested, list):
                     visit([s for s in nested if isinstance(s, ast.stmt)])
             if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                for handler in getattr(stmt, "handlers", ()):  # `TryStar` (3.11+) is not in 3.10's `ast`
                     visit(handler.body)
-            if type(stmt).__name__ == "Match":
-                for case in stmt.cases:  # type: ignore[attr-defined]
+            if isinstance(stmt, ast.Match):
+                for case in stmt.cases:
                     visit(case.body)
 
     visit(module.body)
