@@ -26,6 +26,7 @@ import griffe
 from apidrift.auditor.upstream.analyses.calls import _kwargs_forwarding, _returned_class, _self_calls
 from apidrift.auditor.upstream.analyses.decorators import (
     _decorator_facts,
+    _hands_back_fget,
     _is_forwarding_wrapper,
     _is_identity,
     _keeps_signature,
@@ -421,6 +422,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         factory_keeps_through=None if keeps[1] else facts.get("factory_through"),
         keeps_effect=None if keeps[0] else facts.get("effect"),
         adds_attributes=facts.get("adds_attributes", False),
+        returns_fget=facts.get("returns_fget", False),
         factory_keeps_effect=None if keeps[1] else facts.get("factory_effect"),
         dataclass_transform=transform,
         lineno=func.lineno,
@@ -598,6 +600,7 @@ class _FactsExtension(griffe.Extension):
                 "through": None if identity else keeping.get("through"),
                 "factory_through": None if factory else keeping.get("factory_through"),
                 "adds_attributes": _sets_attributes_of_arguments(node),
+                "returns_fget": in_class and node.name == "__get__" and _hands_back_fget(node),
                 "effect": None if identity else keeping.get("effect"),
                 "factory_effect": None if factory else keeping.get("factory_effect"),
                 "deprecated": _deprecation(node),

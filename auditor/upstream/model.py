@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 29  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 30  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,9 @@ class FunctionInfo:
     # sets attributes of an argument it is given (`setattr(cls, name, ...)`, `cls.name = ...`): as a
     # class decorator, it leaves the class's attribute list incomplete
     adds_attributes: bool = False
+    # a descriptor `__get__` whose every return is `self.fget(...)`: a `property` subclass that has it
+    # gives the getter's result, as `property` does
+    returns_fget: bool = False
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -158,6 +161,7 @@ class FunctionInfo:
             "keeps_effect": self.keeps_effect,
             "factory_keeps_effect": self.factory_keeps_effect,
             "adds_attributes": self.adds_attributes,
+            "returns_fget": self.returns_fget,
         }
 
     @classmethod
@@ -188,6 +192,7 @@ class FunctionInfo:
             keeps_effect=data.get("keeps_effect"),
             factory_keeps_effect=data.get("factory_keeps_effect"),
             adds_attributes=data.get("adds_attributes", False),
+            returns_fget=data.get("returns_fget", False),
         )
 
 

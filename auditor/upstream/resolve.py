@@ -507,7 +507,9 @@ class Resolver:
         if isinstance(member, ClassInfo):
             return ClassValue(member)
         if isinstance(member, FunctionInfo):
-            if member.has_decorator("builtins.property", "functools.cached_property"):
+            if member.has_decorator("builtins.property", "functools.cached_property") or self._property_like(
+                member
+            ):
                 return AttributeValue(
                     AttributeInfo(
                         member.name,
@@ -520,6 +522,33 @@ class Resolver:
                 )
             return FunctionValue(member, path, via)
         return AttributeValue(member, path, on_instance=via == "instance")
+
+    def _property_like(self, member: FunctionInfo) -> bool:
+        """Decorated by one plain `@name` that is a `property` subclass read as `property`: its own
+        classes (up to `property`) define no `__init__` or `__new__`, and a `__get__` only when every
+        return of it gives `self.fget(...)` (polars `class sphinx_accessor(property)`)."""
+        if len(member.decorators) != 1 or member.decorators[0].called:
+            return False
+        path = member.decorators[0].path
+        if path.startswith("?") or not self.index.owns(path):
+            return False
+        target = self.lookup(path)
+        if isinstance(target, AttributeValue):
+            target = self.assigned_value(target)
+        if not isinstance(target, ClassValue):
+            return False
+        mro = self.mro(target.info)
+        if mro is None:
+            return False
+        for entry in mro:
+            if isinstance(entry, str):
+                return entry == "builtins.property"
+            if "__init__" in entry.members or "__new__" in entry.members:
+                return False
+            getter = entry.members.get("__get__")
+            if getter is not None and not (isinstance(getter, FunctionInfo) and getter.returns_fget):
+                return False
+        return False
 
     def assigned_value(self, value: AttributeValue) -> Resolution:
         """What a module or class attribute holds, from its assignment: `x = other.thing` or `x = Cls()`.

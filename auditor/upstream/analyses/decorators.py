@@ -636,3 +636,35 @@ def _is_typevar(func: griffe.Function, name: str) -> bool:
         return member.target_path.rsplit(".", 1)[-1] == name and bool(_TYPEVAR_NAME.match(name))
     value = str(getattr(member, "value", "") or "")
     return value.startswith(("TypeVar(", "typing.TypeVar(", "typing_extensions.TypeVar("))
+
+
+def _hands_back_fget(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A descriptor `__get__(self, instance, owner)` (of a `property` subclass) whose every `return`
+    gives `self.fget(...)`: the attribute read gives the getter's result, as `property` does. A return
+    in an `except AttributeError:` handler is the path where the getter failed, which a plain
+    `property` reports by raising."""
+    if isinstance(node, ast.AsyncFunctionDef) or not node.args.args:
+        return False
+    this = node.args.args[0].arg
+    handled: set[int] = set()
+    for handler in ast.walk(node):
+        if (
+            isinstance(handler, ast.ExceptHandler)
+            and isinstance(handler.type, ast.Name)
+            and handler.type.id == "AttributeError"
+        ):
+            handled |= {id(n) for stmt in handler.body for n in ast.walk(stmt)}
+    returns = []
+    for inner in _own_nodes(node):
+        if isinstance(inner, (ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(inner, ast.Return) and id(inner) not in handled:
+            returns.append(inner)
+    return bool(returns) and all(
+        isinstance(r.value, ast.Call)
+        and isinstance(r.value.func, ast.Attribute)
+        and r.value.func.attr == "fget"
+        and isinstance(r.value.func.value, ast.Name)
+        and r.value.func.value.id == this
+        for r in returns
+    )
