@@ -283,6 +283,10 @@ def _found_before(old: SiteCheck | None) -> bool:
 def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
     """Bind against the signature; for overload-only targets, a break only if every overload breaks;
     with targets the arguments must also bind (`__new__` beside `__init__`), a break if any breaks."""
+    for old, new in target.renamed_keywords:
+        if old in shape.keywords:  # the wrapper passes it as `new` (its value wins over a `new=` one)
+            keywords = tuple(new if k == old else k for k in shape.keywords if k != new)
+            shape = CallShape(shape.positional, keywords, shape.star_args, shape.star_kwargs)
     own = _bind_variants(shape, target)
     if not target.requires_also:
         return own

@@ -7,6 +7,7 @@ with PEP 681 `dataclass_transform`. A callee whose signature cannot be known exa
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, replace
 
 from apidrift.auditor.reasons import Reason, Unknown
@@ -73,6 +74,9 @@ class CallTarget:
     # beside the stub, the source's signature (what the runtime binds), self already bound.
     typing_view: bool = False
     runtime: Signature | None = None
+    # Keywords a decorator's wrapper renames before the call (`kwargs[new] = kwargs.pop(old)`):
+    # (old, new) pairs, applied to the call before it binds.
+    renamed_keywords: tuple[tuple[str, str], ...] = ()
 
     def variants(self) -> tuple[Signature, ...]:
         """The signatures a call may bind: the overloads when there are, else the one signature."""
@@ -109,6 +113,14 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     is_class = func.has_decorator("builtins.classmethod")
     binds_first = (value.via == "instance" and not is_static) or (value.via == "class" and is_class)
     signature = func.signature.bound() if binds_first else func.signature
+    renamed = tuple(tuple(e.split(":")[1:3]) for e in sorted(effects) if e.startswith("rename-keyword:"))
+    effects -= {e for e in effects if e.startswith("rename-keyword:")}
+    if renamed and (
+        func.overloads or effects or any(p.name in {o for o, _ in renamed} for p in signature.parameters)
+    ):
+        return Unknown(
+            Reason.DECORATOR, next(d.path for d in func.decorators if d.path not in TRANSPARENT_DECORATORS)
+        )
     if effects:  # only "positional-by-name" is known; it names positionals after the bound signature
         named = by_name(signature)
         if named is None or func.overloads:
@@ -124,7 +136,13 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     if runtime is not None and binds_first:
         runtime = runtime.bound()
     return CallTarget(
-        signature, f"{value.path}", value.path, alternatives, typing_view=func.typing_view, runtime=runtime
+        signature,
+        f"{value.path}",
+        value.path,
+        alternatives,
+        typing_view=func.typing_view,
+        runtime=runtime,
+        renamed_keywords=renamed,
     )
 
 
@@ -146,6 +164,10 @@ def _unknown_decorator(
             isinstance(target, FunctionValue)
             and (effect := _keeps(target.info, decorator.called, resolver)) is not None
         ):
+            if effect.startswith("rename-keyword:"):
+                effect = _renamed_keyword(effect, decorator, target.info) or ""
+                if not effect:
+                    return decorator.path
             if effect and effects is not None:
                 effects.add(effect)
             elif effect:
@@ -157,6 +179,31 @@ def _unknown_decorator(
             continue
         return decorator.path
     return None
+
+
+def _renamed_keyword(effect: str, decorator: Decorator, info: FunctionInfo) -> str | None:
+    """ "rename-keyword:OLD:NEW" names the factory's parameters that hold the keywords: the decorator's
+    own arguments there (string literals) give "rename-keyword:transOffset:offset_transform"."""
+    if not decorator.called:
+        return None
+    positional = [
+        p.name
+        for p in info.signature.parameters
+        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    ]
+    names = []
+    for param in effect.split(":")[1:]:
+        text = decorator.keywords.get(param)
+        if text is None and param in positional and positional.index(param) < len(decorator.args):
+            text = decorator.args[positional.index(param)].removeprefix("?")
+        try:
+            value = ast.literal_eval(text) if text is not None else None
+        except (ValueError, SyntaxError):
+            return None
+        if not isinstance(value, str) or not value.isidentifier():
+            return None
+        names.append(value)
+    return f"rename-keyword:{names[0]}:{names[1]}" if len(names) == 2 and names[0] != names[1] else None
 
 
 def _keeps(info: FunctionInfo, called: bool, resolver: Resolver, depth: int = 0) -> str | None:

@@ -454,7 +454,9 @@ def _decorator(value: Any) -> Decorator:
             a.name: _text(a.value) or "" for a in value.arguments if isinstance(a, griffe.ExprKeyword)
         }
         args = tuple(
-            _path_or_text(a) for a in value.arguments if not isinstance(a, (griffe.ExprKeyword, str))
+            f"?{a}" if isinstance(a, str) else _path_or_text(a)
+            for a in value.arguments
+            if not isinstance(a, griffe.ExprKeyword)
         )
         return Decorator(_path_or_text(value.function), True, keywords, args)
     return Decorator(_path_or_text(value))
