@@ -113,7 +113,7 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     is_class = func.has_decorator("builtins.classmethod")
     binds_first = (value.via == "instance" and not is_static) or (value.via == "class" and is_class)
     signature = func.signature.bound() if binds_first else func.signature
-    renamed = tuple(tuple(e.split(":")[1:3]) for e in sorted(effects) if e.startswith("rename-keyword:"))
+    renamed = tuple(_rename_pair(e) for e in sorted(effects) if e.startswith("rename-keyword:"))
     effects -= {e for e in effects if e.startswith("rename-keyword:")}
     if renamed and (
         func.overloads or effects or any(p.name in {o for o, _ in renamed} for p in signature.parameters)
@@ -179,6 +179,12 @@ def _unknown_decorator(
             continue
         return decorator.path
     return None
+
+
+def _rename_pair(effect: str) -> tuple[str, str]:
+    """ "rename-keyword:OLD:NEW" -> (OLD, NEW)."""
+    _, old, new = effect.split(":", 2)
+    return old, new
 
 
 def _renamed_keyword(effect: str, decorator: Decorator, info: FunctionInfo) -> str | None:
