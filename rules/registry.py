@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 from apidrift.rules import (
+    argument_combination_rejected,
     argument_given_twice,
     default_changed,
     definition_left_upstream,
@@ -35,6 +36,7 @@ _MODULES = (
     too_many_positional,
     positional_only_as_keyword,
     argument_given_twice,
+    argument_combination_rejected,
     override_incompatible,
     positional_remapped,
     default_changed,

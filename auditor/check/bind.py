@@ -25,6 +25,10 @@ class CallShape:
     keywords: tuple[str, ...]  # explicit keyword argument names, in call order
     star_args: bool = False  # the call has at least one `*iterable`
     star_kwargs: bool = False  # the call has at least one `**mapping`
+    # What each explicit argument is, one letter per plain positional argument then per keyword, in
+    # call order: "n" the literal None, "l" another literal (a constant or a display: a value of a
+    # builtin type made at the call), "?" anything else; "" when not recorded.
+    values: str = ""
 
     def render(self) -> str:
         """`(<2 positional>, *..., a=..., **...)`: the call as Python orders it, values elided."""

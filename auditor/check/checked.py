@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
+from apidrift.auditor.check.guards import Raised, raised_by
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
@@ -42,6 +43,8 @@ class SiteCheck:
     # For `x.name` the upstream classes before an outside base no longer define: that base (the only
     # place the name could still come from), e.g. "unittest.TestCase".
     beyond_upstream: str | None = None
+    # For a call that binds: a guard of the callee that certainly raises on the arguments it passes.
+    raises: Raised | None = None
 
     @property
     def broken(self) -> bool:
@@ -108,6 +111,7 @@ def check_site(
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target)
     verdict = bind_target(site.shape, target)
+    raises = raised_by(site.shape, verdict, target, resolver) if isinstance(verdict, Ok) else None
     if isinstance(verdict, Ok):
         target, verdict = follow_kwargs(verdict, target, resolver)
     unknown = verdict if isinstance(verdict, Unknown) else None
@@ -125,7 +129,9 @@ def check_site(
                 unknown = Unknown(Reason.STUB_SIGNATURE)
         elif not (old is not None and isinstance(old.verdict, Ok)):
             unknown = Unknown(Reason.STUB_SIGNATURE)
-    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown)
+    if raises is not None and not isinstance(verdict, Ok):
+        raises = None
+    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown, raises=raises)
 
 
 def typing_view(target: CallTarget) -> bool:

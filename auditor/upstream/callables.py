@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, replace
 
 from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo
+from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo, RaisingGuard
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -77,6 +77,8 @@ class CallTarget:
     # Keywords a decorator's wrapper renames before the call (`kwargs[new] = kwargs.pop(old)`):
     # (old, new) pairs, applied to the call before it binds.
     renamed_keywords: tuple[tuple[str, str], ...] = ()
+    # The function's guards that raise on which arguments are passed (its parameters' names).
+    guards: tuple[RaisingGuard, ...] = ()
 
     def variants(self) -> tuple[Signature, ...]:
         """The signatures a call may bind: the overloads when there are, else the one signature."""
@@ -143,6 +145,7 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
         typing_view=func.typing_view,
         runtime=runtime,
         renamed_keywords=renamed,
+        guards=() if renamed or alternatives or func.typing_view else func.raises_when,
     )
 
 

@@ -36,6 +36,7 @@ from apidrift.auditor.upstream.analyses.decorators import (
 )
 from apidrift.auditor.upstream.analyses.deprecations import _deprecation
 from apidrift.auditor.upstream.analyses.exports import _computes_all
+from apidrift.auditor.upstream.analyses.guards import raising_guards
 from apidrift.auditor.upstream.analyses.namespace import (
     _DYNAMIC_BINDING,
     _body_bound_names,
@@ -68,8 +69,10 @@ from apidrift.auditor.upstream.model import (
     FieldSpec,
     Forwarding,
     FunctionInfo,
+    GuardTest,
     Member,
     ModuleInfo,
+    RaisingGuard,
 )
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
@@ -427,7 +430,37 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         dataclass_transform=transform,
         lineno=func.lineno,
         deprecated=facts.get("deprecated"),
+        raises_when=_canonical_guards(func, facts.get("raises_when")),
     )
+
+
+def _canonical_guards(func: griffe.Function, guards: Any) -> tuple[RaisingGuard, ...]:
+    """The raising guards read from the source, with their names resolved to canonical paths."""
+    found = []
+    for guard in guards or ():
+        tests = tuple(
+            GuardTest(param, compared if compared == "None" else _resolve_text(func, compared), same)
+            for param, compared, same in guard["tests"]
+        )
+        found.append(
+            RaisingGuard(
+                tests,
+                _resolve_text(func, guard["exception"]),
+                guard["message"],
+                f"{func.module.path}.{guard['where']}",
+            )
+        )
+    return tuple(found)
+
+
+def _module_node(node: ast.AST) -> ast.Module | None:
+    """The module a node griffe visited sits in (griffe links each node to its parent)."""
+    current: Any = node
+    for _ in range(100):
+        current = getattr(current, "parent", None)
+        if current is None or isinstance(current, ast.Module):
+            return current
+    return None
 
 
 def _signature(func: griffe.Function) -> Signature:
@@ -608,6 +641,7 @@ class _FactsExtension(griffe.Extension):
                 "deprecated": _deprecation(node),
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),
+                "raises_when": raising_guards(node, _module_node(node)) if not _in_stub(func) else [],
                 # A `__new__` in Python source: which class it constructs (a stub's body says nothing).
                 "constructs": new_constructs(node)
                 if in_class and node.name == "__new__" and not _in_stub(func)

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 31  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 32  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,47 @@ class Forwarding:
 
 
 @dataclass(frozen=True)
+class GuardTest:
+    """`param is not compared` inside a raising guard."""
+
+    param: str  # a parameter of the function the call binds
+    compared: str  # canonical path of the object it is compared with, or "None"
+    default_is_compared: bool  # the parameter's default is that very expression: unpassed, the test is False
+
+    def as_list(self) -> list[Any]:
+        return [self.param, self.compared, self.default_is_compared]
+
+
+@dataclass(frozen=True)
+class RaisingGuard:
+    """`if p is not X and q is not Y: raise Error("...")`, reached by every call of the function before
+    anything could return (in its body, or in a helper of the same module it hands the parameters to
+    unchanged): the call raises when every test holds."""
+
+    tests: tuple[GuardTest, ...]
+    exception: str  # canonical path of the raised class
+    message: str | None  # its first argument, when a string literal
+    where: str  # the function whose body raises, and its line: "pkg.mod._helper:1305"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tests": [t.as_list() for t in self.tests],
+            "exception": self.exception,
+            "message": self.message,
+            "where": self.where,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RaisingGuard:
+        return cls(
+            tuple(GuardTest(p, c, bool(d)) for p, c, d in data["tests"]),
+            data["exception"],
+            data["message"],
+            data["where"],
+        )
+
+
+@dataclass(frozen=True)
 class FunctionInfo:
     name: str
     signature: Signature
@@ -130,6 +171,8 @@ class FunctionInfo:
     # a descriptor `__get__` whose every return is `self.fget(...)`: a `property` subclass that has it
     # gives the getter's result, as `property` does
     returns_fget: bool = False
+    # guards that raise on which arguments are passed (see RaisingGuard)
+    raises_when: tuple[RaisingGuard, ...] = ()
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -162,6 +205,7 @@ class FunctionInfo:
             "factory_keeps_effect": self.factory_keeps_effect,
             "adds_attributes": self.adds_attributes,
             "returns_fget": self.returns_fget,
+            "raises_when": [g.as_dict() for g in self.raises_when],
         }
 
     @classmethod
@@ -193,6 +237,7 @@ class FunctionInfo:
             factory_keeps_effect=data.get("factory_keeps_effect"),
             adds_attributes=data.get("adds_attributes", False),
             returns_fget=data.get("returns_fget", False),
+            raises_when=tuple(RaisingGuard.from_dict(g) for g in data.get("raises_when", ())),
         )
 
 

@@ -76,11 +76,13 @@ def _shape(
 ) -> tuple[CallShape, tuple[tuple[str, Span], ...]]:
     positional = 0
     star_args = star_kwargs = False
+    values: list[str] = []
     for arg in node.args:
         if isinstance(arg, ast.Starred):
             star_args = True
         else:
             positional += 1
+            values.append(_value_letter(arg))
     keywords: list[str] = []
     spans: list[tuple[str, Span]] = []
     for keyword in node.keywords:
@@ -89,5 +91,30 @@ def _shape(
         else:
             keywords.append(keyword.arg)
             spans.append((keyword.arg, text.span(keyword)))
-    shape = CallShape(positional, tuple(keywords), star_args, star_kwargs)
+            values.append(_value_letter(keyword.value))
+    shape = CallShape(positional, tuple(keywords), star_args, star_kwargs, "".join(values))
     return interned.setdefault(shape, shape), tuple(spans)
+
+
+_LITERALS = (
+    ast.Constant,
+    ast.JoinedStr,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Lambda,
+)
+
+
+def _value_letter(node: ast.expr) -> str:
+    """CallShape.values' letter for one argument."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return "n"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, (ast.Constant, *_LITERALS)):
+        return "l"
+    return "l" if isinstance(node, _LITERALS) else "?"

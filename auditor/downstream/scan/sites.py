@@ -96,6 +96,8 @@ def _shape(
     keywords: list[str] = []
     spans: list[tuple[str, Span]] = []
     star_args = star_kwargs = False
+    positional_values: list[str] = []
+    keyword_values: list[str] = []
     for arg in node.args:
         if arg.star == "*":
             star_args = True
@@ -104,6 +106,43 @@ def _shape(
         elif arg.keyword is not None:
             keywords.append(arg.keyword.value)
             spans.append((arg.keyword.value, _span(positions[arg])))
+            keyword_values.append(_value_letter(arg.value))
         else:
             positional += 1
-    return CallShape(positional, tuple(keywords), star_args, star_kwargs), tuple(spans)
+            positional_values.append(_value_letter(arg.value))
+    values = "".join(positional_values + keyword_values)
+    return CallShape(positional, tuple(keywords), star_args, star_kwargs, values), tuple(spans)
+
+
+_LITERALS = (
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+    cst.Integer,
+    cst.Float,
+    cst.Imaginary,
+    cst.Ellipsis,
+    cst.List,
+    cst.Tuple,
+    cst.Set,
+    cst.Dict,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+    cst.Lambda,
+)
+
+
+def _value_letter(node: cst.BaseExpression) -> str:
+    """CallShape.values' letter for one argument (as the ast scanner's)."""
+    if isinstance(node, cst.Name) and node.value == "None":
+        return "n"
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return "l"
+    if isinstance(node, cst.UnaryOperation) and (
+        isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary, *_LITERALS))
+        or (isinstance(node.expression, cst.Name) and node.expression.value in ("None", "True", "False"))
+    ):
+        return "l"
+    return "l" if isinstance(node, _LITERALS) else "?"

@@ -1,0 +1,63 @@
+"""## What it does
+Finds calls that bind but pass a combination of arguments the target version's own code rejects
+before it does anything else: a guard such as `if names is not no_default and prefix is not
+no_default: raise ValueError(...)` at the top of the callee (or of a helper of the same module it
+hands those parameters to unchanged), typically after a default changed from `None` to a sentinel.
+
+## Why is this bad?
+The call raises the guard's exception (usually `ValueError`) when it runs, although its arguments
+still bind.
+
+## Example
+```python
+pd.read_csv(path, names=None, prefix=None)
+# pandas 1.3.0: "Specified named and prefix; you can only specify one."
+```
+
+## Fix
+Pass only one of the arguments; one that merely repeats the old default can be left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.sites import SiteKind
+from apidrift.auditor.results import Finding, Severity
+from apidrift.rules import _calls
+from apidrift.rules.base import Family, Rule, RuleMeta
+
+RULE = RuleMeta(
+    code="AD107",
+    name="argument-combination-rejected",
+    severity=Severity.ERROR,
+    family=Family.CALLS,
+    summary="Call passes a combination of arguments the callee's own guard rejects",
+    since="0.1.0",
+)
+
+
+def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
+    raised = checked.new.raises
+    if checked.site.kind is not SiteKind.CALL or raised is None or not checked.new.certain:
+        return
+    guard = raised.guard
+    exception = guard.exception.rsplit(".", 1)[-1]
+    said = f": {guard.message!r}" if guard.message else ""
+    where, _, line = guard.where.rpartition(":")
+    passed = raised.passed
+    which = (
+        f"both {_calls.names(passed[:1])} and {_calls.names(passed[1:])}"
+        if len(passed) == 2
+        else f"all of {_calls.names(passed)}"
+        if len(passed) > 2
+        else _calls.names(passed)
+    )
+    yield rule.finding(
+        checked,
+        f"{_calls.display(checked)} raises {exception} in {checked.new.version} when {which}"
+        f" {'is' if len(passed) == 1 else 'are'} passed, as here{said} (`{where}`, line {line})",
+        symbol=_calls.callee(checked),
+        hint=f"pass only one of {_calls.names(raised.passed)}; an argument that repeats the old default can be left out",
+    )
