@@ -134,13 +134,27 @@ def test_node_readings() -> None:
 
 def test_call_shape_positional_and_keyword() -> None:
     shape, spans = call_shape("f(1, 2, key=3)")
-    assert shape == CallShape(2, ("key",), False, False)
+    assert shape == CallShape(2, ("key",), False, False, "lll")
     assert spans == (("key", Span(1, 9, 1, 14)),)
+
+
+def test_call_shape_says_which_arguments_are_literals() -> None:
+    # "n" the literal None, "l" another literal (made at the call: never a pre-existing object unless a
+    # constant), "?" anything else; positional arguments first, then keywords, in call order.
+    shape, _ = call_shape("f(None, x, -1, [a], k=None, j=g(), s=f'{a}', t=(1, 2), u=lambda: 0)")
+    assert shape.values == "n?lln?lll"
+
+
+@pytest.mark.parametrize("scanner", SCANNERS)
+def test_both_scanners_say_the_same_of_arguments(scanner: str) -> None:
+    code = "import up as u\nu.f(None, x, -1, [a], k=None, j=g(), s=f'{a}', t=(1, 2), u=lambda: 0, v=True)\n"
+    call = next(site for site in SCANNERS[scanner]("m.py", code, UP).sites if site.kind is SiteKind.CALL)
+    assert call.shape is not None and call.shape.values == "n?lln?llll"
 
 
 def test_call_shape_star_args_and_kwargs() -> None:
     shape, spans = call_shape("f(a, *rest, k=1, **extra)")
-    assert shape == CallShape(1, ("k",), True, True)
+    assert shape == CallShape(1, ("k",), True, True, "?l")
     assert [keyword for keyword, _ in spans] == ["k"]
     assert call_shape("f()")[0] == CallShape(0, (), False, False)
 
@@ -150,7 +164,7 @@ def test_a_call_site_carries_its_shape(scanner: str) -> None:
     found = SCANNERS[scanner]("m.py", "import up as u\nu.f(1, *a, k=2, **kw)\n", UP)
     call = next(site for site in found.sites if site.kind is SiteKind.CALL)
     assert call.ref == AttrRef(ModuleRef("up"), "f")
-    assert call.shape == CallShape(1, ("k",), True, True)
+    assert call.shape == CallShape(1, ("k",), True, True, "ll")
     assert call.code == "u.f(1, *a, k=2, **kw)" and call.span == Span(2, 1, 2, 22)
     assert call.keyword_spans == (("k", Span(2, 12, 2, 15)),)
 
