@@ -1,8 +1,9 @@
 """## What it does
-Finds calls that bind but pass a combination of arguments the target version's own code rejects
-before it does anything else: a guard such as `if names is not no_default and prefix is not
-no_default: raise ValueError(...)` at the top of the callee (or of a helper of the same module it
-hands those parameters to unchanged), typically after a default changed from `None` to a sentinel.
+Finds calls that bind but pass (or leave out) arguments in a way the target version's own code
+rejects before it does anything else: a guard such as `if names is not no_default and prefix is not
+no_default: raise ValueError(...)` or `if epochs is None: raise ValueError(...)` at the top of the
+callee (or of a helper of the same module it hands those parameters to unchanged), typically after a
+default changed from `None` to a sentinel, or an optional parameter became required in the body.
 
 ## Why is this bad?
 The call raises the guard's exception (usually `ValueError`) when it runs, although its arguments
@@ -15,7 +16,8 @@ pd.read_csv(path, names=None, prefix=None)
 ```
 
 ## Fix
-Pass only one of the arguments; one that merely repeats the old default can be left out.
+Pass only one of the arguments (one that merely repeats the old default can be left out), or pass
+the argument the guard requires.
 """
 
 from __future__ import annotations
@@ -46,18 +48,32 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     exception = guard.exception.rsplit(".", 1)[-1]
     said = f": {guard.message!r}" if guard.message else ""
     where, _, line = guard.where.rpartition(":")
-    passed = raised.passed
-    which = (
-        f"both {_calls.names(passed[:1])} and {_calls.names(passed[1:])}"
-        if len(passed) == 2
-        else f"all of {_calls.names(passed)}"
-        if len(passed) > 2
-        else _calls.names(passed)
-    )
+    parts = []
+    if raised.passed:
+        parts.append(f"{_listed(raised.passed)} {'is' if len(raised.passed) == 1 else 'are'} passed")
+    if raised.omitted:
+        parts.append(f"{_listed(raised.omitted)} {'is' if len(raised.omitted) == 1 else 'are'} left out")
+    hints = []
+    if len(raised.passed) > 1:
+        hints.append(
+            f"pass only one of {_calls.names(raised.passed)}; an argument that repeats the old default can be left out"
+        )
+    elif raised.passed:
+        hints.append(f"leave out {_calls.names(raised.passed)}")
+    if raised.omitted:
+        hints.append(f"pass {'one of ' if len(raised.omitted) > 1 else ''}{_calls.names(raised.omitted)}")
     yield rule.finding(
         checked,
-        f"{_calls.display(checked)} raises {exception} in {checked.new.version} when {which}"
-        f" {'is' if len(passed) == 1 else 'are'} passed, as here{said} (`{where}`, line {line})",
+        f"{_calls.display(checked)} raises {exception} in {checked.new.version} when {' and '.join(parts)},"
+        f" as here{said} (`{where}`, line {line})",
         symbol=_calls.callee(checked),
-        hint=f"pass only one of {_calls.names(raised.passed)}; an argument that repeats the old default can be left out",
+        hint="; or ".join(hints),
     )
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    if len(names) == 2:
+        return f"both {_calls.names(names[:1])} and {_calls.names(names[1:])}"
+    if len(names) > 2:
+        return f"all of {_calls.names(names)}"
+    return _calls.names(names)

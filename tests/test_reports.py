@@ -210,7 +210,13 @@ def flagship() -> AuditResult:
             "AD107",
             f"SamplingParams() raises ValueError in {NEW} when both `n` and `best_of` are passed, as here: "
             "'best_of is not supported' (`vllm.sampling_params._verify`, line 212)",
-            at("speculators/utils/vllm_utils.py", 84, 14, "    params = SamplingParams(n=1, best_of=1)", end_column=44),
+            at(
+                "speculators/utils/vllm_utils.py",
+                84,
+                14,
+                "    params = SamplingParams(n=1, best_of=1)",
+                end_column=44,
+            ),
             "vllm.sampling_params.SamplingParams",
             new_signature="(n=_UNSET, best_of=_UNSET)",
             hint="pass only one of `n`, `best_of`; an argument that repeats the old default can be left out",

@@ -4,10 +4,11 @@ Input: a call's shape (with what each argument is: the literal None, another lit
 else), the binding `Ok` gives (argument -> parameter) and the callee's `RaisingGuard`s, read by the
 loader from its source. Output: the first guard every test of which certainly holds, or None.
 
-A test `p is not X` holds for an argument when CPython's identity says so whatever runs: the literal
-None against None; any literal (a constant or a display, made at the call) against an object that is
-never such a value (`object()`, a class, a function, a module, or an attribute annotated with a class
-that is not a builtin literal type). An unpassed parameter whose default is `X` itself fails the test.
+A test `p is not X` holds for an argument when CPython's identity says so whatever runs: a literal
+other than None against None; any literal (a constant or a display, made at the call) against an
+object that is never such a value (`object()`, a class, a function, a module, or an attribute
+annotated with a class that is not a builtin literal type). `p is X` holds for the literal None
+against None, and for an unpassed parameter whose default is `X` itself.
 Anything else (a variable, a call, an unknown sentinel) leaves the guard undecided: no finding.
 """
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from apidrift.auditor.check.bind import CallShape, Ok
 from apidrift.auditor.upstream.callables import CallTarget
-from apidrift.auditor.upstream.model import RaisingGuard
+from apidrift.auditor.upstream.model import GuardTest, RaisingGuard
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -49,6 +50,7 @@ _LITERAL_TYPES = frozenset(
 class Raised:
     guard: RaisingGuard
     passed: tuple[str, ...]  # the parameters whose arguments make it raise, in the guard's order
+    omitted: tuple[str, ...] = ()  # the parameters whose absence makes it raise
 
 
 def raised_by(shape: CallShape, verdict: Ok, target: CallTarget, resolver: Resolver) -> Raised | None:
@@ -62,28 +64,27 @@ def raised_by(shape: CallShape, verdict: Ok, target: CallTarget, resolver: Resol
         letters[param] = shape.values[index]
     cache: dict[str, bool] = {}
     for guard in target.guards:
-        if _holds(guard, letters, resolver, cache):
-            return Raised(guard, tuple(t.param for t in guard.tests))
+        if all(_holds(test, letters, resolver, cache) for test in guard.tests):
+            return Raised(
+                guard,
+                tuple(t.param for t in guard.tests if t.param in letters),
+                tuple(t.param for t in guard.tests if t.param not in letters),
+            )
     return None
 
 
-def _holds(guard: RaisingGuard, letters: dict[str, str], resolver: Resolver, cache: dict[str, bool]) -> bool:
-    """Whether every test of the guard certainly holds (one that certainly fails: False too)."""
-    for test in guard.tests:
-        letter = letters.get(test.param)
-        if letter is None:
-            return False  # unpassed: holds only if its default is not the object, which is not known
-        if letter == "?":
-            return False
-        if test.compared == "None":
-            if letter == "n":
-                return False
-            continue
-        if test.compared not in cache:
-            cache[test.compared] = _never_a_literal(test.compared, resolver)
-        if not cache[test.compared]:
-            return False
-    return True
+def _holds(test: GuardTest, letters: dict[str, str], resolver: Resolver, cache: dict[str, bool]) -> bool:
+    """Whether the test certainly holds for this call (False: it fails, or it is not known)."""
+    letter = letters.get(test.param)
+    if letter is None:  # not passed: the parameter holds its default
+        return test.default_is_compared and not test.is_not
+    if letter == "?":
+        return False
+    if test.compared == "None":
+        return (letter != "n") is test.is_not
+    if test.compared not in cache:
+        cache[test.compared] = _never_a_literal(test.compared, resolver)
+    return cache[test.compared] and test.is_not  # a literal is never that object
 
 
 def _never_a_literal(path: str, resolver: Resolver) -> bool:

@@ -439,8 +439,8 @@ def _canonical_guards(func: griffe.Function, guards: Any) -> tuple[RaisingGuard,
     found = []
     for guard in guards or ():
         tests = tuple(
-            GuardTest(param, compared if compared == "None" else _resolve_text(func, compared), same)
-            for param, compared, same in guard["tests"]
+            GuardTest(param, compared if compared == "None" else _resolve_text(func, compared), same, is_not)
+            for param, compared, same, is_not in guard["tests"]
         )
         found.append(
             RaisingGuard(

@@ -97,14 +97,15 @@ class Forwarding:
 
 @dataclass(frozen=True)
 class GuardTest:
-    """`param is not compared` inside a raising guard."""
+    """`param is not compared` (or `param is compared`) inside a raising guard."""
 
     param: str  # a parameter of the function the call binds
     compared: str  # canonical path of the object it is compared with, or "None"
-    default_is_compared: bool  # the parameter's default is that very expression: unpassed, the test is False
+    default_is_compared: bool  # the parameter's default is that very expression (unpassed, it is it)
+    is_not: bool = True  # `is not`; False for `is`
 
     def as_list(self) -> list[Any]:
-        return [self.param, self.compared, self.default_is_compared]
+        return [self.param, self.compared, self.default_is_compared, self.is_not]
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class RaisingGuard:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RaisingGuard:
         return cls(
-            tuple(GuardTest(p, c, bool(d)) for p, c, d in data["tests"]),
+            tuple(GuardTest(t[0], t[1], bool(t[2]), bool(t[3])) for t in data["tests"]),
             data["exception"],
             data["message"],
             data["where"],

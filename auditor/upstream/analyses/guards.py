@@ -8,7 +8,7 @@
             raise ValueError("Specified named and prefix; you can only specify one.")
 
 Input: a function's AST (and its module's, for a helper). Output: each guard `if <p is not X> and
-...: raise E(...)` that every call reaches before anything could return: the statements before it
+...: raise E(...)` (or `p is X`: `if epochs is None: raise ...`) that every call reaches before anything could return: the statements before it
 (in the function, then in the helper up to the guard) only bind, delete, evaluate or branch into
 blocks that do the same, never `return`, loop, `yield` or catch. A statement before it may raise
 too: the call still fails. The tests are in the terms of the function's own parameters, each with
@@ -128,7 +128,7 @@ def _guard(stmt: ast.stmt, held: dict[str, str], defaults: dict[str, str | None]
         if not (
             isinstance(operand, ast.Compare)
             and len(operand.ops) == 1
-            and isinstance(operand.ops[0], ast.IsNot)
+            and isinstance(operand.ops[0], (ast.IsNot, ast.Is))
             and isinstance(operand.left, ast.Name)
             and operand.left.id in held
         ):
@@ -138,7 +138,9 @@ def _guard(stmt: ast.stmt, held: dict[str, str], defaults: dict[str, str | None]
         if compared is None:
             return None
         param = held[operand.left.id]
-        tests.append([param, compared, defaults.get(param) == compared])
+        tests.append(
+            [param, compared, defaults.get(param) == compared, isinstance(operand.ops[0], ast.IsNot)]
+        )
     if len({t[0] for t in tests}) != len(tests):
         return None
     return {"tests": tests, "exception": exception, "message": message}
