@@ -48,6 +48,10 @@ class Reason(Enum):
         "the name can only come from a star import of a compiled module, whose names cannot be read",
     )
     DYNAMIC_BINDING = ("dynamic-binding", "the module binds the name dynamically (globals(), setattr, ...)")
+    NOT_IN_STUB = (
+        "not-in-stub",
+        "the Python source beside the stub defines the name, which the stub does not declare",
+    )
     MODULE_GETATTR = ("module-getattr", "the module answers unknown names itself (module __getattr__)")
     SERVED_BY_GETATTR = (
         "served-by-getattr",

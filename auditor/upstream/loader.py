@@ -58,7 +58,7 @@ from apidrift.auditor.upstream.analyses.nodes import (
     _module_statements,
     _resolve_text,
 )
-from apidrift.auditor.upstream.analyses.stubs import _source_definitions, _source_names
+from apidrift.auditor.upstream.analyses.stubs import _source_classes, _source_definitions, _source_names
 from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.model import (
@@ -215,6 +215,17 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         # Python source beside it defines a function, that source's signature is the runtime's.
         backed = _source_definitions(filepath)
         members = {n: _typing_view(m, backed.get(n)) for n, m in members.items()}
+        # A class the source beside defines may hold more than the stub declares (deprecated methods,
+        # aliases a class decorator adds): its names are bound, its decorators the source's.
+        for class_name, extra in _source_classes(filepath, dotted).items():
+            declared = members.get(class_name)
+            if isinstance(declared, ClassInfo):
+                members[class_name] = replace(
+                    declared,
+                    source_only=frozenset(extra["names"]) - set(declared.members),
+                    open_namespace=declared.open_namespace or (_DYNAMIC_BINDING if extra["open"] else None),
+                    source_decorators=tuple(Decorator(path, called) for path, called in extra["decorators"]),
+                )
     program = facts.get("getattr") if filepath.suffix == ".py" else None
     if program is not None and program["source"] is None:
         program = None  # too deeply nested to copy: the `__getattr__` is not read

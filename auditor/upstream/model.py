@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 33  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 38  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -319,6 +319,11 @@ class ClassInfo:
     # (a Reason code: `dynamic-binding` for locals()/vars()/setattr(Cls, expr, ...)).
     bound_names: frozenset[str] = frozenset()
     open_namespace: str | None = None
+    # For a class declared by a stub: the decorators of the class the Python source beside it defines
+    # (a stub leaves them out): they may add members the stub does not list (`@define_aliases`).
+    source_decorators: tuple[Decorator, ...] = ()
+    # and the names that source class binds (body, `self.x = ...`, `Cls.x = ...`) the stub does not declare
+    source_only: frozenset[str] = frozenset()
     # The class's own calls of its methods, `self.render(name, value, attrs, renderer)`: method ->
     # ({"caller", "positional", "keywords", "star_args", "star_kwargs", "lineno"}, ...), a few each.
     self_calls: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
@@ -343,6 +348,8 @@ class ClassInfo:
             "typing_view": self.typing_view,
             "bound_names": sorted(self.bound_names),
             "open_namespace": self.open_namespace,
+            "source_decorators": [d.as_dict() for d in self.source_decorators],
+            "source_only": sorted(self.source_only),
             "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
         }
 
@@ -365,6 +372,8 @@ class ClassInfo:
             typing_view=data.get("typing_view", False),
             bound_names=frozenset(data.get("bound_names", ())),
             open_namespace=data.get("open_namespace"),
+            source_decorators=tuple(Decorator.from_dict(d) for d in data.get("source_decorators", ())),
+            source_only=frozenset(data.get("source_only", ())),
             self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
         )
 

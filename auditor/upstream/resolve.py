@@ -417,6 +417,8 @@ class Resolver:
                 )
             if on_instance and name in entry.instance_attributes:
                 return Unknown(Reason.INSTANCE_ATTRIBUTE)  # set in a method: type unknown, existence certain
+            if name in entry.source_only:
+                return Unknown(Reason.NOT_IN_STUB)
             if name in entry.bound_names:
                 return Unknown(Reason.DYNAMIC_BINDING)  # bound (a for target, `Cls.x = ...`), not as a member
         if name.startswith("__") and name.endswith("__"):
@@ -430,7 +432,10 @@ class Resolver:
                 or "__getattribute__" in entry.members
             ):
                 return Unknown(Reason.CLASS_GETATTR)
-            for decorator in entry.decorators:  # `@_define_aliases({...})` setattr()s methods on the class
+            for decorator in (
+                *entry.decorators,
+                *entry.source_decorators,
+            ):  # `@_define_aliases({...})` setattr()s methods
                 if decorator.path.startswith("?") or not self.index.owns(decorator.path):
                     continue
                 target = self.lookup(decorator.path)
@@ -451,7 +456,7 @@ class Resolver:
                 continue
             if entry.open_namespace:
                 return Unknown(reason_of(entry.open_namespace))
-            for decorator in entry.decorators:
+            for decorator in (*entry.decorators, *entry.source_decorators):
                 if not self._keeps_members(decorator):
                     return Unknown(Reason.CLASS_DECORATOR, decorator.path)
             if on_instance and entry.metaclass and not self._metaclass_keeps_members(entry.metaclass):
@@ -467,9 +472,21 @@ class Resolver:
         if decorator.path.startswith("?") or not self.index.owns(decorator.path):
             return False
         target = self.lookup(decorator.path)
+        if isinstance(target, AttributeValue) and not decorator.called:
+            # `interpd = _Substitution()` used as `@interpd`: its class's `__call__` hands the class back
+            # and sets no attribute on it (matplotlib's docstring interpolation)
+            instance = self.assigned_value(target)
+            if isinstance(instance, InstanceValue):
+                call = self.attribute(ClassValue(instance.cls), "__call__")
+                return (
+                    isinstance(call, FunctionValue) and call.info.identity and not call.info.adds_attributes
+                )
+            return False
         if not isinstance(target, FunctionValue):
             return False
         info = target.info
+        if info.typing_view and info.dataclass_transform is None:
+            return False  # a stub's `-> type[T]` says the class comes back, not that nothing is added to it
         return (
             bool(info.factory_identity if decorator.called else info.identity)
             or info.dataclass_transform is not None

@@ -8,6 +8,7 @@ docstring directive; None when it declares none.
 from __future__ import annotations
 
 import ast
+import re
 
 from apidrift.auditor.upstream.analyses.nodes import _last_name
 
@@ -46,8 +47,34 @@ def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
                     line[len(".. deprecated::") :].strip(),
                     *(following.strip() for following in lines[index + 1 : index + 3]),
                 ]
-                return " ".join(part for part in rest if part) or "deprecated"
+                message = " ".join(part for part in rest if part) or "deprecated"
+                return None if _deprecates_a_use(message, node) else message
     return None
+
+
+_SUBJECT_WORDS = ("keyword", "argument", "parameter", "default", "option")
+
+
+def _deprecates_a_use(message: str, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """A top-level directive that deprecates one way of using the object, not the object: its first
+    sentence is about doing something ("Passing json literal strings is deprecated.", "Returning a
+    tuple from a callable is deprecated."), about a parameter ("The axis keyword is deprecated.",
+    "``convert_dtype`` has been deprecated."), not about the object ("Use new_api instead.",
+    "Series.ravel is deprecated.")."""
+    sentence = re.sub(r"^\d+(\.\d+)*\s*", "", message).split(". ")[0]  # the version first
+    words = sentence.replace("`", "").split()
+    if not words:
+        return False
+    first = words[0].strip(",:;")
+    if first.endswith("ing") and first[:1].isupper() and first.lower() != node.name.lower():
+        return True
+    if first.lower() == "the" and any(w.strip(",.").lower() in _SUBJECT_WORDS for w in words[1:4]):
+        return True
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = node.args
+        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        return first.strip("'\"") in params and first.strip("'\"") not in ("self", "cls")
+    return False
 
 
 def _message(node: ast.expr) -> str:

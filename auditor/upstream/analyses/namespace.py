@@ -303,12 +303,17 @@ def _star_imports(node: ast.Module, mod: griffe.Module) -> list[str]:
 
 
 def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
+    """The attributes the class's methods set on `self`, and whether they may set names no one can list:
+    `setattr(...)` with a name that is neither a string literal nor, on `self`, a variable an enclosing
+    `if name == "literal":` pins; or `__dict__` used other than read (`self.__dict__.copy()` binds
+    nothing; `self.__dict__.update(...)`, `self.__dict__[k] = v` may bind anything)."""
     names: set[str] = set()
     dynamic = False
     for method in node.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
             continue
         self_name = method.args.args[0].arg
+        pinned = _pinned_names(method)
         for inner in _all_nodes(method):
             if (
                 isinstance(inner, ast.Attribute)
@@ -321,6 +326,72 @@ def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
                 isinstance(inner, ast.Call)
                 and isinstance(inner.func, ast.Name)
                 and inner.func.id == "setattr"
-            ) or (isinstance(inner, ast.Attribute) and inner.attr == "__dict__"):
+            ):
+                name = inner.args[1] if len(inner.args) > 1 else None
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    names.add(name.value)
+                elif (
+                    isinstance(name, ast.Name)
+                    and isinstance(inner.args[0], ast.Name)
+                    and inner.args[0].id == self_name
+                    and id(inner) in pinned.get(name.id, {})
+                ):
+                    names.add(pinned[name.id][id(inner)])
+                else:
+                    dynamic = True
+            elif (
+                isinstance(inner, ast.Attribute)
+                and inner.attr == "__dict__"
+                and not _read_only(inner, method)
+            ):
                 dynamic = True
     return names, dynamic
+
+
+_READ_METHODS = frozenset({"copy", "get", "items", "keys", "values", "__contains__"})
+
+
+def _read_only(attribute: ast.Attribute, function: ast.AST) -> bool:
+    """`x.__dict__` only read: `x.__dict__.copy()` / `.get(...)` / `.items()`, `k in x.__dict__`,
+    `x.__dict__[k]` loaded."""
+    for parent in ast.walk(function):
+        for child in ast.iter_child_nodes(parent):
+            if child is not attribute:
+                continue
+            if isinstance(parent, ast.Attribute) and parent.attr in _READ_METHODS:
+                return True
+            if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load):
+                return True
+            if isinstance(parent, ast.Compare) and attribute in parent.comparators:
+                return all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops)
+            return False
+    return False
+
+
+def _pinned_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, dict[int, str]]:
+    """For each variable and each call under an `if var == "literal":` (in its body, the variable not
+    rebound there): the literal the variable holds at that call."""
+    found: dict[str, dict[int, str]] = {}
+    for stmt in ast.walk(function):
+        if not isinstance(stmt, ast.If):
+            continue
+        test = stmt.test
+        if not (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.left, ast.Name)
+            and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.comparators[0].value, str)
+        ):
+            continue
+        variable, value = test.left.id, test.comparators[0].value
+        body = [n for s in stmt.body for n in ast.walk(s)]
+        if any(
+            isinstance(n, ast.Name) and n.id == variable and not isinstance(n.ctx, ast.Load) for n in body
+        ):
+            continue
+        for inner in body:
+            if isinstance(inner, ast.Call):
+                found.setdefault(variable, {})[id(inner)] = value
+    return found

@@ -1,18 +1,26 @@
 """What the Python source beside a `.pyi` stub defines at run time.
 
-Input: the stub's path. Output: the top-level names of the `.py` beside it, and the runtime signature of
-each plain function and method it defines (None where a decorator may change it); the loader marks the
-stub's members as a typing view with these.
+Input: the stub's path. Output: the top-level names of the `.py` beside it, the runtime signature of
+each plain function and method it defines (None where a decorator may change it), and what each of
+its classes binds beyond what the stub declares; the loader marks the stub's members as a typing view
+with these.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 from pathlib import Path
 from typing import Any
 
-from apidrift.auditor.upstream.analyses.namespace import _top_level_names
-from apidrift.auditor.upstream.analyses.nodes import _last_name_of, _module_statements
+from apidrift.auditor.upstream.analyses.namespace import (
+    _body_bound_names,
+    _class_patches,
+    _instance_attributes,
+    _top_level_names,
+    _uses_namespace_functions,
+)
+from apidrift.auditor.upstream.analyses.nodes import _class_statements, _last_name_of, _module_statements
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 
@@ -85,3 +93,80 @@ def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature | 
     if args.kwarg is not None:
         params.append(Parameter(args.kwarg.arg, ParamKind.VAR_KEYWORD))
     return Signature(tuple(params))
+
+
+def _source_classes(stub: Path, dotted: str) -> dict[str, dict[str, Any]]:
+    """What each top-level class of the `.py` beside a `.pyi` binds at run time that the stub may leave
+    out: the names its body binds, the attributes its methods set on `self`, and those the module's code
+    binds on it; whether its namespace is open (setattr, `__dict__` games); and its decorators as
+    (canonical path, called), named through the `.py`'s own imports. A stub omits what it pleases
+    (deprecated methods, aliases a class decorator adds): only the source says what the class holds."""
+    source = stub.with_suffix(".py")
+    if not source.is_file():
+        return {}
+    try:
+        tree = ast.parse(source.read_bytes())
+    except (SyntaxError, ValueError, RecursionError, OSError):
+        return {}
+    package = dotted if stub.stem == "__init__" else dotted.rpartition(".")[0]
+    names = _import_map(tree, dotted, package)
+    patches = _class_patches(tree)
+    found: dict[str, dict[str, Any]] = {}
+    for stmt in _module_statements(tree):
+        if not isinstance(stmt, ast.ClassDef):
+            continue
+        if stmt.name in found:
+            found[stmt.name] = {"names": set(), "open": True, "decorators": []}  # defined twice
+            continue
+        instance, dynamic = _instance_attributes(stmt)
+        patch = patches.get(stmt.name, {})
+        found[stmt.name] = {
+            "names": _body_bound_names(list(_class_statements(stmt)))
+            | instance
+            | set(patch.get("names", ())),
+            "open": dynamic
+            or bool(patch.get("open"))
+            or _uses_namespace_functions(list(_class_statements(stmt))),
+            "decorators": [_decorator_path(d, names) for d in stmt.decorator_list],
+        }
+    return found
+
+
+def _import_map(tree: ast.Module, dotted: str, package: str) -> dict[str, str]:
+    """Each top-level name of a module -> the canonical path it stands for (imports followed one step)."""
+    names: dict[str, str] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    names[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    names[top] = top
+        elif isinstance(stmt, ast.ImportFrom):
+            base = stmt.module or ""
+            if stmt.level:
+                parts = package.split(".")
+                parent = ".".join(parts[: len(parts) - (stmt.level - 1)]) if stmt.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            for alias in stmt.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = f"{base}.{alias.name}"
+    for name in _top_level_names(tree):
+        names.setdefault(name, f"{dotted}.{name}")
+    return names
+
+
+def _decorator_path(node: ast.expr, names: dict[str, str]) -> tuple[str, bool]:
+    called = isinstance(node, ast.Call)
+    target = node.func if isinstance(node, ast.Call) else node
+    parts: list[str] = []
+    while isinstance(target, ast.Attribute):
+        parts.append(target.attr)
+        target = target.value
+    if not isinstance(target, ast.Name):
+        return f"?{ast.unparse(node)}", called
+    base = names.get(target.id)
+    if base is None:
+        return (f"builtins.{target.id}" if hasattr(builtins, target.id) else f"?{target.id}"), called
+    return ".".join([base, *reversed(parts)]), called
