@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +25,22 @@ from apidrift.auditor.upstream.analyses.nodes import _class_statements, _last_na
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 
-def _source_names(stub: Path) -> set[str]:
-    """The top-level names of the `.py` beside a `.pyi`, if there is one and it parses."""
+@functools.lru_cache(maxsize=8)
+def _parsed_source(stub: Path) -> ast.Module | None:
+    """The `.py` beside a `.pyi`, parsed (once for the analyses below), if there is one and it parses."""
     source = stub.with_suffix(".py")
     if not source.is_file():
-        return set()
+        return None
     try:
-        return _top_level_names(ast.parse(source.read_bytes()))
+        return ast.parse(source.read_bytes())
     except (SyntaxError, ValueError, RecursionError, OSError):
-        return set()
+        return None
+
+
+def _source_names(stub: Path) -> set[str]:
+    """The top-level names of the `.py` beside a `.pyi`, if there is one and it parses."""
+    tree = _parsed_source(stub)
+    return _top_level_names(tree) if tree is not None else set()
 
 
 _PLAIN_DECORATORS = frozenset(
@@ -43,12 +51,8 @@ _PLAIN_DECORATORS = frozenset(
 def _source_definitions(stub: Path) -> dict[str, Any]:
     """What the `.py` beside a `.pyi` defines in Python at top level: each function's signature (None when
     a decorator may change it), each class's methods' signatures the same way, in a dict by name."""
-    source = stub.with_suffix(".py")
-    if not source.is_file():
-        return {}
-    try:
-        tree = ast.parse(source.read_bytes())
-    except (SyntaxError, ValueError, RecursionError, OSError):
+    tree = _parsed_source(stub)
+    if tree is None:
         return {}
     found: dict[str, Any] = {}
     for stmt in _module_statements(tree):
@@ -101,12 +105,8 @@ def _source_classes(stub: Path, dotted: str) -> dict[str, dict[str, Any]]:
     binds on it; whether its namespace is open (setattr, `__dict__` games); and its decorators as
     (canonical path, called), named through the `.py`'s own imports. A stub omits what it pleases
     (deprecated methods, aliases a class decorator adds): only the source says what the class holds."""
-    source = stub.with_suffix(".py")
-    if not source.is_file():
-        return {}
-    try:
-        tree = ast.parse(source.read_bytes())
-    except (SyntaxError, ValueError, RecursionError, OSError):
+    tree = _parsed_source(stub)
+    if tree is None:
         return {}
     package = dotted if stub.stem == "__init__" else dotted.rpartition(".")[0]
     names = _import_map(tree, dotted, package)
