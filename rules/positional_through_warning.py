@@ -75,7 +75,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         return
     names = tuple(p.name for p in passed)
     plural = "s" if len(names) > 1 else ""
-    warns = f"which warns ({shim.category})" if shim.category else f"which warns (`{shim.warn}`)"
+    warns = f"which warns ({shim.category})" if shim.category else f"which warns through `{shim.warn}`"
     keywords = ", ".join(f"{n}=..." for n in names)
     call = _calls.display(checked)
     yield rule.finding(
