@@ -159,7 +159,7 @@ def test_positional_through_warning_shim_is_a_warning_naming_decorator_and_fix(t
     findings = run_case("decorator_warning_on_extra_positionals_is_a_warning", tmp_path)
     shims = {f.location.line: f for f in findings if f.code == "AD205"}
     assert {f.code for f in findings} == {"AD205"}
-    assert sorted(shims) == [3, 4, 7, 10, 11]
+    assert sorted(shims) == [3, 4, 7, 10, 11, 18]
     assert all(f.severity.value == "warning" for f in shims.values())
     kmeans = shims[4]
     assert "`init`, `n_init` positionally" in kmeans.message
@@ -170,3 +170,4 @@ def test_positional_through_warning_shim_is_a_warning_naming_decorator_and_fix(t
     assert "`angle` positionally" in rectangle.message
     assert "`pkg._api.make_keyword_only`, which warns through `warn_deprecated`" in rectangle.message
     assert "`radius`, `orientation` positionally" in shims[11].message
+    assert "`c` positionally" in shims[18].message and "(DeprecationWarning)" in shims[18].message

@@ -164,13 +164,13 @@ def _shim(
         if any(p.kind is ParamKind.POSITIONAL_ONLY for p in seen.parameters):
             return None  # counted apart from `len(args)`: the comparison is not with one count
         threshold = sum(p.kind is ParamKind.POSITIONAL_OR_KEYWORD for p in seen.parameters)
-    elif warning.get("threshold") == "index" and decorator.called:
+    elif warning.get("threshold") == "index" and ("literal" in warning or decorator.called):
         text = decorator.keywords.get(warning.get("argument", ""))
         if text is None and "position" in warning:
             position = int(warning["position"])
             text = decorator.literals[position] if position < len(decorator.literals) else None
         try:
-            name = ast.literal_eval(text) if text is not None else None
+            name = warning.get("literal") or (ast.literal_eval(text) if text is not None else None)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return None
         names = [p.name for p in own.parameters]

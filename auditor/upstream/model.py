@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 31  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 32  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,8 @@ class FunctionInfo:
     factory_keeps_effect: str | None = None
     # and whether the function it hands back warns when given more positional arguments than a
     # threshold (see analyses/decorators.py `_shim_warning`): {"threshold": "positional" | "index",
-    # "argument": decorator parameter naming f's parameter, "position": its place, "warn": the warning
+    # "argument": decorator parameter naming f's parameter, "position": its place, or "literal": that
+    # name written in the decorator, "warn": the warning
     # call's name, "category": the warning class}
     keeps_warning: dict[str, str] | None = None
     factory_keeps_warning: dict[str, str] | None = None

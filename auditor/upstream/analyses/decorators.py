@@ -687,7 +687,8 @@ def _shim_warning(
     count (`len(names)`, a list of the POSITIONAL_OR_KEYWORD names of `signature(f)`: "threshold":
     "positional") or the index of the parameter a decorator argument names (`[*signature(f).parameters]
     .index(name)`: "threshold": "index", "argument": its name, "position": its place among `owner`'s
-    parameters, `owner` being the function the decorator's call arguments go to). The wrapper warns
+    parameters, `owner` being the function the decorator's call arguments go to; `.index("c")`:
+    "literal": "c"). The wrapper warns
     exactly when more positional arguments than that threshold are given. "warn": the warning call's
     name, "category": the warning class when written."""
     args = node.args.posonlyargs + node.args.args
@@ -761,7 +762,12 @@ def _wrapper_warning(
         if (call := _is_warn_call(stmt)) is not None:
             break
         if isinstance(stmt, ast.If):
-            warned = next((c for s in stmt.body if (c := _is_warn_call(s)) is not None), None)
+            warned = None
+            for inner in stmt.body:
+                if isinstance(inner, (ast.Return, ast.Raise)):
+                    break  # what follows never runs
+                if (warned := _is_warn_call(inner)) is not None:
+                    break
             if warned is not None:
                 if stmt.orelse:
                     return None
@@ -883,12 +889,20 @@ def _signature_names(param: str, assigned: dict[str, list[ast.expr]]) -> set[str
     }
 
 
-def _is_parameters_of(expr: ast.expr, signatures: set[str]) -> bool:
+def _is_parameters_of(expr: ast.expr, signatures: set[str], param: str) -> bool:
+    """`sig.parameters` with `sig` one of `signatures`, or `signature(param).parameters`."""
+    if not (isinstance(expr, ast.Attribute) and expr.attr == "parameters"):
+        return False
+    value = expr.value
+    if isinstance(value, ast.Name):
+        return value.id in signatures
     return (
-        isinstance(expr, ast.Attribute)
-        and expr.attr == "parameters"
-        and isinstance(expr.value, ast.Name)
-        and expr.value.id in signatures
+        isinstance(value, ast.Call)
+        and _last_name(value.func) == "signature"
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], ast.Name)
+        and value.args[0].id == param
     )
 
 
@@ -961,7 +975,7 @@ def _counts_positional(
             and isinstance(iterated.func, ast.Attribute)
             and iterated.func.attr in ("items", "values")
             and not iterated.args
-            and _is_parameters_of(iterated.func.value, signatures)
+            and _is_parameters_of(iterated.func.value, signatures, param)
         ):
             return False
         target = loop.target
@@ -997,7 +1011,7 @@ def _parameter_index(
         and isinstance(value.func.value, ast.Name)
         and len(value.args) == 1
         and not value.keywords
-        and isinstance(value.args[0], ast.Name)
+        and isinstance(value.args[0], (ast.Name, ast.Constant))
     ):
         return None
     listed = assigned.get(value.func.value.id, [])
@@ -1007,17 +1021,20 @@ def _parameter_index(
             isinstance(listed[0], ast.List)
             and len(listed[0].elts) == 1
             and isinstance(listed[0].elts[0], ast.Starred)
-            and _is_parameters_of(listed[0].elts[0].value, signatures)
+            and _is_parameters_of(listed[0].elts[0].value, signatures, param)
         )
         or (
             isinstance(listed[0], ast.Call)
             and isinstance(listed[0].func, ast.Name)
             and listed[0].func.id == "list"
             and len(listed[0].args) == 1
-            and _is_parameters_of(listed[0].args[0], signatures)
+            and _is_parameters_of(listed[0].args[0], signatures, param)
         )
     ):
         return None
+    if isinstance(value.args[0], ast.Constant):  # `names.index("c")`: the decorator's own choice
+        literal = value.args[0].value
+        return {"threshold": "index", "literal": literal} if isinstance(literal, str) else None
     arg = value.args[0].id
     owner = owner or decorator
     owner_args = owner.args.posonlyargs + owner.args.args
