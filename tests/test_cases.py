@@ -151,3 +151,23 @@ def test_getattr_misses_quote_the_shim_and_the_old_warning(tmp_path: Path) -> No
     assert lazy[(3, "AD002")].classification is Classification.DRIFT
     assert "\u201cNo pkg attribute cached_download\u201d" in lazy[(3, "AD002")].hint
     assert lazy[(11, "AD003")].classification is Classification.PRE_EXISTING  # in no table, before or after
+
+
+def test_positional_through_warning_shim_is_a_warning_naming_decorator_and_fix(tmp_path: Path) -> None:
+    """PCBench M1: the call runs (CPython warns, same binding); only a warning, never an error, and it
+    names the keyword-only parameters, the decorator, the warning category and the keywords to pass."""
+    findings = run_case("decorator_warning_on_extra_positionals_is_a_warning", tmp_path)
+    shims = {f.location.line: f for f in findings if f.code == "AD205"}
+    assert {f.code for f in findings} == {"AD205"}
+    assert sorted(shims) == [3, 4, 7, 10, 11, 18]
+    assert all(f.severity.value == "warning" for f in shims.values())
+    kmeans = shims[4]
+    assert "`init`, `n_init` positionally" in kmeans.message
+    assert "`pkg.validation._deprecate_positional_args`, which warns (FutureWarning)" in kmeans.message
+    assert kmeans.hint == "pass `init`, `n_init` by keyword (init=..., n_init=...)"
+    assert kmeans.fix is not None and [p.name for p in kmeans.fix.data.parameters] == ["init", "n_init"]
+    rectangle = shims[7]
+    assert "`angle` positionally" in rectangle.message
+    assert "`pkg._api.make_keyword_only`, which warns through `warn_deprecated`" in rectangle.message
+    assert "`radius`, `orientation` positionally" in shims[11].message
+    assert "`c` positionally" in shims[18].message and "(DeprecationWarning)" in shims[18].message

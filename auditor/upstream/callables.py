@@ -59,6 +59,17 @@ TRANSPARENT_DECORATORS = frozenset(
 
 
 @dataclass(frozen=True)
+class Shim:
+    """A decorator whose wrapper warns when a call passes more than `threshold` positional arguments
+    (the signature as the caller sees it, self already bound), read from the wrapper's source."""
+
+    decorator: str  # canonical path of the decorator
+    threshold: int
+    warn: str  # the name of the warning call (`warn`, `warn_deprecated`)
+    category: str | None = None  # the warning class, when written (`FutureWarning`)
+
+
+@dataclass(frozen=True)
 class CallTarget:
     """What a call site binds against: the signature as the caller sees it (self already bound)."""
 
@@ -79,6 +90,8 @@ class CallTarget:
     renamed_keywords: tuple[tuple[str, str], ...] = ()
     # The function's guards that raise on which arguments are passed (its parameters' names).
     guards: tuple[RaisingGuard, ...] = ()
+    # Decorators that hand the call on but warn when it passes too many positional arguments.
+    shims: tuple[Shim, ...] = ()
 
     def variants(self) -> tuple[Signature, ...]:
         """The signatures a call may bind: the overloads when there are, else the one signature."""
@@ -108,7 +121,8 @@ def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
 def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | Unknown:
     func = value.info
     effects: set[str] = set()
-    unknown = _unknown_decorator(func.decorators, resolver, TRANSPARENT_DECORATORS, effects)
+    warnings: list[tuple[Decorator, dict[str, str]]] = []
+    unknown = _unknown_decorator(func.decorators, resolver, TRANSPARENT_DECORATORS, effects, warnings)
     if unknown:
         return Unknown(Reason.DECORATOR, unknown)
     is_static = func.has_decorator("builtins.staticmethod")
@@ -123,6 +137,11 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
         return Unknown(
             Reason.DECORATOR, next(d.path for d in func.decorators if d.path not in TRANSPARENT_DECORATORS)
         )
+    shims = tuple(
+        shim
+        for decorator, warning in warnings
+        if (shim := _shim(decorator, warning, func.signature, signature, binds_first)) is not None
+    )
     if effects:  # only "positional-by-name" is known; it names positionals after the bound signature
         named = by_name(signature)
         if named is None or func.overloads:
@@ -146,7 +165,44 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
         runtime=runtime,
         renamed_keywords=renamed,
         guards=() if renamed or alternatives or func.typing_view else func.raises_when,
+        shims=shims,
     )
+
+
+def _shim(
+    decorator: Decorator, warning: dict[str, str], own: Signature, seen: Signature, binds_first: bool
+) -> Shim | None:
+    """The threshold a decorator's warning reads, on the signature as the caller sees it (`seen`;
+    `own` unbound): f's positional-or-keyword parameters counted, or the index of the parameter the
+    decorator's call names (a string literal). None where it cannot be read."""
+    if warning.get("threshold") == "positional":
+        if any(p.kind is ParamKind.POSITIONAL_ONLY for p in seen.parameters):
+            return None  # counted apart from `len(args)`: the comparison is not with one count
+        threshold = sum(p.kind is ParamKind.POSITIONAL_OR_KEYWORD for p in seen.parameters)
+    elif warning.get("threshold") == "index" and ("literal" in warning or decorator.called):
+        text = decorator.keywords.get(warning.get("argument", ""))
+        if text is None and "position" in warning:
+            position = int(warning["position"])
+            text = decorator.literals[position] if position < len(decorator.literals) else None
+        try:
+            name = warning.get("literal") or (ast.literal_eval(text) if text is not None else None)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+        names = [p.name for p in own.parameters]
+        if not isinstance(name, str) or name not in names:
+            return None
+        index = names.index(name)
+        if any(
+            p.kind in (ParamKind.VAR_POSITIONAL, ParamKind.POSITIONAL_ONLY)
+            for p in own.parameters[: index + 1]
+        ):
+            return None
+        threshold = index - 1 if binds_first else index
+        if threshold < 0:
+            return None
+    else:
+        return None
+    return Shim(decorator.path, threshold, warning.get("warn", "warn"), warning.get("category") or None)
 
 
 def _unknown_decorator(
@@ -154,9 +210,11 @@ def _unknown_decorator(
     resolver: Resolver,
     transparent: frozenset[str],
     effects: set[str] | None = None,
+    warnings: list[tuple[Decorator, dict[str, str]]] | None = None,
 ) -> str | None:
     """The first decorator whose effect on the signature is not known to be nil (or, with `effects`,
-    one of those collected there)."""
+    one of those collected there); with `warnings`, the kept decorators whose wrapper warns on too many
+    positional arguments, each with what its source says of the warning."""
     for decorator in decorators:
         if decorator.path in transparent or _partial_identity(decorator, resolver):
             continue
@@ -175,6 +233,9 @@ def _unknown_decorator(
                 effects.add(effect)
             elif effect:
                 return decorator.path  # a class decorator must hand back the class as it is
+            warning = target.info.factory_keeps_warning if decorator.called else target.info.keeps_warning
+            if warnings is not None and warning:
+                warnings.append((decorator, warning))
             continue
         if isinstance(target, FunctionValue) and _built_by_decorator_package(target, decorator, resolver):
             continue

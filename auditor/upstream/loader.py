@@ -438,6 +438,8 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         adds_attributes=facts.get("adds_attributes", False),
         returns_fget=facts.get("returns_fget", False),
         factory_keeps_effect=None if keeps[1] else facts.get("factory_effect"),
+        keeps_warning=facts.get("warning"),
+        factory_keeps_warning=facts.get("factory_warning"),
         dataclass_transform=transform,
         lineno=func.lineno,
         deprecated=facts.get("deprecated"),
@@ -502,7 +504,14 @@ def _decorator(value: Any) -> Decorator:
             for a in value.arguments
             if not isinstance(a, griffe.ExprKeyword)
         )
-        return Decorator(_path_or_text(value.function), True, keywords, args)
+        # every positional argument's source text, in order (string literals included); none after a `*`
+        positional = [a for a in value.arguments if not isinstance(a, griffe.ExprKeyword)]
+        literals = (
+            ()
+            if any(isinstance(a, griffe.ExprVarPositional) for a in positional)
+            else tuple(str(a) for a in positional)
+        )
+        return Decorator(_path_or_text(value.function), True, keywords, args, literals)
     return Decorator(_path_or_text(value))
 
 
@@ -649,6 +658,9 @@ class _FactsExtension(griffe.Extension):
                 "returns_fget": in_class and node.name == "__get__" and _hands_back_fget(node),
                 "effect": None if identity else keeping.get("effect"),
                 "factory_effect": None if factory else keeping.get("factory_effect"),
+                # the wrapper warns when given more positional arguments than a threshold it reads
+                "warning": keeping.get("warning"),
+                "factory_warning": keeping.get("factory_warning"),
                 "deprecated": _deprecation(node),
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 38  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 39  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -21,13 +21,26 @@ class Decorator:
     called: bool = False  # `@dec(...)` rather than `@dec`
     keywords: dict[str, str] = field(default_factory=dict)  # keyword -> source text, for calls
     args: tuple[str, ...] = ()  # positional arguments of a call: canonical paths (`?text` otherwise)
+    literals: tuple[str, ...] = ()  # every positional argument of a call, as source text, in order
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "called": self.called, "keywords": self.keywords, "args": list(self.args)}
+        return {
+            "path": self.path,
+            "called": self.called,
+            "keywords": self.keywords,
+            "args": list(self.args),
+            "literals": list(self.literals),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decorator:
-        return cls(data["path"], data["called"], dict(data["keywords"]), tuple(data["args"]))
+        return cls(
+            data["path"],
+            data["called"],
+            dict(data["keywords"]),
+            tuple(data["args"]),
+            tuple(data.get("literals", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -166,6 +179,13 @@ class FunctionInfo:
     # passed by the names of the function's parameters in order, keyword-only ones included)
     keeps_effect: str | None = None
     factory_keeps_effect: str | None = None
+    # and whether the function it hands back warns when given more positional arguments than a
+    # threshold (see analyses/decorators.py `_shim_warning`): {"threshold": "positional" | "index",
+    # "argument": decorator parameter naming f's parameter, "position": its place, or "literal": that
+    # name written in the decorator, "warn": the warning
+    # call's name, "category": the warning class}
+    keeps_warning: dict[str, str] | None = None
+    factory_keeps_warning: dict[str, str] | None = None
     # sets attributes of an argument it is given (`setattr(cls, name, ...)`, `cls.name = ...`): as a
     # class decorator, it leaves the class's attribute list incomplete
     adds_attributes: bool = False
@@ -204,6 +224,8 @@ class FunctionInfo:
             "factory_keeps_through": self.factory_keeps_through,
             "keeps_effect": self.keeps_effect,
             "factory_keeps_effect": self.factory_keeps_effect,
+            "keeps_warning": self.keeps_warning,
+            "factory_keeps_warning": self.factory_keeps_warning,
             "adds_attributes": self.adds_attributes,
             "returns_fget": self.returns_fget,
             "raises_when": [g.as_dict() for g in self.raises_when],
@@ -236,6 +258,8 @@ class FunctionInfo:
             factory_keeps_through=data.get("factory_keeps_through"),
             keeps_effect=data.get("keeps_effect"),
             factory_keeps_effect=data.get("factory_keeps_effect"),
+            keeps_warning=data.get("keeps_warning"),
+            factory_keeps_warning=data.get("factory_keeps_warning"),
             adds_attributes=data.get("adds_attributes", False),
             returns_fget=data.get("returns_fget", False),
             raises_when=tuple(RaisingGuard.from_dict(g) for g in data.get("raises_when", ())),
