@@ -117,16 +117,19 @@ def check_site(
     unknown = verdict if isinstance(verdict, Unknown) else None
     if isinstance(verdict, Break) and typing_view(target):
         # A stub says what type checkers accept: a mismatch is a break where the Python source beside
-        # it rejects the call too, or, without one (compiled code), where the same call bound the old
-        # version's stub. Otherwise the rules see it, graded down.
+        # it rejects the call too, or, without one (compiled code, or a decorated `def` whose spelled
+        # signature rejects it as well), where the same call bound the old version's stub. A call the
+        # source's `def` accepts, decorated or not, is not certainly rejected. Otherwise the rules see
+        # it, graded down.
         runtime = (
             bind(site.shape, target.runtime)
             if target.runtime is not None and not target.requires_also
             else None
         )
-        if runtime is not None:
-            if not isinstance(runtime, Break):
-                unknown = Unknown(Reason.STUB_SIGNATURE)
+        if runtime is not None and not isinstance(runtime, Break):
+            unknown = Unknown(Reason.STUB_SIGNATURE)
+        elif runtime is not None and not target.runtime_decorated:
+            pass  # the source's plain `def` rejects the call too: a break
         elif not (old is not None and isinstance(old.verdict, Ok)):
             unknown = Unknown(Reason.STUB_SIGNATURE)
     if raises is not None and not isinstance(verdict, Ok):

@@ -85,6 +85,8 @@ class CallTarget:
     # beside the stub, the source's signature (what the runtime binds), self already bound.
     typing_view: bool = False
     runtime: Signature | None = None
+    # The runtime signature is what a decorated `def` spells (see FunctionInfo.runtime_decorated).
+    runtime_decorated: bool = False
     # Keywords a decorator's wrapper renames before the call (`kwargs[new] = kwargs.pop(old)`):
     # (old, new) pairs, applied to the call before it binds.
     renamed_keywords: tuple[tuple[str, str], ...] = ()
@@ -163,6 +165,7 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
         alternatives,
         typing_view=func.typing_view,
         runtime=runtime,
+        runtime_decorated=func.runtime_decorated,
         renamed_keywords=renamed,
         guards=() if renamed or alternatives or func.typing_view else func.raises_when,
         shims=shims,

@@ -58,7 +58,12 @@ from apidrift.auditor.upstream.analyses.nodes import (
     _module_statements,
     _resolve_text,
 )
-from apidrift.auditor.upstream.analyses.stubs import _source_classes, _source_definitions, _source_names
+from apidrift.auditor.upstream.analyses.stubs import (
+    Decorated,
+    _source_classes,
+    _source_definitions,
+    _source_names,
+)
 from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.model import (
@@ -695,6 +700,10 @@ def _typing_view(member: Member, source: Any = None) -> Member:
     """The member (and a class's members) marked as declared by a stub: a typing view. `source` is what
     the Python source beside the stub defines under that name (a signature, or a class's methods)."""
     if isinstance(member, FunctionInfo):
+        if isinstance(source, Decorated):
+            return replace(
+                member, typing_view=True, runtime_signature=source.signature, runtime_decorated=True
+            )
         runtime = source if isinstance(source, Signature) else None
         return replace(member, typing_view=True, runtime_signature=runtime)
     if isinstance(member, ClassInfo):

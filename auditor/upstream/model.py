@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 39  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 40  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,9 @@ class FunctionInfo:
     typing_view: bool = False
     # For a typing view with Python source beside the stub: the source's signature (the runtime's).
     runtime_signature: Signature | None = None
+    # The source's `def` has a decorator that may change runtime_signature: it shows what the source
+    # spells, so a call it accepts is not certainly rejected, but a call it rejects is not certainly so.
+    runtime_decorated: bool = False
     # For a `__new__` read from source: which class it constructs, as a decision list
     # `((("is"|"is not", class path), ...), result)` (see auditor/upstream/factory_new.py).
     constructs: tuple[tuple[tuple[tuple[str, str], ...], str], ...] | None = None
@@ -214,6 +217,7 @@ class FunctionInfo:
             "deprecated": self.deprecated,
             "forwards": self.forwards.as_dict() if self.forwards is not None else None,
             "typing_view": self.typing_view,
+            "runtime_decorated": self.runtime_decorated,
             "runtime_signature": self.runtime_signature.as_dict()
             if self.runtime_signature is not None
             else None,
@@ -246,6 +250,7 @@ class FunctionInfo:
             deprecated=data["deprecated"],
             forwards=Forwarding.from_dict(data["forwards"]) if data["forwards"] else None,
             typing_view=data.get("typing_view", False),
+            runtime_decorated=data.get("runtime_decorated", False),
             runtime_signature=Signature.from_dict(data["runtime_signature"])
             if data.get("runtime_signature")
             else None,

@@ -1,7 +1,7 @@
 """What the Python source beside a `.pyi` stub defines at run time.
 
 Input: the stub's path. Output: the top-level names of the `.py` beside it, the runtime signature of
-each plain function and method it defines (None where a decorator may change it), and what each of
+each function and method it defines (marked where a decorator may change it), and what each of
 its classes binds beyond what the stub declares; the loader marks the stub's members as a typing view
 with these.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,9 @@ _PLAIN_DECORATORS = frozenset(
 
 
 def _source_definitions(stub: Path) -> dict[str, Any]:
-    """What the `.py` beside a `.pyi` defines in Python at top level: each function's signature (None when
-    a decorator may change it), each class's methods' signatures the same way, in a dict by name."""
+    """What the `.py` beside a `.pyi` defines in Python at top level: each function's signature (a
+    `Decorated` one when a decorator may change it), each class's methods' signatures the same way, in a
+    dict by name; None for a name defined twice."""
     tree = _parsed_source(stub)
     if tree is None:
         return {}
@@ -59,7 +61,7 @@ def _source_definitions(stub: Path) -> dict[str, Any]:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found[stmt.name] = None if stmt.name in found else _ast_signature(stmt)  # defined twice: unknown
         elif isinstance(stmt, ast.ClassDef):
-            methods: dict[str, Signature | None] = {}
+            methods: dict[str, Signature | Decorated | None] = {}
             for inner in stmt.body:
                 if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     methods[inner.name] = None if inner.name in methods else _ast_signature(inner)
@@ -67,10 +69,23 @@ def _source_definitions(stub: Path) -> dict[str, Any]:
     return found
 
 
-def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature | None:
-    """The signature a plain `def` has at run time; None when a decorator may change it."""
+@dataclass(frozen=True)
+class Decorated:
+    """The signature a `def` spells under a decorator that may change it: evidence of what the source
+    accepts, not of what the decorated callable binds."""
+
+    signature: Signature
+
+
+def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature | Decorated:
+    """The signature a plain `def` has at run time; `Decorated` when a decorator may change it."""
+    signature = _spelled_signature(node)
     if any(_last_name_of(d) not in _PLAIN_DECORATORS for d in node.decorator_list):
-        return None
+        return Decorated(signature)
+    return signature
+
+
+def _spelled_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature:
     args = node.args
     positional = [*args.posonlyargs, *args.args]
     first_default = len(positional) - len(args.defaults)
