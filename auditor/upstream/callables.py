@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
+from typing import Any
 
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo, RaisingGuard
@@ -214,6 +215,7 @@ def _unknown_decorator(
     transparent: frozenset[str],
     effects: set[str] | None = None,
     warnings: list[tuple[Decorator, dict[str, str]]] | None = None,
+    depth: int = 0,
 ) -> str | None:
     """The first decorator whose effect on the signature is not known to be nil (or, with `effects`,
     one of those collected there); with `warnings`, the kept decorators whose wrapper warns on too many
@@ -224,6 +226,15 @@ def _unknown_decorator(
         if decorator.path.startswith("?") or not resolver.index.owns(decorator.path):
             return decorator.path
         target = resolver.lookup(decorator.path)
+        if isinstance(target, FunctionValue) and decorator.called and target.info.reapplies is not None:
+            # `@copy(Axes.imshow)`: the decorators it re-applies from that method, in their place
+            reapplied = _reapplied(decorator, target.info.reapplies, resolver) if depth < 2 else None
+            if reapplied is None:
+                return decorator.path
+            inner = _unknown_decorator(reapplied, resolver, transparent, effects, warnings, depth + 1)
+            if inner is not None:
+                return inner
+            continue
         if (
             isinstance(target, FunctionValue)
             and (effect := _keeps(target.info, decorator.called, resolver)) is not None
@@ -246,6 +257,56 @@ def _unknown_decorator(
             continue
         return decorator.path
     return None
+
+
+def _reapplied(
+    decorator: Decorator, reapplies: dict[str, Any], resolver: Resolver
+) -> tuple[Decorator, ...] | None:
+    """What `@copy(method)` decorates the function with (see FunctionInfo.reapplies): the callables it
+    names, called with `method`, then the decorators of `method` its registry holds, outermost first.
+    The registry is walked down `__wrapped__` links. A decorator not proven registered may still be
+    re-applied (or not), and past one the walk may stop: such a decorator, or a registered one past
+    it, is left out when it keeps the signature as it is (binding is the same either way; no warning
+    of it is claimed) and makes the whole unknown (None) otherwise."""
+    if len(decorator.args) != 1 or decorator.keywords or decorator.args[0].startswith("?"):
+        return None
+    method = resolver.lookup(decorator.args[0])
+    if not isinstance(method, FunctionValue):
+        return None
+    literals = decorator.literals[:1]
+    chosen = [Decorator(path, True, {}, decorator.args, literals) for path in reapplies["initial"]]
+    walked = True
+    for inner in method.info.decorators:
+        owner = resolver.lookup(inner.path) if not inner.path.startswith("?") else None
+        registered = (
+            inner.called
+            and isinstance(owner, FunctionValue)
+            and owner.info.registers_in == reapplies["registry"]
+        )
+        if registered and walked:
+            chosen.append(inner)
+            continue
+        if not registered and _never_registers(owner, reapplies["registry"]):
+            walked = False  # not re-applied; whether the walk goes past it is not known
+            continue
+        effects: set[str] = set()
+        if (
+            _unknown_decorator((inner,), resolver, TRANSPARENT_DECORATORS, effects, depth=2) is not None
+            or effects
+        ):
+            return None
+        walked = walked and registered
+    return tuple(chosen)
+
+
+def _never_registers(owner: object, registry: str) -> bool:
+    """Whether a decorator's wrapper is never a key of `registry`: its function's code (read from
+    source, nested functions included) stores into no container of that path. A registering decorator
+    stores its own wrapper; code elsewhere patching a decorated function's `__wrapped__` chain into the
+    registry is not considered, as a module's functions are taken to be what their source defines."""
+    if not isinstance(owner, FunctionValue) or owner.info.stores is None:
+        return False
+    return registry not in owner.info.stores and owner.info.registers_in is None
 
 
 def _rename_pair(effect: str) -> tuple[str, str]:

@@ -25,11 +25,14 @@ import griffe
 
 from apidrift.auditor.upstream.analyses.calls import _kwargs_forwarding, _returned_class, _self_calls
 from apidrift.auditor.upstream.analyses.decorators import (
+    _container_stores,
     _decorator_facts,
     _hands_back_fget,
     _is_forwarding_wrapper,
     _is_identity,
     _keeps_signature,
+    _reapplies_registered,
+    _registers_self,
     _returns_identity_decorator,
     _returns_package_decorator,
     _sets_attributes_of_arguments,
@@ -445,11 +448,26 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         factory_keeps_effect=None if keeps[1] else facts.get("factory_effect"),
         keeps_warning=facts.get("warning"),
         factory_keeps_warning=facts.get("factory_warning"),
+        registers_in=_resolve_text(func, facts["registers_in"]) if facts.get("registers_in") else None,
+        reapplies=_canonical_reapplies(func, facts.get("reapplies")),
+        stores=tuple(_resolve_text(func, t) for t in facts["stores"])
+        if facts.get("stores") is not None
+        else None,
         dataclass_transform=transform,
         lineno=func.lineno,
         deprecated=facts.get("deprecated"),
         raises_when=_canonical_guards(func, facts.get("raises_when")),
     )
+
+
+def _canonical_reapplies(func: griffe.Function, reapplies: Any) -> dict[str, Any] | None:
+    """The registry and the first decorators a re-applying factory names, as canonical paths."""
+    if not reapplies:
+        return None
+    return {
+        "registry": _resolve_text(func, reapplies["registry"]),
+        "initial": [_resolve_text(func, text) for text in reapplies["initial"]],
+    }
 
 
 def _canonical_guards(func: griffe.Function, guards: Any) -> tuple[RaisingGuard, ...]:
@@ -666,6 +684,9 @@ class _FactsExtension(griffe.Extension):
                 # the wrapper warns when given more positional arguments than a threshold it reads
                 "warning": keeping.get("warning"),
                 "factory_warning": keeping.get("factory_warning"),
+                "registers_in": _registers_self(node),
+                "stores": _container_stores(node) if not in_class else None,
+                "reapplies": _reapplies_registered(node),
                 "deprecated": _deprecation(node),
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 40  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 42  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -189,6 +189,16 @@ class FunctionInfo:
     # call's name, "category": the warning class}
     keeps_warning: dict[str, str] | None = None
     factory_keeps_warning: dict[str, str] | None = None
+    # As a decorator factory `@deco(since, name)`: the registry (a module-level dict's canonical path)
+    # its wrapper is stored in, keyed to what re-applies the same decorator.
+    registers_in: str | None = None
+    # As a decorator factory `@copy(method)`: hands the function back decorated by the callables it
+    # names (each called with `method`), then by what `registry` holds for `method` and each function
+    # down its `__wrapped__` chain: {"registry": path, "initial": [paths]}.
+    reapplies: dict[str, Any] | None = None
+    # The containers its code (nested functions included) stores keys into, as canonical paths (local
+    # names as `?name`), besides a `registers_in` store of its own wrapper; None when not read (methods).
+    stores: tuple[str, ...] | None = None
     # sets attributes of an argument it is given (`setattr(cls, name, ...)`, `cls.name = ...`): as a
     # class decorator, it leaves the class's attribute list incomplete
     adds_attributes: bool = False
@@ -230,6 +240,9 @@ class FunctionInfo:
             "factory_keeps_effect": self.factory_keeps_effect,
             "keeps_warning": self.keeps_warning,
             "factory_keeps_warning": self.factory_keeps_warning,
+            "registers_in": self.registers_in,
+            "reapplies": self.reapplies,
+            "stores": list(self.stores) if self.stores is not None else None,
             "adds_attributes": self.adds_attributes,
             "returns_fget": self.returns_fget,
             "raises_when": [g.as_dict() for g in self.raises_when],
@@ -265,6 +278,9 @@ class FunctionInfo:
             factory_keeps_effect=data.get("factory_keeps_effect"),
             keeps_warning=data.get("keeps_warning"),
             factory_keeps_warning=data.get("factory_keeps_warning"),
+            registers_in=data.get("registers_in"),
+            reapplies=data.get("reapplies"),
+            stores=tuple(data["stores"]) if data.get("stores") is not None else None,
             adds_attributes=data.get("adds_attributes", False),
             returns_fget=data.get("returns_fget", False),
             raises_when=tuple(RaisingGuard.from_dict(g) for g in data.get("raises_when", ())),
