@@ -1251,29 +1251,32 @@ def _reapplies_registered(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[
     body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     if len(body) < 5:
         return None
-    first, listed, loop, apply, ret = body[0], body[1], body[2], body[-2], body[-1]
+    first, listed, loop, ret = body[0], body[1], body[2], body[-1]
+    partial = (
+        _uncast(first.body[0].value)
+        if isinstance(first, ast.If) and first.body and isinstance(first.body[0], ast.Return)
+        else None
+    )
     if not (
         isinstance(first, ast.If)
         and not first.orelse
         and _none_test(first.test, func) is True
         and len(first.body) == 1
-        and isinstance(first.body[0], ast.Return)
-        and isinstance((partial := first.body[0].value), ast.Call)
+        and isinstance(partial, ast.Call)
         and _last_name(partial.func) == "partial"
         and not partial.keywords
         and [a.id if isinstance(a, ast.Name) else None for a in partial.args] == [node.name, method]
     ):
         return None
-    if not (
-        isinstance(listed, ast.Assign)
-        and len(listed.targets) == 1
-        and isinstance(listed.targets[0], ast.Name)
-        and isinstance(listed.value, ast.List)
-    ):
+    target = listed.targets[0] if isinstance(listed, ast.Assign) and len(listed.targets) == 1 else None
+    if isinstance(listed, ast.AnnAssign) and listed.simple:
+        target = listed.target
+    value = listed.value if isinstance(listed, (ast.Assign, ast.AnnAssign)) else None
+    if not (isinstance(target, ast.Name) and isinstance(value, ast.List)):
         return None
-    name = listed.targets[0].id
+    name = target.id
     initial = []
-    for element in listed.value.elts:
+    for element in value.elts:
         if not (
             isinstance(element, ast.Call)
             and not element.keywords
@@ -1287,9 +1290,12 @@ def _reapplies_registered(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[
     registry = _registry_walk(loop, method, name)
     if registry is None:
         return None
+    applies = [stmt for stmt in body[3:-1] if isinstance(stmt, ast.For)]
+    if len(applies) != 1:
+        return None
+    apply = applies[0]
     if not (
-        isinstance(apply, ast.For)
-        and not apply.orelse
+        not apply.orelse
         and isinstance(apply.target, ast.Name)
         and _reversed_name(apply.iter) == name
         and len(apply.body) == 1
@@ -1306,12 +1312,26 @@ def _reapplies_registered(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[
         return None
     if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Name) and ret.value.id == func):
         return None
-    for stmt in body[3:-2]:  # only calls for their effect: none rebinds a name
+    for stmt in body[3:-1]:  # besides the loop applying them, only calls for their effect: none rebinds
+        if stmt is apply:
+            continue
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
             return None
         if any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt)):
             return None
     return {"registry": registry, "initial": initial}
+
+
+def _uncast(node: ast.expr | None) -> ast.expr | None:
+    """`cast(T, value)` (typing's, a no-op at run time): value; anything else as it is."""
+    if (
+        isinstance(node, ast.Call)
+        and _last_name(node.func) == "cast"
+        and len(node.args) == 2
+        and not node.keywords
+    ):
+        return node.args[1]
+    return node
 
 
 def _reversed_name(node: ast.expr) -> str | None:
