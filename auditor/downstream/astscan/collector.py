@@ -8,6 +8,7 @@ from typing import Any, TypeVar, cast
 
 from apidrift.auditor.downstream.astscan.forwarding import _assigns_name, _forwarding, _kwargs_call
 from apidrift.auditor.downstream.astscan.guards import (
+    _catches_attribute_error,
     _catches_import_error,
     _handler_guards,
     _is_guard_test,
@@ -291,8 +292,8 @@ class _Collector:
 
     # -- guards -----------------------------------------------------------------------------------
 
-    # The guarded body of a try, and the fallback in an `except ImportError` handler (it runs only when
-    # the first import failed); the `else` and `finally` branches are not guarded.
+    # The guarded body of a try, and the fallback in an `except ImportError` or `except AttributeError`
+    # handler (it runs only when the body failed); the `else` and `finally` branches are not guarded.
     def visit_Try(self, node: ast.Try) -> None:
         guards = any(_handler_guards(h) for h in node.handlers)
         self.guard_depth += guards
@@ -324,12 +325,13 @@ class _Collector:
             self.scope.bind(node.name, _Binding(self.scope))
         if node.type is not None:
             self.visit(node.type)
-        guards = _catches_import_error(node)
+        fallback = _catches_import_error(node)
+        guards = fallback or _catches_attribute_error(node)
         self.guard_depth += guards
-        self.import_fallback_depth += guards
+        self.import_fallback_depth += fallback
         self.visit_all(node.body)
         self.guard_depth -= guards
-        self.import_fallback_depth -= guards
+        self.import_fallback_depth -= fallback
 
     # `with contextlib.suppress(ImportError, ...):` swallows what a guarded use may raise.
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:

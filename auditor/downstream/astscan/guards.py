@@ -35,12 +35,26 @@ def _suppresses(node: ast.With | ast.AsyncWith) -> bool:
     return False
 
 
+def _handler_names(handler: ast.ExceptHandler) -> set[str]:
+    """The last names of the exception classes a handler catches."""
+    if handler.type is None:
+        return set()
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return {(_dotted(t.value if isinstance(t, ast.Starred) else t) or "").split(".")[-1] for t in types}
+
+
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     if handler.type is None:
         return True
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    names = {(_dotted(t.value if isinstance(t, ast.Starred) else t) or "").split(".")[-1] for t in types}
-    return bool(names & {"ImportError", "ModuleNotFoundError"})
+    return bool(_handler_names(handler) & {"ImportError", "ModuleNotFoundError"})
+
+
+def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
+    """`except AttributeError:` (alone or in a tuple): the fallback for a name the `try` body uses
+    and an older (or newer) version lacks; it runs only when that body fails."""
+    if handler.type is None:
+        return False  # a bare `except:` is an import fallback already
+    return "AttributeError" in _handler_names(handler)
 
 
 def _is_type_checking(test: ast.expr) -> bool:

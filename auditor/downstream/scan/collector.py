@@ -7,6 +7,7 @@ from libcst.metadata import PositionProvider
 
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.scan.guards import (
+    _catches_attribute_error,
     _catches_import_error,
     _handler_guards,
     _is_guard_test,
@@ -141,8 +142,8 @@ class _Collector(cst.CSTVisitor):
 
     # -- guards -----------------------------------------------------------------------------------
 
-    # The guarded body of a try, and the fallback in an `except ImportError` handler (it runs only when
-    # the first import failed); the `else` and `finally` branches are not guarded.
+    # The guarded body of a try, and the fallback in an `except ImportError` or `except AttributeError`
+    # handler (it runs only when the body failed); the `else` and `finally` branches are not guarded.
     def visit_Try_body(self, node: cst.Try) -> None:
         if any(_handler_guards(h) for h in node.handlers):
             self.guard_depth += 1
@@ -155,11 +156,15 @@ class _Collector(cst.CSTVisitor):
         if _catches_import_error(node):
             self.guard_depth += 1
             self.import_fallback_depth += 1
+        elif _catches_attribute_error(node):
+            self.guard_depth += 1
 
     def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         if _catches_import_error(node):
             self.guard_depth -= 1
             self.import_fallback_depth -= 1
+        elif _catches_attribute_error(node):
+            self.guard_depth -= 1
 
     # `with contextlib.suppress(ImportError, ...):` swallows what a guarded use may raise.
     def visit_With_body(self, node: cst.With) -> None:

@@ -32,12 +32,26 @@ def _suppresses(node: cst.With) -> bool:
     return False
 
 
+def _handler_names(handler: cst.ExceptHandler) -> set[str]:
+    """The last names of the exception classes a handler catches."""
+    if handler.type is None:
+        return set()
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return {(_dotted(t.value if isinstance(t, cst.Element) else t) or "").split(".")[-1] for t in types}
+
+
 def _catches_import_error(handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
-    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-    names = {(_dotted(t.value if isinstance(t, cst.Element) else t) or "").split(".")[-1] for t in types}
-    return bool(names & {"ImportError", "ModuleNotFoundError"})
+    return bool(_handler_names(handler) & {"ImportError", "ModuleNotFoundError"})
+
+
+def _catches_attribute_error(handler: cst.ExceptHandler) -> bool:
+    """`except AttributeError:` (alone or in a tuple): the fallback for a name the `try` body uses
+    and an older (or newer) version lacks; it runs only when that body fails."""
+    if handler.type is None:
+        return False  # a bare `except:` is an import fallback already
+    return "AttributeError" in _handler_names(handler)
 
 
 def _is_type_checking(test: cst.BaseExpression) -> bool:
