@@ -224,12 +224,20 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         backed = _source_definitions(filepath)
         members = {n: _typing_view(m, backed.get(n)) for n, m in members.items()}
         # A class the source beside defines may hold more than the stub declares (deprecated methods,
-        # aliases a class decorator adds): its names are bound, its decorators the source's.
+        # aliases a class decorator adds): its names are bound, its decorators the source's, and its
+        # plain methods bind as the source spells them.
         for class_name, extra in _source_classes(filepath, dotted).items():
             declared = members.get(class_name)
             if isinstance(declared, ClassInfo):
+                # A plain method only the source defines binds as that source spells it.
+                added = {
+                    name: FunctionInfo(name, signature, tuple(Decorator(path) for path in decorators))
+                    for name, (signature, decorators) in extra["methods"].items()
+                    if name not in declared.members
+                }
                 members[class_name] = replace(
                     declared,
+                    members={**declared.members, **added},
                     source_only=frozenset(extra["names"]) - set(declared.members),
                     open_namespace=declared.open_namespace or (_DYNAMIC_BINDING if extra["open"] else None),
                     source_decorators=tuple(Decorator(path, called) for path, called in extra["decorators"]),

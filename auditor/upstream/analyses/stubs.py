@@ -131,11 +131,17 @@ def _source_classes(stub: Path, dotted: str) -> dict[str, dict[str, Any]]:
         if not isinstance(stmt, ast.ClassDef):
             continue
         if stmt.name in found:
-            found[stmt.name] = {"names": set(), "open": True, "decorators": []}  # defined twice
+            found[stmt.name] = {
+                "names": set(),
+                "open": True,
+                "decorators": [],
+                "methods": {},
+            }  # defined twice
             continue
         instance, dynamic = _instance_attributes(stmt)
         patch = patches.get(stmt.name, {})
         found[stmt.name] = {
+            "methods": _plain_methods(stmt),
             "names": _body_bound_names(list(_class_statements(stmt)))
             | instance
             | set(patch.get("names", ())),
@@ -144,6 +150,38 @@ def _source_classes(stub: Path, dotted: str) -> dict[str, dict[str, Any]]:
             or _uses_namespace_functions(list(_class_statements(stmt))),
             "decorators": [_decorator_path(d, names) for d in stmt.decorator_list],
         }
+    return found
+
+
+_METHOD_KINDS = {
+    "staticmethod": "builtins.staticmethod",
+    "classmethod": "builtins.classmethod",
+    "abstractmethod": "abc.abstractmethod",
+}
+
+
+def _plain_methods(node: ast.ClassDef) -> dict[str, tuple[Signature, tuple[str, ...]]]:
+    """The methods a class body defines once, directly, with no decorator but staticmethod, classmethod
+    or abstractmethod, and binds no other way: each one's signature as CPython binds it and its
+    decorators' canonical paths."""
+    statements = list(_class_statements(node))
+    defs = [s for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    counts: dict[str, int] = {}
+    for stmt in defs:
+        counts[stmt.name] = counts.get(stmt.name, 0) + 1
+    others = _body_bound_names(
+        [s for s in statements if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    )
+    found: dict[str, tuple[Signature, tuple[str, ...]]] = {}
+    for stmt in node.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if counts.get(stmt.name) != 1 or stmt.name in others:
+            continue
+        kinds = [d.id if isinstance(d, ast.Name) else None for d in stmt.decorator_list]
+        if not all(k in _METHOD_KINDS for k in kinds) or len(set(kinds)) != len(kinds):
+            continue
+        found[stmt.name] = (_spelled_signature(stmt), tuple(_METHOD_KINDS[k] for k in kinds if k))
     return found
 
 
