@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -189,7 +190,8 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
         findings += _file_findings(result.files, down_tree.path_base, new_tree.name, rules, request)
     findings = _with_definitions(findings, new_resolver)
     result.findings = sorted(
-        _deduplicated(findings), key=lambda f: (f.location.path, f.location.line, f.location.column, f.code)
+        _folded(_deduplicated(findings)),
+        key=lambda f: (f.location.path, f.location.line, f.location.column, f.code),
     )
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
@@ -372,6 +374,69 @@ def _deduplicated(findings: list[Finding]) -> list[Finding]:
         if key not in kept or finding.severity.rank > kept[key].severity.rank:
             kept[key] = finding
     return list(kept.values())
+
+
+_FOLDED_INTO_IMPORT = frozenset({"AD003", "AD004"})
+
+
+def _folded(findings: list[Finding]) -> list[Finding]:
+    """A name a file cannot import is one break, however often the file uses it: the uses of that
+    same missing name in that file (`_json.dumps` after `from itsdangerous import json as _json`) go
+    with the import's finding, which lists their lines, rather than repeating it. Only an unguarded
+    import's error takes its uses' errors (guarded ones are information, said where they are)."""
+    imports: dict[tuple[str, str], Finding] = {}
+    for finding in findings:
+        if finding.code == "AD002" and finding.severity is Severity.ERROR and not finding.guarded:
+            key = (finding.location.path, finding.symbol)
+            if key not in imports or finding.location.line < imports[key].location.line:
+                imports[key] = finding
+    uses: dict[int, list[Finding]] = {}
+    kept = []
+    for finding in findings:
+        first = imports.get((finding.location.path, finding.symbol))
+        if (
+            first is not None
+            and finding.code in _FOLDED_INTO_IMPORT
+            and finding.severity is Severity.ERROR
+            and _spelled_through(finding, _bound_name(first))
+        ):
+            uses.setdefault(id(first), []).append(finding)
+            continue
+        kept.append(finding)
+    result = []
+    for finding in kept:
+        folded = uses.get(id(finding))
+        if folded:
+            lines = sorted({f.location.line for f in folded})
+            shown = ", ".join(str(n) for n in lines[:8]) + (", ..." if len(lines) > 8 else "")
+            verb = "goes" if len(folded) == 1 else "go"
+            where = f"line{'s' if len(lines) > 1 else ''} {shown}"
+            note = f"{plural(len(folded), 'use')} of it in this file {verb} with this import ({where})"
+            finding = replace(finding, hint=f"{finding.hint}; {note}" if finding.hint else note)
+        result.append(finding)
+    return result
+
+
+def _bound_name(finding: Finding) -> str | None:
+    """The local name an import's finding binds: `_json` for `from itsdangerous import json as
+    _json`, `Markup` for `from jinja2 import Markup`; None when the line does not show it."""
+    name = finding.symbol.rpartition(".")[2]
+    line = finding.location.source_line
+    start = finding.location.column - 1
+    if line[start : start + len(name)] != name:
+        return None
+    alias = re.match(r"\s+as\s+([A-Za-z_][A-Za-z0-9_]*)", line[start + len(name) :])
+    return alias.group(1) if alias else name
+
+
+def _spelled_through(finding: Finding, bound: str | None) -> bool:
+    """Whether a use's text starts with the local name (`_json.dumps`, `Markup(...)`), not with a
+    path of its own (`pkg.cached_download` after `import pkg`: a break of its own)."""
+    if bound is None:
+        return False
+    where = finding.location
+    text = where.source_line[where.column - 1 :]
+    return re.match(rf"{re.escape(bound)}(?![A-Za-z0-9_])", text) is not None
 
 
 def _file_findings(

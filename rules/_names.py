@@ -5,7 +5,7 @@ from __future__ import annotations
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.upstream.resolve import Missing, ServedValue
+from apidrift.auditor.upstream.resolve import ExternalValue, Missing, ServedValue
 
 
 def miss(checked: CheckedSite) -> Missing | None:
@@ -37,12 +37,39 @@ def hint(checked: CheckedSite, missing: Missing, fallback: str) -> str:
         parts.append(
             f"moved: now importable as `{relocated[0]}` (from {module} import {missing.name}){others}"
         )
+    elsewhere = external_before(checked, missing)
+    if elsewhere is not None:
+        module = elsewhere.rpartition(".")[0]
+        parts.append(
+            f"in {checked.old.version if checked.old else 'the old version'} it was `{elsewhere}`, re-exported"
+            f" from another distribution: import it from there (from {module} import {missing.name})"
+        )
     deprecated = old_deprecation(checked)
     if deprecated and not relocated:
         parts.append(
             f"{checked.old.version if checked.old else 'the old version'} deprecated it: \u201c{deprecated}\u201d"
         )
     return "; ".join(parts) if parts else fallback
+
+
+def external_before(checked: CheckedSite, missing: Missing) -> str | None:
+    """Where the old version got the missing name from when it re-exported another distribution's
+    object of the same name (`jinja2.Markup` was `markupsafe.Markup`), if the name is not found in the
+    new version either: that path."""
+    old = checked.old
+    if old is None or checked.new.relocated:
+        return None
+    resolution = old.resolution
+    if isinstance(resolution, ExternalValue):
+        path = resolution.path
+    elif isinstance(resolution, ServedValue) and resolution.target is not None:
+        path = resolution.target
+    else:
+        return None
+    module, _, name = path.rpartition(".")
+    if name != missing.name or not module or module.split(".")[0] == missing.owner.split(".")[0]:
+        return None
+    return path
 
 
 def old_deprecation(checked: CheckedSite) -> str | None:

@@ -171,3 +171,17 @@ def test_positional_through_warning_shim_is_a_warning_naming_decorator_and_fix(t
     assert "`pkg._api.make_keyword_only`, which warns through `warn_deprecated`" in rectangle.message
     assert "`radius`, `orientation` positionally" in shims[11].message
     assert "`c` positionally" in shims[18].message and "(DeprecationWarning)" in shims[18].message
+
+
+def test_missing_import_hints_and_folded_uses(tmp_path: Path) -> None:
+    found = run_case("missing_import_explained_and_its_uses_folded", tmp_path)
+    hints = {(f.location.line, f.code): f.hint or "" for f in found}
+    assert hints[(2, "AD002")].endswith("; 2 uses of it in this file go with this import (lines 7, 8)")
+    assert hints[(3, "AD002")].startswith(
+        "in pkg it was `markupsafe.Markup`, re-exported from another distribution: import it from there"
+    )
+    assert "1 use of it in this file goes with this import (line 9)" in hints[(3, "AD002")]
+    assert "moved" not in hints[(4, "AD002")] and "nor found elsewhere" in hints[(4, "AD002")]
+    assert hints[(5, "AD002")] == "moved: now importable as `pkg._impl.helper` (from pkg._impl import helper)"
+    fixes = {f.location.line: f.fix for f in found if f.code == "AD002"}
+    assert fixes[4] is None and fixes[5] is not None

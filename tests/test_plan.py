@@ -161,11 +161,11 @@ def test_plan_walks_bisects_and_tells_each_history(
     # The table: no errors up to 1.7 (1.6 and 1.7 warn about `legacy`, at its import and its call);
     # four in 2.0 (`legacy` is gone: the import and the call; `retries`; `verify`).
     assert [(r.version, r.errors, r.warnings) for r in result.walk if r.status == "audited"] == [
-        ("1.0", 0, 0), ("1.3", 0, 0), ("1.4", 0, 0), ("1.6", 0, 2), ("1.7", 0, 2), ("2.0", 4, 0),
+        ("1.0", 0, 0), ("1.3", 0, 0), ("1.4", 0, 0), ("1.6", 0, 2), ("1.7", 0, 2), ("2.0", 3, 0),
     ]  # fmt: skip
     assert all(r.checked == 7 for r in result.rows if r.status == "audited")
     assert result.safe == "1.7" and not result.target_reachable
-    assert result.summary() == "safe to upgrade to 1.7; 2.0 has 4 error(s)"
+    assert result.summary() == "safe to upgrade to 1.7; 2.0 has 3 error(s)"
 
     # `connect("h")`: breaks in 2.0; `retries=` is accepted from 1.2 on while the old call still binds.
     connect = by_code(result, "AD102")
@@ -187,9 +187,14 @@ def test_plan_walks_bisects_and_tells_each_history(
         and fetch.migration == "stop passing `verify` (optional there) from 1.0 on (to 1.7), where both work"
     )
 
-    # `from libx import legacy`: deprecated from 1.6 (AD203 there), gone in 2.0.
+    # `from libx import legacy`: deprecated from 1.6 (AD203 there), gone in 2.0; the call `legacy()`
+    # goes with the import's error (one break), which names its line.
     gone = [h for h in result.histories if h.finding.code in ("AD002", "AD003")]
-    assert [h.finding.symbol for h in gone] == ["libx.legacy", "libx.legacy"]
+    assert [h.finding.symbol for h in gone] == ["libx.legacy"]
+    assert (
+        gone[0].finding.hint is not None
+        and "1 use of it in this file goes with this import (line 5)" in gone[0].finding.hint
+    )
     for legacy in gone:
         assert legacy.finding.severity.value == "error" and legacy.first_appeared == "2.0"
         assert legacy.deprecated_in == "1.6" and legacy.deprecation == "legacy() is deprecated: use connect()"
@@ -248,10 +253,10 @@ def test_cli_formats_and_exit_status(
                    "--format", f"html:{files['html']}"])  # fmt: skip
     text = capsys.readouterr().out
     assert status == 0  # a plan is information; CI asks for a failure explicitly
-    assert "safe to upgrade to 1.7; 2.0 has 4 error(s)" in text
+    assert "safe to upgrade to 1.7; 2.0 has 3 error(s)" in text
     assert "  1.1           0         0        -  not audited; API read for the history" in text
     assert "  1.5           -         -        -  skipped: yanked" in text
-    assert "  2.0           4         0        7  audited" in text
+    assert "  2.0           3         0        7  audited" in text
     assert "      deprecated: in 1.3: the verify parameter is deprecated and will be removed" in text
     assert "      migration: pass `retries` from 1.2 on (to 1.7), where both work" in text
     data = json.loads(files["json"].read_text())
@@ -259,7 +264,7 @@ def test_cli_formats_and_exit_status(
         data["safe"] == "1.7" and data["target_reachable"] is False and data["not_audited"] == ["1.1", "1.2"]
     )
     assert [(f["finding"]["code"], f["first_appeared"], f["deprecated_in"]) for f in data["findings"]] == [
-        ("AD002", "2.0", "1.6"), ("AD102", "2.0", None), ("AD101", "2.0", "1.3"), ("AD003", "2.0", "1.6"),
+        ("AD002", "2.0", "1.6"), ("AD102", "2.0", None), ("AD101", "2.0", "1.3"),
     ]  # fmt: skip
     assert data["findings"][1]["migration_window"] == {"from": "1.2", "to": "1.7"}
     assert [r["status"] for r in data["releases"]].count("yanked") == 1
@@ -299,7 +304,7 @@ def test_plan_in_the_browser(browser: Browser, index: FakeIndex, downstream: Pat
                    "--cache-dir", str(tmp_path / "cache"), "-q", "--format", f"html:{page_file}"])  # fmt: skip
     assert status == 0
     page = browser.page(page_file, javascript=False)
-    assert page.locator("#summary").inner_text() == "safe to upgrade to 1.7; 2.0 has 4 error(s)"
+    assert page.locator("#summary").inner_text() == "safe to upgrade to 1.7; 2.0 has 3 error(s)"
     assert page.locator("#releases tbody tr").count() == 9
     assert page.locator("#releases tr.safe td").first.inner_text() == "1.7"
     connect = page.locator("article.finding[data-code=AD102]")
@@ -540,7 +545,6 @@ def test_audit_history(
         ("AD002", 1): ("2.0", "1.7", "1.6", None),  # `from libx import legacy`: deprecated from 1.6, gone in 2.0
         ("AD102", 3): ("2.0", "1.7", None, {"from": "1.2", "to": "1.7"}),  # `retries=` accepted from 1.2
         ("AD101", 4): ("2.0", "1.7", "1.3", {"from": "1.0", "to": "1.7"}),  # `verify` deprecated in 1.3
-        ("AD003", 5): ("2.0", "1.7", "1.6", None),
     }  # fmt: skip
     assert all(v["upstream"] == "libx" and v["written_for"] == "1.0" for v in since.values())
     assert since[("AD101", 4)]["deprecation"] == "the verify parameter is deprecated and will be removed"
@@ -569,13 +573,12 @@ def test_audit_history(
     )
     assert "<br>History: since libx 2.0 (fine in 1.7); deprecated in 1.6" in files["md"].read_text()
     page = files["html"].read_text()
-    assert page.count('<p class="history"><strong>History:</strong> since libx 2.0 (fine in 1.7)') == 4
+    assert page.count('<p class="history"><strong>History:</strong> since libx 2.0 (fine in 1.7)') == 3
     sarif = json.loads(files["sarif"].read_text())
     results = sarif["runs"][0]["results"]
     assert sorted(r["properties"]["since"]["deprecated_in"] or "-" for r in results) == [
         "-",
         "1.3",
-        "1.6",
         "1.6",
     ]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,6 +33,12 @@ MAX_DEPTH = 64  # folder levels below an import name (as archives are extracted:
 MAX_FILE_BYTES = MAX_MODULE_BYTES  # larger modules are not parsed, so nothing could be confirmed in them
 MAX_INDEX_BYTES = 256 * 1024 * 1024  # read in all, for the name index; the rest of the files are not indexed
 _DEFINITION = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*[:=]", re.M)
+
+
+@dataclass(frozen=True)
+class _Found:
+    path: str  # where the name was found
+    typing_view: bool  # declared by a stub only
 
 
 class Relocator:
@@ -80,11 +87,11 @@ class Relocator:
 
     def _find(self, name: str, kind: str | None, missing_from: str) -> tuple[str, ...]:
         """Import paths of objects called `name` (of `kind`: "class", "function", "module" or None)."""
-        found: dict[str, str] = {}
+        found: dict[str, _Found] = {}
         if kind == "module":
             for dotted, _path in self._modules():
                 if dotted != missing_from and dotted.rsplit(".", 1)[-1] == name:
-                    found[dotted] = dotted
+                    found[dotted] = _Found(dotted, False)
         for dotted in self._definitions().get(name, ()):
             if dotted == missing_from or dotted in found:
                 continue
@@ -92,10 +99,20 @@ class Relocator:
             if _kind(value) is None or (kind is not None and _kind(value) != kind):
                 continue
             canonical = value_path(value)  # type: ignore[arg-type]  # a kind means a class or function value
-            found.setdefault(canonical, f"{dotted}.{name}")
+            info = getattr(value, "info", None)
+            found.setdefault(canonical, _Found(f"{dotted}.{name}", bool(getattr(info, "typing_view", False))))
+        # A private module's stub may still declare what its compiled code no longer has (MarkupSafe
+        # 2.1.0 `_speedups.pyi` keeps `soft_unicode`): for a public name, a private home only a stub
+        # declares is no evidence of where it moved.
+        public_only = not _private(missing_from)
         return tuple(
             sorted(
-                {self._most_public(canonical, name) for canonical in found}, key=lambda p: (p.count("."), p)
+                {
+                    self._most_public(canonical, name)
+                    for canonical, value in found.items()
+                    if not (public_only and value.typing_view and _private(canonical.rpartition(".")[0]))
+                },
+                key=lambda p: (p.count("."), p),
             )
         )
 
@@ -108,6 +125,11 @@ class Relocator:
             if _kind(value) is not None and value_path(value) == canonical:  # type: ignore[arg-type]  # a kind means a value
                 return f"{prefix}.{name}"
         return canonical
+
+
+def _private(dotted: str) -> bool:
+    """Whether a dotted module path goes through a private part (`pkg._impl`), the top package aside."""
+    return any(part.startswith("_") and not part.startswith("__") for part in dotted.split(".")[1:])
 
 
 def _kind(value: Resolution) -> str | None:

@@ -167,8 +167,8 @@ def _plain_methods(node: ast.ClassDef) -> dict[str, tuple[Signature, tuple[str, 
     statements = list(_class_statements(node))
     defs = [s for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
     counts: dict[str, int] = {}
-    for stmt in defs:
-        counts[stmt.name] = counts.get(stmt.name, 0) + 1
+    for definition in defs:
+        counts[definition.name] = counts.get(definition.name, 0) + 1
     others = _body_bound_names(
         [s for s in statements if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
     )
