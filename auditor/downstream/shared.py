@@ -93,11 +93,14 @@ def code_at(lines: tuple[str, ...], span: Span) -> str:
 
 @dataclass(frozen=True)
 class Forwarding:
-    """`def __init__(self, own..., **kwargs): ...; super().__init__(args..., **kwargs)`."""
+    """`def __init__(self, own..., **kwargs): ...; super().__init__(args..., **kwargs)`, with
+    `kwargs.setdefault("key", value)` statements before it."""
 
     own: Signature  # the downstream __init__, self bound
     kwargs: str  # the name of its `**kwargs`
     super_shape: CallShape  # what the super() call itself passes, besides **kwargs
+    # Keys `kwargs.setdefault("key", ...)` statements before the super() call add to what it hands on.
+    defaults: tuple[str, ...] = ()
 
     def shape_for(self, call: CallShape) -> tuple[CallShape, tuple[str, ...]] | None:
         """The upstream call a `Cls(...)` call makes, and the keywords it hands on; None if unknowable."""
@@ -108,6 +111,7 @@ class Forwarding:
             k for k, param in verdict.assignments if isinstance(k, str) and param == self.kwargs
         )
         keywords = self.super_shape.keywords + forwarded
+        keywords += tuple(d for d in self.defaults if d not in keywords)
         return CallShape(
             self.super_shape.positional, keywords, self.super_shape.star_args, call.star_kwargs
         ), forwarded

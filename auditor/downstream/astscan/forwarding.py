@@ -4,6 +4,7 @@ to the one upstream call a wrapper class makes."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from apidrift.auditor.check.bind import CallShape
 from apidrift.auditor.downstream.astscan.nodes import _dotted, _identifiers
@@ -19,7 +20,12 @@ def _forwarding(init: _Function, method: _Method, text: _Text) -> Forwarding | N
     kwargs = init.args.kwarg.arg
     supers: list[ast.Call] = []
     uses = 0
+    defaults: list[str] = []
     for statement in init.body:
+        key = _setdefault_key(statement, kwargs)
+        if key is not None and not supers:  # `kwargs.setdefault("timeout", T)` before the super() call
+            defaults.append(key)
+            uses -= 1
         for node in ast.walk(statement):
             if isinstance(node, ast.Call):
                 func = node.func
@@ -33,7 +39,30 @@ def _forwarding(init: _Function, method: _Method, text: _Text) -> Forwarding | N
         uses += sum(1 for name in _identifiers(statement) if name == kwargs)
     if len(supers) != 1 or uses != 1:
         return None  # kwargs read or changed elsewhere, or several super() calls: not certain
-    return _handed_on(init, kwargs, supers[0], method, text)
+    forwarding = _handed_on(init, kwargs, supers[0], method, text)
+    return (
+        replace(forwarding, defaults=tuple(defaults)) if forwarding is not None and defaults else forwarding
+    )
+
+
+def _setdefault_key(statement: ast.stmt, kwargs: str) -> str | None:
+    """`kwargs.setdefault("key", value)` as a statement: "key"."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "setdefault"
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == kwargs
+        and len(call.args) == 2
+        and not call.keywords
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+        and call.args[0].value.isidentifier()
+        and kwargs not in _identifiers(call.args[1])
+    ):
+        return None
+    return call.args[0].value
 
 
 # Statements with a body of their own: a call under one of them may not be made.

@@ -3,6 +3,8 @@ to the one upstream call a wrapper class makes."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from apidrift.auditor.check.bind import CallShape
@@ -36,9 +38,42 @@ def _forwarding(init: cst.FunctionDef) -> Forwarding | None:
                 uses += 1
 
     init.body.visit(_Find())
-    if len(supers) != 1 or uses != 1:
+    defaults = _setdefault_keys(init, kwargs, supers)
+    if len(supers) != 1 or uses - len(defaults) != 1:
         return None  # kwargs read or changed elsewhere, or several super() calls: not certain
-    return _handed_on(init, kwargs, supers[0])
+    forwarding = _handed_on(init, kwargs, supers[0])
+    return replace(forwarding, defaults=defaults) if forwarding is not None and defaults else forwarding
+
+
+def _setdefault_keys(init: cst.FunctionDef, kwargs: str, supers: list[cst.Call]) -> tuple[str, ...]:
+    """The keys of `kwargs.setdefault("key", value)` statements of `__init__`'s own body before the
+    statement holding the super() call."""
+    if not isinstance(init.body, cst.IndentedBlock):
+        return ()
+    keys: list[str] = []
+    for statement in init.body.body:
+        if supers and any(call is supers[0] for call in _calls_in(statement)):
+            break
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+            continue
+        expr = statement.body[0]
+        call = expr.value if isinstance(expr, cst.Expr) else None
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "setdefault"
+            and isinstance(call.func.value, cst.Name)
+            and call.func.value.value == kwargs
+            and len(call.args) == 2
+            and all(a.keyword is None and not a.star for a in call.args)
+            and isinstance(call.args[0].value, cst.SimpleString)
+            and kwargs not in {n.value for n in _names_in(call.args[1].value)}
+        ):
+            continue
+        key = call.args[0].value.evaluated_value
+        if isinstance(key, str) and key.isidentifier():
+            keys.append(key)
+    return tuple(keys)
 
 
 def _kwargs_call(init: cst.FunctionDef) -> tuple[cst.Call, Forwarding] | None:
