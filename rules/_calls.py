@@ -34,7 +34,7 @@ def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:
             return None
         if not names:
             return None
-        found = Problem(kind, names)
+        found = Problem(kind, names, detail=found.detail)
     return found
 
 

@@ -54,7 +54,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             f"{_calls.display(checked)} got an unexpected keyword argument `{name}` in {checked.new.version}",
             symbol=_calls.callee(checked),
             span=_calls.keyword_span(checked, name),
-            hint=_hint(checked, name),
+            hint=_hint(checked, name, problem.detail),
             fix=_fix(checked, name),
         )
 
@@ -80,7 +80,10 @@ def _fix(checked: CheckedSite, name: str) -> Fix:
     )
 
 
-def _hint(checked: CheckedSite, name: str) -> str:
+def _hint(checked: CheckedSite, name: str, detail: str | None = None) -> str:
+    if detail is not None:
+        # taken into `**kwargs` and rejected further down, by a key check rather than a signature
+        return f"remove `{name}=`: it goes through `**kwargs` to {detail}, and {checked.new.version} has none for `{name}`"
     renamed = _calls.renamed_to(checked, name)
     if renamed is not None:
         new_name, why = renamed

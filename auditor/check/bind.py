@@ -60,6 +60,7 @@ class Problem:
     names: tuple[str, ...] = ()
     given: int | None = None  # too-many-positional: positional arguments given (with `*`: the plain ones)
     accepted: int | None = None  # too-many-positional: the most positional arguments the signature takes
+    detail: str | None = None  # unexpected: where the keyword is rejected when not by a signature
 
 
 @dataclass(frozen=True)

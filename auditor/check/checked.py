@@ -14,6 +14,7 @@ from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, Modu
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
+from apidrift.auditor.upstream.model import ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
 from apidrift.auditor.upstream.resolve import (
     ClassValue,
@@ -113,7 +114,10 @@ def check_site(
     verdict = bind_target(site.shape, target)
     raises = raised_by(site.shape, verdict, target, resolver) if isinstance(verdict, Ok) else None
     if isinstance(verdict, Ok):
-        target, verdict = follow_kwargs(verdict, target, resolver)
+        exact = None if site.subclass else _constructed(resolution, resolver)
+        followed_target, verdict = follow_kwargs(verdict, target, resolver, instance_of=exact)
+        if not (isinstance(verdict, Break) and any(p.detail for p in verdict.problems)):
+            target = followed_target  # a key rejected down the chain is the constructor's own problem
     unknown = verdict if isinstance(verdict, Unknown) else None
     if isinstance(verdict, Break) and typing_view(target):
         # A stub says what type checkers accept: a mismatch is a break where the Python source beside
@@ -143,21 +147,30 @@ def typing_view(target: CallTarget) -> bool:
 
 
 def follow_kwargs(
-    verdict: Ok, target: CallTarget, resolver: Resolver, depth: int = 0
+    verdict: Ok,
+    target: CallTarget,
+    resolver: Resolver,
+    depth: int = 0,
+    instance_of: ClassInfo | None = None,
 ) -> tuple[CallTarget, Verdict]:
     """Keywords a callee takes into `**kwargs` and hands, unchanged, to one other call: a keyword that
-    call no longer accepts breaks this one. Followed only where the loader proved the hand-over."""
+    call no longer accepts breaks this one. Followed only where the loader proved the hand-over. With
+    the instance's exact class (a constructor call), `self.m`/`super().m` are the methods it runs, and a
+    mapping handed on to a method that rejects keys without a `set_<key>` attribute is checked too."""
     var_keyword = next((p.name for p in target.signature.parameters if p.kind is ParamKind.VAR_KEYWORD), None)
     forwarded = tuple(k for k, param in verdict.assignments if isinstance(k, str) and param == var_keyword)
-    if var_keyword is None or not forwarded or depth >= 3:
+    if var_keyword is None or not forwarded or depth >= 4:
         return target, verdict
     defined = resolver.lookup(target.defined_at)
-    hand_over = defined.info.forwards if isinstance(defined, FunctionValue) else None
-    if hand_over is None:
+    if not isinstance(defined, FunctionValue):
         return target, verdict
-    callee = resolver.lookup(hand_over.target)
-    if isinstance(callee, FunctionValue) and hand_over.on_self:
-        callee = FunctionValue(callee.info, callee.path, "instance")
+    hand_over = defined.info.forwards
+    if hand_over is None:
+        rejected = _keys_rejected(forwarded, defined, var_keyword, resolver, instance_of, depth)
+        if rejected is not None:
+            return target, rejected
+        return target, verdict
+    callee = _method_run(resolver, hand_over.target, hand_over.on_self, hand_over.via_super, instance_of)
     if not isinstance(callee, (FunctionValue, ClassValue)):
         return target, verdict
     next_target = call_target(callee, resolver)
@@ -167,7 +180,9 @@ def follow_kwargs(
     shape = CallShape(hand_over.positional, hand_over.keywords + forwarded, hand_over.star_args, False)
     handed = bind_target(shape, next_target)
     if isinstance(handed, Ok):
-        deeper_target, deeper = follow_kwargs(handed, next_target, resolver, depth + 1)
+        deeper_target, deeper = follow_kwargs(
+            handed, next_target, resolver, depth + 1, instance_of if hand_over.on_self else None
+        )
         # Only a break further down is this call's; otherwise it keeps its own target and binding
         # (which the drift rules compare with the old version's).
         return (deeper_target, deeper) if isinstance(deeper, Break) else (target, verdict)
@@ -177,6 +192,114 @@ def follow_kwargs(
         if names:
             return next_target, Break((Problem(ProblemKind.UNEXPECTED_KEYWORD, names),))
     return target, verdict
+
+
+def _constructed(resolution: Resolution, resolver: Resolver) -> ClassInfo | None:
+    """The exact class of the instance a call of `resolution` makes: a class built by `type.__call__`
+    (no metaclass of its own, no `__new__` in its upstream MRO, no outside base)."""
+    if not isinstance(resolution, ClassValue):
+        return None
+    mro = resolver.mro(resolution.info)
+    if mro is None:
+        return None
+    for entry in mro:
+        if isinstance(entry, str):
+            if entry not in ("builtins.object", "object"):
+                return None
+            continue
+        if entry.metaclass or "__new__" in entry.members:
+            return None
+    return resolution.info
+
+
+def _method_run(
+    resolver: Resolver, path: str, on_self: bool, via_super: bool, instance_of: ClassInfo | None
+) -> Resolution | None:
+    """The callee of a hand-over: `super().m` is the next class's `m` after the caller's class in the
+    instance's MRO (the caller's own MRO without an exact class), `self.m` the instance's `m`."""
+    if not via_super and not (on_self and instance_of is not None):
+        callee = resolver.lookup(path)
+        if isinstance(callee, FunctionValue) and on_self:
+            callee = FunctionValue(callee.info, callee.path, "instance")
+        return callee
+    owner_path, name = path.rsplit(".", 1)
+    if instance_of is not None:
+        cls = instance_of
+    else:
+        owner = resolver.lookup(owner_path)
+        if not isinstance(owner, ClassValue):
+            return None
+        cls = owner.info
+    mro = resolver.mro(cls)
+    if mro is None:
+        return None
+    paths = [e if isinstance(e, str) else e.path for e in mro]
+    start = paths.index(owner_path) + 1 if via_super and owner_path in paths else 0
+    if via_super and owner_path not in paths:
+        return None
+    for entry in mro[start:]:
+        if isinstance(entry, str):
+            return None
+        if name in entry.members:
+            if name in entry.rebound:
+                return None
+            found = resolver.lookup(f"{entry.path}.{name}")
+            if isinstance(found, FunctionValue):
+                return FunctionValue(found.info, found.path, "instance")
+            return None
+    return None
+
+
+def _keys_rejected(
+    keys: tuple[str, ...],
+    func: FunctionValue,
+    param: str,
+    resolver: Resolver,
+    instance_of: ClassInfo | None,
+    depth: int,
+) -> Break | None:
+    """A mapping of keywords handed on, call by call, to a method that raises for a key whose
+    `set_<key>` the instance lacks: a break naming those keys, when the class's namespace is complete."""
+    if instance_of is None or depth >= 8:
+        return None
+    checks = func.info.checks_keys
+    if checks is not None and checks.get("param") == param:
+        names = []
+        for key in keys:
+            if key in checks.get("exempt", ()):
+                continue
+            attribute = f"{checks['prefix']}{key}{checks['suffix']}"
+            if isinstance(resolver.attribute_of_instance(instance_of, attribute), Missing):
+                names.append(key)
+        if not names:
+            return None
+        where = func.path
+        return Break(
+            (
+                Problem(
+                    ProblemKind.UNEXPECTED_KEYWORD,
+                    tuple(names),
+                    detail=f"`{where}`, which raises for a keyword without a callable "
+                    f"`{checks['prefix']}<keyword>{checks['suffix']}` on `{instance_of.path}`",
+                ),
+            )
+        )
+    handover = (func.info.hands_mapping or {}).get(param)
+    if handover is None:
+        return None
+    keys = tuple(k for k in keys if k not in handover.get("consumed", ()))
+    callee = _method_run(
+        resolver, handover["target"], handover["on_self"], handover["via_super"], instance_of
+    )
+    if not isinstance(callee, FunctionValue) or not keys:
+        return None
+    positional = [p for p in callee.info.signature.parameters if p.kind in _POSITIONAL]
+    static = callee.info.has_decorator("builtins.staticmethod")
+    offset = 1 if callee.via in ("instance", "class") and not static else 0
+    index = handover["index"] + offset
+    if index >= len(positional):
+        return None
+    return _keys_rejected(keys, callee, positional[index].name, resolver, instance_of, depth + 1)
 
 
 def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:

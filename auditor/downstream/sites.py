@@ -45,6 +45,9 @@ class UseSite:
     # The call goes through such an `__init__` (even when it hands on no keyword): its shape is the
     # upstream call that `__init__` makes, so only what the call itself can change is its problem.
     through_init: bool = False
+    # The call builds an instance of a downstream subclass of the callee's class (whose methods the
+    # upstream's `self.m` and `getattr(self, ...)` may find): the instance's class is not the callee's.
+    subclass: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "signature": site.signature.as_dict() if site.signature else None,
         "forwarded": list(site.forwarded),
         "through_init": site.through_init,
+        "subclass": site.subclass,
     }
 
 
@@ -111,6 +115,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
         forwarded=tuple(data.get("forwarded", ())),
         through_init=bool(data.get("through_init", False)),
+        subclass=bool(data.get("subclass", False)),
     )
 
 

@@ -40,6 +40,7 @@ from apidrift.auditor.upstream.analyses.decorators import (
 from apidrift.auditor.upstream.analyses.deprecations import _deprecation
 from apidrift.auditor.upstream.analyses.exports import _computes_all
 from apidrift.auditor.upstream.analyses.guards import raising_guards
+from apidrift.auditor.upstream.analyses.mappings import added_names, checked_keys, mapping_handovers
 from apidrift.auditor.upstream.analyses.namespace import (
     _DYNAMIC_BINDING,
     _body_bound_names,
@@ -452,6 +453,9 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         factory_keeps_through=None if keeps[1] else facts.get("factory_through"),
         keeps_effect=None if keeps[0] else facts.get("effect"),
         adds_attributes=facts.get("adds_attributes", False),
+        added_names=tuple(facts["added_names"]) if facts.get("added_names") is not None else None,
+        hands_mapping=_mapping_targets(func, facts.get("hands_mapping")),
+        checks_keys=facts.get("checks_keys"),
         returns_fget=facts.get("returns_fget", False),
         factory_keeps_effect=None if keeps[1] else facts.get("factory_effect"),
         keeps_warning=facts.get("warning"),
@@ -686,6 +690,9 @@ class _FactsExtension(griffe.Extension):
                 "through": None if identity else keeping.get("through"),
                 "factory_through": None if factory else keeping.get("factory_through"),
                 "adds_attributes": _sets_attributes_of_arguments(node),
+                "added_names": added_names(node) if _sets_attributes_of_arguments(node) else None,
+                "hands_mapping": mapping_handovers(node) or None,
+                "checks_keys": checked_keys(node) if in_class and not static else None,
                 "returns_fget": in_class and node.name == "__get__" and _hands_back_fget(node),
                 "effect": None if identity else keeping.get("effect"),
                 "factory_effect": None if factory else keeping.get("factory_effect"),
@@ -745,10 +752,37 @@ def _typing_view(member: Member, source: Any = None) -> Member:
     return member
 
 
+def _mapping_targets(func: griffe.Function, handovers: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Each parameter's mapping hand-over with its callee as a canonical path (or dropped, unknown)."""
+    found: dict[str, Any] = {}
+    for param, handover in (handovers or {}).items():
+        forwarding = _forwarding_target(
+            func,
+            {"target": handover["target"], "positional": 0, "keywords": [], "star_args": False},
+        )
+        if forwarding is not None:
+            found[param] = {
+                "target": forwarding.target,
+                "index": handover["index"],
+                "consumed": list(handover.get("consumed", ())),
+                "on_self": forwarding.on_self,
+                "via_super": forwarding.via_super,
+            }
+    return found or None
+
+
 def _forwarding_target(func: griffe.Function, forwards: dict[str, Any] | None) -> Forwarding | None:
     if not forwards:
         return None
     target = forwards["target"]
+    if target.startswith("super()."):
+        owner = func.parent if func.parent is not None and func.parent.is_class else None
+        name = target[len("super().") :]
+        if owner is None or "." in name or "(" in name:
+            return None
+        return Forwarding.from_dict(
+            {**forwards, "target": f"{owner.path}.{name}", "on_self": True, "via_super": True}
+        )
     first = target.split(".")[0]
     if first == "self":
         owner = func.parent if func.parent is not None and func.parent.is_class else None

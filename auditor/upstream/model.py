@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 43  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 44  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,9 @@ class Forwarding:
     star_args: bool  # the call passes `*args` too
     consumed: tuple[str, ...]  # keywords taken out of the mapping first (`kwargs.pop("legacy", None)`)
     on_self: bool  # the callee is a method of the same class (`self.method(**kwargs)`)
+    # `super().method(**kwargs)`: target is the calling class's path + the method name; the method that
+    # runs is the next class's after it in the instance's MRO
+    via_super: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +97,7 @@ class Forwarding:
             "star_args": self.star_args,
             "consumed": list(self.consumed),
             "on_self": self.on_self,
+            "via_super": self.via_super,
         }
 
     @classmethod
@@ -105,6 +109,7 @@ class Forwarding:
             data["star_args"],
             tuple(data.get("consumed", ())),
             bool(data.get("on_self", False)),
+            bool(data.get("via_super", False)),
         )
 
 
@@ -202,6 +207,15 @@ class FunctionInfo:
     # sets attributes of an argument it is given (`setattr(cls, name, ...)`, `cls.name = ...`): as a
     # class decorator, it leaves the class's attribute list incomplete
     adds_attributes: bool = False
+    # and the names it can add, as patterns over literals and its own arguments (analyses/mappings.py
+    # `added_names`), None when not readable
+    added_names: tuple[Any, ...] | None = None
+    # a parameter whose mapping is handed positionally to one call that certainly runs:
+    # {param: {"target": path, "index": argument position, "consumed": [...], "on_self", "via_super"}}
+    hands_mapping: dict[str, Any] | None = None
+    # a method that rejects a key of a mapping parameter unless `getattr(self, prefix + key + suffix)`
+    # is callable: {"param", "index", "prefix", "suffix", "exempt"}
+    checks_keys: dict[str, Any] | None = None
     # a descriptor `__get__` whose every return is `self.fget(...)`: a `property` subclass that has it
     # gives the getter's result, as `property` does
     returns_fget: bool = False
@@ -244,6 +258,9 @@ class FunctionInfo:
             "reapplies": self.reapplies,
             "stores": list(self.stores) if self.stores is not None else None,
             "adds_attributes": self.adds_attributes,
+            "added_names": list(self.added_names) if self.added_names is not None else None,
+            "hands_mapping": self.hands_mapping,
+            "checks_keys": self.checks_keys,
             "returns_fget": self.returns_fget,
             "raises_when": [g.as_dict() for g in self.raises_when],
         }
@@ -282,6 +299,9 @@ class FunctionInfo:
             reapplies=data.get("reapplies"),
             stores=tuple(data["stores"]) if data.get("stores") is not None else None,
             adds_attributes=data.get("adds_attributes", False),
+            added_names=tuple(data["added_names"]) if data.get("added_names") is not None else None,
+            hands_mapping=data.get("hands_mapping"),
+            checks_keys=data.get("checks_keys"),
             returns_fget=data.get("returns_fget", False),
             raises_when=tuple(RaisingGuard.from_dict(g) for g in data.get("raises_when", ())),
         )

@@ -8,6 +8,7 @@ when the miss is certain; anything the analysis cannot see through is `Unknown(r
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Union
@@ -15,6 +16,7 @@ from typing import Union
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream import dynamic
+from apidrift.auditor.upstream.analyses.mappings import expand_names
 from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE, ApiIndex
 from apidrift.auditor.upstream.factory_new import UNKNOWN, evaluate
 from apidrift.auditor.upstream.model import (
@@ -26,6 +28,7 @@ from apidrift.auditor.upstream.model import (
     Member,
     ModuleInfo,
 )
+from apidrift.auditor.upstream.signature import ParamKind
 
 # Bases that add nothing a downstream call or attribute could depend on.
 TRANSPARENT_BASES = frozenset(
@@ -440,13 +443,19 @@ class Resolver:
                     continue
                 target = self.lookup(decorator.path)
                 if isinstance(target, FunctionValue) and target.info.adds_attributes:
-                    return Unknown(Reason.DECORATOR_ADDS_ATTRIBUTES, decorator.path)
+                    added = _names_added(target.info, decorator)
+                    if added is None or name in added:
+                        return Unknown(Reason.DECORATOR_ADDS_ATTRIBUTES, decorator.path)
         incomplete = self._incomplete(mro, on_instance)
         if incomplete is not None:
             return incomplete
         if not on_instance and any(isinstance(e, ClassInfo) and e.metaclass for e in mro):
             return Unknown(Reason.METACLASS_ATTRIBUTE)
         return Missing(cls.path, name, "instance" if on_instance else "class", exact or not on_instance)
+
+    def attribute_of_instance(self, cls: ClassInfo, name: str) -> Resolution:
+        """`name` on an instance whose class is exactly `cls`."""
+        return self._class_attribute(cls, name, on_instance=True)
 
     def _incomplete(self, mro: list[ClassInfo | str], on_instance: bool) -> Unknown | None:
         """Why the classes' member lists may not be the whole namespace, if they may not: a body or code
@@ -751,3 +760,29 @@ class Resolver:
 
 def _mro_key(entry: ClassInfo | str) -> str:
     return entry if isinstance(entry, str) else entry.path
+
+
+_MAX_LITERAL = 20_000  # characters of a decorator's literal argument read to expand the names it adds
+
+
+def _names_added(info: FunctionInfo, decorator: Decorator) -> set[str] | None:
+    """The names a class decorator that `setattr`s can add, from its name patterns and the literal
+    arguments written at the decoration (`@define_aliases({"linewidth": ["lw"]})`); None when unknown."""
+    if info.added_names is None:
+        return None
+    arguments: dict[str, object] = {}
+    params = [
+        p.name
+        for p in info.signature.parameters
+        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    ]
+    texts = list(zip(params, decorator.literals)) if decorator.called else []
+    texts += [(k, v) for k, v in decorator.keywords.items()] if decorator.called else []
+    for param, text in texts:
+        if len(text) > _MAX_LITERAL:
+            continue
+        try:
+            arguments[param] = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return expand_names([list(p) for p in info.added_names], arguments)

@@ -27,6 +27,7 @@ def _site(
         assert shape is not None
         forwarded: tuple[str, ...] = ()
         through_init = False
+        subclass = isinstance(func, _DownClass)
         if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
             inherited = evaluator.inherited_constructor(func.cls, upstream_names)
             if inherited is None:
@@ -55,6 +56,7 @@ def _site(
             guarded,
             forwarded=forwarded,
             through_init=through_init,
+            subclass=subclass,
         )
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)

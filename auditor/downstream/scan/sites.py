@@ -51,6 +51,7 @@ def _site(
         shape, keyword_spans = _shape(node, positions)
         forwarded: tuple[str, ...] = ()
         through_init = False
+        subclass = isinstance(func, _DownClass)
         if isinstance(func, _DownClass):  # a downstream subclass that keeps its upstream base's constructor
             inherited = evaluator.inherited_constructor(func.cls, upstream_names)
             if inherited is None:
@@ -79,6 +80,7 @@ def _site(
             guarded,
             forwarded=forwarded,
             through_init=through_init,
+            subclass=subclass,
         )
     if candidate.kind == "attribute":
         assert isinstance(node, cst.Attribute)

@@ -83,7 +83,20 @@ def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
         and isinstance(c.args[0], ast.Constant)
         and isinstance(c.args[0].value, str)
     ]
-    if len(uses) != 1 + len(pops) or len(calls) != 1:
+    # `kw.setdefault("key", v)` adds a key of the upstream's own: the caller's keywords go on unchanged.
+    defaults = [
+        c
+        for c in _own_nodes(node)
+        if isinstance(c, ast.Call)
+        and isinstance(c.func, ast.Attribute)
+        and c.func.attr == "setdefault"
+        and isinstance(c.func.value, ast.Name)
+        and c.func.value.id == name
+        and c.args
+        and isinstance(c.args[0], ast.Constant)
+        and isinstance(c.args[0].value, str)
+    ]
+    if len(uses) != 1 + len(pops) + len(defaults) or len(calls) != 1:
         return None
     call = calls[0]
     if (
