@@ -12,7 +12,8 @@ Input: a `def` node. Output, as plain JSON-able facts:
   of `alias_d`), or None when a name is not readable.
 
 Nothing here runs code: a pattern is expanded by the resolver from the literal arguments written at the
-decoration site.
+decoration site (`expand_names`, which a warm run uses without the loader: this module imports no griffe
+at the top).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from typing import Any
-
-from apidrift.auditor.upstream.analyses.nodes import _own_nodes
 
 _MAX_NAMES = 4096  # expansions of one decorator's name patterns at a class
 
@@ -39,7 +38,7 @@ def _has_return(statements: list[ast.stmt]) -> bool:
     return False
 
 
-def _top_level_path(node: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AST) -> bool:
+def _top_level_path(node: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AST, mapping: str) -> bool:
     """The call runs whenever the function runs past the statements before it: it sits in a top-level
     statement (or a `with` body, or an `if m:` / `if len(m):` test of the mapping), after no `return`."""
     body: list[ast.stmt] = list(node.body)
@@ -56,7 +55,11 @@ def _top_level_path(node: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AS
             ):
                 body = list(statement.body)
                 break
-            if isinstance(statement, ast.If) and not statement.orelse and _tests_nonempty(statement.test):
+            if (
+                isinstance(statement, ast.If)
+                and not statement.orelse
+                and _tests_nonempty(statement.test, mapping)
+            ):
                 body = list(statement.body)
                 break
             return False
@@ -64,19 +67,28 @@ def _top_level_path(node: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AS
             return False
 
 
-def _tests_nonempty(test: ast.expr) -> bool:
+def _tests_nonempty(test: ast.expr, mapping: str) -> bool:
     """`if kwargs:` / `if len(kwargs):` / `if len(kwargs) > 0:` (true whenever a key is passed)."""
+
+    def is_len(expr: ast.expr) -> bool:
+        return (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Name)
+            and expr.func.id == "len"
+            and len(expr.args) == 1
+            and isinstance(expr.args[0], ast.Name)
+            and expr.args[0].id == mapping
+        )
+
     if isinstance(test, ast.Name):
-        return True
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "len":
+        return test.id == mapping
+    if is_len(test):
         return True
     return (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
         and isinstance(test.ops[0], (ast.Gt, ast.NotEq))
-        and isinstance(test.left, ast.Call)
-        and isinstance(test.left.func, ast.Name)
-        and test.left.func.id == "len"
+        and is_len(test.left)
         and isinstance(test.comparators[0], ast.Constant)
         and test.comparators[0].value == 0
     )
@@ -89,6 +101,8 @@ def mapping_handovers(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
     params = _params(node)
     plain = params[1:] if params and params[0] == "self" else []
     names = plain + ([node.args.kwarg.arg] if node.args.kwarg is not None else [])
+    from apidrift.auditor.upstream.analyses.nodes import _own_nodes  # griffe: only where the loader runs
+
     found: dict[str, dict[str, Any]] = {}
     own = list(_own_nodes(node))
     for name in names:
@@ -148,7 +162,7 @@ def mapping_handovers(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
             and isinstance(call.func.value, ast.Name)
             and call.func.value.id == "self"
         )
-        if not _top_level_path(node, call) or (name in plain and not on_self):
+        if not _top_level_path(node, call, name) or (name in plain and not on_self):
             continue
         found[name] = {"target": ast.unparse(call.func), "index": index, "consumed": consumed}
     return found
