@@ -146,10 +146,10 @@ def mapping_handovers(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
                         if handover is not None or any(isinstance(a, ast.Starred) for a in n.args[:index]):
                             ok = False
                         handover = (n, index)
-                        if spread:
+                        if isinstance(arg, ast.Dict):
                             allowed.update(
                                 id(v)
-                                for k, v in zip(arg.keys, arg.values, strict=True)  # type: ignore[union-attr]
+                                for k, v in zip(arg.keys, arg.values, strict=True)
                                 if k is None and isinstance(v, ast.Name) and v.id == name
                             )
                         else:
