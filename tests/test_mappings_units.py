@@ -175,3 +175,10 @@ def test_mapping_handover_needs_one_call_that_certainly_runs() -> None:
         """
     )
     assert "kwargs" not in mapping_handovers(twice)
+
+
+def test_expansion_is_bounded() -> None:
+    patterns = [[["arg", "a", "iter"], ["arg", "b", "iter"]]]
+    wide = [f"n{i}" for i in range(100)]
+    assert expand_names(patterns, {"a": wide, "b": wide}) is None  # 10,000 names: too many to list
+    assert expand_names(patterns, {"a": ["x"], "b": ["1", "2"]}) == {"x1", "x2"}

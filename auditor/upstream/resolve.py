@@ -163,6 +163,8 @@ class Resolver:
         self._memo: dict[Ref, Resolution] = {}
         self._mro: dict[str, list[ClassInfo | str] | None] = {}
         self._served: dict[tuple[str, str], dynamic.Answer] = {}
+        # (decorator path, its literal arguments) -> the names it adds to the class (None: unknown)
+        self._added: dict[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]], set[str] | None] = {}
         self._sources: dict[str, tuple[str, bool] | None] = {}  # helper modules the evaluator reads
         self._evaluator: dynamic.Evaluator | None = None
 
@@ -443,7 +445,10 @@ class Resolver:
                     continue
                 target = self.lookup(decorator.path)
                 if isinstance(target, FunctionValue) and target.info.adds_attributes:
-                    added = _names_added(target.info, decorator)
+                    key = (decorator.path, decorator.literals, tuple(sorted(decorator.keywords.items())))
+                    if key not in self._added:
+                        self._added[key] = _names_added(target.info, decorator)
+                    added = self._added[key]
                     if added is None or name in added:
                         return Unknown(Reason.DECORATOR_ADDS_ATTRIBUTES, decorator.path)
         incomplete = self._incomplete(mro, on_instance)
