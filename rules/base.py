@@ -9,6 +9,7 @@ from enum import Enum
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from apidrift.auditor.downstream.shared import handles
 from apidrift.auditor.reasons import Reason
 from apidrift.auditor.results import Severity
 
@@ -41,6 +42,10 @@ class RuleMeta:
     family: Family  # usable in ignores for the whole family
     summary: str  # one line, for tables and SARIF shortDescription
     since: str  # apidrift version that introduced the rule
+    # The builtin exception class a use this rule finds raises under CPython, where it is one class
+    # (`ImportError` for a name a `from` import no longer finds): a `try` around the use handles it
+    # only if a handler catches that class. None: any of the guarding exceptions handles it.
+    raises: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Rule:
     since: str  # apidrift version that introduced the rule
     check: Callable[[Rule, CheckedSite], Iterator[Finding]]
     docs: str  # markdown with the four DOC_SECTIONS
+    raises: str | None = None  # what a failing use raises (see RuleMeta)
 
     def run(self, checked: CheckedSite) -> Iterator[Finding]:
         return self.check(self, checked)
@@ -80,6 +86,7 @@ def rule_from_module(module: ModuleType) -> Rule:
         since=meta.since,
         check=module.check,
         docs=(module.__doc__ or "").strip(),
+        raises=meta.raises,
     )
 
 
@@ -92,6 +99,7 @@ def make_finding(
     span: Span | None = None,
     hint: str | None = None,
     fix: Fix | None = None,
+    raises: str | None = None,
 ) -> Finding:
     """A finding at `span` (default: the whole use site), with both versions' signatures when known."""
     from apidrift.auditor.results import Finding, Location
@@ -108,7 +116,15 @@ def make_finding(
     ):
         severity = Severity.WARNING  # a typing view: the runtime may accept the call
         message += " (by the stub: the runtime may accept it)"
-    if checked.site.guarded:
+    site = checked.site
+    raised = raises or rule.raises
+    guarded = site.guarded or handles(site.caught, raised)
+    if site.caught and not guarded and raised and severity.rank > Severity.INFO.rank:
+        handlers = ", ".join(sorted(site.caught))
+        caught = f"`except {handlers}:`" if len(site.caught) == 1 else f"`except ({handlers}):`"
+        hint = f"{hint}; " if hint else ""
+        hint += f"it raises `{raised}`, which the {caught} around it does not catch"
+    if guarded:
         severity = Severity.INFO  # the downstream expects this may fail and handles it
         message += " (guarded: the code handles its absence)"
     return Finding(
@@ -130,7 +146,7 @@ def make_finding(
         old_signature=old_target.signature.render() if old_target else None,
         hint=hint,
         fix=fix,
-        guarded=checked.site.guarded,
+        guarded=guarded,
         **_context(checked, where, checked.site.span),
     )
 

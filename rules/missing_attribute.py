@@ -32,6 +32,7 @@ RULE = RuleMeta(
     family=Family.NAMES,
     summary="Attribute of an upstream module or class does not exist",
     since="0.1.0",
+    raises="AttributeError",
 )
 
 

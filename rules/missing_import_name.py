@@ -31,6 +31,7 @@ RULE = RuleMeta(
     family=Family.NAMES,
     summary="Name imported from an upstream module does not exist",
     since="0.1.0",
+    raises="ImportError",
 )
 
 
@@ -48,6 +49,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
                 missing,
                 f"`{missing.name}` is no longer exported by `{missing.owner}` nor found elsewhere",
             ),
+            raises="NameError",
         )
         return
     if missing is None or not _names.is_name_import(checked):

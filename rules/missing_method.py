@@ -32,6 +32,7 @@ RULE = RuleMeta(
     family=Family.NAMES,
     summary="Method or attribute missing on an instance of an upstream class",
     since="0.1.0",
+    raises="AttributeError",
 )
 
 

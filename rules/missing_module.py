@@ -30,6 +30,7 @@ RULE = RuleMeta(
     family=Family.NAMES,
     summary="Imported upstream module does not exist",
     since="0.1.0",
+    raises="ModuleNotFoundError",
 )
 
 

@@ -52,4 +52,13 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         f"uses the private upstream name `{name}` of `{owner}`",
         symbol=f"{owner}.{name}" if owner else name,
         hint="private names carry no compatibility promise: prefer a public API or pin the upstream",
+        raises=_raised_if_gone(checked),
     )
+
+
+def _raised_if_gone(checked: CheckedSite) -> str | None:
+    """What the use raises once the name is gone: whether a `try` around it handles that."""
+    site = checked.site
+    if site.kind is SiteKind.IMPORT:
+        return "ModuleNotFoundError" if isinstance(site.ref, ModuleRef) else "ImportError"
+    return "AttributeError" if site.kind is SiteKind.ATTRIBUTE else None

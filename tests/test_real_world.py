@@ -203,7 +203,9 @@ STRANGER_PAIRS = [
 # unexpected keyword argument 'proxies'" (openai 1.55.0 builds every client through a subclass that
 # forwards **kwargs after setdefault, `_base_client.py:857` and `:1438`); Jinja 3.1.0 `from jinja2
 # import Markup` and itsdangerous 2.1.0 `from itsdangerous import json` raise ImportError (flask
-# 1.1.4); MarkupSafe 2.1.0 `from markupsafe import soft_unicode` raises ImportError (Jinja 2.11.3).
+# 1.1.4); MarkupSafe 2.1.0 `from markupsafe import soft_unicode` raises ImportError (Jinja 2.11.3);
+# click 8.1.0 dropped `click._unicodefun`, and `black --version` (black 22.1.0) stops with "ImportError:
+# cannot import name '_unicodefun' from 'click'": its `except ModuleNotFoundError:` does not catch it.
 FAMOUS_BREAKS = [
     (
         "openai==1.55.0",
@@ -225,6 +227,7 @@ FAMOUS_BREAKS = [
         },
     ),
     ("flask==1.1.4", "itsdangerous==2.1.0", {"flask/json/__init__.py:15 AD002"}),
+    ("black==22.1.0", "click==8.1.0", {"black/__init__.py:1409 AD002"}),
     (
         "jinja2==2.11.3",
         "markupsafe==2.1.0",
@@ -255,6 +258,11 @@ def test_famous_break_is_found_once(
     if upstream == "itsdangerous==2.1.0":  # eight uses of `_json` go with the one import
         assert (
             "8 uses of it in this file go with this import" in errors["flask/json/__init__.py:15 AD002"].hint
+        )
+    if upstream == "click==8.1.0":  # the handler around the import is named with what it lets through
+        assert (
+            "it raises `ImportError`, which the `except ModuleNotFoundError:` around it does not catch"
+            in errors["black/__init__.py:1409 AD002"].hint
         )
     if upstream == "markupsafe==2.1.0":  # a stale private stub is no new home
         assert all(f.fix is None and "moved" not in (f.hint or "") for f in errors.values())

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import builtins
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from apidrift.auditor.check.bind import CallShape, Ok, bind
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, StarRef
@@ -27,6 +29,74 @@ GUARD_EXCEPTIONS = frozenset(
         "NameError",
     }
 )
+
+
+def builtin_exception(dotted: str) -> str | None:
+    """The builtin exception class a handler's dotted name spells (`ImportError`,
+    `builtins.ImportError`), or None for any other name, whose class is not known here."""
+    name = dotted[len("builtins.") :] if dotted.startswith("builtins.") else dotted
+    if "." in name or name in _NOT_BUILTIN_EXCEPTIONS:
+        return None
+    value = getattr(builtins, name, None)
+    return name if isinstance(value, type) and issubclass(value, BaseException) else None
+
+
+# Builtin names that are no exception class of every Python (3.11's `EncodingWarning` is one class of
+# 3.10 on, `ExceptionGroup` of 3.11 on): a handler naming one reads the same under each.
+_NOT_BUILTIN_EXCEPTIONS = frozenset({"ExceptionGroup", "BaseExceptionGroup", "EncodingWarning"})
+
+
+def precise_catches(handler_names: list[list[str | None]]) -> frozenset[str] | None:
+    """The builtin exception classes a `try`'s handlers catch, given each handler's dotted class
+    names (an empty list for a bare `except:`, which catches `BaseException`; None for an expression
+    that is no dotted name); None when any handler names another class or an expression, whose
+    reach is not known (such a `try` guards as any of its names in GUARD_EXCEPTIONS says)."""
+    caught: set[str] = set()
+    for names in handler_names:
+        if not names:
+            caught.add("BaseException")
+            continue
+        for dotted in names:
+            name = builtin_exception(dotted) if dotted else None
+            if name is None:
+                return None
+            caught.add(name)
+    return frozenset(caught)
+
+
+def handles(caught: frozenset[str], raises: str | None) -> bool:
+    """Whether handlers catching the builtin classes `caught` catch what a failing use raises: the
+    builtin exception class `raises` (`ImportError` for a name a `from` import no longer finds, which
+    `except ModuleNotFoundError:` lets through), or, where the failure's class is not known, any of
+    GUARD_EXCEPTIONS."""
+    if not caught:
+        return False
+    raised = getattr(builtins, raises, None) if raises else None
+    if not (isinstance(raised, type) and issubclass(raised, BaseException)):
+        return not caught.isdisjoint(GUARD_EXCEPTIONS)
+    return any(issubclass(raised, getattr(builtins, name)) for name in caught)
+
+
+class _HasBindings(Protocol):
+    @property
+    def parent(self) -> _HasBindings | None: ...
+    @property
+    def bindings(self) -> Mapping[str, object]: ...
+
+
+def site_guard(guarded: bool | frozenset[str], scope: _HasBindings | None) -> tuple[bool, frozenset[str]]:
+    """A use site's `guarded` and `caught`, from what the collector saw around it: True, the builtin
+    exception classes the `try` statements around it catch, or False. A class name the file rebinds
+    where the use sees it (`ModuleNotFoundError = ImportError`) is no longer known to be the builtin:
+    such a site is guarded as its handlers' names say."""
+    if guarded is True or guarded is False:
+        return guarded, frozenset()
+    current = scope
+    while current is not None:
+        if not guarded.isdisjoint(current.bindings):
+            return handles(guarded, None), frozenset()
+        current = current.parent
+    return False, guarded
 
 
 # Calls that bind names by code: a name bound nowhere may still exist.

@@ -38,6 +38,10 @@ class UseSite:
     shape: CallShape | None = None
     keyword_spans: tuple[tuple[str, Span], ...] = ()  # call keywords and where each is written
     guarded: bool = False  # inside try/except ImportError etc., `if TYPE_CHECKING`, or a hasattr check
+    # The builtin exception classes that `try` statements (or `contextlib.suppress`) around the use
+    # catch, where every handler names only builtin classes: the use is handled where its failure
+    # raises one of them (`except ModuleNotFoundError:` lets a missing name's ImportError through).
+    caught: frozenset[str] = frozenset()
     signature: Signature | None = None  # for override sites: the downstream method's own signature
     # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
     # keywords of this call that reach the upstream (only their problems are this site's).
@@ -93,6 +97,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         else None,
         "keywords": [[name, list(_span_tuple(span))] for name, span in site.keyword_spans],
         "guarded": site.guarded,
+        "caught": sorted(site.caught),
         "signature": site.signature.as_dict() if site.signature else None,
         "forwarded": list(site.forwarded),
         "through_init": site.through_init,
@@ -112,6 +117,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         else None,
         keyword_spans=tuple((name, Span(*span)) for name, span in data["keywords"]),
         guarded=data["guarded"],
+        caught=frozenset(data.get("caught", ())),
         signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
         forwarded=tuple(data.get("forwarded", ())),
         through_init=bool(data.get("through_init", False)),

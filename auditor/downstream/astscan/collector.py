@@ -13,7 +13,9 @@ from apidrift.auditor.downstream.astscan.guards import (
     _handler_guards,
     _is_guard_test,
     _is_type_checking,
+    _suppressed,
     _suppresses,
+    _try_catches,
 )
 from apidrift.auditor.downstream.astscan.nodes import (
     _child_fields,
@@ -67,6 +69,9 @@ class _Collector:
         self.scopes: list[_Scope] = [self.module_scope]
         self.candidates: list[_Candidate] = []
         self.guard_depth = 0
+        # The builtin exception classes the `try` statements around the code catch, where each of
+        # their handlers names only such classes: what a use there may raise and still be handled.
+        self.caught: frozenset[str] = frozenset()
         self.method_self: list[tuple[str, _ClassScope] | None] = []
         self.version_names: set[str] = set()  # names computed from a version or feature test
         # Names an `except ImportError:` fallback binds (`f = None`, `HAS_X = False`): a test of one
@@ -86,12 +91,16 @@ class _Collector:
     def scope(self) -> _Scope:
         return self.scopes[-1]
 
+    @property
+    def guard(self) -> bool | frozenset[str]:
+        """How the code here is guarded: True (a guard of any failure), the exception classes the
+        `try` statements around it catch, or False."""
+        return True if self.guard_depth > 0 else (self.caught or False)
+
     def _candidate(
         self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None
     ) -> None:
-        self.candidates.append(
-            _Candidate(kind, expression, self.scopes[-1], self.guard_depth > 0, span, extra)
-        )
+        self.candidates.append(_Candidate(kind, expression, self.scopes[-1], self.guard, span, extra))
 
     # -- traversal --------------------------------------------------------------------------------
 
@@ -164,7 +173,7 @@ class _Collector:
         self.visit_all(node.keywords)
         self.visit_all(node.body)
         self.scopes.pop()
-        self.candidates.append(_Candidate("class", None, cls, self.guard_depth > 0, None))
+        self.candidates.append(_Candidate("class", None, cls, self.guard, None))
 
     def visit_FunctionDef(self, node: _Function) -> None:
         outer = self.scope
@@ -295,9 +304,13 @@ class _Collector:
     # The guarded body of a try, and the fallback in an `except ImportError` or `except AttributeError`
     # handler (it runs only when the body failed); the `else` and `finally` branches are not guarded.
     def visit_Try(self, node: ast.Try) -> None:
-        guards = any(_handler_guards(h) for h in node.handlers)
+        caught = _try_catches(node.handlers)
+        guards = caught is None and any(_handler_guards(h) for h in node.handlers)
         self.guard_depth += guards
+        outer = self.caught
+        self.caught = outer | caught if caught else outer
         self.visit_all(node.body)
+        self.caught = outer
         self.guard_depth -= guards
         star, self.try_star = self.try_star, False
         self.visit_all(node.handlers)
@@ -341,9 +354,13 @@ class _Collector:
             self.visit(item.context_expr)
             if item.optional_vars is not None:
                 self.visit(item.optional_vars)
-        guards = _suppresses(node)
+        caught = _suppressed(node)
+        guards = caught is None and _suppresses(node)
         self.guard_depth += guards
+        outer = self.caught
+        self.caught = outer | caught if caught else outer
         self.visit_all(node.body)
+        self.caught = outer
         self.guard_depth -= guards
 
     visit_AsyncWith = visit_With
@@ -378,7 +395,7 @@ class _Collector:
             self.scope.narrowed.add(first.id)  # its annotated type no longer holds
         text = self.text
         self.candidates.append(
-            _Candidate("call", self._intern(_compact(node.func)), self.scopes[-1], self.guard_depth > 0, text.span(node),
+            _Candidate("call", self._intern(_compact(node.func)), self.scopes[-1], self.guard, text.span(node),
                        None, *_shape(node, text, self.interned))
         )  # fmt: skip
         func = node.func

@@ -7,7 +7,7 @@ import ast
 
 from apidrift.auditor.downstream.astscan.nodes import _dotted
 from apidrift.auditor.downstream.astscan.text import _Text
-from apidrift.auditor.downstream.shared import GUARD_EXCEPTIONS, VERSIONISH
+from apidrift.auditor.downstream.shared import GUARD_EXCEPTIONS, VERSIONISH, precise_catches
 
 
 def _handler_guards(handler: ast.ExceptHandler) -> bool:
@@ -20,6 +20,32 @@ def _handler_guards(handler: ast.ExceptHandler) -> bool:
         if dotted:
             names.append(dotted.split(".")[-1])
     return any(n in GUARD_EXCEPTIONS for n in names)
+
+
+def _try_catches(handlers: list[ast.ExceptHandler]) -> frozenset[str] | None:
+    """The builtin exception classes a `try`'s handlers catch, when each names only builtin classes
+    (see shared.precise_catches)."""
+    names: list[list[str | None]] = []
+    for handler in handlers:
+        if handler.type is None:
+            names.append([])
+            continue
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        names.append([None if isinstance(t, ast.Starred) else _dotted(t) for t in types])
+    return precise_catches(names)
+
+
+def _suppressed(node: ast.With | ast.AsyncWith) -> frozenset[str] | None:
+    """The builtin exception classes `with contextlib.suppress(...):` swallows, when the statement's
+    one item is such a call naming only builtin classes; else None."""
+    if len(node.items) != 1:
+        return None
+    call = node.items[0].context_expr
+    if not (isinstance(call, ast.Call) and (_dotted(call.func) or "").rsplit(".", 1)[-1] == "suppress"):
+        return None
+    if call.keywords or not call.args:
+        return None
+    return precise_catches([[None if isinstance(a, ast.Starred) else _dotted(a) for a in call.args]])
 
 
 def _suppresses(node: ast.With | ast.AsyncWith) -> bool:

@@ -10,14 +10,15 @@ from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, root_module
-from apidrift.auditor.downstream.shared import REFS, code_at
+from apidrift.auditor.downstream.shared import REFS, code_at, site_guard
 from apidrift.auditor.downstream.sites import SiteKind, Span, UseSite
 
 
 def _site(
     candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str], lines: tuple[str, ...]
 ) -> UseSite | None:
-    kind, guarded, span = candidate.kind, candidate.guarded, candidate.span
+    kind, span = candidate.kind, candidate.span
+    guarded, caught = site_guard(candidate.guarded, candidate.scope)
     assert span is not None
     if kind == "call":
         func = evaluator.expression(candidate.expression, candidate.scope)
@@ -54,6 +55,7 @@ def _site(
             shape,
             keyword_spans,
             guarded,
+            caught=caught,
             forwarded=forwarded,
             through_init=through_init,
             subclass=subclass,
@@ -62,15 +64,17 @@ def _site(
         ref = evaluator.expression(candidate.expression, candidate.scope)
         if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
             return None
-        return UseSite(SiteKind.ATTRIBUTE, ref, span, code_at(lines, span), guarded=guarded)
+        return UseSite(SiteKind.ATTRIBUTE, ref, span, code_at(lines, span), guarded=guarded, caught=caught)
     assert candidate.extra is not None
     module, name, code_span = candidate.extra
     assert module is not None and code_span is not None  # an upstream import names its module
     code = code_at(lines, code_span)
     if kind == "import-name":
         assert name is not None
-        return UseSite(SiteKind.IMPORT, AttrRef(ModuleRef(module), name), span, code, guarded=guarded)
-    return UseSite(SiteKind.IMPORT, ModuleRef(module), span, code, guarded=guarded)
+        return UseSite(
+            SiteKind.IMPORT, AttrRef(ModuleRef(module), name), span, code, guarded=guarded, caught=caught
+        )
+    return UseSite(SiteKind.IMPORT, ModuleRef(module), span, code, guarded=guarded, caught=caught)
 
 
 def _shape(

@@ -127,13 +127,13 @@ class _Candidate:
     __slots__ = ("expression", "extra", "guarded", "keyword_spans", "kind", "scope", "shape", "span")
 
     def __init__(
-        self, kind: str, expression: _Expr, scope: _Scope, guarded: bool, span: Span | None, extra: _Import | None = None,
+        self, kind: str, expression: _Expr, scope: _Scope, guarded: bool | frozenset[str], span: Span | None, extra: _Import | None = None,
         shape: CallShape | None = None, keyword_spans: tuple[tuple[str, Span], ...] = (),
     ) -> None:  # fmt: skip
         self.kind = kind
         self.expression = expression  # calls: the function; attributes: the attribute
         self.scope = scope
-        self.guarded = guarded
+        self.guarded = guarded  # True, or the builtin exception classes caught around it (see UseSite)
         self.span = span
         self.extra = extra  # imports: (module, name or None, code span)
         self.shape = shape

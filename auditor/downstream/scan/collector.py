@@ -12,7 +12,9 @@ from apidrift.auditor.downstream.scan.guards import (
     _handler_guards,
     _is_guard_test,
     _is_type_checking,
+    _suppressed,
     _suppresses,
+    _try_catches,
 )
 from apidrift.auditor.downstream.scan.nodes import (
     _BLOCKS,
@@ -43,6 +45,9 @@ class _Collector(cst.CSTVisitor):
         self.candidates: list[_Candidate] = []
         self.parents: list[cst.CSTNode] = []
         self.guard_depth = 0
+        # The builtin exception classes the `try` statements around the code catch (see astscan's).
+        self.caught: frozenset[str] = frozenset()
+        self.outer_caught: list[frozenset[str]] = []
         self.method_self: list[tuple[str, _ClassScope] | None] = []
         self.version_names: set[str] = set()  # names computed from a version or feature test
         # Names an `except ImportError:` fallback binds (`f = None`, `HAS_X = False`): a test of one
@@ -58,8 +63,12 @@ class _Collector(cst.CSTVisitor):
     def scope(self) -> _Scope:
         return self.scopes[-1]
 
+    @property
+    def guard(self) -> bool | frozenset[str]:
+        return True if self.guard_depth > 0 else (self.caught or False)
+
     def _candidate(self, kind: str, node: cst.CSTNode, extra: str | None = None) -> None:
-        self.candidates.append(_Candidate(kind, node, self.scope, self.guard_depth > 0, extra))
+        self.candidates.append(_Candidate(kind, node, self.scope, self.guard, extra))
 
     # -- structure --------------------------------------------------------------------------------
 
@@ -82,7 +91,7 @@ class _Collector(cst.CSTVisitor):
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         cls = self.scopes.pop()
-        self.candidates.append(_Candidate("class", node, cls, self.guard_depth > 0))
+        self.candidates.append(_Candidate("class", node, cls, self.guard))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         outer = self.scope
@@ -145,12 +154,16 @@ class _Collector(cst.CSTVisitor):
     # The guarded body of a try, and the fallback in an `except ImportError` or `except AttributeError`
     # handler (it runs only when the body failed); the `else` and `finally` branches are not guarded.
     def visit_Try_body(self, node: cst.Try) -> None:
-        if any(_handler_guards(h) for h in node.handlers):
+        caught = _try_catches(node.handlers)
+        if caught is None and any(_handler_guards(h) for h in node.handlers):
             self.guard_depth += 1
+        self.outer_caught.append(self.caught)
+        self.caught = self.caught | caught if caught else self.caught
 
     def leave_Try_body(self, node: cst.Try) -> None:
-        if any(_handler_guards(h) for h in node.handlers):
+        if _try_catches(node.handlers) is None and any(_handler_guards(h) for h in node.handlers):
             self.guard_depth -= 1
+        self.caught = self.outer_caught.pop()
 
     def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         if _catches_import_error(node):
@@ -168,12 +181,16 @@ class _Collector(cst.CSTVisitor):
 
     # `with contextlib.suppress(ImportError, ...):` swallows what a guarded use may raise.
     def visit_With_body(self, node: cst.With) -> None:
-        if _suppresses(node):
+        caught = _suppressed(node)
+        if caught is None and _suppresses(node):
             self.guard_depth += 1
+        self.outer_caught.append(self.caught)
+        self.caught = self.caught | caught if caught else self.caught
 
     def leave_With_body(self, node: cst.With) -> None:
-        if _suppresses(node):
+        if _suppressed(node) is None and _suppresses(node):
             self.guard_depth -= 1
+        self.caught = self.outer_caught.pop()
 
     # Both branches of a feature or version test: each runs only where its side of the test holds.
     def visit_If(self, node: cst.If) -> None:

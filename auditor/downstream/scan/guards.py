@@ -3,10 +3,12 @@ feature tests, `if TYPE_CHECKING:`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from apidrift.auditor.downstream.scan.nodes import _calls_in, _dotted
-from apidrift.auditor.downstream.shared import GUARD_EXCEPTIONS, VERSIONISH
+from apidrift.auditor.downstream.shared import GUARD_EXCEPTIONS, VERSIONISH, precise_catches
 
 
 def _handler_guards(handler: cst.ExceptHandler) -> bool:
@@ -20,6 +22,39 @@ def _handler_guards(handler: cst.ExceptHandler) -> bool:
         if dotted:
             names.append(dotted.split(".")[-1])
     return any(n in GUARD_EXCEPTIONS for n in names)
+
+
+def _try_catches(handlers: Sequence[cst.ExceptHandler]) -> frozenset[str] | None:
+    """The builtin exception classes a `try`'s handlers catch, when each names only builtin classes
+    (see shared.precise_catches)."""
+    names: list[list[str | None]] = []
+    for handler in handlers:
+        if handler.type is None:
+            names.append([])
+            continue
+        types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+        names.append(
+            [
+                None
+                if isinstance(t, cst.StarredElement)
+                else _dotted(t.value if isinstance(t, cst.Element) else t)
+                for t in types
+            ]
+        )
+    return precise_catches(names)
+
+
+def _suppressed(node: cst.With) -> frozenset[str] | None:
+    """The builtin exception classes `with contextlib.suppress(...):` swallows, when the statement's
+    one item is such a call naming only builtin classes; else None."""
+    if len(node.items) != 1:
+        return None
+    call = node.items[0].item
+    if not (isinstance(call, cst.Call) and (_dotted(call.func) or "").rsplit(".", 1)[-1] == "suppress"):
+        return None
+    if not call.args or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    return precise_catches([[_dotted(a.value) for a in call.args]])
 
 
 def _suppresses(node: cst.With) -> bool:

@@ -12,7 +12,7 @@ from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, root_module
 from apidrift.auditor.downstream.scan.evaluator import _Evaluator
 from apidrift.auditor.downstream.scan.nodes import _name_of, _span
 from apidrift.auditor.downstream.scan.values import _Candidate, _DownClass
-from apidrift.auditor.downstream.shared import REFS, code_at
+from apidrift.auditor.downstream.shared import REFS, code_at, site_guard
 from apidrift.auditor.downstream.sites import SiteKind, Span, UseSite
 
 
@@ -23,11 +23,17 @@ def _site(
     upstream_names: frozenset[str],
     lines: tuple[str, ...],
 ) -> UseSite | None:
-    node, guarded = candidate.node, candidate.guarded
+    node = candidate.node
+    guarded, caught = site_guard(candidate.guarded, candidate.scope)
     span = _span(positions[node])
     if candidate.kind == "import-module" and candidate.module:
         return UseSite(
-            SiteKind.IMPORT, ModuleRef(candidate.module), span, code_at(lines, span), guarded=guarded
+            SiteKind.IMPORT,
+            ModuleRef(candidate.module),
+            span,
+            code_at(lines, span),
+            guarded=guarded,
+            caught=caught,
         )
     if candidate.kind == "import-from-module" and candidate.module:
         assert isinstance(node, cst.ImportFrom) and node.module is not None
@@ -37,13 +43,19 @@ def _site(
             _span(positions[node.module]),
             code_at(lines, span),
             guarded=guarded,
+            caught=caught,
         )
     if candidate.kind == "import-name" and candidate.module:
         assert isinstance(node, cst.ImportAlias)
         name = _name_of(node.name) or ""
         ref = AttrRef(ModuleRef(candidate.module), name)
         return UseSite(
-            SiteKind.IMPORT, ref, _span(positions[node.name]), code_at(lines, span), guarded=guarded
+            SiteKind.IMPORT,
+            ref,
+            _span(positions[node.name]),
+            code_at(lines, span),
+            guarded=guarded,
+            caught=caught,
         )
     if candidate.kind == "call":
         assert isinstance(node, cst.Call)
@@ -78,6 +90,7 @@ def _site(
             shape,
             keyword_spans,
             guarded,
+            caught=caught,
             forwarded=forwarded,
             through_init=through_init,
             subclass=subclass,
@@ -87,7 +100,7 @@ def _site(
         value = evaluator.expression(node, candidate.scope)
         if not isinstance(value, AttrRef) or root_module(value) not in upstream_names:
             return None
-        return UseSite(SiteKind.ATTRIBUTE, value, span, code_at(lines, span), guarded=guarded)
+        return UseSite(SiteKind.ATTRIBUTE, value, span, code_at(lines, span), guarded=guarded, caught=caught)
     return None
 
 

@@ -75,7 +75,7 @@ class _Candidate:
     kind: str
     node: cst.CSTNode
     scope: _Scope
-    guarded: bool
+    guarded: bool | frozenset[str]  # True, or the builtin exception classes caught around it (see UseSite)
     module: str | None = None  # for imports: the module imported from
 
 
