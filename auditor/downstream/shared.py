@@ -14,7 +14,7 @@ from typing import Protocol
 
 from apidrift.auditor.check.bind import CallShape, Ok, bind
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, StarRef
-from apidrift.auditor.downstream.sites import Span
+from apidrift.auditor.downstream.sites import NOTHING_CAUGHT, Span
 from apidrift.auditor.upstream.signature import Signature
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
@@ -90,11 +90,11 @@ def site_guard(guarded: bool | frozenset[str], scope: _HasBindings | None) -> tu
     where the use sees it (`ModuleNotFoundError = ImportError`) is no longer known to be the builtin:
     such a site is guarded as its handlers' names say."""
     if guarded is True or guarded is False:
-        return guarded, frozenset()
+        return guarded, NOTHING_CAUGHT
     current = scope
     while current is not None:
         if not guarded.isdisjoint(current.bindings):
-            return handles(guarded, None), frozenset()
+            return handles(guarded, None), NOTHING_CAUGHT
         current = current.parent
     return False, guarded
 

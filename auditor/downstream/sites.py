@@ -13,6 +13,9 @@ from apidrift.auditor.check.bind import CallShape
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.upstream.signature import Signature
 
+# One empty set for every site no handler guards: `frozenset()` is a new 216-byte object each call.
+NOTHING_CAUGHT: frozenset[str] = frozenset()
+
 
 class SiteKind(str, Enum):
     IMPORT = "import"
@@ -41,7 +44,7 @@ class UseSite:
     # The builtin exception classes that `try` statements (or `contextlib.suppress`) around the use
     # catch, where every handler names only builtin classes: the use is handled where its failure
     # raises one of them (`except ModuleNotFoundError:` lets a missing name's ImportError through).
-    caught: frozenset[str] = frozenset()
+    caught: frozenset[str] = NOTHING_CAUGHT
     signature: Signature | None = None  # for override sites: the downstream method's own signature
     # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
     # keywords of this call that reach the upstream (only their problems are this site's).
@@ -97,7 +100,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         else None,
         "keywords": [[name, list(_span_tuple(span))] for name, span in site.keyword_spans],
         "guarded": site.guarded,
-        "caught": sorted(site.caught),
+        **({"caught": sorted(site.caught)} if site.caught else {}),  # absent when none (most sites)
         "signature": site.signature.as_dict() if site.signature else None,
         "forwarded": list(site.forwarded),
         "through_init": site.through_init,
@@ -117,7 +120,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         else None,
         keyword_spans=tuple((name, Span(*span)) for name, span in data["keywords"]),
         guarded=data["guarded"],
-        caught=frozenset(data.get("caught", ())),
+        caught=frozenset(data["caught"]) if "caught" in data else NOTHING_CAUGHT,
         signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
         forwarded=tuple(data.get("forwarded", ())),
         through_init=bool(data.get("through_init", False)),
