@@ -9,6 +9,7 @@ import sys
 import textwrap
 import types
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -57,6 +58,46 @@ CERTAIN = {
             raise AttributeError("module {!r} has no attribute {!r}".format(__name__, attr))
         """,
         ["float", "in1d", "_private_x", "whatever"],
+    ),
+    # numpy 1.24's shape: the whole module under `if __NUMPY_SETUP__: ... else:`, whose flag only the
+    # package's own build puts into builtins; a table built empty, then changed in place at import from
+    # helper names deleted afterwards, with values a star import binds.
+    "branch_of_an_injected_flag_and_a_table_changed_in_place": (
+        """
+        import warnings
+        from math import *
+
+        try:
+            __MYPKG_SETUP__
+        except NameError:
+            __MYPKG_SETUP__ = False
+
+        if __MYPKG_SETUP__:
+            import sys
+            sys.stderr.write("running from the source tree")
+        else:
+            __deprecated_attrs__ = {}
+            _msg = "`m.{n}` is a deprecated alias for `{an}`."
+            _type_info = [("tau0", tau, "m.tau"), ("e0", e, "m.e")]
+            __future_scalars__ = {"bool", "str"}
+            __deprecated_attrs__.update({n: (alias, _msg.format(n=n, an=an)) for n, alias, an in _type_info})
+            __deprecated_attrs__["old"] = (1, "`m.old` is deprecated.")
+            del __deprecated_attrs__["e0"]
+            del _msg, _type_info
+
+            def __getattr__(attr):
+                try:
+                    val, msg = __deprecated_attrs__[attr]
+                except KeyError:
+                    pass
+                else:
+                    warnings.warn(msg, DeprecationWarning, stacklevel=2)
+                    return val
+                if attr in __future_scalars__:
+                    warnings.warn(f"In the future `m.{attr}` will be defined.", FutureWarning, stacklevel=2)
+                raise AttributeError("module {!r} has no attribute {!r}".format(__name__, attr))
+        """,
+        ["float", "bool", "old", "e0", "_msg"],
     ),
     "try_except_else": (
         """
@@ -310,3 +351,79 @@ def test_a_getattr_too_deep_to_copy_leaves_the_module_unknowable(
     monkeypatch.setattr(namespace.copy, "deepcopy", refuse)
     info = loader.load_module("m", tmp_path / "m.py", code, tmp_path)
     assert info.getattr_source is None and info.dynamic_namespace
+
+
+def test_a_served_value_a_star_import_binds_is_not_a_miss() -> None:
+    """`tau0` is served (CPython hands back `math.tau`); the analysis does not know that value, so
+    its answer may be undecided, never "not served"."""
+    source = CERTAIN["branch_of_an_injected_flag_and_a_table_changed_in_place"][0]
+    kind, _, _ = _run(source, "tau0")
+    assert kind != "raised"
+    assert not isinstance(_evaluate(source, "tau0"), NotServed)
+
+
+_PACKAGE_WITH_A_TABLE = {
+    "__init__": """
+    from ._expired import EXPIRED
+    from ._expired import RENAMED
+
+    def __getattr__(attr):
+        if attr in EXPIRED:
+            raise AttributeError(f"`pkg.{attr}` was removed. {EXPIRED[attr]}")
+        new = RENAMED.get(attr)
+        if new is not None:
+            raise AttributeError(f"`pkg.{attr}` is now `pkg.{new}`")
+        raise AttributeError("module {!r} has no attribute {!r}".format(__name__, attr))
+    """,
+    "_expired": """
+    EXPIRED = {"NaN": "Use `pkg.nan` instead.", "float_": "Use `pkg.float64` instead."}
+    RENAMED = {"product": "prod"}
+    """,
+}
+
+
+def _package_answers(tmp_path: Path, files: dict[str, str], names: list[str]) -> list[tuple[object, object]]:
+    """(the evaluator's answer, what CPython's import of the written package does) for each name."""
+    texts = {k: textwrap.dedent(v) for k, v in files.items()}
+    root = tmp_path / "pkg"
+    root.mkdir()
+    for module, text in texts.items():
+        (root / f"{module}.py").write_text(text)
+
+    def sources(dotted: str) -> tuple[str, bool] | None:
+        module = dotted.removeprefix("pkg.") if dotted != "pkg" else "__init__"
+        return (texts[module], module == "__init__") if module in texts else None
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        package = __import__("pkg")
+        answers = []
+        for name in names:
+            try:
+                getattr(package, name)
+                real: object = "served"
+            except AttributeError as error:
+                real = str(error)
+            answers.append((evaluate("pkg", texts["__init__"], name, sources, is_package=True), real))
+        return answers
+    finally:
+        sys.path.remove(str(tmp_path))
+        for module in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[module]
+
+
+def test_a_table_imported_from_another_module_is_read_as_data(tmp_path: Path) -> None:
+    """numpy 2.0's `from ._expired_attrs_2_0 import __expired_attributes__`: `attr in TABLE`,
+    `TABLE[attr]` and `TABLE.get(attr)` read the value the other module binds."""
+    for answer, real in _package_answers(
+        tmp_path, _PACKAGE_WITH_A_TABLE, ["NaN", "float_", "product", "other"]
+    ):
+        assert isinstance(answer, NotServed) and answer.message == real, (answer, real)
+
+
+def test_an_imported_table_changed_where_it_is_imported_is_not_read(tmp_path: Path) -> None:
+    files = dict(_PACKAGE_WITH_A_TABLE)
+    files["__init__"] = files["__init__"] + "\n    EXPIRED.pop('NaN')\n"
+    ((answer, real),) = _package_answers(tmp_path, files, ["NaN"])
+    assert real == "module 'pkg' has no attribute 'NaN'"  # CPython: the entry is gone
+    assert isinstance(answer, Undecided), answer

@@ -138,7 +138,16 @@ class ApiIndex:
         except OSError as error:
             self.stats.failed[dotted] = f"unreadable: {error.strerror or error}"
             return unknowable
-        key = hashlib.sha256(f"{MODEL_VERSION}\0{dotted}\0{filepath.name}\0".encode() + data).hexdigest()
+        key_data = data
+        if (
+            filepath.suffix == ".pyi"
+        ):  # the loader reads the source beside a stub too (its names, defs, `__getattr__`)
+            beside = filepath.with_suffix(".py")
+            try:
+                key_data += b"\0" + read_bounded(beside, MAX_MODULE_BYTES, within=self.root)
+            except (BoundedReadError, OSError):
+                pass  # none, or not readable: the loader finds none either
+        key = hashlib.sha256(f"{MODEL_VERSION}\0{dotted}\0{filepath.name}\0".encode() + key_data).hexdigest()
         cached = self._read_cache(key)
         if cached is not None:
             self.stats.from_cache += 1

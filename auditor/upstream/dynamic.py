@@ -132,6 +132,9 @@ class _Mod:
 @dataclass(frozen=True)
 class _Obj:
     path: str  # an object named by its dotted path (in the package or outside it)
+    # imported and then changed in place where it is imported (`T.pop(k)`): its own module's value
+    # is no longer the one read
+    changed: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,10 @@ class _Module:
     is_package: bool
     bindings: dict[str, list[tuple[ast.stmt, bool]]]  # name -> (binding statement, always runs)
     mutated: set[str]
+    # name -> the module-level statements that change it in place, in order, where they are all its
+    # changes and each runs on every import (`T = {}` then `T.update({...})`, `T["k"] = v`)
+    mutations: dict[str, list[ast.stmt]] = field(default_factory=dict)
+    stars: bool = False  # a star import binds names the analysis does not list
     values: dict[str, tuple[Any, bool]] = field(default_factory=dict)  # name -> (value, from an unknown call)
 
     @property
@@ -391,6 +398,9 @@ class _Interpreter:
         # A helper that could not be followed gave an unknown value: a raise found after it is still
         # certain (whatever it did, the name is not served), a value handed back is not.
         self.approximate = False
+        # While a module-level statement is evaluated (a binding, or a change made in place): the line
+        # of the statement (names bound or deleted after it are not seen yet), else None.
+        self.before: tuple[str, int] | None = None  # (module, line)
 
     def reset(self) -> None:
         """Before the next name: module-level values stay (they do not depend on the name)."""
@@ -427,6 +437,13 @@ class _Interpreter:
         return self.module(path, *found)
 
     def global_value(self, mod: _Module, name: str) -> Any:
+        statements = mod.bindings.get(name)
+        before = self.before[1] if self.before is not None and self.before[0] == mod.path else None
+        if before is not None and statements:  # module-level code: what is bound and changed by then
+            earlier = [s for s in statements if s[0].lineno < before]
+            changes = mod.mutations.get(name, ())
+            if len(earlier) != len(statements) or any(c.lineno >= before for c in changes):
+                return self.value_before(mod, name, earlier, before)
         if name in mod.values:
             value, approximate = mod.values[name]
             self.approximate = self.approximate or approximate
@@ -437,11 +454,19 @@ class _Interpreter:
             return mod.package
         if name == "__spec__":
             return _Spec(mod.path, mod.is_package)
-        statements = mod.bindings.get(name)
         if not statements:
+            if (
+                before is not None
+                and mod.stars
+                and name not in _EXCEPTIONS
+                and name not in _BUILTIN_FUNCTIONS
+            ):
+                return _Unknown()  # maybe bound by a star import: a value not known, in a value that may be
             return self.builtin(name)
         stmt, certain = statements[0]
         changed = name in mod.mutated and not isinstance(stmt, (ast.Import, ast.ImportFrom))
+        if changed and name in mod.mutations and len(statements) == 1 and certain:
+            return self.value_before(mod, name, statements, None)
         if len(statements) > 1 or not certain or changed:
             value = UNKNOWN  # bound several ways, maybe not at all, or changed after: not one known value
         else:
@@ -449,16 +474,105 @@ class _Interpreter:
             if key in self.active:
                 raise _Abort(f"`{name}` is defined through itself")
             self.active.add(key)
-            before, self.approximate = self.approximate, False
+            approximate_before, self.approximate = self.approximate, False
+            outer, self.before = (
+                self.before,
+                (mod.path, stmt.lineno),
+            )  # its code sees the module as it is there
             try:
                 value = self.bind_statement(mod, stmt, name)
+                if isinstance(value, _Obj) and isinstance(stmt, ast.ImportFrom) and name in mod.mutated:
+                    value = _Obj(value.path, changed=True)
             finally:
+                self.before = outer
                 self.active.discard(key)
-                approximate, self.approximate = self.approximate, before or self.approximate
+                approximate, self.approximate = self.approximate, approximate_before or self.approximate
             mod.values[name] = (value, approximate)
             return value
         mod.values[name] = (value, False)
         return value
+
+    def value_before(
+        self, mod: _Module, name: str, statements: list[tuple[ast.stmt, bool]], before: int | None
+    ) -> Any:
+        """A module-level name's value as the module's code sees it just before line `before` (None:
+        once imported): from its one binding then, and the changes made in place after it, in order."""
+        key = f"{name}@{before}"  # no identifier holds "@": never a name's own entry
+        if key in mod.values:
+            value, approximate = mod.values[key]
+            self.approximate = self.approximate or approximate
+            return value
+        every_change = mod.mutations.get(name)
+        if name in mod.mutated and every_change is None:
+            return UNKNOWN  # changed where the analysis does not follow
+        changes = [c for c in every_change or () if before is None or c.lineno < before]
+        if not statements:  # not bound yet there: a builtin, a name a star import binds, or a NameError
+            return _Unknown() if mod.stars else self.builtin(name)
+        stmt, certain = statements[0]
+        if len(statements) > 1 or not certain or isinstance(stmt, ast.Delete):
+            return UNKNOWN  # bound several ways, maybe not at all, or deleted by then
+        if (mod.path, key) in self.active:
+            raise _Abort(f"`{name}` is defined through itself")
+        self.active.add((mod.path, key))
+        outer, outer_approximate = self.before, self.approximate
+        self.approximate = False
+        try:
+            self.before = (mod.path, stmt.lineno)
+            value = self.bind_statement(mod, stmt, name)
+            for change in changes:
+                self.before = (mod.path, change.lineno)
+                value = self.change(mod, value, change)
+        finally:
+            self.before = outer
+            self.active.discard((mod.path, key))
+            approximate, self.approximate = self.approximate, outer_approximate or self.approximate
+        mod.values[key] = (value, approximate)
+        return value
+
+    def change(self, mod: _Module, value: Any, stmt: ast.stmt) -> Any:
+        """`value` after a module-level statement changes it in place (see _module_mutations)."""
+        if not isinstance(value, (dict, list, set)):
+            return UNKNOWN
+        scope = _Scope(mod, {}, frozenset())
+        value = value.copy()
+        try:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                call = stmt.value
+                assert isinstance(call.func, ast.Attribute)
+                if any(isinstance(a, ast.Starred) for a in call.args) or call.keywords:
+                    return UNKNOWN
+                arguments = [self.eval(a, scope) for a in call.args]
+                if any(isinstance(a, _Unknown) for a in arguments):
+                    return UNKNOWN
+                if call.func.attr in ("update", "extend") and not all(
+                    isinstance(a, _COLLECTIONS) for a in arguments
+                ):
+                    return UNKNOWN
+                method = getattr(value, call.func.attr, None)
+                if method is None:
+                    return UNKNOWN
+                method(*arguments)
+            elif isinstance(stmt, ast.Assign):
+                target = stmt.targets[0]
+                assert isinstance(target, ast.Subscript)
+                key = self.eval(target.slice, scope)
+                if isinstance(key, _Unknown) or not isinstance(value, (dict, list)):
+                    return UNKNOWN
+                value[key] = self.eval(stmt.value, scope)
+            elif isinstance(stmt, ast.Delete):
+                target = stmt.targets[0]
+                assert isinstance(target, ast.Subscript)
+                key = self.eval(target.slice, scope)
+                if isinstance(key, _Unknown) or not isinstance(value, (dict, list)):
+                    return UNKNOWN
+                del value[key]
+            else:
+                return UNKNOWN
+        except (_Abort, _Raised, _Return, _Break, _Continue, TypeError, KeyError, IndexError, ValueError):
+            if self.steps > MAX_STEPS:
+                raise _Abort("more steps than the analysis takes") from None
+            return UNKNOWN  # a change the analysis cannot make: the import may even fail there
+        return _size_ok(value)
 
     def bind_statement(self, mod: _Module, stmt: ast.stmt, name: str) -> Any:
         scope = _Scope(mod, {}, frozenset())
@@ -902,7 +1016,12 @@ class _Interpreter:
         return self.global_value(scope.module, name)
 
     def iterate(self, value: Any) -> list[Any]:
-        if isinstance(value, _LOOPABLE) and not _unknown_keys(value):
+        # A list or tuple holding unknown values still has its length and order; an unknown key of a
+        # set or dict may equal another one.
+        value = self.data(value)
+        if isinstance(value, (str, list, tuple)) or (
+            isinstance(value, _LOOPABLE) and not _unknown_keys(value)
+        ):
             return list(value)
         raise _Abort("a loop over values the analysis does not know")
 
@@ -1027,6 +1146,16 @@ class _Interpreter:
             return tuple(results)
         return results
 
+    def data(self, value: Any) -> Any:
+        """An imported name read as data (`attr in TABLE`, `TABLE[attr]`, a loop over it): the value
+        its own module binds, where that is known and not changed where it is imported."""
+        if isinstance(value, _Obj):
+            if value.changed:
+                return _Unknown()
+            resolved = self.function_of(value.path)
+            return _Unknown() if isinstance(resolved, _Obj) else resolved
+        return value
+
     def attribute(self, owner: Any, name: str) -> Any:
         if isinstance(owner, _Unknown):
             return _Unknown()
@@ -1042,13 +1171,17 @@ class _Interpreter:
             path = f"{owner.path}.{name}"
             return _Builtin(_MODELLED_PATHS[path]) if path in _MODELLED_PATHS else _Obj(path)
         if isinstance(owner, _Obj):
-            return _Obj(f"{owner.path}.{name}")
+            value = self.data(owner)
+            if not any(type(value) is kind and name in methods for kind, methods in _PURE_METHODS.items()):
+                return _Obj(f"{owner.path}.{name}")
+            owner = value  # an imported table's own method (`TABLE.get(attr)`)
         for kind, methods in _PURE_METHODS.items():
             if type(owner) is kind and name in methods:
                 return _BoundMethod(owner, name)
         return _Unknown()
 
     def subscript(self, owner: Any, key: Any) -> Any:
+        owner = self.data(owner)
         if isinstance(owner, _Unknown) or isinstance(key, _Unknown):
             return _Unknown()
         if isinstance(owner, dict):
@@ -1109,6 +1242,7 @@ class _Interpreter:
                 return same if isinstance(op, ast.Is) else not same
             return _Unknown()
         if isinstance(op, (ast.In, ast.NotIn)):
+            right = self.data(right)
             if isinstance(left, _Unknown) or isinstance(right, _Unknown):
                 return _Unknown()
             if not isinstance(right, _LOOPABLE):
@@ -1155,14 +1289,16 @@ class _Interpreter:
 
 
 @functools.lru_cache(maxsize=32)
-def _module_facts(source: str) -> tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str]] | str:
+def _module_facts(
+    source: str,
+) -> tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str], dict[str, list[ast.stmt]], bool] | str:
     """A module's bindings and mutated names (parsed once per source: every name asked reads them).
     The trees are only read, never changed, by the interpreter."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
         return str(error) or type(error).__name__
-    return _bindings(tree), _mutated(tree)
+    return _bindings(tree), _mutated(tree), _module_mutations(tree), _has_star_import(tree)
 
 
 def _plain_value(value: Any) -> bool:
@@ -1231,13 +1367,18 @@ def _local_names(node: ast.FunctionDef | ast.Lambda) -> frozenset[str]:
 
 
 def _module_statements(tree: ast.Module) -> list[ast.stmt]:
-    """Module-level statements, inside `if`/`try`/`with`/`for` too, not inside defs or classes."""
+    """Module-level statements, inside `if`/`try`/`with`/`for` too, not inside defs or classes; of an
+    `if` whose test is known without running anything (see _static_truths), the branch that runs."""
+    truths = _static_truths(tree)
     found: list[ast.stmt] = []
     stack: list[ast.stmt] = list(reversed(tree.body))
     while stack:
         stmt = stack.pop()
         found.append(stmt)
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.If) and id(stmt) in truths:
+            stack.extend(reversed(stmt.body if truths[id(stmt)] else stmt.orelse))
             continue
         nested: list[ast.stmt] = []
         for name in ("body", "orelse", "finalbody"):
@@ -1294,16 +1435,160 @@ def _bindings(tree: ast.Module) -> dict[str, list[tuple[ast.stmt, bool]]]:
 def _certain_statements(tree: ast.Module) -> set[int]:
     """Ids of the module-level statements that run on every import: the top level, `try` and `with`
     bodies (an exception there fails the import, or binds in a handler: counted as another binding)."""
+    truths = _static_truths(tree)
     found: set[int] = set()
     stack: list[ast.stmt] = list(tree.body)
     while stack:
         stmt = stack.pop()
         found.add(id(stmt))
+        if isinstance(stmt, ast.If) and id(stmt) in truths:
+            stack.extend(stmt.body if truths[id(stmt)] else stmt.orelse)  # the branch that runs
         if isinstance(stmt, (ast.Try, ast.With)) or type(stmt).__name__ == "TryStar":
             stack.extend(getattr(stmt, "body", ()))  # `TryStar` (3.11+) is not in 3.10's `ast`
             if isinstance(stmt, ast.Try):
                 stack.extend(stmt.finalbody)
     return found
+
+
+@functools.lru_cache(maxsize=8)
+def _static_truths(tree: ast.Module) -> dict[int, bool]:
+    """The module-level `if` statements whose test is known without running anything (id -> the
+    test's truth): `TYPE_CHECKING` imported from `typing` (False at run time), and a name bound only by
+    the idiom that gives it a default unless something put it into builtins first, `try: NAME` /
+    `except NameError: NAME = <constant>` (numpy's `__NUMPY_SETUP__`, which only its own build sets);
+    `not` of either. Such an `if` runs one branch on every import."""
+    stores: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.Global):
+            for name in node.names:
+                stores[name] = stores.get(name, 0) + 2
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                stores[bound] = stores.get(bound, 0) + 1
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stores[node.name] = stores.get(node.name, 0) + 1
+    known: dict[str, bool] = {}
+    statements: list[ast.stmt] = []
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:  # module-level statements, blocks included, not inside defs or classes
+        stmt = stack.pop()
+        statements.append(stmt)
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for name in ("body", "orelse", "finalbody"):
+                stack.extend(s for s in getattr(stmt, name, ()) or () if isinstance(s, ast.stmt))
+            for handler in getattr(stmt, "handlers", ()) or ():
+                stack.extend(handler.body)
+    for stmt in statements:
+        if (
+            isinstance(stmt, ast.ImportFrom)
+            and stmt.module in ("typing", "typing_extensions")
+            and not stmt.level
+        ):
+            for alias in stmt.names:
+                if alias.name == "TYPE_CHECKING" and stores.get(alias.asname or alias.name) == 1:
+                    known[alias.asname or alias.name] = False
+        default = _injected_default(stmt)
+        if default is not None and stores.get(default[0]) == 1 and not hasattr(builtins, default[0]):
+            known[default[0]] = default[1]
+    truths: dict[int, bool] = {}
+    if not known:
+        return truths
+    for stmt in statements:
+        if isinstance(stmt, ast.If):
+            test, negated = stmt.test, False
+            while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, negated = test.operand, not negated
+            if isinstance(test, ast.Name) and test.id in known:
+                truths[id(stmt)] = known[test.id] != negated
+    return truths
+
+
+def _injected_default(stmt: ast.stmt) -> tuple[str, bool] | None:
+    """`try: NAME` / `except NameError: NAME = <constant>`: the name, and its constant's truth."""
+    if not (isinstance(stmt, ast.Try) and len(stmt.body) == 1 and len(stmt.handlers) == 1):
+        return None
+    if stmt.orelse or stmt.finalbody:
+        return None
+    probe, handler = stmt.body[0], stmt.handlers[0]
+    if not (isinstance(probe, ast.Expr) and isinstance(probe.value, ast.Name)):
+        return None
+    name = probe.value.id
+    if not (isinstance(handler.type, ast.Name) and handler.type.id == "NameError" and len(handler.body) == 1):
+        return None
+    assign = handler.body[0]
+    if not (
+        isinstance(assign, ast.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0], ast.Name)
+        and assign.targets[0].id == name
+        and isinstance(assign.value, ast.Constant)
+    ):
+        return None
+    return name, bool(assign.value.value)
+
+
+def _has_star_import(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) for node in ast.walk(tree)
+    )
+
+
+def _module_mutations(tree: ast.Module) -> dict[str, list[ast.stmt]]:
+    """Names changed in place only by module-level statements that run on every import, each one plain
+    change of the name (`T.update(...)`, `T.append(x)`, `T[k] = v`, `del T[k]`): those statements, in
+    source order. A name changed anywhere else (in a function, in a loop, through an attribute, or
+    declared `global`) is not here: its value is not followed."""
+    counts: dict[str, int] = {}
+    for inner in ast.walk(tree):
+        for name in _changed_names(inner):
+            counts[name] = counts.get(name, 0) + 1
+    certain = _certain_statements(tree)
+    found: dict[str, list[ast.stmt]] = {}
+    for stmt in _module_statements(tree):
+        if id(stmt) not in certain:
+            continue
+        changed = _plain_change(stmt)
+        if changed is not None:
+            found.setdefault(changed, []).append(stmt)
+    return {
+        name: sorted(changes, key=lambda c: c.lineno)
+        for name, changes in found.items()
+        if counts.get(name) == len(changes)
+    }
+
+
+def _changed_names(inner: ast.AST) -> list[str]:
+    """The names one node changes in place (as _mutated counts them), `global` ones twice."""
+    if isinstance(inner, ast.Global):
+        return [*inner.names, *inner.names]
+    if isinstance(inner, (ast.Subscript, ast.Attribute)) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+        return [inner.value.id] if isinstance(inner.value, ast.Name) else []
+    if (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Attribute)
+        and isinstance(inner.func.value, ast.Name)
+        and inner.func.attr in _MUTATORS
+    ):
+        return [inner.func.value.id]
+    return []
+
+
+def _plain_change(stmt: ast.stmt) -> str | None:
+    """The name a statement changes in place, if that is all it does to it: `T.update(...)` (any of
+    _MUTATORS) as a statement, `T[k] = v` or `del T[k]`."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in _MUTATORS:
+            return func.value.id
+        return None
+    if isinstance(stmt, (ast.Assign, ast.Delete)) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            return target.value.id
+    return None
 
 
 _MUTATORS = frozenset(

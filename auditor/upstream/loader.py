@@ -16,6 +16,7 @@ import ast
 import builtins
 import logging
 import os
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -66,6 +67,7 @@ from apidrift.auditor.upstream.analyses.stubs import (
     Decorated,
     _source_classes,
     _source_definitions,
+    _source_getattr,
     _source_names,
 )
 from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
@@ -103,6 +105,12 @@ _OPTIONAL = frozenset({"typing.Optional", "typing_extensions.Optional"})
 
 
 _DYNAMIC_MARKERS = ("globals()", "sys.modules[", "setattr(sys.modules", "vars()")
+# Uses of the module's namespace that only read it (numpy's `__dir__` returns `globals().keys() | {...}`):
+# they bind no name.
+_NAMESPACE_READ = re.compile(
+    r"\b(?:globals|vars)\(\)\s*\.\s*(?:keys|items|values|get|copy)\b"
+    r"|\b(?:list|sorted|set|frozenset|tuple|len|iter)\(\s*(?:globals|vars)\(\)\s*\)"
+)
 
 
 _FACTS = "apidrift"  # key of our facts in griffe objects' `extra`
@@ -244,6 +252,11 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
                     source_decorators=tuple(Decorator(path, called) for path, called in extra["decorators"]),
                 )
     program = facts.get("getattr") if filepath.suffix == ".py" else None
+    program_code = code
+    if filepath.suffix == ".pyi":
+        beside = _source_getattr(filepath)
+        if beside is not None:
+            program, program_code = beside
     if program is not None and program["source"] is None:
         program = None  # too deeply nested to copy: the `__getattr__` is not read
     if program is not None:
@@ -252,7 +265,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         # any name possible.
         # `locals()` too: at module level it is the module's namespace, handed to who knows what
         # (`__go(locals())`); the evaluator's "not served" needs every other writer of names ruled out.
-        outside = _blank_lines(code, program["helper_lines"])
+        outside = _NAMESPACE_READ.sub("", _blank_lines(program_code, program["helper_lines"]))
         dynamic = any(marker in outside for marker in (*_DYNAMIC_MARKERS, "locals()"))
     else:
         dynamic = (
@@ -264,6 +277,8 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
     # star import from here takes every public name the module has (found through its own imports).
     computed_all = facts.get("computed_all", False)
     bound = set(facts.get("bound_names", ()))
+    if program is not None:
+        bound.update(program.get("written_names", ()))  # `globals()["x"] = ...`: maybe bound
     if filepath.suffix == ".pyi":
         bound |= _source_names(filepath)  # what the stub omits may still be there at run time
     return ModuleInfo(

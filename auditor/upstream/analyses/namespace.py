@@ -33,7 +33,67 @@ def _getattr_program(node: ast.Module) -> dict[str, Any] | None:
         source = dynamic_eval.program_source(copy.deepcopy(node))
     except (RecursionError, MemoryError):
         source = None
-    return {"source": source, "helper_lines": lines}
+    names, written = _named_namespace_writes(node)
+    return {"source": source, "helper_lines": lines + written, "written_names": names}
+
+
+def _is_namespace_call(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("globals", "vars")
+        and not node.args
+        and not node.keywords
+    )
+
+
+def _named_namespace_writes(module: ast.Module) -> tuple[list[str], list[tuple[int, int]]]:
+    """Module-level writes to the namespace whose names are literal: `globals()["x"] = v`, or
+    `globals()[n] = v` in a loop `for n in ["a", "b"]:` (numpy 2.0's platform float aliases). They bind
+    those names (maybe: the write may fail or not run) and no other; their lines are left out of the
+    dynamic-marker test. Returns the names and the lines of the writes."""
+    names: list[str] = []
+    lines: list[tuple[int, int]] = []
+
+    def key_names(key: ast.expr, loops: dict[str, list[str]]) -> list[str] | None:
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return [key.value]
+        if isinstance(key, ast.Name) and key.id in loops:
+            return loops[key.id]
+        return None
+
+    def visit(statements: list[ast.stmt], loops: dict[str, list[str]]) -> None:
+        for stmt in statements:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                if isinstance(target, ast.Subscript) and _is_namespace_call(target.value):
+                    found = key_names(target.slice, loops)
+                    if found is not None and not any(
+                        isinstance(inner, ast.Call)
+                        and isinstance(inner.func, ast.Name)
+                        and inner.func.id in _NAMESPACE_FUNCTIONS
+                        for inner in ast.walk(stmt.value)
+                    ):
+                        names.extend(found)
+                        lines.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
+                continue
+            inner_loops = loops
+            if (
+                isinstance(stmt, ast.For)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(stmt.iter, (ast.List, ast.Tuple, ast.Set))
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.iter.elts)
+            ):
+                inner_loops = {**loops, stmt.target.id: [e.value for e in stmt.iter.elts]}  # type: ignore[attr-defined]  # str constants (checked above)
+            for field_name in ("body", "orelse", "finalbody"):
+                visit(getattr(stmt, field_name, None) or [], inner_loops)
+            for handler in getattr(stmt, "handlers", None) or []:
+                visit(handler.body, inner_loops)
+
+    visit(module.body, {})
+    return names, lines
 
 
 _DYNAMIC_BINDING = "dynamic-binding"  # a Reason code (auditor/reasons.py)

@@ -18,6 +18,7 @@ from typing import Any
 from apidrift.auditor.upstream.analyses.namespace import (
     _body_bound_names,
     _class_patches,
+    _getattr_program,
     _instance_attributes,
     _top_level_names,
     _uses_namespace_functions,
@@ -25,14 +26,16 @@ from apidrift.auditor.upstream.analyses.namespace import (
 from apidrift.auditor.upstream.analyses.nodes import _class_statements, _last_name_of, _module_statements
 from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
+MAX_BESIDE_BYTES = 5 * 1024 * 1024  # as api_index.MAX_MODULE_BYTES: a larger source is not read
+
 
 @functools.lru_cache(maxsize=8)
 def _parsed_source(stub: Path) -> ast.Module | None:
     """The `.py` beside a `.pyi`, parsed (once for the analyses below), if there is one and it parses."""
     source = stub.with_suffix(".py")
-    if not source.is_file():
-        return None
     try:
+        if not source.is_file() or source.is_symlink() or source.stat().st_size > MAX_BESIDE_BYTES:
+            return None
         return ast.parse(source.read_bytes())
     except (SyntaxError, ValueError, RecursionError, OSError):
         return None
@@ -42,6 +45,22 @@ def _source_names(stub: Path) -> set[str]:
     """The top-level names of the `.py` beside a `.pyi`, if there is one and it parses."""
     tree = _parsed_source(stub)
     return _top_level_names(tree) if tree is not None else set()
+
+
+def _source_getattr(stub: Path) -> tuple[dict[str, Any], str] | None:
+    """The module `__getattr__` program of the `.py` beside a `.pyi` (see namespace._getattr_program)
+    and that source's text, if it binds one: the stub declares what type checkers see, the source's
+    `__getattr__` serves the names the stub leaves out (numpy 1.23's deprecated `np.bool`)."""
+    tree = _parsed_source(stub)
+    if tree is None:
+        return None
+    program = _getattr_program(tree)
+    if program is None:
+        return None
+    try:  # read (and size-checked) by _parsed_source a moment ago
+        return program, stub.with_suffix(".py").read_bytes()[:MAX_BESIDE_BYTES].decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 _PLAIN_DECORATORS = frozenset(
