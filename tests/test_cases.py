@@ -153,6 +153,21 @@ def test_getattr_misses_quote_the_shim_and_the_old_warning(tmp_path: Path) -> No
     assert lazy[(11, "AD003")].classification is Classification.PRE_EXISTING  # in no table, before or after
 
 
+def test_deprecation_messages_are_quoted_not_their_names(tmp_path: Path) -> None:
+    hints = {
+        f.location.line: f.hint for f in run_case("deprecation_message_named_before_the_warning", tmp_path)
+    }
+    assert (
+        "deprecated it: \u201c'pkg.simps' is deprecated in favour of 'pkg.simpson' and will be removed in"
+        " pkg 1.14.0\u201d" in hints[1]
+    )
+    assert (
+        "deprecated it: \u201c'pkg.cumtrapz' is deprecated in favour of 'pkg.cumulative_trapezoid'\u201d"
+        in hints[2]
+    )
+    assert "deprecated it: \u201c'pkg.\u2026' is deprecated\u201d" in hints[3]
+
+
 def test_positional_through_warning_shim_is_a_warning_naming_decorator_and_fix(tmp_path: Path) -> None:
     """PCBench M1: the call runs (CPython warns, same binding); only a warning, never an error, and it
     names the keyword-only parameters, the decorator, the warning category and the keywords to pass."""

@@ -99,6 +99,22 @@ CERTAIN = {
         """,
         ["float", "bool", "old", "e0", "_msg"],
     ),
+    # pydantic 2.5's migration messages link the docs of `version_short()`:
+    # `".".join(VERSION.split(".")[:2])`; slices with negative and missing bounds alike.
+    "message_built_from_a_slice_of_the_version": (
+        """
+        VERSION = "2.5.3"
+
+        def version_short():
+            return ".".join(VERSION.split(".")[:2])
+
+        def __getattr__(attr):
+            if attr == "tail":
+                raise AttributeError(VERSION[-3:] + VERSION[::2])
+            raise AttributeError(f"`{attr}` moved, see https://docs.example/{version_short()}/migration/")
+        """,
+        ["BaseSettings", "tail"],
+    ),
     "try_except_else": (
         """
         import warnings
@@ -366,10 +382,13 @@ _PACKAGE_WITH_A_TABLE = {
     "__init__": """
     from ._expired import EXPIRED
     from ._expired import RENAMED
+    from ._expired import VERSION, OLDEST
 
     def __getattr__(attr):
         if attr in EXPIRED:
-            raise AttributeError(f"`pkg.{attr}` was removed. {EXPIRED[attr]}")
+            raise AttributeError(f"`pkg.{attr}` was removed in {VERSION}. {EXPIRED[attr]}")
+        if attr == OLDEST:
+            raise AttributeError("`pkg." + attr + "` went in " + VERSION)
         new = RENAMED.get(attr)
         if new is not None:
             raise AttributeError(f"`pkg.{attr}` is now `pkg.{new}`")
@@ -378,6 +397,8 @@ _PACKAGE_WITH_A_TABLE = {
     "_expired": """
     EXPIRED = {"NaN": "Use `pkg.nan` instead.", "float_": "Use `pkg.float64` instead."}
     RENAMED = {"product": "prod"}
+    VERSION = "2.0"
+    OLDEST = "asscalar"
     """,
 }
 

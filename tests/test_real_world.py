@@ -135,7 +135,9 @@ def test_deprecation_shim_removed_from_flask(tmp_path: Path, index_cache: Path) 
 
 def test_migration_shim_of_pydantic_2(tmp_path: Path, index_cache: Path) -> None:
     # 2.5.3: pydantic.errors.PydanticImportError: `BaseSettings` has been moved to the `pydantic-settings`
-    # package. (raised by pydantic._migration.getattr_migration's wrapper).
+    # package. See https://docs.pydantic.dev/2.5/migration/#basesettings-has-moved-to-pydantic-settings
+    # for more details. (raised by pydantic._migration.getattr_migration's wrapper; pydantic 2.5.3
+    # installed in a throwaway venv).
     downstream = local_downstream(
         tmp_path, "from pydantic import BaseModel\nfrom pydantic import BaseSettings\n"
     )
@@ -146,7 +148,11 @@ def test_migration_shim_of_pydantic_2(tmp_path: Path, index_cache: Path) -> None
     assert set(errors) == {(2, "AD002")}
     finding = errors[(2, "AD002")]
     assert finding.classification is Classification.DRIFT
-    assert "`BaseSettings` has been moved to the `pydantic-settings` package." in finding.hint
+    # the whole message CPython shows, the docs link computed by pydantic.version.version_short()
+    assert (
+        "`BaseSettings` has been moved to the `pydantic-settings` package. See https://docs.pydantic.dev/"
+        "2.5/migration/#basesettings-has-moved-to-pydantic-settings for more details."
+    ) in finding.hint
 
 
 def test_override_called_with_a_new_optional_argument_by_click_8(tmp_path: Path, index_cache: Path) -> None:

@@ -1073,6 +1073,19 @@ class _Interpreter:
                 if (isinstance(node.op, ast.And) and not truth) or (isinstance(node.op, ast.Or) and truth):
                     return last
             return last
+        if isinstance(node, ast.Slice):  # `VERSION.split(".")[:2]`: bounds that are ints or None
+            bounds = [
+                None if part is None else self.eval(part, scope)
+                for part in (node.lower, node.upper, node.step)
+            ]
+            if all(b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds):
+                return slice(*bounds)
+            return _Unknown()
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            operand = self.eval(node.operand, scope)
+            if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+                return -operand
+            return _Unknown()
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             operand = self.eval(node.operand, scope)
             return _Unknown() if isinstance(operand, _Unknown) else not self.truth(operand)
@@ -1096,7 +1109,7 @@ class _Interpreter:
                 parts.append(str(value.value))
                 continue
             assert isinstance(value, ast.FormattedValue)
-            inner = self.eval(value.value, scope)
+            inner = self.data(self.eval(value.value, scope))  # `f"...{VERSION}..."`, imported
             if (
                 isinstance(inner, _Unknown)
                 or value.format_spec is not None
@@ -1234,6 +1247,7 @@ class _Interpreter:
         return True
 
     def compare_one(self, op: ast.cmpop, left: Any, right: Any) -> Any:
+        left, right = self.data(left), self.data(right)  # `attr == OLD_NAME`, imported
         if isinstance(op, (ast.Is, ast.IsNot)):
             if isinstance(left, _Unknown) or isinstance(right, _Unknown):
                 return _Unknown()
@@ -1242,7 +1256,6 @@ class _Interpreter:
                 return same if isinstance(op, ast.Is) else not same
             return _Unknown()
         if isinstance(op, (ast.In, ast.NotIn)):
-            right = self.data(right)
             if isinstance(left, _Unknown) or isinstance(right, _Unknown):
                 return _Unknown()
             if not isinstance(right, _LOOPABLE):
@@ -1269,6 +1282,7 @@ class _Interpreter:
             return _Unknown()
 
     def binary(self, op: ast.operator, left: Any, right: Any) -> Any:
+        left, right = self.data(left), self.data(right)
         function = _BINARY.get(type(op))
         if function is None or _has_unknown(left) or _has_unknown(right):
             if (

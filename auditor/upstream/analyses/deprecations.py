@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 from apidrift.auditor.upstream.analyses.nodes import _last_name
 
@@ -26,7 +27,7 @@ def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     if not isinstance(node, ast.ClassDef):
-        for stmt in body[:3]:
+        for index, stmt in enumerate(body[:3]):
             call = stmt.value if isinstance(stmt, ast.Expr) else None
             if not isinstance(call, ast.Call) or _last_name(call.func) != "warn" or not call.args:
                 continue
@@ -36,7 +37,7 @@ def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
                 else next((k.value for k in call.keywords if k.arg == "category"), None)
             )
             if category is not None and _last_name(category) in _DEPRECATION_CATEGORIES:
-                return _message(call.args[0])
+                return _message(call.args[0], body[:index])
     if docstring and ".. deprecated::" in docstring:
         # Only a directive at the docstring's top level deprecates the object; one nested under a
         # parameter's description deprecates that parameter.
@@ -77,7 +78,32 @@ def _deprecates_a_use(message: str, node: ast.FunctionDef | ast.AsyncFunctionDef
     return False
 
 
-def _message(node: ast.expr) -> str:
+def _message(node: ast.expr, before: Sequence[ast.stmt] = ()) -> str:
+    """The text of a deprecation message: a literal, literals joined with `+`, an f-string (its
+    replacement fields as `…`), or a local name the statements `before` bind to one of those
+    (scipy's `msg = ("'scipy.integrate.simps' is deprecated ..."); warnings.warn(msg, ...)`)."""
+    if isinstance(node, ast.Name):
+        for stmt in reversed(before):
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == node.id
+            ):
+                return _message(stmt.value)
+        return "deprecated"  # a name bound elsewhere: its text is not known
+    text = _literal_text(node)
+    return text if text is not None else ast.unparse(node)
+
+
+def _literal_text(node: ast.expr) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
-    return ast.unparse(node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal_text(node.left), _literal_text(node.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            str(part.value) if isinstance(part, ast.Constant) else "\u2026" for part in node.values
+        )
+    return None
