@@ -466,7 +466,13 @@ def _classify(finding: Finding, prior: set[tuple[str, int, int]], checked: Check
     if _finding_key(finding) in prior:
         return Classification.PRE_EXISTING
     old = checked.old
-    if old is not None and not old.certain and not old.broken:
+    gone = checked.new.missing_at
+    if (
+        old is not None
+        and not old.certain
+        and not old.broken
+        and not (gone is not None and gone in old.present)
+    ):
         return Classification.UNKNOWN_BEFORE  # the old version could not be checked at this site
     return Classification.DRIFT
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.check.checked import CheckedSite, before_miss
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.upstream.resolve import ExternalValue, Missing, ServedValue
@@ -59,7 +59,7 @@ def external_before(checked: CheckedSite, missing: Missing) -> str | None:
     old = checked.old
     if old is None or checked.new.relocated:
         return None
-    resolution = old.resolution
+    resolution = before_miss(checked.new, old)
     if isinstance(resolution, ExternalValue):
         path = resolution.path
     elif isinstance(resolution, ServedValue) and resolution.target is not None:
@@ -73,8 +73,8 @@ def external_before(checked: CheckedSite, missing: Missing) -> str | None:
 
 
 def old_deprecation(checked: CheckedSite) -> str | None:
-    old = checked.old
-    if old is not None and isinstance(old.resolution, ServedValue):
-        return old.resolution.deprecated
-    info = getattr(old.resolution, "info", None) if old is not None else None
+    before = before_miss(checked.new, checked.old)
+    if isinstance(before, ServedValue):
+        return before.deprecated
+    info = getattr(before, "info", None)
     return getattr(info, "deprecated", None)

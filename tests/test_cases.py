@@ -153,6 +153,15 @@ def test_getattr_misses_quote_the_shim_and_the_old_warning(tmp_path: Path) -> No
     assert lazy[(11, "AD003")].classification is Classification.PRE_EXISTING  # in no table, before or after
 
 
+def test_a_served_name_gone_is_drift_where_the_use_goes_further(tmp_path: Path) -> None:
+    findings = {
+        f.location.line: f for f in run_case("served_name_gone_is_drift_where_the_use_goes_further", tmp_path)
+    }
+    for line in (3, 4):
+        assert findings[line].classification is Classification.DRIFT, findings[line]
+        assert "deprecated it: \u201cThe pkg.np module is deprecated" in findings[line].hint
+
+
 def test_deprecation_messages_are_quoted_not_their_names(tmp_path: Path) -> None:
     hints = {
         f.location.line: f.hint for f in run_case("deprecation_message_named_before_the_warning", tmp_path)

@@ -27,7 +27,7 @@ def cluster() -> Iterator[Any]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",  # any free port: two runs at once must not collide on 8787
         silence_logs=logging.CRITICAL,
     ) as local:
         yield local

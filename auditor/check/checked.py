@@ -6,7 +6,8 @@ picks the signature and binds the call. Rules only read these values; they never
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
@@ -46,6 +47,12 @@ class SiteCheck:
     beyond_upstream: str | None = None
     # For a call that binds: a guard of the callee that certainly raises on the arguments it passes.
     raises: Raised | None = None
+    # The reference along the site at which `missing` occurs (`pd.np` in `pd.np.array(...)`).
+    missing_at: Ref | None = None
+    # For a site not checked for certain: the references along it that resolved to a value in this
+    # version (`pd.np`, served by pandas 1.5's `__getattr__`, before `.array` of it was unknown). A
+    # later version missing one of them is a certain drift, whatever the rest of the site was.
+    present: Mapping[Ref, Resolution] = field(default_factory=dict)
 
     @property
     def broken(self) -> bool:
@@ -88,8 +95,9 @@ def check_site(
     resolution = resolver.resolve(site.ref)
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
+    missing_at: Ref | None = site.ref if missing is not None else None
     if site.kind is not SiteKind.IMPORT:
-        missing = first_missing(site.ref, resolver)
+        missing, missing_at = _first_missing_at(site.ref, resolver)
     if missing is not None and not missing.exact and not _found_before(old):
         # Typed by an annotation only: a subclass instance may have it. Certain only as a removal.
         return SiteCheck(version, resolution, unknown=Unknown(Reason.ATTRIBUTE_OF_ANNOTATED_TYPE))
@@ -98,19 +106,20 @@ def check_site(
         if relocator is not None:
             before = old.resolution if old is not None and missing_path_is_site(site.ref, missing) else None
             relocated = relocator.find(missing.name, kind_of(before), missing.owner)
-        return SiteCheck(version, resolution, missing=missing, relocated=relocated)
+        return SiteCheck(version, resolution, missing=missing, relocated=relocated, missing_at=missing_at)
     if isinstance(resolution, Unknown):
         return SiteCheck(
             version,
             resolution,
             unknown=resolution,
             beyond_upstream=_beyond_upstream(site.ref, resolution, resolver),
+            present=_present(site.ref, resolver),
         )
     if site.kind is not SiteKind.CALL or site.shape is None:
         return SiteCheck(version, resolution)
     target = call_target(resolution, resolver)  # type: ignore[arg-type]  # Missing and Unknown returned above: a Value
     if isinstance(target, Unknown):
-        return SiteCheck(version, resolution, unknown=target)
+        return SiteCheck(version, resolution, unknown=target, present=_present(site.ref, resolver))
     verdict = bind_target(site.shape, target)
     raises = raised_by(site.shape, verdict, target, resolver) if isinstance(verdict, Ok) else None
     if isinstance(verdict, Ok):
@@ -138,7 +147,10 @@ def check_site(
             unknown = Unknown(Reason.STUB_SIGNATURE)
     if raises is not None and not isinstance(verdict, Ok):
         raises = None
-    return SiteCheck(version, resolution, target=target, verdict=verdict, unknown=unknown, raises=raises)
+    present = _present(site.ref, resolver) if unknown is not None else {}
+    return SiteCheck(
+        version, resolution, target=target, verdict=verdict, unknown=unknown, raises=raises, present=present
+    )
 
 
 def typing_view(target: CallTarget) -> bool:
@@ -311,7 +323,7 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
         )  # a method of its own
     target = call_target(resolution, resolver)
     if isinstance(target, Unknown):
-        return SiteCheck(version, resolution, unknown=target)
+        return SiteCheck(version, resolution, unknown=target, present=_present(site.ref, resolver))
     verdict = bind(upstream_call_shape(target.signature), site.signature)
     if isinstance(verdict, Break) and _requires_only_optional(verdict, target.signature, site.signature):
         # The override requires what the upstream declares optional: a break only if the upstream
@@ -463,16 +475,44 @@ def _beyond_upstream(ref: Ref, resolution: Unknown, resolver: Resolver) -> str |
 
 def first_missing(ref: Ref, resolver: Resolver) -> Missing | None:
     """The innermost certain miss along a reference (`a.b.c` with `b` gone: the miss of `b`)."""
+    return _first_missing_at(ref, resolver)[0]
+
+
+def _first_missing_at(ref: Ref, resolver: Resolver) -> tuple[Missing | None, Ref | None]:
+    """first_missing, with the reference along `ref` at which it occurs."""
     resolution = resolver.resolve(ref)
     if isinstance(resolution, Missing):
-        return resolution
+        return resolution, ref
     if isinstance(resolution, Unknown) and resolution.reason in (
         Reason.PARENT_MISSING,
         Reason.CALLEE_UNRESOLVED,
     ):
         inner = _inner(ref)
-        return first_missing(inner, resolver) if inner is not None else None
-    return None
+        return _first_missing_at(inner, resolver) if inner is not None else (None, None)
+    return None, None
+
+
+def _present(ref: Ref, resolver: Resolver) -> dict[Ref, Resolution]:
+    """The references along `ref` (itself included) that resolve to a value, with it: they exist in
+    this version (resolutions are memoized, so this walk costs no new lookups)."""
+    found: dict[Ref, Resolution] = {}
+    current: Ref | None = ref
+    while current is not None and len(found) < 64:
+        resolution = resolver.resolve(current)
+        if not isinstance(resolution, (Missing, Unknown)):
+            found[current] = resolution
+        current = _inner(current)
+    return found
+
+
+def before_miss(new: SiteCheck, old: SiteCheck | None) -> Resolution | None:
+    """What the old version had where the new one misses a name: the old resolution of the reference
+    at which the new miss occurs (the site's own when the miss is the site, or not recorded)."""
+    if old is None:
+        return None
+    if new.missing_at is not None and new.missing_at in old.present:
+        return old.present[new.missing_at]
+    return old.resolution
 
 
 def _inner(ref: Ref) -> Ref | None:
@@ -487,4 +527,4 @@ def _inner(ref: Ref) -> Ref | None:
     return None
 
 
-__all__ = ["Break", "CheckedSite", "Ok", "SiteCheck", "check_site", "first_missing"]
+__all__ = ["Break", "CheckedSite", "Ok", "SiteCheck", "before_miss", "check_site", "first_missing"]
