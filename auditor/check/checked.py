@@ -324,7 +324,7 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
     target = call_target(resolution, resolver)
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target, present=_present(site.ref, resolver))
-    verdict = bind(upstream_call_shape(target.signature), site.signature)
+    verdict = _override_verdict(target, site.signature)
     if isinstance(verdict, Break) and _requires_only_optional(verdict, target.signature, site.signature):
         # The override requires what the upstream declares optional: a break only if the upstream
         # ever omits it, which its signature does not tell.
@@ -338,6 +338,22 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
     return SiteCheck(
         version, resolution, target=target, verdict=verdict, unknown=unknown, upstream_call=upstream_call
     )
+
+
+def _override_verdict(target: CallTarget, override: Signature) -> Verdict:
+    """Does the override take the calls the upstream's signature implies? Against a stub with Python
+    source beside it, the source's signature is the method that runs (numpy 2.0 `recarray.field`: the
+    stub's overloads `(attr)` and `(attr, val)`, the source's `def field(self, attr, val=None)`). With
+    overloads only, each is one way the method may be called: a break where the override takes none
+    of them, unknown where it takes some."""
+    if target.typing_view and target.runtime is not None:
+        return bind(upstream_call_shape(target.runtime), override)
+    verdicts = [bind(upstream_call_shape(v), override) for v in target.variants()]
+    if all(isinstance(v, Ok) for v in verdicts):
+        return verdicts[0]
+    if any(isinstance(v, Ok) for v in verdicts):
+        return Unknown(Reason.OVERLOADS)
+    return next(v for v in verdicts if not isinstance(v, Ok))
 
 
 def _breaking_self_call(

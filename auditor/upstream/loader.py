@@ -69,6 +69,7 @@ from apidrift.auditor.upstream.analyses.stubs import (
     _source_definitions,
     _source_getattr,
     _source_names,
+    _source_star_imports,
 )
 from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
@@ -279,8 +280,11 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
     bound = set(facts.get("bound_names", ()))
     if program is not None:
         bound.update(program.get("written_names", ()))  # `globals()["x"] = ...`: maybe bound
+    star_imports = list(facts.get("star_imports", ()))
     if filepath.suffix == ".pyi":
         bound |= _source_names(filepath)  # what the stub omits may still be there at run time
+        # and what the source star-imports (after the stub's own: a stub's names are checked first)
+        star_imports += [m for m in _source_star_imports(filepath, dotted) if m not in star_imports]
     return ModuleInfo(
         path=dotted,
         filepath=filepath.relative_to(root).as_posix()
@@ -290,7 +294,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         is_stub=filepath.suffix == ".pyi",
         members=members,
         exports=None if computed_all else _exports(module),
-        star_imports=tuple(facts.get("star_imports", ())),
+        star_imports=tuple(star_imports),
         bound_names=frozenset(bound),
         rebound=frozenset(facts.get("rebound", ())),
         dynamic_namespace=dynamic,
@@ -327,6 +331,14 @@ def _exports(module: griffe.Module) -> tuple[str, ...] | None:
     exports = module.exports
     if exports is None:
         return None
+    declared = module.members.get("__all__")
+    if (
+        not exports
+        and declared is not None
+        and not declared.is_alias
+        and getattr(declared, "value", None) is None
+    ):
+        return None  # `__all__: list[str]` in a stub (numpy 2.0 `_core/records.pyi`): declared, not listed
     names = [item for item in exports if isinstance(item, str)]
     return tuple(names) if len(names) == len(exports) else None
 

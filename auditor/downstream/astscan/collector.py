@@ -13,6 +13,7 @@ from apidrift.auditor.downstream.astscan.guards import (
     _handler_guards,
     _is_guard_test,
     _is_type_checking,
+    _skip_condition,
     _suppressed,
     _suppresses,
     _try_catches,
@@ -171,7 +172,10 @@ class _Collector:
         self.visit_all(node.decorator_list)
         self.visit_all(node.bases)  # then the keywords (`**extra` among them), as LibCST lists them
         self.visit_all(node.keywords)
+        skipped = self._skipped(node.decorator_list)
+        self.guard_depth += skipped
         self.visit_all(node.body)
+        self.guard_depth -= skipped
         self.scopes.pop()
         self.candidates.append(_Candidate("class", None, cls, self.guard, None))
 
@@ -219,7 +223,10 @@ class _Collector:
         self._visit_arguments(args)
         if node.returns is not None:
             self.visit(node.returns)
+        skipped = self._skipped(node.decorator_list)
+        self.guard_depth += skipped
         self.visit_all(node.body)
+        self.guard_depth -= skipped
         self.method_self.pop()
         self.scopes.pop()
 
@@ -289,10 +296,15 @@ class _Collector:
                 self.visit(key)
             self.visit(value)
 
+    # As written (body, test, orelse); both branches of a version or feature test are guarded
+    # (`{np.asfarray} if NUMPY_LT_2_0 else set()`).
     def visit_IfExp(self, node: ast.IfExp) -> None:
+        guards = self._is_guard(node.test)
+        self.guard_depth += guards
         self.visit(node.body)
         self.visit(node.test)
         self.visit(node.orelse)
+        self.guard_depth -= guards
 
     def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
         for key, pattern in zip(node.keys, node.patterns):
@@ -377,6 +389,11 @@ class _Collector:
         scope.type_checking -= type_checking
         self.visit_all(node.orelse)
         self.guard_depth -= guards
+
+    def _skipped(self, decorators: list[ast.expr]) -> bool:
+        """A test skipped on a version or feature test (`@pytest.mark.skipif(not NUMPY_LT_2_0, ...)`):
+        its body runs only on one side of it."""
+        return any((c := _skip_condition(d)) is not None and self._is_guard(c) for d in decorators)
 
     def _is_guard(self, test: ast.expr) -> bool:
         if _is_guard_test(test, self.text):

@@ -102,3 +102,18 @@ def _is_guard_test(test: ast.expr, text: _Text) -> bool:
         if isinstance(node, ast.Call) and _dotted(node.func) in ("hasattr", "getattr"):
             return True  # `hasattr(m, "x")`, `callable(getattr(m, "x", None))`, `getattr(m, "x", None) is not None`
     return bool(VERSIONISH.search(text.segment(test)))
+
+
+_SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
+
+
+def _skip_condition(decorator: ast.expr) -> ast.expr | None:
+    """The condition of `@pytest.mark.skipif(cond, ...)`, `@unittest.skipIf(cond, ...)` or
+    `@unittest.skipUnless(cond, ...)`: the decorated test's body runs only on one side of it."""
+    if (
+        isinstance(decorator, ast.Call)
+        and decorator.args
+        and (_dotted(decorator.func) or "").rsplit(".", 1)[-1] in _SKIP_DECORATORS
+    ):
+        return decorator.args[0]
+    return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 from libcst.metadata import PositionProvider
 
@@ -12,6 +14,7 @@ from apidrift.auditor.downstream.scan.guards import (
     _handler_guards,
     _is_guard_test,
     _is_type_checking,
+    _skip_condition,
     _suppressed,
     _suppresses,
     _try_catches,
@@ -209,6 +212,39 @@ class _Collector(cst.CSTVisitor):
     def leave_If_body(self, node: cst.If) -> None:
         if _is_type_checking(node.test):
             self.scope.type_checking -= 1
+
+    # A conditional expression on a version or feature test (`{np.asfarray} if NUMPY_LT_2_0 else set()`).
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        if self._is_guard(node.test):
+            self.guard_depth += 1
+            self.guarding_ifs.add(id(node))
+
+    def leave_IfExp(self, node: cst.IfExp) -> None:
+        if id(node) in self.guarding_ifs:
+            self.guard_depth -= 1
+
+    # A test skipped on a version or feature test (`@pytest.mark.skipif(not NUMPY_LT_2_0, ...)`): its
+    # body runs only on one side of it.
+    def _skipped(self, decorators: Sequence[cst.Decorator]) -> bool:
+        return any((c := _skip_condition(d)) is not None and self._is_guard(c) for d in decorators)
+
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        if self._skipped(node.decorators):
+            self.guard_depth += 1
+            self.guarding_ifs.add(id(node))
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        if id(node) in self.guarding_ifs:
+            self.guard_depth -= 1
+
+    def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
+        if self._skipped(node.decorators):
+            self.guard_depth += 1
+            self.guarding_ifs.add(id(node))
+
+    def leave_ClassDef_body(self, node: cst.ClassDef) -> None:
+        if id(node) in self.guarding_ifs:
+            self.guard_depth -= 1
 
     def _is_guard(self, test: cst.BaseExpression) -> bool:
         if _is_guard_test(test):

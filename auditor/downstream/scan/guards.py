@@ -109,3 +109,21 @@ def _is_guard_test(test: cst.BaseExpression) -> bool:
             True  # `hasattr(m, "x")`, `callable(getattr(m, "x", None))`, `getattr(m, "x", None) is not None`
         )
     return bool(VERSIONISH.search(cst.Module([]).code_for_node(test)))
+
+
+_SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
+
+
+def _skip_condition(decorator: cst.Decorator) -> cst.BaseExpression | None:
+    """The condition of `@pytest.mark.skipif(cond, ...)`, `@unittest.skipIf(cond, ...)` or
+    `@unittest.skipUnless(cond, ...)`: the decorated test's body runs only on one side of it."""
+    call = decorator.decorator
+    if (
+        isinstance(call, cst.Call)
+        and call.args
+        and call.args[0].keyword is None
+        and not call.args[0].star
+        and (_dotted(call.func) or "").rsplit(".", 1)[-1] in _SKIP_DECORATORS
+    ):
+        return call.args[0].value
+    return None

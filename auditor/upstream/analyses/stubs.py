@@ -47,6 +47,28 @@ def _source_names(stub: Path) -> set[str]:
     return _top_level_names(tree) if tree is not None else set()
 
 
+def _source_star_imports(stub: Path, dotted: str) -> list[str]:
+    """The modules the `.py` beside a `.pyi` star-imports at module level, as absolute paths (numpy 2.0
+    `numpy/rec/__init__.py`: `from numpy._core.records import *`, whose `find_duplicate` the stub
+    beside it does not list): names the stub leaves out may come from there at run time."""
+    tree = _parsed_source(stub)
+    if tree is None:
+        return []
+    package = dotted.split(".") if stub.stem == "__init__" else dotted.split(".")[:-1]
+    found = []
+    for stmt in _module_statements(tree):
+        if not (isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names)):
+            continue
+        if stmt.level:
+            keep = len(package) - (stmt.level - 1)
+            if keep <= 0:
+                continue
+            found.append(".".join(package[:keep] + ([stmt.module] if stmt.module else [])))
+        elif stmt.module:
+            found.append(stmt.module)
+    return found
+
+
 def _source_getattr(stub: Path) -> tuple[dict[str, Any], str] | None:
     """The module `__getattr__` program of the `.py` beside a `.pyi` (see namespace._getattr_program)
     and that source's text, if it binds one: the stub declares what type checkers see, the source's
