@@ -355,6 +355,37 @@ def test_pandas_against_numpy_has_no_error(old: str, index_cache: Path, coverage
 
 
 @pytest.mark.slow
+def test_astropy_6_1_against_numpy_2_has_no_error(index_cache: Path, coverage_report: list[str]) -> None:
+    """astropy 6.1.0 supports numpy 2.0 and keeps the numpy 1 spellings behind `NUMPY_LT_2_0`, which
+    every file imports from `astropy.utils.compat.numpycompat` (`not minversion(np, "2.0.dev")`):
+    `if NUMPY_LT_2_0: ... np.product`, `{np.asfarray} if NUMPY_LT_2_0 else set()`,
+    `@pytest.mark.skipif(not NUMPY_LT_2_0, ...)`. It calls `np.rec.find_duplicate` (numpy 2.0's stub
+    leaves it out; `numpy/rec/__init__.py` star-imports it, and it runs) and overrides
+    `recarray.field(attr, val=None)` with `field(self, key)`. No error; the guarded sites are info."""
+    result = audit(AuditRequest("astropy==6.1.0", "numpy==2.0.0", old="numpy==1.26.4", cache_dir=index_cache))
+    coverage = result.coverage[0]
+    coverage_report.append(f"astropy==6.1.0 against numpy==2.0.0: {coverage.summary()}")
+    errors = [
+        f"{f.location.path}:{f.location.line} {f.code} {f.message}"
+        for f in result.findings
+        if f.severity.value == "error"
+    ]
+    assert errors == []
+    guarded = {
+        (f.location.path, f.location.line)
+        for f in result.findings
+        if f.severity.value == "info" and f.code == "AD003"
+    }
+    assert ("astropy/units/quantity_helper/function_helpers.py", 109) in guarded  # np.product under the flag
+    assert (
+        "astropy/units/quantity_helper/function_helpers.py",
+        212,
+    ) in guarded  # in a conditional expression
+    assert ("astropy/units/tests/test_quantity_non_ufuncs.py", 325) in guarded  # in a skipped test
+    assert coverage.found >= 20_000
+
+
+@pytest.mark.slow
 def test_statsmodels_against_scipy_1_14_finds_the_real_breaks(
     index_cache: Path, coverage_report: list[str]
 ) -> None:
