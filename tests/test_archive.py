@@ -17,6 +17,7 @@ from apidrift.auditor.sources.archive import (
     ExtractLimits,
     archive_kind,
     compiled_module_name,
+    cython_module_name,
     extract_archive,
     read_extraction,
 )
@@ -83,10 +84,11 @@ def test_sdist_keeps_sources_and_metadata_and_strips_top_folder(tmp_path: Path) 
         "setup.cfg",
         "src/demo/__init__.py",
         "src/demo/core.pyi",
+        "src/demo/_speed.pyx",  # a Cython source: what the compiled module binds (its `__all__`)
         "src/demo.egg-info/top_level.txt",
         "src/demo.egg-info/SOURCES.txt",
     }
-    assert result.files == 7
+    assert result.files == 8
     assert read_extraction(tmp_path / "out") == result
 
 
@@ -406,3 +408,17 @@ def test_real_decompression_bombs_are_refused_early(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="bytes to extract; refused"):
         extract_archive(zbomb, tmp_path / "out", limits=ExtractLimits(max_bytes=1024 * 1024))
     assert_nothing_left(tmp_path, tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    ("path", "dotted"),
+    [
+        ("scipy/linalg/_decomp_update.pyx.in", "scipy.linalg._decomp_update"),
+        ("pkg/_speed.pyx", "pkg._speed"),
+        ("pkg/_speed.pxd", None),
+        ("pkg/my-ext.pyx", None),
+        ("pkg/sub dir/_x.pyx", None),
+    ],
+)
+def test_cython_module_name(path: str, dotted: str | None) -> None:
+    assert cython_module_name(path) == dotted

@@ -32,6 +32,7 @@ def reexported(files: dict[str, str]) -> dict[str, str]:
         parts = Path(relative).parts
         if (
             parts[0] != "pkg"
+            or not relative.endswith((".py", ".pyi"))  # a Cython source is a compiled module: left in place
             or parts[-1] == "__init__.py"
             or any(m in text for m in ("getattr", "import *", "globals()"))
         ):

@@ -250,3 +250,22 @@ def test_nesting_deeper_than_libcst_would_is_refused() -> None:
     operands = " or ".join(f"a{i}" for i in range(MAX_NESTING))  # LibCST nests one level per operand
     with pytest.raises(TooDeep):
         astscan.scan_source("deep.py", f"x = {operands}\n", UP)
+
+
+def test_literal_all_of_a_cython_source() -> None:
+    from apidrift.auditor.upstream.api_index import literal_all
+
+    assert literal_all(
+        "cimport numpy\n__all__ = ['qr_delete',\n    'qr_update']\n\ncpdef qr_delete(Q): pass\n"
+    ) == (
+        "qr_delete",
+        "qr_update",
+    )
+    assert literal_all("__all__ = ('a',)\n") == ("a",)
+    assert literal_all("__all__ = ['a']\n__all__ += ['b']\n") is None  # changed later: not known
+    assert literal_all("__all__ = ['a'] + other\n") is None
+    assert literal_all("__all__ = ['a']  # public\n") == ("a",)
+    assert literal_all("__all__ = [name for name in dir()]\n") is None
+    assert literal_all("    __all__ = ['a']\n") is None  # not at module level
+    assert literal_all("__all__ = ['a', {{name}}]\n") is None  # a template's placeholder
+    assert literal_all("def f(): pass\n") is None

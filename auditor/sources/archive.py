@@ -1,6 +1,6 @@
-"""Safe extraction of sdists and wheels: an archive `Path` -> a folder with `tree/` (.py/.pyi and metadata files) and `manifest.json`.
+"""Safe extraction of sdists and wheels: an archive `Path` -> a folder with `tree/` (.py/.pyi/.pyx and metadata files) and `manifest.json`.
 
-Nothing read is executed. Only Python sources and small metadata files are written; unsafe entries
+Nothing read is executed. Only Python and Cython sources and small metadata files are written; unsafe entries
 (absolute paths, `..`, links, devices, non-UTF-8 names) are skipped and counted; compiled extension
 modules are recorded by path, never extracted. Work happens in a temporary sibling folder that is
 renamed into place, so a folder that exists with its manifest is complete.
@@ -31,10 +31,12 @@ from apidrift.auditor.wording import first_line
 ArchiveKind = Literal["wheel", "sdist"]
 MANIFEST = "manifest.json"
 TREE = "tree"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2  # 2: Cython sources (.pyx, .pyx.in) are extracted too
 
 _TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tbz2", ".tar.xz", ".txz", ".tar")
-_SOURCE_SUFFIXES = (".py", ".pyi")
+# Python sources and stubs, and Cython sources: an sdist's compiled modules, whose `__all__` they show.
+_SOURCE_SUFFIXES = (".py", ".pyi", ".pyx", ".pyx.in")
+CYTHON_SUFFIXES = (".pyx", ".pyx.in")
 _METADATA_NAMES = frozenset(
     {"PKG-INFO", "METADATA", "top_level.txt", "RECORD", "pyproject.toml", "setup.cfg", "requires.txt"}
 )
@@ -108,6 +110,15 @@ def archive_kind(filename: str) -> ArchiveKind | None:
     if lower.endswith(".zip") or lower.endswith(_TAR_SUFFIXES):
         return "sdist"
     return None
+
+
+def cython_module_name(relpath: str) -> str | None:
+    """`pkg/linalg/_decomp_update.pyx.in` -> `pkg.linalg._decomp_update`; None if not a module path."""
+    *folders, filename = relpath.split("/")
+    stem = next((filename[: -len(s)] for s in CYTHON_SUFFIXES if filename.endswith(s)), None)
+    if not stem or not stem.isidentifier() or not all(part.isidentifier() for part in folders):
+        return None
+    return ".".join([*folders, stem])
 
 
 def compiled_module_name(relpath: str) -> str | None:

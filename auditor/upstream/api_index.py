@@ -7,10 +7,12 @@ warm run reads a few small files instead of running griffe.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import logging
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,35 @@ from apidrift.auditor.wording import first_line
 log = logging.getLogger(__name__)
 
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
+_ALL_START = re.compile(r"^__all__\s*=\s*(?=[\[(])", re.M)
+_ALL_MENTION = re.compile(r"\b__all__\b")
+
+
+def literal_all(text: str) -> tuple[str, ...] | None:
+    """`__all__ = [...]` (or a tuple) of a module's text at column 0, read as a literal, if it is the
+    file's only mention of `__all__` (no `__all__ +=`, `.append`, second binding): the names a star
+    import of the module takes. The text need not be Python (Cython, a template): only that statement
+    is parsed."""
+    starts = list(_ALL_START.finditer(text))
+    if len(starts) != 1 or len(_ALL_MENTION.findall(text)) != 1:
+        return None
+    start = starts[0].end()
+    closing = {"[": "]", "(": ")"}[text[start]]
+    end = text.find(closing, start)
+    if end < 0 or end - start > 100_000:
+        return None
+    rest = text[end + 1 :].split("\n", 1)[0].strip()
+    if rest and not rest.startswith("#"):
+        return None  # `__all__ = [...] + other`: more than the literal
+    try:
+        value = ast.literal_eval(text[start : end + 1])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        return None
+    return tuple(value)
+
+
 MAX_MODULE_BYTES = 5 * 1024 * 1024  # larger upstream modules are generated code: not parsed, and said so
 
 
@@ -52,6 +83,7 @@ class ApiIndex:
         self.cache_dir = cache_dir
         self.stats = LoadStats()
         self._modules: dict[str, ModuleInfo | None] = {}
+        self._cython: dict[str, Path | None] = {}
 
     @property
     def label(self) -> str:
@@ -62,7 +94,42 @@ class ApiIndex:
         return dotted.split(".")[0] in self.import_names
 
     def is_compiled(self, dotted: str) -> bool:
-        return dotted in self.compiled_modules
+        """A compiled extension module: a `.so`/`.pyd` file, or (in an sdist) a Cython source with no
+        Python source or stub of the same name (`scipy/linalg/_decomp_update.pyx.in`)."""
+        if dotted in self.compiled_modules:
+            return True
+        return (
+            self.owns(dotted) and self._cython_file(dotted) is not None and self.module_file(dotted) is None
+        )
+
+    def _cython_file(self, dotted: str) -> Path | None:
+        if dotted not in self._cython:
+            found = None
+            parts = dotted.split(".")
+            if all(part.isidentifier() for part in parts):
+                base = self.root.joinpath(*parts)
+                for suffix in (".pyx", ".pyx.in"):
+                    candidate = base.parent / f"{base.name}{suffix}"
+                    try:
+                        if candidate.is_file() and not candidate.is_symlink():
+                            found = candidate
+                            break
+                    except OSError:
+                        continue
+            self._cython[dotted] = found
+        return self._cython[dotted]
+
+    def cython_exports(self, dotted: str) -> tuple[str, ...] | None:
+        """The `__all__` a Cython source gives its compiled module, where the file binds it once, to a
+        literal list or tuple of strings, and changes it nowhere else; None when not known."""
+        path = self._cython_file(dotted)
+        if path is None:
+            return None
+        try:
+            text = read_bounded(path, MAX_MODULE_BYTES, within=self.root).decode("utf-8", "replace")
+        except (BoundedReadError, OSError):
+            return None
+        return literal_all(text)
 
     def module_file(self, dotted: str) -> Path | None:
         """The file of a module, stubs first as type checkers do; a namespace package is its folder."""

@@ -325,6 +325,14 @@ class Resolver:
                 unsure = unsure or Unknown(Reason.STAR_IMPORT)
                 continue
             source = self.index.module(star)
+            if source is None and self.index.is_compiled(star):
+                # An sdist's Cython module: its source's literal `__all__` says which names it binds.
+                exports = self.index.cython_exports(star)
+                if exports is None or name in exports:
+                    unsure = unsure or Unknown(
+                        Reason.STAR_IMPORT if exports is None else Reason.COMPILED_MODULE
+                    )
+                continue
             if source is None:
                 unsure = unsure or Unknown(Reason.STAR_IMPORT)
                 continue
