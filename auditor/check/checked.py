@@ -96,7 +96,9 @@ def check_site(
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
     missing_at: Ref | None = site.ref if missing is not None else None
-    if site.kind is not SiteKind.IMPORT:
+    if site.kind is not SiteKind.IMPORT or isinstance(site.ref, ModuleRef):
+        # `import a.b.c` with `a.b` gone fails at `a.b` (ModuleNotFoundError: No module named 'a.b');
+        # `from a.b import c` reports only `c`: the module `a.b` is a site of its own.
         missing, missing_at = _first_missing_at(site.ref, resolver)
     if missing is not None and not missing.exact and not _found_before(old):
         # Typed by an annotation only: a subclass instance may have it. Certain only as a removal.

@@ -70,6 +70,7 @@ from apidrift.auditor.upstream.analyses.stubs import (
     _source_getattr,
     _source_names,
     _source_star_imports,
+    _source_text,
 )
 from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
@@ -106,6 +107,12 @@ _OPTIONAL = frozenset({"typing.Optional", "typing_extensions.Optional"})
 
 
 _DYNAMIC_MARKERS = ("globals()", "sys.modules[", "setattr(sys.modules", "vars()")
+# Code that makes modules exist without files: a store into `sys.modules`, an importer on
+# `sys.meta_path` or a path hook (six installs `six.moves` and its children that way).
+_INSTALLS_MODULES = re.compile(
+    r"sys\.modules\[[^\]\n]+\]\s*=(?!=)|sys\.modules\.(?:setdefault|update)\(|sys\.meta_path\.(?:append|insert|extend)\("
+    r"|sys\.path_hooks\.(?:append|insert)\("
+)
 # Uses of the module's namespace that only read it (numpy's `__dir__` returns `globals().keys() | {...}`):
 # they bind no name.
 _NAMESPACE_READ = re.compile(
@@ -301,6 +308,10 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         open_namespace=facts.get("open_namespace")
         or (_DYNAMIC_BINDING if dynamic and "__getattr__" not in members else None),
         getattr_source=program["source"] if program is not None else None,
+        installs_modules=_INSTALLS_MODULES.search(
+            code if filepath.suffix == ".py" else _source_text(filepath)
+        )
+        is not None,
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 49  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 50  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -459,6 +459,9 @@ class ModuleInfo:
     # The module-level statements a module `__getattr__` needs (as source, class bodies dropped), for the
     # static evaluator (`dynamic.py`): which names it serves, which it provably does not.
     getattr_source: str | None = None
+    # The module's code installs modules the files do not show: `sys.modules[name] = ...`, an importer
+    # on `sys.meta_path` (six's `six.moves`): a submodule without a file may still import.
+    installs_modules: bool = False
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -476,6 +479,7 @@ class ModuleInfo:
             "dynamic_namespace": self.dynamic_namespace,
             "open_namespace": self.open_namespace,
             "getattr_source": self.getattr_source,
+            "installs_modules": self.installs_modules,
         }
 
     @classmethod
@@ -493,6 +497,7 @@ class ModuleInfo:
             dynamic_namespace=data["dynamic_namespace"],
             open_namespace=data.get("open_namespace"),
             getattr_source=data["getattr_source"],
+            installs_modules=data.get("installs_modules", False),
         )
 
 

@@ -193,6 +193,8 @@ class Resolver:
             parent_value = self.resolve(ModuleRef(parent))
             if not isinstance(parent_value, ModuleValue):
                 return parent_value if isinstance(parent_value, Unknown) else Unknown(Reason.PARENT_MISSING)
+            if self._installs_modules(ref.path):
+                return Unknown(Reason.DYNAMIC_BINDING)  # an importer or `sys.modules` store may provide it
             return Missing(parent, name, "module")
         if isinstance(ref, AttrRef):
             base = self.resolve(ref.base)
@@ -300,6 +302,16 @@ class Resolver:
         if isinstance(base, ServedValue):
             return Unknown(Reason.SERVED_BY_GETATTR)
         return Unknown(Reason.ATTRIBUTE_OF_FUNCTION)
+
+    def _installs_modules(self, dotted: str) -> bool:
+        """Whether a module on the way to `dotted` (its top-level package included) installs modules
+        the files do not show (`sys.modules[...] = ...`, a `sys.meta_path` importer)."""
+        parts = dotted.split(".")
+        for end in range(1, len(parts)):
+            info = self.index.module(".".join(parts[:end]))
+            if info is not None and info.installs_modules:
+                return True
+        return False
 
     def _module_attribute(
         self, module: ModuleInfo, name: str, seen: frozenset[str] = frozenset()

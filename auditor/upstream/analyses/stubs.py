@@ -41,6 +41,17 @@ def _parsed_source(stub: Path) -> ast.Module | None:
         return None
 
 
+def _source_text(stub: Path) -> str:
+    """The text of the `.py` beside a `.pyi` (bounded as `_parsed_source` reads it), or ""."""
+    source = stub.with_suffix(".py")
+    try:
+        if not source.is_file() or source.is_symlink() or source.stat().st_size > MAX_BESIDE_BYTES:
+            return ""
+        return source.read_bytes()[:MAX_BESIDE_BYTES].decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def _source_names(stub: Path) -> set[str]:
     """The top-level names of the `.py` beside a `.pyi`, if there is one and it parses."""
     tree = _parsed_source(stub)
