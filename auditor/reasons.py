@@ -48,6 +48,14 @@ class Reason(Enum):
         "the name can only come from a star import of a compiled module, whose names cannot be read",
     )
     DYNAMIC_BINDING = ("dynamic-binding", "the module binds the name dynamically (globals(), setattr, ...)")
+    INSTALLED_MODULE = (
+        "installed-module",
+        "a module without a file that the package's code may install (an importer, a sys.modules store)",
+    )
+    NAMESPACE_PACKAGE = (
+        "namespace-package",
+        "a module of a namespace package (PEP 420) that this distribution does not ship: another may",
+    )
     NOT_IN_STUB = (
         "not-in-stub",
         "the Python source beside the stub defines the name, which the stub does not declare",

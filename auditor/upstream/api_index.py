@@ -187,12 +187,16 @@ class ApiIndex:
         if filepath is None:
             return None
         relative = filepath.relative_to(self.root).as_posix()
-        if filepath.is_dir():
+        if filepath.is_dir():  # a namespace package (PEP 420)
             return ModuleInfo(path=dotted, filepath=relative, is_package=True)
         # A module that cannot be read or parsed has names that are unknowable, not missing: it is kept
         # as a dynamic namespace (nothing in it is reported) and the reason goes to `stats.failed`.
         unknowable = ModuleInfo(
-            path=dotted, filepath=relative, is_package=filepath.stem == "__init__", dynamic_namespace=True
+            path=dotted,
+            filepath=relative,
+            is_package=filepath.stem == "__init__",
+            dynamic_namespace=True,
+            installs_modules=True,
         )
         try:  # a regular file inside the tree: never a link out of it, a FIFO or a device
             data = read_bounded(filepath, MAX_MODULE_BYTES, within=self.root)

@@ -113,6 +113,11 @@ _INSTALLS_MODULES = re.compile(
     r"sys\.modules\[[^\]\n]+\]\s*=(?!=)|sys\.modules\.(?:setdefault|update)\(|sys\.meta_path\.(?:append|insert|extend)\("
     r"|sys\.path_hooks\.(?:append|insert)\("
 )
+# A package `__path__` other folders join (`pkgutil.extend_path`, `pkg_resources.declare_namespace`,
+# a `__path__` change): a namespace shared with other distributions.
+_SHARES_PATH = re.compile(
+    r"\bextend_path\(|\bdeclare_namespace\(|^__path__\s*(?:\+?=(?!=)|\.(?:append|extend|insert)\()", re.M
+)
 # Uses of the module's namespace that only read it (numpy's `__dir__` returns `globals().keys() | {...}`):
 # they bind no name.
 _NAMESPACE_READ = re.compile(
@@ -287,6 +292,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
     bound = set(facts.get("bound_names", ()))
     if program is not None:
         bound.update(program.get("written_names", ()))  # `globals()["x"] = ...`: maybe bound
+    runtime_code = code if filepath.suffix == ".py" else _source_text(filepath)  # the code that runs
     star_imports = list(facts.get("star_imports", ()))
     if filepath.suffix == ".pyi":
         bound |= _source_names(filepath)  # what the stub omits may still be there at run time
@@ -308,10 +314,8 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         open_namespace=facts.get("open_namespace")
         or (_DYNAMIC_BINDING if dynamic and "__getattr__" not in members else None),
         getattr_source=program["source"] if program is not None else None,
-        installs_modules=_INSTALLS_MODULES.search(
-            code if filepath.suffix == ".py" else _source_text(filepath)
-        )
-        is not None,
+        installs_modules=_INSTALLS_MODULES.search(runtime_code) is not None,
+        shares_path=filepath.stem == "__init__" and _SHARES_PATH.search(runtime_code) is not None,
     )
 
 

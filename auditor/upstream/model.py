@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 50  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 52  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -462,6 +462,9 @@ class ModuleInfo:
     # The module's code installs modules the files do not show: `sys.modules[name] = ...`, an importer
     # on `sys.meta_path` (six's `six.moves`): a submodule without a file may still import.
     installs_modules: bool = False
+    # A package whose `__path__` other folders join (`pkgutil.extend_path`, `declare_namespace`, a
+    # `__path__` change): like a namespace package, other distributions may add modules to it.
+    shares_path: bool = False
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -480,6 +483,7 @@ class ModuleInfo:
             "open_namespace": self.open_namespace,
             "getattr_source": self.getattr_source,
             "installs_modules": self.installs_modules,
+            "shares_path": self.shares_path,
         }
 
     @classmethod
@@ -498,6 +502,7 @@ class ModuleInfo:
             open_namespace=data.get("open_namespace"),
             getattr_source=data["getattr_source"],
             installs_modules=data.get("installs_modules", False),
+            shares_path=data.get("shares_path", False),
         )
 
 

@@ -194,7 +194,11 @@ class Resolver:
             if not isinstance(parent_value, ModuleValue):
                 return parent_value if isinstance(parent_value, Unknown) else Unknown(Reason.PARENT_MISSING)
             if self._installs_modules(ref.path):
-                return Unknown(Reason.DYNAMIC_BINDING)  # an importer or `sys.modules` store may provide it
+                return Unknown(Reason.INSTALLED_MODULE)  # an importer or `sys.modules` store may provide it
+            if parent_value.info.shares_path or not parent_value.info.filepath.endswith((".py", ".pyi")):
+                # A namespace package (PEP 420): other distributions add their modules to it
+                # (`google.cloud.storage` beside `google.cloud.bigquery`).
+                return Unknown(Reason.NAMESPACE_PACKAGE)
             return Missing(parent, name, "module")
         if isinstance(ref, AttrRef):
             base = self.resolve(ref.base)
@@ -371,6 +375,10 @@ class Resolver:
             )
         if unsure is not None:
             return unsure
+        if module.is_package and (module.shares_path or not module.filepath.endswith((".py", ".pyi"))):
+            return Unknown(Reason.NAMESPACE_PACKAGE)  # another distribution's module of the namespace
+        if self._installs_modules(f"{module.path}.{name}"):
+            return Unknown(Reason.INSTALLED_MODULE)
         return Missing(module.path, name, "module")
 
     def _getattr_attribute(self, module: ModuleInfo, name: str, unsure: Unknown | None) -> Resolution:
