@@ -448,3 +448,50 @@ def test_an_imported_table_changed_where_it_is_imported_is_not_read(tmp_path: Pa
     ((answer, real),) = _package_answers(tmp_path, files, ["NaN"])
     assert real == "module 'pkg' has no attribute 'NaN'"  # CPython: the entry is gone
     assert isinstance(answer, Undecided), answer
+
+
+_MIGRATION_SHIM = {
+    "__init__": """
+    import typing
+
+    from ._migration import getattr_migration
+
+    if typing.TYPE_CHECKING:
+        from ._errors import *
+
+    kept = 1
+    __getattr__ = getattr_migration(__name__)
+    """,
+    "_errors": """
+    class SomeError(Exception):
+        pass
+    """,
+    "_migration": """
+    import sys
+
+    REMOVED = {"pkg:Required"}
+
+
+    def getattr_migration(module):
+        def wrapper(name):
+            if name == "__path__":
+                raise AttributeError(f"module {module!r} has no attribute {name!r}")
+            import_path = f"{module}:{name}"
+            if import_path in REMOVED:
+                raise ImportError(f"`{import_path}` has been removed in V2.")
+            globals = sys.modules[module].__dict__
+            if name in globals:
+                return globals[name]
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+        return wrapper
+    """,
+}
+
+
+def test_a_shim_reading_its_module_s_namespace_through_sys_modules(tmp_path: Path) -> None:
+    """pydantic 2's `getattr_migration` ends `globals = sys.modules[module].__dict__; if name in
+    globals: return globals[name]; raise AttributeError(...)`: for the package's own module, what it
+    binds at top level (its star imports under `if typing.TYPE_CHECKING:` never run)."""
+    for answer, real in _package_answers(tmp_path, _MIGRATION_SHIM, ["nosuch", "SomeError"]):
+        assert isinstance(answer, NotServed) and answer.message == real, (answer, real)

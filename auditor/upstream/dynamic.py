@@ -147,6 +147,15 @@ class _Builtin:
     name: str  # a builtin function the interpreter models
 
 
+class _SysModules:
+    """`sys.modules`: only its entries for modules of the package are read (`sys.modules[__name__]`)."""
+
+
+@dataclass(frozen=True)
+class _Namespace:
+    module: str  # `sys.modules[name].__dict__` of a module of the package: its top-level names
+
+
 @dataclass(frozen=True)
 class _Spec:
     module: str  # `__spec__` of a module
@@ -1159,6 +1168,29 @@ class _Interpreter:
             return tuple(results)
         return results
 
+    def bound_in(self, module: str, name: Any) -> Any:
+        """`name in sys.modules[module].__dict__` once the module has run: True where every run binds it
+        at top level, False where nothing can (no binding, no star import), else unknown. (Names that
+        `globals()` games or `exec` bind are the resolver's to rule out: it trusts "not served" only in
+        a module without them.)"""
+        mod = self.load(module)
+        if mod is None or not isinstance(name, str):
+            return _Unknown()
+        if name in (
+            "__name__",
+            "__doc__",
+            "__package__",
+            "__spec__",
+            "__loader__",
+            "__file__",
+            "__builtins__",
+        ):
+            return True
+        statements = mod.bindings.get(name)
+        if statements:
+            return True if any(certain for _, certain in statements) else _Unknown()
+        return _Unknown() if mod.stars else False
+
     def data(self, value: Any) -> Any:
         """An imported name read as data (`attr in TABLE`, `TABLE[attr]`, a loop over it): the value
         its own module binds, where that is known and not changed where it is imported."""
@@ -1178,9 +1210,12 @@ class _Interpreter:
             if name == "name":
                 return owner.module
             return _Unknown()
+        if isinstance(owner, _Mod) and name == "__dict__":
+            return _Namespace(owner.path) if self.load(owner.path) is not None else _Unknown()
         if isinstance(owner, _Mod):
             if owner.path == "sys":
-                return _Unknown()  # sys.modules and friends: the interpreter's state
+                # sys.modules and friends: the interpreter's state, but for the package's own modules
+                return _SysModules() if name == "modules" else _Unknown()
             path = f"{owner.path}.{name}"
             return _Builtin(_MODELLED_PATHS[path]) if path in _MODELLED_PATHS else _Obj(path)
         if isinstance(owner, _Obj):
@@ -1197,6 +1232,12 @@ class _Interpreter:
         owner = self.data(owner)
         if isinstance(owner, _Unknown) or isinstance(key, _Unknown):
             return _Unknown()
+        if isinstance(owner, _SysModules):
+            # a module of the package the code is running in is imported: `sys.modules[__name__]`
+            return _Mod(key) if isinstance(key, str) and self.load(key) is not None else _Unknown()
+        if isinstance(owner, _Namespace):
+            mod = self.load(owner.module)
+            return self.global_value(mod, key) if mod is not None and isinstance(key, str) else _Unknown()
         if isinstance(owner, dict):
             try:
                 if key in owner:
@@ -1255,6 +1296,11 @@ class _Interpreter:
                 same = left is right
                 return same if isinstance(op, ast.Is) else not same
             return _Unknown()
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, _Namespace):
+            found = self.bound_in(right.module, left)
+            if isinstance(found, _Unknown):
+                return found
+            return found if isinstance(op, ast.In) else not found
         if isinstance(op, (ast.In, ast.NotIn)):
             if isinstance(left, _Unknown) or isinstance(right, _Unknown):
                 return _Unknown()
@@ -1467,7 +1513,8 @@ def _certain_statements(tree: ast.Module) -> set[int]:
 @functools.lru_cache(maxsize=8)
 def _static_truths(tree: ast.Module) -> dict[int, bool]:
     """The module-level `if` statements whose test is known without running anything (id -> the
-    test's truth): `TYPE_CHECKING` imported from `typing` (False at run time), and a name bound only by
+    test's truth): `TYPE_CHECKING` imported from `typing`, or `typing.TYPE_CHECKING` (False at run
+    time), and a name bound only by
     the idiom that gives it a default unless something put it into builtins first, `try: NAME` /
     `except NameError: NAME = <constant>` (numpy's `__NUMPY_SETUP__`, which only its own build sets);
     `not` of either. Such an `if` runs one branch on every import."""
@@ -1485,6 +1532,7 @@ def _static_truths(tree: ast.Module) -> dict[int, bool]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             stores[node.name] = stores.get(node.name, 0) + 1
     known: dict[str, bool] = {}
+    typing_modules: set[str] = set()  # `import typing` (as the one binding of its name)
     statements: list[ast.stmt] = []
     stack: list[ast.stmt] = list(tree.body)
     while stack:  # module-level statements, blocks included, not inside defs or classes
@@ -1504,11 +1552,16 @@ def _static_truths(tree: ast.Module) -> dict[int, bool]:
             for alias in stmt.names:
                 if alias.name == "TYPE_CHECKING" and stores.get(alias.asname or alias.name) == 1:
                     known[alias.asname or alias.name] = False
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                bound = alias.asname or alias.name
+                if alias.name in ("typing", "typing_extensions") and stores.get(bound) == 1:
+                    typing_modules.add(bound)
         default = _injected_default(stmt)
         if default is not None and stores.get(default[0]) == 1 and not hasattr(builtins, default[0]):
             known[default[0]] = default[1]
     truths: dict[int, bool] = {}
-    if not known:
+    if not known and not typing_modules:
         return truths
     for stmt in statements:
         if isinstance(stmt, ast.If):
@@ -1517,6 +1570,13 @@ def _static_truths(tree: ast.Module) -> dict[int, bool]:
                 test, negated = test.operand, not negated
             if isinstance(test, ast.Name) and test.id in known:
                 truths[id(stmt)] = known[test.id] != negated
+            elif (
+                isinstance(test, ast.Attribute)
+                and test.attr == "TYPE_CHECKING"
+                and isinstance(test.value, ast.Name)
+                and test.value.id in typing_modules
+            ):
+                truths[id(stmt)] = negated  # `if typing.TYPE_CHECKING:` never runs its body
     return truths
 
 
@@ -1545,8 +1605,10 @@ def _injected_default(stmt: ast.stmt) -> tuple[str, bool] | None:
 
 
 def _has_star_import(tree: ast.Module) -> bool:
+    """A star import that may run (one under `if typing.TYPE_CHECKING:` never does)."""
     return any(
-        isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) for node in ast.walk(tree)
+        isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+        for node in _module_statements(tree)
     )
 
 
