@@ -331,8 +331,8 @@ class Resolver:
         submodule_info = self.index.module(submodule)
         if submodule_info is not None:
             return ModuleValue(submodule_info)
-        if name.startswith("__") and name.endswith("__"):
-            return Unknown(Reason.MODULE_DUNDER)
+        if name.startswith("__") and name.endswith("__") and name != "__all__":
+            return Unknown(Reason.MODULE_DUNDER)  # set by the import system; `__all__` only by the module
         # A star import binds its names for certain, whatever else the module does; when several
         # provide one, the last import wins, as in Python.
         unsure: Unknown | None = None
