@@ -445,6 +445,10 @@ class Resolver:
             if member is not None:
                 if name in entry.rebound:
                     return Unknown(Reason.DEFINED_MORE_THAN_ONCE)
+                if on_instance and self._replaced_on_instance(mro, entry, name, member):
+                    # `impl = Thing` in the body, `self.impl = self.impl()` in a method: what an
+                    # instance holds is what the method stored (the instance's dict comes first)
+                    return Unknown(Reason.INSTANCE_ATTRIBUTE)
                 return self._member_value(
                     member, f"{entry.path}.{name}", "instance" if on_instance else "class"
                 )
@@ -485,6 +489,25 @@ class Resolver:
         if not on_instance and any(isinstance(e, ClassInfo) and e.metaclass for e in mro):
             return Unknown(Reason.METACLASS_ATTRIBUTE)
         return Missing(cls.path, name, "instance" if on_instance else "class", exact or not on_instance)
+
+    def _replaced_on_instance(
+        self, mro: list[ClassInfo | str], owner: ClassInfo, name: str, member: Member
+    ) -> bool:
+        """Whether a method of the class or of a class in its MRO stores `self.<name>`, so that an
+        instance's own dict may hold another object than the class member `owner` defines. Not for a
+        data descriptor (a property's setter runs instead), nor for an attribute of `owner` that its own
+        methods assign: the loader already reads that member as what they store."""
+        if isinstance(member, FunctionInfo) and (
+            member.has_decorator("builtins.property") or self._property_like(member)
+        ):
+            return False
+        for entry in mro:
+            if not isinstance(entry, ClassInfo) or name not in entry.instance_attributes:
+                continue
+            if entry is owner and isinstance(member, AttributeInfo):
+                continue
+            return True
+        return False
 
     def attribute_of_instance(self, cls: ClassInfo, name: str) -> Resolution:
         """`name` on an instance whose class is exactly `cls`."""
