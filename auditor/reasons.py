@@ -88,6 +88,11 @@ class Reason(Enum):
     METACLASS = ("metaclass", "a metaclass decides what calling the class does")
     RETURN_NOT_A_CLASS = ("return-not-a-class", "the return annotation does not name a class")
     UNKNOWN_RETURN = ("unknown-return", "what the call returns is not known")
+    ITEM_UNKNOWN = (
+        "item-unknown",
+        "what subscription, iteration or `with` hands out of the value is not known (no container "
+        "annotation, no annotated `__getitem__`, `__iter__`, `__next__` or `__enter__`)",
+    )
     # -- the signature a call binds against -----------------------------------------------------------
     NOT_CALLABLE = ("not-callable", "the object called is not known to be callable")
     INSTANCE_CALL = ("instance-call", "an instance whose class has no __call__ the analysis can read")

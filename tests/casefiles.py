@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 
 def parse_case(
@@ -32,3 +33,17 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
     return root
+
+
+def name_sites_agree(names_only: Any, full: Any) -> str | None:
+    """Whether the LibCST scanner's sites (it reads names only) are, identically and in order, the
+    `ast` scanner's sites at the same places; the `ast` scanner's other sites are those it finds through
+    values. None when they agree, else what differs."""
+    places = {(s.kind, s.span) for s in names_only.sites}
+    kept = [s for s in full.sites if (s.kind, s.span) in places]
+    for index, (before, after) in enumerate(zip(names_only.sites, kept)):
+        if after != before:
+            return f"site {index} differs: {before} != {after}"
+    if len(kept) != len(names_only.sites):
+        return f"{len(names_only.sites)} sites by names, {len(kept)} of them found again"
+    return None

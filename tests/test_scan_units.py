@@ -116,7 +116,12 @@ def test_compact_expressions() -> None:
     assert _compact(expression("super()")) == _SUPER
     assert _compact(expression("None")) == _NONE
     assert _compact(expression("(x := up.f)")) == ("a", ("n", "up"), "f")
-    assert _compact(expression("a[0]")) is None
+    assert _compact(expression("a[0]")) == ("i", ("n", "a"), "item")
+    assert _compact(expression("a[1:]")) is None  # a slice is a container again, not an element
+    assert _compact(expression("next(iter(a.b))")) == ("i", ("a", ("n", "a"), "b"), "iter")
+    assert _compact(expression("next(a, None)")) == ("i", ("n", "a"), "next")
+    assert _compact(expression("f()[0]")) == ("i", ("c", ("n", "f")), "item")
+    assert _compact(expression("(1, 2)[0]")) is None
 
 
 def test_node_readings() -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
@@ -534,7 +534,7 @@ def before_miss(new: SiteCheck, old: SiteCheck | None) -> Resolution | None:
 
 
 def _inner(ref: Ref) -> Ref | None:
-    if isinstance(ref, AttrRef):
+    if isinstance(ref, (AttrRef, ItemRef)):
         return ref.base
     if isinstance(ref, CallRef):
         return ref.func

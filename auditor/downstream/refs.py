@@ -63,7 +63,27 @@ class StarRef:
         return self.name
 
 
-Ref = Union[ModuleRef, AttrRef, CallRef, InstanceRef, StarRef]
+@dataclass(frozen=True)
+class ItemRef:
+    """A value taken out of another by a protocol: an element of `base` by subscription
+    (`via="item"`: `rows[0]`), by iteration (`"iter"`: `for r in rows`, `next(iter(rows))`), by
+    `next()` (`"next"`), or what `with base as x` binds (`"enter"`)."""
+
+    base: Ref
+    via: str
+
+    def render(self) -> str:
+        return f"<{_VIA_WORDS.get(self.via, self.via)} {self.base.render()}>"
+
+
+_VIA_WORDS = {
+    "item": "an item of",
+    "iter": "an element of",
+    "next": "the next of",
+    "enter": "what `with` binds of",
+}
+
+Ref = Union[ModuleRef, AttrRef, CallRef, InstanceRef, StarRef, ItemRef]
 
 
 def root_module(ref: Ref) -> str:
@@ -71,5 +91,11 @@ def root_module(ref: Ref) -> str:
     while not isinstance(ref, ModuleRef):
         if isinstance(ref, StarRef):
             return ref.modules[-1].split(".")[0]
-        ref = ref.base if isinstance(ref, AttrRef) else ref.func if isinstance(ref, CallRef) else ref.cls
+        ref = (
+            ref.base
+            if isinstance(ref, (AttrRef, ItemRef))
+            else ref.func
+            if isinstance(ref, CallRef)
+            else ref.cls
+        )
     return ref.path.split(".")[0]

@@ -10,7 +10,7 @@ from enum import Enum
 from typing import Any
 
 from apidrift.auditor.check.bind import CallShape
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.upstream.signature import Signature
 
 # One empty set for every site no handler guards: `frozenset()` is a new 216-byte object each call.
@@ -73,6 +73,8 @@ def ref_to_data(ref: Ref) -> Any:
         return {"call": ref_to_data(ref.func)}
     if isinstance(ref, StarRef):
         return {"star": list(ref.modules), "name": ref.name}
+    if isinstance(ref, ItemRef):
+        return {"item": ref.via, "of": ref_to_data(ref.base)}
     return {"instance": ref_to_data(ref.cls)}
 
 
@@ -85,6 +87,8 @@ def ref_from_data(data: Any) -> Ref:
         return CallRef(ref_from_data(data["call"]))
     if "star" in data:
         return StarRef(tuple(data["star"]), data["name"])
+    if "item" in data:
+        return ItemRef(ref_from_data(data["of"]), data["item"])
     return InstanceRef(ref_from_data(data["instance"]))
 
 

@@ -372,6 +372,7 @@ def _convert_member(obj: Any, path: str) -> Member | None:
             name=obj.name,
             annotation=_text(obj.annotation),
             annotation_path=_class_path(obj.annotation),
+            items=_item_paths(obj.annotation),
             value=_text(value),
             lineno=obj.lineno,
             value_path=_path_or_text(value) if named else None,
@@ -487,6 +488,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         decorators=decorators,
         overloads=overloads,
         returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
+        returns_items=_item_paths(func.returns),
         forwards=_forwarding_target(func, facts.get("forwards")),
         constructs=_canonical_constructs(func, facts.get("constructs")),
         identity=facts.get("identity", False) or keeps[0],
@@ -631,6 +633,78 @@ def _base_path(value: Any) -> str:
     if isinstance(value, griffe.ExprSubscript):  # Generic[T], Base[int]: the class is the head
         value = value.left
     return _path_or_text(value)
+
+
+# Generic containers by what their protocols hand out: (subscription, iteration, next()) from which
+# type argument (an index), or None where the protocol is not theirs or its result is not one argument.
+_SEQUENCES = (
+    "builtins.list",
+    "typing.List",
+    "typing.Sequence",
+    "collections.abc.Sequence",
+    "typing.MutableSequence",
+    "collections.abc.MutableSequence",
+    "collections.deque",
+    "typing.Deque",
+)
+_ITERABLES = (
+    "builtins.set",
+    "builtins.frozenset",
+    "typing.Set",
+    "typing.FrozenSet",
+    "typing.AbstractSet",
+    "collections.abc.Set",
+    "collections.abc.MutableSet",
+    "typing.MutableSet",
+    "typing.Iterable",
+    "collections.abc.Iterable",
+    "typing.Collection",
+    "collections.abc.Collection",
+)
+_ITERATORS = ("typing.Iterator", "collections.abc.Iterator", "typing.Generator", "collections.abc.Generator")
+_MAPPINGS = ("builtins.dict", "typing.Dict", "typing.Mapping", "collections.abc.Mapping", "typing.MutableMapping",
+             "collections.abc.MutableMapping", "collections.OrderedDict", "typing.OrderedDict",
+             "collections.defaultdict", "typing.DefaultDict")  # fmt: skip
+_CONTAINERS: dict[str, tuple[int | None, int | None, int | None]] = {
+    **dict.fromkeys(_SEQUENCES, (0, 0, None)),
+    **dict.fromkeys(_ITERABLES, (None, 0, None)),
+    **dict.fromkeys(_ITERATORS, (None, 0, 0)),
+    **dict.fromkeys(_MAPPINGS, (1, 0, None)),
+}
+
+
+def _item_paths(value: Any) -> tuple[tuple[str, str], ...]:
+    """What a container annotation's protocols hand out, as (protocol, class path) pairs: `list[Row]`
+    gives `(("item", "pkg.Row"), ("iter", "pkg.Row"))`, `dict[str, Row]` its items, `Iterator[Row]`
+    what iteration and `next()` give, `tuple[Row, ...]` both; through `Optional[...]` and `X | None`.
+    Empty where the annotation is no such container or an element is no plain class."""
+    if value is None:
+        return ()
+    if isinstance(value, griffe.ExprBinOp) and value.operator == "|":
+        sides = [s for s in (value.left, value.right) if str(s) != "None"]
+        return _item_paths(sides[0]) if len(sides) == 1 else ()
+    if not isinstance(value, griffe.ExprSubscript):
+        return ()
+    head = _path_or_text(value.left)
+    if head in _OPTIONAL:
+        return _item_paths(value.slice)
+    arguments = list(value.slice.elements) if isinstance(value.slice, griffe.ExprTuple) else [value.slice]
+    if head in ("builtins.tuple", "typing.Tuple"):  # only `tuple[C, ...]` is a sequence of one type
+        if len(arguments) != 2 or str(arguments[1]) != "...":
+            return ()
+        indexes: tuple[int | None, int | None, int | None] = (0, 0, None)
+    elif head in _CONTAINERS:
+        indexes = _CONTAINERS[head]
+    else:
+        return ()
+    found = []
+    for protocol, index in zip(("item", "iter", "next"), indexes):
+        if index is None or index >= len(arguments):
+            continue
+        path = _class_path(arguments[index])
+        if path is not None and not path.startswith("?"):
+            found.append((protocol, path))
+    return tuple(found)
 
 
 def _class_path(value: Any) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 52  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 53  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,8 @@ class FunctionInfo:
     decorators: tuple[Decorator, ...] = ()
     overloads: tuple[Signature, ...] = ()
     returns_path: str | None = None  # canonical path of the return annotation's class, when plain
+    # what a container the annotation names hands out: (("item" | "iter" | "next", class path), ...)
+    returns_items: tuple[tuple[str, str], ...] = ()
     identity: bool = False  # as a decorator, hands back what it is given: changes no signature
     factory_identity: bool = False  # `@it(...)` returns such a decorator (typed `-> Callable[[F], F]`)
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
@@ -234,6 +236,7 @@ class FunctionInfo:
             "decorators": [d.as_dict() for d in self.decorators],
             "overloads": [s.as_dict() for s in self.overloads],
             "returns_path": self.returns_path,
+            "returns_items": [list(p) for p in self.returns_items],
             "identity": self.identity,
             "factory_identity": self.factory_identity,
             "dataclass_transform": self.dataclass_transform,
@@ -273,6 +276,7 @@ class FunctionInfo:
             decorators=tuple(Decorator.from_dict(d) for d in data["decorators"]),
             overloads=tuple(Signature.from_dict(s) for s in data["overloads"]),
             returns_path=data["returns_path"],
+            returns_items=tuple((p[0], p[1]) for p in data.get("returns_items", ())),
             identity=data["identity"],
             factory_identity=data["factory_identity"],
             dataclass_transform=data["dataclass_transform"],
@@ -317,6 +321,8 @@ class AttributeInfo:
     deprecated: str | None = None  # for properties built from a deprecated getter
     value_path: str | None = None  # `x = other.name`: the canonical path the value names
     value_call: str | None = None  # `x = Cls(...)`: the canonical path of the callee
+    # what a container the annotation names hands out (see FunctionInfo.returns_items)
+    items: tuple[tuple[str, str], ...] = ()
     kind: str = field(default="attribute", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -325,6 +331,7 @@ class AttributeInfo:
             "name": self.name,
             "annotation": self.annotation,
             "annotation_path": self.annotation_path,
+            "items": [list(p) for p in self.items],
             "value": self.value,
             "lineno": self.lineno,
             "deprecated": self.deprecated,
@@ -343,6 +350,7 @@ class AttributeInfo:
             data["deprecated"],
             data["value_path"],
             data["value_call"],
+            tuple((p[0], p[1]) for p in data.get("items", ())),
         )
 
 

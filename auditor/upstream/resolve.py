@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Union
 
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
+from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream import dynamic
 from apidrift.auditor.upstream.analyses.mappings import expand_names
@@ -214,6 +214,8 @@ class Resolver:
             return self.call_result(func)
         if isinstance(ref, StarRef):
             return self._star_name(ref)
+        if isinstance(ref, ItemRef):
+            return self._item(ref)
         if isinstance(ref, InstanceRef):
             cls = self.resolve(ref.cls)
             if isinstance(cls, ClassValue):
@@ -222,6 +224,65 @@ class Resolver:
                 return Unknown(Reason.EXTERNAL_CLASS)
             return Unknown(Reason.ANNOTATION_NOT_A_CLASS)
         raise TypeError(ref)
+
+    def _item(self, ref: ItemRef) -> Resolution:
+        """What a protocol hands out of a value: from the container annotation of what produced it
+        (`-> list[Row]`, `rows: dict[str, Row]`), else from the protocol method of its class
+        (`__getitem__`, `__iter__` then `__next__`, `__next__`, `__enter__`) and that method's return
+        annotation. An element is typed by an annotation: a subclass instance is possible (not exact)."""
+        produced: tuple[tuple[str, str], ...] | None = None
+        if isinstance(ref.base, CallRef):
+            func = self.resolve(ref.base.func)
+            if isinstance(func, (Missing, Unknown)):
+                return Unknown(Reason.CALLEE_UNRESOLVED)
+            if isinstance(func, FunctionValue):
+                produced = func.info.returns_items
+        base = self.resolve(ref.base)
+        if isinstance(base, Missing):
+            return Unknown(Reason.PARENT_MISSING)
+        if isinstance(base, AttributeValue) and produced is None:
+            produced = base.info.items
+        if produced:
+            path = dict(produced).get(ref.via)
+            if path is None:
+                return Unknown(Reason.ITEM_UNKNOWN, ref.via)
+            return self._instance_of(path)
+        if isinstance(base, Unknown):
+            return base if base.reason is not Reason.UNKNOWN_RETURN else Unknown(Reason.ITEM_UNKNOWN, ref.via)
+        if isinstance(base, AttributeValue):
+            cls = self._annotated_class(base.info)
+            if cls is not None:
+                base = InstanceValue(cls, exact=False)
+        if not isinstance(base, InstanceValue):
+            return Unknown(Reason.ITEM_UNKNOWN, ref.via)
+        return self._protocol_result(base, ref.via)
+
+    def _protocol_result(self, base: InstanceValue, via: str, depth: int = 0) -> Resolution:
+        method = self._class_attribute(base.cls, _PROTOCOL_METHODS[via], on_instance=True, exact=base.exact)
+        if not isinstance(method, FunctionValue):
+            return Unknown(Reason.ITEM_UNKNOWN, via)
+        info = method.info
+        if via == "iter" and info.returns_items:
+            path = dict(info.returns_items).get("next") or dict(info.returns_items).get("iter")
+            return self._instance_of(path) if path else Unknown(Reason.ITEM_UNKNOWN, via)
+        returned = info.returns_path
+        if returned in _SELF_TYPES or (returned is not None and returned == method.path.rpartition(".")[0]):
+            if via == "iter" and depth == 0:  # an iterator that is its own `__iter__`: `__next__` says
+                return self._protocol_result(base, "next", 1)
+            return (
+                base if returned in _SELF_TYPES or base.cls.path == returned else self._instance_of(returned)
+            )
+        if returned is None:
+            return Unknown(Reason.ITEM_UNKNOWN, via)
+        return self._instance_of(returned)
+
+    def _instance_of(self, path: str) -> Resolution:
+        target = self.lookup(path)
+        if isinstance(target, ClassValue):
+            return InstanceValue(target.info, exact=False)
+        if isinstance(target, ExternalValue):
+            return Unknown(Reason.EXTERNAL_CLASS)
+        return Unknown(Reason.ANNOTATION_NOT_A_CLASS)
 
     def _star_name(self, ref: StarRef) -> Resolution:
         """A name only the downstream's star imports can bind: the last module that exports it gives it
@@ -598,6 +659,7 @@ class Resolver:
                         member.signature.returns,
                         member.returns_path,
                         deprecated=member.deprecated,
+                        items=member.returns_items,
                     ),
                     path,
                     on_instance=via == "instance",
@@ -812,6 +874,12 @@ class Resolver:
                 return InstanceValue(target.info, exact=False)
             return Unknown(Reason.RETURN_NOT_A_CLASS)
         return Unknown(Reason.UNKNOWN_RETURN)
+
+
+# The method a protocol calls on the instance (see ItemRef).
+_PROTOCOL_METHODS = {"item": "__getitem__", "iter": "__iter__", "next": "__next__", "enter": "__enter__"}
+# A return annotation that means the instance itself.
+_SELF_TYPES = frozenset({"typing.Self", "typing_extensions.Self"})
 
 
 def _mro_key(entry: ClassInfo | str) -> str:

@@ -31,14 +31,17 @@ from apidrift.auditor.downstream.astscan.nodes import (
 from apidrift.auditor.downstream.astscan.sites import _shape
 from apidrift.auditor.downstream.astscan.text import _FROM_MODULE, _IDENTIFIER, _name_span, _Text
 from apidrift.auditor.downstream.astscan.values import (
+    _NONE,
     _Binding,
     _Candidate,
     _ClassScope,
     _compact,
     _DownClass,
+    _DownFunction,
     _Expr,
     _Function,
     _Import,
+    _item_of,
     _Method,
     _Scope,
     _SelfOf,
@@ -84,6 +87,7 @@ class _Collector:
         self.depth = 0  # nesting, counted as LibCST nests (see pysource.nesting_problem)
         self.lines: list[str] | None = None
         self.interned: dict[Any, Any] = {}  # equal expressions and shapes are kept once
+        self.functions: list[_DownFunction | None] = []  # the functions being visited (None: a lambda)
 
     def _intern(self, value: _T) -> _T:
         return self.interned.setdefault(value, value)
@@ -181,7 +185,6 @@ class _Collector:
 
     def visit_FunctionDef(self, node: _Function) -> None:
         outer = self.scope
-        outer.bind(node.name, _Binding(outer))
         # Names in a function resolve in enclosing functions and the module, never in a class body.
         parent = outer
         while parent.is_class and parent.parent is not None:
@@ -189,6 +192,12 @@ class _Collector:
         cls = outer if isinstance(outer, _ClassScope) else None  # the class of a method
         is_method = cls is not None
         scope = _Scope(parent, owner=cls)
+        function = _DownFunction(
+            scope,
+            decorators=frozenset((_dotted(d) or "?").rsplit(".", 1)[-1] for d in node.decorator_list),
+            is_async=isinstance(node, ast.AsyncFunctionDef),
+        )
+        outer.bind(node.name, _Binding(outer, value=function if function.followed else None))
         args = node.args
         ordered = [*args.posonlyargs, *args.args]
         is_static = any(_dotted(d) == "staticmethod" for d in node.decorator_list)
@@ -197,7 +206,7 @@ class _Collector:
             indent = line[: len(line) - len(line.lstrip(" \t\f"))]  # the block the method is defined in
             method = _Method(
                 frozenset((_dotted(d) or "?").rsplit(".", 1)[-1] for d in node.decorator_list), args, indent,
-                _name_span(node, self.text),
+                _name_span(node, self.text), function=function,
             )  # fmt: skip
             if node.name == "__init__" and args.kwarg is not None:
                 method.forwarding = _forwarding(node, method, self.text)
@@ -225,7 +234,9 @@ class _Collector:
             self.visit(node.returns)
         skipped = self._skipped(node.decorator_list)
         self.guard_depth += skipped
+        self.functions.append(function)
         self.visit_all(node.body)
+        self.functions.pop()
         self.guard_depth -= skipped
         self.method_self.pop()
         self.scopes.pop()
@@ -265,17 +276,40 @@ class _Collector:
             scope.bind(param.arg, _Binding(scope))
         self.scopes.append(scope)
         self._visit_arguments(node.args)
+        self.functions.append(None)
         self.visit(node.body)
+        self.functions.pop()
         self.scopes.pop()
+
+    # What a function returns and whether it yields (a class body's own code belongs to no function).
+    def visit_Return(self, node: ast.Return) -> None:
+        function = self.functions[-1] if self.functions else None
+        if function is not None and not self.scope.is_class:
+            value = node.value
+            function.returns.append(self._intern(_compact(value)) if value is not None else _NONE)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_Yield(self, node: ast.Yield | ast.YieldFrom) -> None:
+        function = self.functions[-1] if self.functions else None
+        if function is not None:
+            function.generator = True
+        if node.value is not None:
+            self.visit(node.value)
+
+    visit_YieldFrom = visit_Yield
 
     def _visit_comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
     ) -> None:
         scope = _Scope(self.scope)
-        for generator in node.generators:
-            for name in _target_names(generator.target):
-                scope.bind(name, _Binding(scope))
         self.scopes.append(scope)
+        for generator in node.generators:
+            if isinstance(generator.target, ast.Name) and not generator.is_async:
+                self._bind_item(generator.target.id, generator.iter, "iter")
+            else:
+                for name in _target_names(generator.target):
+                    scope.bind(name, _Binding(scope))
         if isinstance(node, ast.DictComp):
             self.visit(node.key)
             self.visit(node.value)
@@ -361,7 +395,9 @@ class _Collector:
     # `with contextlib.suppress(ImportError, ...):` swallows what a guarded use may raise.
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
-            if item.optional_vars is not None:
+            if isinstance(node, ast.With) and isinstance(item.optional_vars, ast.Name):
+                self._bind_item(item.optional_vars.id, item.context_expr, "enter")
+            elif item.optional_vars is not None:
                 self._bind_target(item.optional_vars, None)
             self.visit(item.context_expr)
             if item.optional_vars is not None:
@@ -504,7 +540,10 @@ class _Collector:
         self.visit(node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        self._bind_target(node.target, None)
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            self._bind_item(node.target.id, node.iter, "iter")
+        else:
+            self._bind_target(node.target, None)
         self.visit(node.target)
         self.visit(node.iter)
         self.visit_all(node.body)
@@ -522,6 +561,12 @@ class _Collector:
         for target in node.targets:
             self._bind_target(target, None)
         self.visit_all(node.targets)
+
+    def _bind_item(self, name: str, container: ast.expr, via: str) -> None:
+        """`for name in container`, `with container as name`: what the protocol hands out."""
+        self.scope.bind(
+            name, _Binding(self.scope, expression=self._intern(_item_of(_compact(container), via)))
+        )
 
     def _bind_target(
         self, target: ast.expr, value: ast.expr | None, annotation: ast.expr | None = None

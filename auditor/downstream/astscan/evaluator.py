@@ -15,6 +15,7 @@ from apidrift.auditor.downstream.astscan.values import (
     _ClassScope,
     _compact,
     _DownClass,
+    _DownFunction,
     _Expr,
     _method_owner,
     _Scope,
@@ -26,12 +27,13 @@ from apidrift.auditor.downstream.refs import (
     AttrRef,
     CallRef,
     InstanceRef,
+    ItemRef,
     ModuleRef,
     Ref,
     StarRef,
     root_module,
 )
-from apidrift.auditor.downstream.shared import Forwarding, is_builtin
+from apidrift.auditor.downstream.shared import REFS, Forwarding, is_builtin
 
 
 class _Evaluator:
@@ -42,6 +44,7 @@ class _Evaluator:
         self.bound_anywhere = bound_anywhere  # every name the file binds, however (for star imports)
         self._active: set[int] = set()
         self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
+        self._returned: dict[int, _Value] = {}  # downstream function -> what calling it gives
         self._refs: dict[Ref, Ref] = {}
 
     def name(self, name: str, scope: _Scope) -> _Value:
@@ -51,7 +54,7 @@ class _Evaluator:
             bindings = current.bindings.get(name)
             if bindings:
                 value = self._unique(bindings)
-                if isinstance(value, InstanceRef) and name in current.narrowed:
+                if isinstance(value, (InstanceRef, ItemRef)) and name in current.narrowed:
                     return None  # `isinstance(x, Sub)` narrows x: its annotation no longer says what x is
                 return value
             module = current
@@ -117,13 +120,55 @@ class _Evaluator:
             func = self.expression(expression[1], scope)
             if isinstance(func, _DownClass):
                 return _SelfOf(func.cls)
+            if isinstance(func, _DownFunction):
+                return None if func.is_async else self.returned(func)
             if func is None or isinstance(func, (_SelfOf, _SuperOf)):
                 return None
             return self._ref(CallRef(func))
+        if tag == "w":  # `await f()`: what an `async def` returns (an upstream one's return annotation)
+            inner = expression[1]
+            if inner is None or inner[0] != "c":
+                return None
+            func = self.expression(inner[1], scope)
+            if isinstance(func, _DownFunction):
+                return self.returned(func) if func.is_async else None
+            value = self.expression(inner, scope)
+            return value if isinstance(value, CallRef) else None
         if tag == "s":
             owner = _method_owner(scope)
             return _SuperOf(owner) if owner is not None else None
+        if tag == "i":
+            base = self.expression(expression[1], scope)
+            if isinstance(base, REFS):
+                return self._ref(ItemRef(base, expression[2]))
+            return None
         return None
+
+    def returned(self, function: _DownFunction) -> _Value:
+        """What calling a downstream function gives: the one value all its `return`s agree on (`return`
+        and `return None` aside, as `x = None` beside `x = Cls()`); unknown for a generator, a
+        decorator that may change the result, a cycle, or returns that disagree."""
+        key = id(function)
+        if key in self._returned:
+            return self._returned[key]
+        if key in self._active or not function.followed:
+            return None
+        self._active.add(key)
+        try:
+            value: _Value = None
+            seen = False
+            for returned in function.returns:
+                if returned == _NONE:
+                    continue
+                found = self.expression(returned, function.scope)
+                if found is None or isinstance(found, _DownFunction) or (seen and found != value):
+                    value = None
+                    break
+                value, seen = found, True
+        finally:
+            self._active.discard(key)
+        self._returned[key] = value
+        return value
 
     def _ref(self, ref: Ref) -> Ref:
         """One object per distinct reference (a large file names the same few thousands of times)."""
@@ -142,15 +187,23 @@ class _Evaluator:
             if isinstance(parent, _DownClass):
                 return self._class_member(parent.cls, name, instance=True)
             return AttrRef(InstanceRef(parent), name) if parent is not None else None
-        if base is None:
+        if base is None or isinstance(base, _DownFunction):
             return None
         return self._ref(AttrRef(base, name))
 
     def _class_member(self, cls: _ClassScope, name: str, *, instance: bool) -> _Value:
-        """A member of a downstream class: its own, else inherited from its one upstream base."""
+        """A member of a downstream class: its own, else inherited from its one upstream base. A method
+        is the function (calling it gives what it returns); a property read on an instance, its result."""
         own = cls.bindings.get(name)
         if own:
-            return None if name in cls.methods else self._unique(own)
+            if name not in cls.methods:
+                return self._unique(own)
+            function = cls.methods[name].function
+            if len(own) > 1 or function is None or not function.followed:
+                return None
+            if function.is_property:
+                return self.returned(function) if instance else None
+            return function
         if name in cls.self_attributes:
             return None
         parent = self.single_base(cls)

@@ -14,7 +14,9 @@ from apidrift.auditor.downstream.shared import Forwarding
 from apidrift.auditor.downstream.sites import Span
 
 # A compact expression, all the evaluation needs of one: ("n", name), ("a", base, attribute),
-# ("c", function) for a call, ("s",) for `super()`, _NONE for `None`; None for anything else.
+# ("c", function) for a call, ("s",) for `super()`, ("i", base, protocol) for what a protocol hands
+# out of base (`base[k]`: "item"; `next(iter(base))`: "iter"; `next(base)`: "next"; the target of a
+# `for` or `with`: "iter", "enter"), _NONE for `None`; None for anything else.
 _Expr = Union[tuple, None]
 _NONE = ("none",)
 _SUPER = ("s",)
@@ -30,14 +32,39 @@ def _compact(node: ast.AST) -> _Expr:
         return ("a", _compact(node.value), node.attr)  # type: ignore[attr-defined]
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        if not node.args and not node.keywords and type(func) is ast.Name and func.id == "super":  # type: ignore[attr-defined]
-            return _SUPER
+        if type(func) is ast.Name and not node.keywords:  # type: ignore[attr-defined]
+            if func.id == "super" and not node.args:  # type: ignore[attr-defined]
+                return _SUPER
+            if func.id == "next" and 1 <= len(node.args) <= 2:  # type: ignore[attr-defined]
+                return _next_of(node.args[0])  # type: ignore[attr-defined]
         return ("c", _compact(func))
+    if kind is ast.Subscript and type(node.slice) is not ast.Slice:  # type: ignore[attr-defined]
+        return _item_of(_compact(node.value), "item")  # type: ignore[attr-defined]
     if kind is ast.NamedExpr:
         return _compact(node.value)  # type: ignore[attr-defined]
+    if kind is ast.Await:
+        inner = _compact(node.value)  # type: ignore[attr-defined]
+        return ("w", inner) if inner is not None else None
     if kind is ast.Constant and node.value is None:  # type: ignore[attr-defined]
         return _NONE
     return None
+
+
+def _item_of(base: _Expr, via: str) -> _Expr:
+    return ("i", base, via) if base is not None else None
+
+
+def _next_of(argument: ast.expr) -> _Expr:
+    """`next(iter(x))` is an element of x; `next(x)` what x's `__next__` gives."""
+    if (
+        isinstance(argument, ast.Call)
+        and isinstance(argument.func, ast.Name)
+        and argument.func.id == "iter"
+        and len(argument.args) == 1
+        and not argument.keywords
+    ):
+        return _item_of(_compact(argument.args[0]), "iter")
+    return _item_of(_compact(argument), "next")
 
 
 @dataclass
@@ -61,7 +88,34 @@ class _SuperOf:
     cls: _ClassScope
 
 
-_Value = Union[Ref, _SelfOf, _DownClass, _SuperOf, None]
+# Decorators that leave what calling the function returns as its body says (or, for properties, make
+# reading the attribute call it).
+KEEPING_DECORATORS = frozenset(
+    {"staticmethod", "classmethod", "property", "cached_property", "cache", "lru_cache"}
+)
+
+
+@dataclass(eq=False)
+class _DownFunction:
+    """A function or method the downstream defines: calling it gives what all its `return`s agree on
+    (followed within the file, bounded: a cycle or a disagreement is unknown)."""
+
+    scope: _Scope  # its body's scope (for a method, `self` there is an instance of its class)
+    returns: list[_Expr] = field(default_factory=list)
+    decorators: frozenset[str] = frozenset()
+    generator: bool = False  # it yields: calling it gives a generator
+    is_async: bool = False  # calling it gives a coroutine; `await` gives what it returns
+
+    @property
+    def followed(self) -> bool:
+        return not self.generator and self.decorators <= KEEPING_DECORATORS
+
+    @property
+    def is_property(self) -> bool:
+        return bool(self.decorators & {"property", "cached_property"})
+
+
+_Value = Union[Ref, _SelfOf, _DownClass, _SuperOf, _DownFunction, None]
 _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 
@@ -101,6 +155,7 @@ class _Method:
     indent: str  # of the block it is defined in
     name_span: Span
     forwarding: Forwarding | None = None  # for `__init__(self, ..., **kwargs)`
+    function: _DownFunction | None = None  # what calling it (or, for a property, reading it) gives
     # For an `__init__(self, ..., **kwargs)` without super() call that hands its `**kwargs` to one call:
     # that call's function, whether `__init__` rebinds the name it is read through, and the forwarding.
     wraps: tuple[_Expr, bool, Forwarding] | None = None
