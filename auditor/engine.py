@@ -390,31 +390,66 @@ def _folded(findings: list[Finding]) -> list[Finding]:
             key = (finding.location.path, finding.symbol)
             if key not in imports or finding.location.line < imports[key].location.line:
                 imports[key] = finding
+    # Where each missing name is written first in a file: a use that does not write it reaches it
+    # through a value (`c = pkg.gone()` then `c.get()`), which CPython never gets to.
+    written: dict[tuple[str, str], Finding] = {}
+    for finding in sorted(findings, key=lambda f: (f.location.line, f.location.column)):
+        if (
+            finding.code in _FOLDED_INTO_IMPORT
+            and finding.severity is Severity.ERROR
+            and _writes_name(finding)
+        ):
+            written.setdefault((finding.location.path, finding.symbol), finding)
     uses: dict[int, list[Finding]] = {}
+    through: dict[int, list[Finding]] = {}
     kept = []
     for finding in findings:
         first = imports.get((finding.location.path, finding.symbol))
-        if (
-            first is not None
-            and finding.code in _FOLDED_INTO_IMPORT
-            and finding.severity is Severity.ERROR
-            and _spelled_through(finding, _bound_name(first))
-        ):
+        if finding.code not in _FOLDED_INTO_IMPORT or finding.severity is not Severity.ERROR:
+            kept.append(finding)
+        elif first is not None and _spelled_through(finding, _bound_name(first)):
             uses.setdefault(id(first), []).append(finding)
-            continue
-        kept.append(finding)
+        elif (
+            first is None
+            and (where := written.get((finding.location.path, finding.symbol))) is not None
+            and where is not finding
+            and not _writes_name(finding)
+        ):
+            through.setdefault(id(where), []).append(finding)
+        else:
+            kept.append(finding)
     result = []
     for finding in kept:
         folded = uses.get(id(finding))
         if folded:
-            lines = sorted({f.location.line for f in folded})
-            shown = ", ".join(str(n) for n in lines[:8]) + (", ..." if len(lines) > 8 else "")
             verb = "goes" if len(folded) == 1 else "go"
-            where = f"line{'s' if len(lines) > 1 else ''} {shown}"
-            note = f"{plural(len(folded), 'use')} of it in this file {verb} with this import ({where})"
+            note = (
+                f"{plural(len(folded), 'use')} of it in this file {verb} with this import ({_lines(folded)})"
+            )
+            finding = replace(finding, hint=f"{finding.hint}; {note}" if finding.hint else note)
+        reached = through.get(id(finding))
+        if reached:
+            note = (
+                f"{plural(len(reached), 'use')} of what it gives in this file (through a name or value "
+                f"bound from it) fail{'s' if len(reached) == 1 else ''} with it ({_lines(reached)})"
+            )
             finding = replace(finding, hint=f"{finding.hint}; {note}" if finding.hint else note)
         result.append(finding)
     return result
+
+
+def _lines(findings: list[Finding]) -> str:
+    lines = sorted({f.location.line for f in findings})
+    shown = ", ".join(str(n) for n in lines[:8]) + (", ..." if len(lines) > 8 else "")
+    return f"line{'s' if len(lines) > 1 else ''} {shown}"
+
+
+def _writes_name(finding: Finding) -> bool:
+    """Whether the use's own text, from where it is reported, writes the missing name."""
+    name = finding.symbol.rpartition(".")[2]
+    where = finding.location
+    text = where.source_line[where.column - 1 :]
+    return bool(name) and re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
 
 
 def _bound_name(finding: Finding) -> str | None:

@@ -120,6 +120,15 @@ def test_explanations_name_the_rename_the_move_and_the_deprecation(tmp_path: Pat
     assert "(the first parameter)" in hints[(5, "AD102")]
 
 
+def test_uses_of_a_failing_value_are_listed_once(tmp_path: Path) -> None:
+    findings = run_case("uses_of_a_failing_value_fold_under_its_break", tmp_path)
+    assert [(f.location.line, f.code) for f in findings] == [(4, "AD003"), (7, "AD003")]
+    assert findings[0].hint is not None and findings[0].hint.endswith(
+        "5 uses of what it gives in this file (through a name or value bound from it) fail with it "
+        "(lines 5, 6, 8, 9, 10)"
+    )
+
+
 def test_drift_findings_quote_old_and_new(tmp_path: Path) -> None:
     findings = {(f.location.line, f.code): f for f in run_case("drift", tmp_path)}
     remap = findings[(4, "AD201")]

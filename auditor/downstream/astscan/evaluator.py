@@ -137,6 +137,18 @@ class _Evaluator:
         if tag == "s":
             owner = _method_owner(scope)
             return _SuperOf(owner) if owner is not None else None
+        if tag == "S":  # `super(Cls, self)`: what comes after Cls for an instance of Cls (or below)
+            cls = self.name(expression[1], scope)
+            instance = self.name(expression[2], scope)
+            if isinstance(cls, _DownClass) and isinstance(instance, _SelfOf):
+                current: Ref | _DownClass | None = _DownClass(instance.cls)
+                for _ in range(50):  # the instance's class must be Cls or a subclass of it
+                    if not isinstance(current, _DownClass):
+                        break
+                    if current.cls is cls.cls:
+                        return _SuperOf(cls.cls)
+                    current = self.single_base(current.cls)
+            return None
         if tag == "i":
             base = self.expression(expression[1], scope)
             if isinstance(base, REFS):

@@ -14,7 +14,8 @@ from apidrift.auditor.downstream.shared import Forwarding
 from apidrift.auditor.downstream.sites import Span
 
 # A compact expression, all the evaluation needs of one: ("n", name), ("a", base, attribute),
-# ("c", function) for a call, ("s",) for `super()`, ("i", base, protocol) for what a protocol hands
+# ("c", function) for a call, ("s",) for `super()`, ("S", class name, instance name) for
+# `super(Cls, self)`, ("w", call) for `await call`, ("i", base, protocol) for what a protocol hands
 # out of base (`base[k]`: "item"; `next(iter(base))`: "iter"; `next(base)`: "next"; the target of a
 # `for` or `with`: "iter", "enter"), _NONE for `None`; None for anything else.
 _Expr = Union[tuple, None]
@@ -35,6 +36,11 @@ def _compact(node: ast.AST) -> _Expr:
         if type(func) is ast.Name and not node.keywords:  # type: ignore[attr-defined]
             if func.id == "super" and not node.args:  # type: ignore[attr-defined]
                 return _SUPER
+            if func.id == "super" and len(node.args) == 2:  # type: ignore[attr-defined]
+                cls, instance = node.args  # type: ignore[attr-defined]
+                if type(cls) is ast.Name and type(instance) is ast.Name:
+                    return ("S", cls.id, instance.id)  # type: ignore[attr-defined]
+                return None
             if func.id == "next" and 1 <= len(node.args) <= 2:  # type: ignore[attr-defined]
                 return _next_of(node.args[0])  # type: ignore[attr-defined]
         return ("c", _compact(func))
