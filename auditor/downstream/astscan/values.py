@@ -39,7 +39,7 @@ def _compact(node: ast.AST) -> _Expr:
             if func.id == "super" and len(node.args) == 2:  # type: ignore[attr-defined]
                 cls, instance = node.args  # type: ignore[attr-defined]
                 if type(cls) is ast.Name and type(instance) is ast.Name:
-                    return ("S", cls.id, instance.id)  # type: ignore[attr-defined]
+                    return ("S", cls.id, instance.id)
                 return None
             if func.id == "next" and 1 <= len(node.args) <= 2:  # type: ignore[attr-defined]
                 return _next_of(node.args[0])  # type: ignore[attr-defined]
