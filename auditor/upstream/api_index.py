@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +85,8 @@ class ApiIndex:
         self.stats = LoadStats()
         self._modules: dict[str, ModuleInfo | None] = {}
         self._cython: dict[str, Path | None] = {}
+        self._attribute_stores: dict[str, list[Path]] | None = None  # name -> files storing `x.name = ...`
+        self._assigned: dict[tuple[str, str], bool] = {}
 
     @property
     def label(self) -> str:
@@ -173,6 +176,57 @@ class ApiIndex:
             except SourceDecodeError:
                 return None
         return None
+
+    def assigned_elsewhere(self, dotted: str, name: str) -> bool:
+        """Whether code of this upstream stores `name` on the module `dotted` from outside it
+        (`from django.core import mail` then `mail.outbox = []` in a setup function): the module's own
+        namespace does not show it, yet it may be there at run time. Read from the text of every
+        module outside test folders (bounded in files and bytes), and the AST of those that write
+        `.name =`; what cannot be read within the bounds counts as a store (never a certain miss)."""
+        key = (dotted, name)
+        if key not in self._assigned:
+            self._assigned[key] = self._stores_attribute(dotted, name)
+        return self._assigned[key]
+
+    def _stores_attribute(self, dotted: str, name: str) -> bool:
+        stores = self._attribute_store_files()
+        if stores is None:
+            return True  # too large to read: unknown
+        for path in stores.get(name, ()):
+            try:
+                tree = ast.parse(read_bounded(path, MAX_MODULE_BYTES, within=self.root))
+            except (BoundedReadError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                return True
+            if _stores_on_module(tree, dotted, name):
+                return True
+        return False
+
+    def _attribute_store_files(self) -> dict[str, list[Path]] | None:
+        if self._attribute_stores is not None:
+            return self._attribute_stores
+        found: dict[str, list[Path]] = {}
+        files: list[tuple[str, Path]] = []
+        for top in sorted(self.import_names):
+            if top.isidentifier():
+                files += walk_modules(self.root, self.root / top, (top,), _MAX_STORE_FILES + 1 - len(files),
+                                      skipped=_TEST_FOLDERS, max_depth=64)  # fmt: skip
+        if len(files) > _MAX_STORE_FILES:
+            return None
+        total = 0
+        for _, path in files:
+            if path.suffix != ".py" or path.name == "conftest.py" or path.name.startswith("test_"):
+                continue
+            try:
+                data = read_bounded(path, MAX_MODULE_BYTES, within=self.root, follow_symlinks=False)
+            except (BoundedReadError, OSError):
+                continue
+            total += len(data)
+            if total > _MAX_STORE_BYTES:
+                return None
+            for stored in set(_ATTRIBUTE_STORE.findall(data)):
+                found.setdefault(stored.decode("ascii"), []).append(path)
+        self._attribute_stores = found
+        return found
 
     def module(self, dotted: str) -> ModuleInfo | None:
         """The module, parsed or from the cache; None when no such module exists in the sources."""
@@ -270,6 +324,78 @@ class ApiIndex:
             atomic_write_text(self.cache_dir / key[:2] / f"{key}.json", json.dumps(info.as_dict()))
         except OSError as error:  # a read-only cache must not stop the audit
             log.debug("cannot write API cache entry: %s", error)
+
+
+# `<something other than self/cls>.name = ...` (not `==`), as bytes; its AST decides.
+_ATTRIBUTE_STORE = re.compile(rb"(?<!\bself)(?<!\bcls)\.([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)")
+_TEST_FOLDERS = frozenset({"tests", "testing", "__pycache__"})
+_MAX_STORE_FILES = 20_000
+_MAX_STORE_BYTES = 256 * 1024 * 1024
+
+
+def _stores_on_module(tree: ast.Module, dotted: str, name: str) -> bool:
+    """Whether the file stores `name` on a name it binds to the module `dotted` by an import
+    (`import a.b as m`, `from a import b as m`, `import a.b` then `a.b.name = ...`)."""
+    parent, _, last = dotted.rpartition(".")
+    aliases: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == dotted:
+                    aliases.add(alias.asname or dotted)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module == parent:
+            for alias in node.names:
+                if alias.name == last:
+                    aliases.add(alias.asname or last)
+    if not aliases:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr == name:
+            if ast.unparse(node.value) in aliases:
+                return True
+    return False
+
+
+def walk_modules(
+    root: Path, top: Path, prefix: tuple[str, ...], limit: int, *, skipped: frozenset[str], max_depth: int
+) -> list[tuple[str, Path]]:
+    """The `.py`/`.pyi` modules under `top`, without recursion: folders never followed through links,
+    files only when regular and (through a link) still inside `root`; sorted by path."""
+    found: list[tuple[Path, str]] = []
+    try:
+        top_mode = os.lstat(top).st_mode
+    except OSError:
+        return []
+    if not stat.S_ISDIR(top_mode):
+        return []
+    stack: list[tuple[Path, tuple[str, ...]]] = [(top, prefix)]
+    while stack and len(found) < limit:
+        folder, parts = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name.isidentifier() and entry.name not in skipped and len(parts) < max_depth:
+                        stack.append((Path(entry.path), (*parts, entry.name)))
+                    continue
+                stem, dot, suffix = entry.name.rpartition(".")
+                if not dot or suffix not in ("py", "pyi") or not stem.isidentifier():
+                    continue
+                if entry.is_symlink():
+                    target = Path(entry.path)
+                    if not target.resolve().is_relative_to(root.resolve()) or not target.is_file():
+                        continue
+                elif not entry.is_file(follow_symlinks=False):
+                    continue  # a FIFO, a device, a socket
+            except (OSError, RuntimeError):
+                continue
+            dotted = ".".join(parts if stem == "__init__" else (*parts, stem))
+            found.append((Path(entry.path), dotted))
+    found.sort(key=lambda item: item[0])
+    return [(dotted, path) for path, dotted in found[:limit]]
 
 
 def _holds_python(folder: Path) -> bool:

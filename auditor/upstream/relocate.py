@@ -7,9 +7,7 @@ load; the resolver confirms each candidate, so a hint never rests on a regular e
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -17,7 +15,7 @@ from pathlib import Path
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import read_bounded
-from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES
+from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES, walk_modules
 from apidrift.auditor.upstream.resolve import (
     ClassValue,
     FunctionValue,
@@ -147,44 +145,4 @@ def kind_of(value: Resolution | None) -> str | None:
 
 
 def _walk(root: Path, top: Path, prefix: tuple[str, ...], limit: int) -> list[tuple[str, Path]]:
-    """The `.py`/`.pyi` modules under `top`, without recursion: folders never followed through links,
-    files only when regular and (through a link) still inside `root`; sorted by path."""
-    found: list[tuple[Path, str]] = []
-    try:
-        top_mode = os.lstat(top).st_mode
-    except OSError:
-        return []
-    if not stat.S_ISDIR(top_mode):
-        return []
-    stack: list[tuple[Path, tuple[str, ...]]] = [(top, prefix)]
-    while stack and len(found) < limit:
-        folder, parts = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if (
-                        entry.name.isidentifier()
-                        and entry.name not in SKIPPED_PARTS
-                        and len(parts) < MAX_DEPTH
-                    ):
-                        stack.append((Path(entry.path), (*parts, entry.name)))
-                    continue
-                stem, dot, suffix = entry.name.rpartition(".")
-                if not dot or suffix not in ("py", "pyi") or not stem.isidentifier():
-                    continue
-                if entry.is_symlink():
-                    target = Path(entry.path)
-                    if not target.resolve().is_relative_to(root.resolve()) or not target.is_file():
-                        continue
-                elif not entry.is_file(follow_symlinks=False):
-                    continue  # a FIFO, a device, a socket
-            except (OSError, RuntimeError):
-                continue
-            dotted = ".".join(parts if stem == "__init__" else (*parts, stem))
-            found.append((Path(entry.path), dotted))
-    found.sort(key=lambda item: item[0])
-    return [(dotted, path) for path, dotted in found[:limit]]
+    return walk_modules(root, top, prefix, limit, skipped=SKIPPED_PARTS, max_depth=MAX_DEPTH)

@@ -440,6 +440,8 @@ class Resolver:
             return Unknown(Reason.NAMESPACE_PACKAGE)  # another distribution's module of the namespace
         if self._installs_modules(f"{module.path}.{name}"):
             return Unknown(Reason.INSTALLED_MODULE)
+        if self.index.assigned_elsewhere(module.path, name):
+            return Unknown(Reason.ASSIGNED_BY_ANOTHER_MODULE)
         return Missing(module.path, name, "module")
 
     def _getattr_attribute(self, module: ModuleInfo, name: str, unsure: Unknown | None) -> Resolution:
