@@ -104,6 +104,7 @@ _DATACLASS_TRANSFORM = frozenset({"typing.dataclass_transform", "typing_extensio
 
 
 _OPTIONAL = frozenset({"typing.Optional", "typing_extensions.Optional"})
+_ANNOTATED = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
 
 
 _DYNAMIC_MARKERS = ("globals()", "sys.modules[", "setattr(sys.modules", "vars()")
@@ -716,6 +717,17 @@ def _class_path(value: Any) -> str | None:
         return None if path in ("builtins.None",) else path
     if isinstance(value, griffe.ExprSubscript) and _path_or_text(value.left) in _OPTIONAL:
         return _class_path(value.slice)
+    if isinstance(value, griffe.ExprSubscript) and _path_or_text(value.left) in _ANNOTATED:
+        arguments = value.slice.elements if isinstance(value.slice, griffe.ExprTuple) else [value.slice]
+        return _class_path(arguments[0]) if arguments else None
+    if isinstance(value, griffe.ExprSubscript) and isinstance(
+        value.left, (griffe.ExprName, griffe.ExprAttribute)
+    ):
+        # A generic class of the code's own (`Row[_TP]`, `Database[_DocumentType]`): the class. Not a
+        # special form or a standard container (`Union[...]`, `list[...]`, `Callable[...]`): no one class.
+        head = _path_or_text(value.left)
+        if not head.startswith(("?", "builtins.", "typing.", "typing_extensions.", "collections.", "types.")):
+            return head
     if isinstance(value, griffe.ExprBinOp) and value.operator == "|":
         sides = [s for s in (value.left, value.right) if str(s) != "None"]
         if len(sides) == 1:

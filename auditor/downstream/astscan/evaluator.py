@@ -313,6 +313,9 @@ class _Evaluator:
                 node.slice, (ast.Tuple, ast.Slice)
             ):
                 return self.annotation(node.slice, scope, text)
+            if isinstance(node.value, (ast.Name, ast.Attribute)):  # a generic class: `up.Table[Row]`
+                value = self.expression(_compact(node.value), scope)
+                return value if isinstance(value, (ModuleRef, AttrRef)) else None
             return None
         if isinstance(node, (ast.Name, ast.Attribute)):
             value = self.expression(_compact(node), scope)
