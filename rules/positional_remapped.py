@@ -52,6 +52,11 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         old_name = old_by_index[index]
         if old_name == new_name:
             continue
+        before = old_signature.get(old_name)
+        if before is not None and before.kind is ParamKind.VAR_POSITIONAL:
+            # `Column(*args, **kw)` -> `Column(__name_pos=None, __type_pos=None, *args, ...)`: the old
+            # body read its meaning out of `args`, which the signature does not show: no change seen
+            continue
         if (
             old_name not in new_names
             and new_name not in old_names
