@@ -67,12 +67,15 @@ class StarRef:
 class ItemRef:
     """A value taken out of another by a protocol: an element of `base` by subscription
     (`via="item"`: `rows[0]`), by iteration (`"iter"`: `for r in rows`, `next(iter(rows))`), by
-    `next()` (`"next"`), or what `with base as x` binds (`"enter"`)."""
+    `next()` (`"next"`), what `with base as x` binds (`"enter"`), or the element at a place of an
+    unpacking (`"unpack:1"`: `b` in `a, b = base`)."""
 
     base: Ref
     via: str
 
     def render(self) -> str:
+        if self.via.startswith("unpack:"):
+            return f"<element {int(self.via[7:]) + 1} of {self.base.render()}>"
         return f"<{_VIA_WORDS.get(self.via, self.via)} {self.base.render()}>"
 
 

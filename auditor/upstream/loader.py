@@ -690,9 +690,10 @@ def _item_paths(value: Any) -> tuple[tuple[str, str], ...]:
     if head in _OPTIONAL:
         return _item_paths(value.slice)
     arguments = list(value.slice.elements) if isinstance(value.slice, griffe.ExprTuple) else [value.slice]
-    if head in ("builtins.tuple", "typing.Tuple"):  # only `tuple[C, ...]` is a sequence of one type
-        if len(arguments) != 2 or str(arguments[1]) != "...":
-            return ()
+    if head in ("builtins.tuple", "typing.Tuple"):  # `tuple[C, ...]` is a sequence of one type
+        if len(arguments) != 2 or str(arguments[1]) != "...":  # `tuple[A, B]`: what unpacking gives
+            places = ((f"unpack:{i}", _class_path(a)) for i, a in enumerate(arguments))
+            return tuple((k, p) for k, p in places if p is not None and not p.startswith("?"))
         indexes: tuple[int | None, int | None, int | None] = (0, 0, None)
     elif head in _CONTAINERS:
         indexes = _CONTAINERS[head]

@@ -242,20 +242,24 @@ class Resolver:
             return Unknown(Reason.PARENT_MISSING)
         if isinstance(base, AttributeValue) and produced is None:
             produced = base.info.items
+        unpacking = ref.via.startswith("unpack:")
         if produced:
-            path = dict(produced).get(ref.via)
+            table = dict(produced)
+            path = table.get(ref.via) or (table.get("iter") if unpacking else None)
             if path is None:
-                return Unknown(Reason.ITEM_UNKNOWN, ref.via)
+                return Unknown(Reason.ITEM_UNKNOWN, "unpack" if unpacking else ref.via)
             return self._instance_of(path)
         if isinstance(base, Unknown):
-            return base if base.reason is not Reason.UNKNOWN_RETURN else Unknown(Reason.ITEM_UNKNOWN, ref.via)
+            if base.reason is not Reason.UNKNOWN_RETURN:
+                return base
+            return Unknown(Reason.ITEM_UNKNOWN, "unpack" if unpacking else ref.via)
         if isinstance(base, AttributeValue):
             cls = self._annotated_class(base.info)
             if cls is not None:
                 base = InstanceValue(cls, exact=False)
         if not isinstance(base, InstanceValue):
-            return Unknown(Reason.ITEM_UNKNOWN, ref.via)
-        return self._protocol_result(base, ref.via)
+            return Unknown(Reason.ITEM_UNKNOWN, "unpack" if unpacking else ref.via)
+        return self._protocol_result(base, "iter" if unpacking else ref.via)
 
     def _protocol_result(self, base: InstanceValue, via: str, depth: int = 0) -> Resolution:
         method = self._class_attribute(base.cls, _PROTOCOL_METHODS[via], on_instance=True, exact=base.exact)

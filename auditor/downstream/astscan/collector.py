@@ -575,8 +575,25 @@ class _Collector:
             expression = self._intern(_compact(value)) if value is not None else None
             self.scope.bind(target.id, _Binding(self.scope, expression=expression))
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                self._bind_target(element, None)
+            star = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)), None)
+            literal = isinstance(value, (ast.Tuple, ast.List)) and not any(
+                isinstance(e, ast.Starred) for e in value.elts
+            )
+            whole = self._intern(_compact(value)) if value is not None and not literal else None
+            for index, element in enumerate(target.elts):
+                if value is None or (star is not None and (index >= star or literal)):
+                    self._bind_target(element, None)  # past a `*rest`, places count from the end
+                elif literal:  # `a, b = up.A(), up.B()`: each its own value
+                    assert isinstance(value, (ast.Tuple, ast.List))
+                    own = value.elts[index] if len(value.elts) == len(target.elts) else None
+                    self._bind_target(element, own)
+                elif isinstance(element, ast.Name):  # `fig, ax = up.pair()`: what unpacking hands out
+                    self.scope.bind(
+                        element.id,
+                        _Binding(self.scope, expression=self._intern(_item_of(whole, f"unpack:{index}"))),
+                    )
+                else:
+                    self._bind_target(element, None)
         elif isinstance(target, ast.Starred):
             self._bind_target(target.value, None)
         elif isinstance(target, ast.Attribute):
