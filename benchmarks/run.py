@@ -139,7 +139,7 @@ def tool_version(tool: str) -> str:
         if tool == "apidrift":
             out = subprocess.run([sys.executable, "-c", "import apidrift, griffe, libcst, importlib.metadata as m;"
                                   "print(apidrift.__version__, m.version('griffe'), m.version('libcst'))"],
-                                 capture_output=True, text=True, check=False).stdout.split(check=False)  # fmt: skip
+                                 capture_output=True, text=True, check=False).stdout.split()  # fmt: skip
             commit = os.environ.get("APIDRIFT_BENCH_SNAPSHOT")
             if commit:
                 where = f"snapshot of commit {commit[:12]}"
