@@ -135,7 +135,7 @@ def tool_version(tool: str) -> str:
         if tool == "node":
             return subprocess.run(
                 ["node", "--version"], capture_output=True, text=True, check=False
-            ).stdout.strip(check=False)
+            ).stdout.strip()
         if tool == "apidrift":
             out = subprocess.run([sys.executable, "-c", "import apidrift, griffe, libcst, importlib.metadata as m;"
                                   "print(apidrift.__version__, m.version('griffe'), m.version('libcst'))"],
@@ -147,9 +147,9 @@ def tool_version(tool: str) -> str:
                 git = ["git", "-C", str(HERE.parent)]
                 head = subprocess.run(
                     [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-                ).stdout.strip(check=False)
+                ).stdout.strip()
                 dirty = subprocess.run([*git, "status", "--porcelain", "--", ".", ":!benchmarks"],
-                                       capture_output=True, text=True, check=False).stdout.strip(check=False)  # fmt: skip
+                                       capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
                 where = f"installed from the work tree at {head or '?'}" + (
                     " with local changes" if dirty else ""
                 )
