@@ -112,6 +112,20 @@ def test_with_from_findings_are_labelled_drift(project: Path, capsys: pytest.Cap
     assert "AD101 [error, drift]" in out and "AD102 [error, drift]" in out
 
 
+def test_pre_existing_findings_fail_only_when_asked(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With an old version, the gate is on what the upgrade causes: a call that was already broken
+    under the old version (`pre-existing`) is reported but exits 0, unless --fail-on-pre-existing."""
+    write(project / "down", {"app/__init__.py": "import pkg\n\npkg.get_config(1)\n"})  # broken on both
+    old = f"pkg@{project / 'old'}"
+    assert main(run(project, "--from", old)) == 0
+    assert "AD102 [error, pre-existing]" in capsys.readouterr().out
+    assert main(run(project, "--from", old, "--fail-on-pre-existing")) == 1
+    write(project / "down", {"app/__init__.py": "import pkg\n\npkg.get_config(1)\npkg.Scheduler(1)\n"})
+    assert main(run(project, "--from", old)) == 1  # drift still fails
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

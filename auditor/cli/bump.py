@@ -19,6 +19,7 @@ from apidrift.auditor.cli.options import (
     fail_on_option,
     fetch_options,
     parse_outputs,
+    pre_existing_option,
     quiet_option,
     read_config,
     report_options,
@@ -52,6 +53,7 @@ from apidrift.auditor.cli.progress import Messages, spinner, want_color
 )
 @report_options(FORMATS)
 @fail_on_option()
+@pre_existing_option()
 @config_options(owner="project")
 @selection_options(owner="project")
 @click.option(
@@ -70,6 +72,7 @@ def bump(
     formats: tuple[str, ...],
     output: Path | None,
     fail_on: str | None,
+    fail_on_pre_existing: bool,
     config_path: Path | None,
     no_config: bool,
     ignore: tuple[str, ...],
@@ -138,7 +141,7 @@ def bump(
             click.echo(report, nl=not report.endswith("\n"), color=use_color)
             continue
         write_report(out.path, report)
-    status = exit_status(result.audit, fail_on)
+    status = exit_status(result.audit, fail_on, pre_existing=fail_on_pre_existing)
     failed = result.failed()
     if failed and status == EXIT_OK:
         # As `audit` exits 2 when an upstream cannot be had: a bump that could not be checked does not pass.

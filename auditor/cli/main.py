@@ -32,6 +32,7 @@ from apidrift.auditor.cli.options import (
     output_option,
     parse_outputs,
     parse_severities,
+    pre_existing_option,
     quiet_option,
     read_config,
     report_options,
@@ -55,6 +56,7 @@ def cli() -> None:
 @target_options(verb="check")
 @report_options(FORMATS)
 @fail_on_option()
+@pre_existing_option()
 @config_options()
 @selection_options()
 @click.option(
@@ -91,6 +93,7 @@ def audit(
     formats: tuple[str, ...],
     output: Path | None,
     fail_on: str | None,
+    fail_on_pre_existing: bool,
     config_path: Path | None,
     no_config: bool,
     ignore: tuple[str, ...],
@@ -117,7 +120,8 @@ def audit(
 
     \b
     Exit status:
-      0  nothing at or above --fail-on (default: error)
+      0  nothing at or above --fail-on (default: error); with an old version, findings it already
+         had (pre-existing) do not count unless --fail-on-pre-existing
       1  findings at or above --fail-on
       2  bad usage or input (one line on stderr)
       3  nothing was checked: the downstream does not use the upstream, or none of its uses could be checked
@@ -197,7 +201,7 @@ def audit(
             say(f"wrote the {out.fmt} report to {out.path}")
     if all(out.path is not None for out in outputs):  # nothing on stdout: say where it went, and the gist
         say(f"wrote {', '.join(str(out.path) for out in outputs)} ({_gist(result)})")
-    raise SystemExit(exit_status(result, fail_on))
+    raise SystemExit(exit_status(result, fail_on, pre_existing=fail_on_pre_existing))
 
 
 _ARGV: list[str] | None = None  # the command line `main` was given, for the reports' "how made" line

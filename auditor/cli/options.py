@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from apidrift.auditor.config import FAIL_ON, LEVELS, Config
-from apidrift.auditor.results import AuditResult, Severity
+from apidrift.auditor.results import AuditResult, Classification, Severity
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
@@ -43,6 +43,7 @@ __all__ = [
     "output_option",
     "parse_outputs",
     "parse_severities",
+    "pre_existing_option",
     "quiet_option",
     "read_config",
     "report_options",
@@ -335,14 +336,29 @@ def build_request(
     )
 
 
-def exit_status(result: AuditResult, fail_on: str) -> int:
-    """`--fail-on`: 1 for a finding at or above it, else 3 when nothing was checked, else 0."""
+def exit_status(result: AuditResult, fail_on: str, *, pre_existing: bool = False) -> int:
+    """`--fail-on`: 1 for a finding at or above it, else 3 when nothing was checked, else 0. With an old
+    version, a finding that was already there under it (`pre-existing`: the upgrade does not cause it)
+    fails the run only with `pre_existing` (`--fail-on-pre-existing`): the gate is on drift."""
     if fail_on == "never":
         return EXIT_OK
     threshold = Severity(fail_on).rank
-    if any(f.severity.rank >= threshold for f in result.findings):
+    if any(
+        f.severity.rank >= threshold and (pre_existing or f.classification is not Classification.PRE_EXISTING)
+        for f in result.findings
+    ):
         return EXIT_FINDINGS
     return EXIT_UNCHECKED if result.unchecked else EXIT_OK
+
+
+def pre_existing_option() -> Callable[[F], F]:
+    return click.option(
+        "--fail-on-pre-existing",
+        "fail_on_pre_existing",
+        is_flag=True,
+        help="Also fail on findings the old version already had (pre-existing); by default only what the "
+        "upgrade causes fails the run.",
+    )
 
 
 def write_report(path: Path, report: str) -> None:
