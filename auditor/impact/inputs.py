@@ -39,6 +39,7 @@ from apidrift.auditor.sources.specs import (
     SourceError,
     SpecError,
     normalize_name,
+    parse_requirement,
     parse_spec,
 )
 
@@ -73,7 +74,7 @@ def requirements_on(requires: tuple[str, ...] | list[str], upstream: str) -> lis
     found = []
     for line in requires:
         try:
-            requirement = Requirement(line)
+            requirement = parse_requirement(line)
         except InvalidRequirement:
             continue
         if normalize_name(requirement.name) == key:

@@ -25,7 +25,7 @@ from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.impact.inputs import Dependent, previous_release
 from apidrift.auditor.impact.jobs import Job, failed_row, run_job
-from apidrift.auditor.impact.results import FAILED, ImpactResult, ResultStore
+from apidrift.auditor.impact.results import FAILED, ROWS_FILE, ImpactResult, ResultStore, results_key
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.wording import first_line, plural
 
@@ -153,7 +153,10 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
         release=_info(prepared.release, request.release), old=_info(prepared.old, prepared.old_spec),
         dropped=list(request.dropped), notes=list(request.notes), results_dir=str(request.results_dir),
     )  # fmt: skip
-    store = ResultStore(request.results_dir)
+    key, key_note = results_key(Cache(request.cache_dir).root)
+    if key_note:
+        result.notes.append(key_note)
+    store = ResultStore(request.results_dir, key)
     jobs = jobs_for(request, prepared)
     done: dict[str, dict[str, Any]] = {}
     if request.resume:
@@ -164,6 +167,8 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
             result.notes.append(
                 f"--resume: {plural(len(done), 'dependent')} already audited for these versions"
             )
+        for refused in store.refused:
+            result.notes.append(f"--resume: {request.results_dir / ROWS_FILE}: {refused}")
     else:
         store.start(fresh=True)
     todo = [job for job in jobs if job.key not in done]

@@ -144,7 +144,7 @@ class ProjectListing:
                 return None
             files = tuple(IndexFile(**f) for f in data["files"])
             return cls(name=data["name"], index_url=data["index_url"], files=files)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return None
 
 

@@ -12,7 +12,6 @@ checkouts and URLs are listed in the file's notes and left out.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import subprocess
@@ -27,12 +26,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from apidrift.auditor.safe_read import loads_json, loads_toml
+from apidrift.auditor.sources.specs import parse_requirement
 from apidrift.auditor.wording import first_line
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a big uv.lock is a few MiB
 MAX_INCLUDE_DEPTH = 8
@@ -108,14 +104,14 @@ def sniff_kind(path: str, data: bytes) -> str:
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            doc = json.loads(text)
+            doc = loads_json(text)
         except ValueError:
             doc = None
         if isinstance(doc, dict) and "_meta" in doc:
             return "pipfile"
     try:
-        doc = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+        doc = loads_toml(text)
+    except ValueError:
         return "requirements"
     if "lock-version" in doc and "packages" in doc:
         return "pylock"
@@ -267,8 +263,8 @@ def read_lock(path: str, read: Reader, kind: str | None = None) -> list[LockFile
     text = _decode(data, path)
     lock = LockFile(path, kind)
     try:
-        doc: Any = json.loads(text) if kind == "pipfile" else tomllib.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as error:
+        doc: Any = loads_json(text) if kind == "pipfile" else loads_toml(text)
+    except ValueError as error:  # TOMLDecodeError, JSONDecodeError, NestingError
         raise LockError(
             f"{path}: not valid {'JSON' if kind == 'pipfile' else 'TOML'} ({first_line(error)})"
         ) from None
@@ -393,7 +389,9 @@ def _pyproject(doc: dict[str, Any], lock: LockFile) -> None:
     """Exact `==` pins: [project] dependencies and extras, [dependency-groups], Poetry's dependency tables."""
     project = _table(doc, "project")
     strings: list[str] = []
-    strings += [d for d in project.get("dependencies", []) or [] if isinstance(d, str)]
+    dependencies = project.get("dependencies")
+    if isinstance(dependencies, list):  # `dependencies = 5` declares nothing
+        strings += [d for d in dependencies if isinstance(d, str)]
     extras = project.get("optional-dependencies")
     if isinstance(extras, dict):
         for group in extras.values():
@@ -440,7 +438,7 @@ def _poetry_exact(spec: str) -> str | None:
 
 def _add_requirement(lock: LockFile, text: str) -> None:
     try:
-        requirement = Requirement(text)
+        requirement = parse_requirement(text)
     except InvalidRequirement:
         lock.notes.append(f"{_safe(text.strip())}: not a requirement; left out")
         return
@@ -665,7 +663,6 @@ def changed_lock_files(folder: Path, base: str, head: str = "HEAD") -> list[str]
 def _main(argv: list[str] | None = None) -> int:
     """`python -m apidrift.auditor.sources.lockfiles changed FOLDER BASE [HEAD]`: one changed lock or pin
     file per line (none: nothing changed); exit 0, or 2 when git cannot tell."""
-    import sys
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (3, 4) or args[0] != "changed":
