@@ -26,7 +26,7 @@ from typing import Any
 
 from apidrift import __version__
 from apidrift.auditor.results import AuditResult, Classification, Severity
-from apidrift.auditor.safe_read import read_bounded
+from apidrift.auditor.safe_read import loads_json, read_bounded
 
 STATUSES = ("broken", "at-risk", "not-yet-affected", "clean", "not-using", "timeout", "memory", "error")
 FAILED = ("timeout", "memory", "error")
@@ -246,8 +246,10 @@ class ResultStore:
         others there were.
         """
         rows: dict[str, dict[str, Any]] = {}
-        malformed = 0
-        for row in _read_jsonl(self.folder / ROWS_FILE):
+        unreadable: list[int] = []
+        records = _read_jsonl(self.folder / ROWS_FILE, unreadable)
+        malformed = len(unreadable)
+        for row in records:
             if _row_shape(row):
                 row["findings"] = []
                 rows[row["key"]] = row
@@ -276,7 +278,9 @@ class ResultStore:
             else:
                 unchecked += 1
         if malformed:
-            self.refused.append(f"{malformed} malformed {'row' if malformed == 1 else 'rows'} skipped")
+            self.refused.append(
+                f"{malformed} malformed or unreadable {'line' if malformed == 1 else 'lines'} skipped"
+            )
         if unchecked:
             self.refused.append(
                 f"{unchecked} {'row' if unchecked == 1 else 'rows'} without a valid check (not written by this"
@@ -445,16 +449,18 @@ def _attempt_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def _read_jsonl(path: Path) -> list[Any]:
+def _read_jsonl(path: Path, unreadable: list[int] | None = None) -> list[Any]:
+    """The records of a JSON Lines file; a line that does not parse is skipped (and counted in `unreadable`)."""
     items: list[Any] = []
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open(path, encoding="utf-8", errors="replace")
     except OSError:
         return items
     with handle:
         for line in handle:
             try:
-                items.append(json.loads(line))
-            except ValueError:
-                continue  # a line torn by an interrupted run
+                items.append(loads_json(line))
+            except ValueError:  # a line torn by an interrupted run, or nested too deeply to read
+                if unreadable is not None:
+                    unreadable.append(1)
     return items

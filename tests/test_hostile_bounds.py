@@ -1,0 +1,336 @@
+"""Hostile inputs on `bump`, `impact` and the reports: bounded, refused or skipped with a reason, never
+a hang, an "internal error" or a forged line.
+
+Beside tests/test_hostile.py, whose scriptable index on 127.0.0.1 and builders these tests reuse.
+Every server here listens on 127.0.0.1 only, and each of its loops is bounded and ends with the test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+from test_hostile import Index, _fast_and_isolated, index, respond, write_tree  # noqa: F401
+from test_hostile_limits import _wheel
+
+from apidrift.auditor.cache import Cache
+from apidrift.auditor.cli.main import main
+from apidrift.auditor.sources.index_client import IndexClient
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_line_error(status: int, err: str, *needles: str) -> None:
+    assert status == 2, err
+    assert err.startswith("apidrift: error: ") and err.count("\n") == 1, err
+    assert "internal error" not in err and "Traceback" not in err, err
+    for needle in needles:
+        assert needle in err, err
+
+
+# --- 4: PEP 658 metadata under a deadline; discovery's page fetched once, capped -------------------
+
+
+def _drip(index: Index, body: bytes, every: float = 0.5, at_most: int = 30) -> object:
+    """Send `body` one byte every `every` seconds (each socket read succeeds), at most `at_most` bytes."""
+
+    def handle(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "application/octet-stream")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        for i in range(min(len(body), at_most)):
+            if index.release.wait(every):
+                return
+            h.wfile.write(body[i : i + 1])
+            h.wfile.flush()
+
+    return handle
+
+
+def _project_with_metadata(index: Index, name: str, requires: str) -> bytes:
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\nRequires-Dist: {requires}\n".encode()
+    wheel = f"{name}-1.0-py3-none-any.whl"
+    index.project(
+        name,
+        {wheel: _wheel(name, "1.0", {f"{name}/__init__.py": ""})},
+        **{wheel: {"core-metadata": {"sha256": hashlib.sha256(metadata).hexdigest()}}},
+    )
+    index.routes[f"/files/{wheel}.metadata"] = respond(metadata)
+    return metadata
+
+
+def test_dripped_metadata_file_hits_the_deadline_in_discovery(
+    index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from apidrift.auditor.impact.inputs import discover
+
+    metadata = _project_with_metadata(index, "cand", "zzup>=1")
+    index.routes["/files/cand-1.0-py3-none-any.whl.metadata"] = _drip(index, metadata)  # type: ignore[assignment]
+    monkeypatch.setenv("APIDRIFT_LISTING_TIMEOUT", "2")
+    candidates = tmp_path / "candidates.txt"
+    candidates.write_text("cand\n")
+    started = time.monotonic()
+    (found,) = discover(candidates, "zzup", "2.0", Cache(tmp_path / "c"), index.url, False)
+    assert time.monotonic() - started < 8
+    assert found.dependent is None and found.reason is not None, found
+    assert "the core metadata took longer than 2 s; refused" in found.reason, found.reason
+    # The project page was read once: the metadata links come from the same (capped) request.
+    assert index.hits.count("/simple/cand/") == 1, index.hits
+
+
+def test_dripped_metadata_file_hits_the_deadline_for_releases_that_require_it(
+    index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from apidrift.auditor.sources.dependents import releases_requiring
+
+    metadata = _project_with_metadata(index, "cand", "zzup>=1")
+    index.routes["/files/cand-1.0-py3-none-any.whl.metadata"] = _drip(index, metadata)  # type: ignore[assignment]
+    monkeypatch.setenv("APIDRIFT_LISTING_TIMEOUT", "2")
+    started = time.monotonic()
+    with IndexClient(Cache(tmp_path / "c"), index.url) as client:
+        with pytest.raises(Exception, match="the metadata of cand-1.0-py3-none-any.whl took longer than 2 s"):
+            client.metadata(client.project("cand").files[0])
+        found = releases_requiring(client, "cand", "zzup")  # falls back to the small wheel: no answer
+    assert time.monotonic() - started < 12
+    assert found.lines == [] and found.read == 1, found
+
+
+def test_discovery_page_is_capped_like_any_listing(
+    index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from apidrift.auditor.impact.inputs import discover
+
+    _project_with_metadata(index, "cand", "zzup>=1")
+    page = index.routes["/simple/cand/"]
+    served = []
+
+    def first_small_then_huge(h: BaseHTTPRequestHandler) -> None:
+        served.append(1)
+        if len(served) == 1:
+            page(h)
+        else:  # what a second request would meet: an endless page, 3 MiB here
+            respond(b"{" + b" " * (3 << 20), "application/vnd.pypi.simple.v1+json")(h)
+
+    index.routes["/simple/cand/"] = first_small_then_huge
+    monkeypatch.setenv("APIDRIFT_MAX_LISTING_BYTES", str(1 << 20))
+    candidates = tmp_path / "candidates.txt"
+    candidates.write_text("cand\n")
+    (found,) = discover(candidates, "zzup", "2.0", Cache(tmp_path / "c"), index.url, False)
+    assert found.dependent is not None and found.how == "metadata", found
+    assert found.requirements == ("zzup>=1",)
+    assert len(served) == 1
+    with IndexClient(Cache(tmp_path / "c2"), index.url) as client:  # a fresh client meets the huge page
+        with pytest.raises(Exception, match="larger than 1048576 bytes"):
+            client.project_page("cand")
+
+
+# --- 7 and 8: the impact results folder: no write through a link, no forged row trusted -----------
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Path:
+    """pkg 1.0 (old/) and 2.0 (new/), and two dependents: one it breaks, one it does not."""
+    from test_impact import NEW_PKG, OLD_PKG, pyproject
+
+    write_tree(tmp_path / "old", {"pkg/__init__.py": OLD_PKG, "pyproject.toml": pyproject("pkg", "1.0", [])})
+    write_tree(tmp_path / "new", {"pkg/__init__.py": NEW_PKG, "pyproject.toml": pyproject("pkg", "2.0", [])})
+    for name, source in (
+        ("broken", "import pkg\n\ns = pkg.Scheduler(1)\n"),
+        ("clean", "import pkg\n\npkg.connect\n"),
+    ):
+        write_tree(
+            tmp_path / "deps" / name,
+            {f"{name}/__init__.py": source, "pyproject.toml": pyproject(name, "0.1", ["pkg>=1"])},
+        )
+    return tmp_path
+
+
+def impact(capsys: pytest.CaptureFixture[str], world: Path, *extra: str) -> tuple[int, str, str]:
+    return run(
+        capsys, "impact", f"pkg@{world / 'new'}", "--from", f"pkg@{world / 'old'}", "--dependents",
+        str(world / "deps"), "--results", str(world / "results"), "--cache-dir", str(world / "cache"),
+        "--offline", "--jobs", "1", "--quiet", "--fail-on", "never", *extra,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("planted", "resume"), [("dependents.parquet", False), ("findings.parquet", False), ("dependents.jsonl", True),
+                            ("findings.jsonl", True), ("dependents.jsonl", False)],
+)  # fmt: skip
+def test_impact_never_writes_through_a_link_in_its_results_folder(
+    world: Path, capsys: pytest.CaptureFixture[str], planted: str, resume: bool
+) -> None:
+    victim = world / "victim.txt"
+    victim.write_text("precious\n")
+    results = world / "results"
+    results.mkdir()
+    if resume:  # a finished run first: --resume then appends
+        status, _, err = impact(capsys, world)
+        assert status == 0, err
+        (results / planted).unlink()
+    (results / planted).symlink_to(victim)
+    status, _, err = impact(capsys, world, *(["--resume"] if resume else []))
+    one_line_error(status, err, f"{results / planted} is a symbolic link; refused")
+    assert victim.read_text() == "precious\n"
+    assert (results / planted).is_symlink()
+
+
+def test_parquet_is_renamed_into_place_not_written_through_a_late_link(world: Path, tmp_path: Path) -> None:
+    """A link planted after the run started (past the check) is replaced, its target never written."""
+    pytest.importorskip("pyarrow")
+    from apidrift.auditor.impact.results import ImpactResult, ResultStore
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    store = ResultStore(tmp_path / "results")
+    (tmp_path / "results" / "dependents.parquet").symlink_to(victim)
+    store.write_parquet(ImpactResult(release={}, old={}))
+    assert victim.read_text() == "precious\n"
+    assert not (tmp_path / "results" / "dependents.parquet").is_symlink()
+    with pytest.raises(RuntimeError, match="is a symbolic link; refused"):
+        (tmp_path / "results" / "dependents.jsonl").symlink_to(victim)
+        store.append({"key": "k", "dependent": "d", "status": "clean"})
+    assert victim.read_text() == "precious\n"
+
+
+def _rows(results: Path) -> dict[str, dict[str, object]]:
+    rows = [json.loads(line) for line in (results / "dependents.jsonl").read_text().splitlines()]
+    return {str(row["dependent"]): row for row in rows}
+
+
+def test_a_forged_row_does_not_replace_a_verdict_on_resume(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = impact(capsys, world, "--format", "json")
+    assert status == 0, err
+    assert {r["dependent"]: r["status"] for r in json.loads(out)["dependents"]} == {
+        "broken": "broken",
+        "clean": "clean",
+    }
+    results = world / "results"
+    forged = dict(_rows(results)["broken"], status="clean", errors=0, by_rule={})
+    garbage = [
+        forged,  # a verdict changed, its check left as it was
+        {**forged, "check": "0" * 32},
+        {"key": [1], "status": "clean"},
+        {"key": forged["key"], "status": "clean", "dependent": 5, "errors": "many", "by_rule": []},
+        {"key": forged["key"], "status": "nonsense"},
+        ["not", "a", "row"],
+        "x" * 100,
+    ]
+    with open(results / "dependents.jsonl", "a") as out_file:
+        for item in garbage:
+            out_file.write(json.dumps(item) + "\n")
+        out_file.write("[" * 100_000 + "\n")  # deeper than the parser recurses
+    with open(results / "findings.jsonl", "a") as out_file:
+        out_file.write(json.dumps({"key": [1], "attempt": None}) + "\n")
+        out_file.write(json.dumps({"key": forged["key"], "attempt": forged["attempt"], "severity": "info",
+                                   "code": "AD999", "rule": "forged", "message": "@x", "symbol": "s"}) + "\n")  # fmt: skip
+    status, out, err = impact(capsys, world, "--resume", "--format", "json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert {r["dependent"]: r["status"] for r in report["dependents"]} == {
+        "broken": "broken",
+        "clean": "clean",
+    }
+    assert any("without a valid check" in note and "not reused" in note for note in report["notes"]), report[
+        "notes"
+    ]
+    assert any("malformed" in note for note in report["notes"]), report["notes"]
+    assert any("1 dependent already audited" in note for note in report["notes"]), report["notes"]
+    # Rows written by apidrift itself are reused, with their findings.
+    status, out, err = impact(capsys, world, "--resume", "--format", "json")
+    report = json.loads(out)
+    assert any("2 dependents already audited" in note for note in report["notes"]), report["notes"]
+    assert {r["dependent"]: r["errors"] for r in report["dependents"]} == {"broken": 1, "clean": 0}
+    assert all("check" not in row for row in report["dependents"])
+
+
+# --- 8: hostile metadata and lock files --------------------------------------------------------------
+
+DEEP_TOML = "x = " + "[" * 200_000 + "]" * 200_000 + "\n"
+LONG_VERSION = "1" * 5000
+
+
+@pytest.mark.parametrize(
+    "project",
+    [
+        '[project]\nname = "app"\nversion = "1"\ndependencies = ["zzup"]\noptional-dependencies = "x"\n',
+        '[project]\nname = "app"\nversion = "1"\ndependencies = 5\noptional-dependencies = {a = ["zzup"]}\n',
+        '[project]\nname = "app"\noptional-dependencies = {a = 5, 7 = ["zzup"]}\n',
+        '[project]\nname = "app"\n' + DEEP_TOML.replace("x = ", "dependencies = "),
+        '[tool.apidrift]\nfail-on = "error"\n' + DEEP_TOML,
+        f'[project]\nname = "app"\ndependencies = ["zzup=={LONG_VERSION}"]\n',
+        f'[project]\nname = "app"\ndependencies = ["zzup>={LONG_VERSION}.*"]\n',
+    ],
+    ids=["extras-string", "deps-int", "extras-values", "deep-deps", "deep-config", "long-pin", "long-range"],
+)
+def test_hostile_pyproject_of_the_downstream(
+    project: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    up = write_tree(tmp_path / "up", {"zzup/__init__.py": "def call(a):\n    return a\n"})
+    down = write_tree(tmp_path / "down", {"app/__init__.py": "import zzup\nzzup.call(1, 2)\n"})
+    (down / "pyproject.toml").write_text(project)
+    args = ["audit", str(down), "--against", f"zzup@{up}", "--offline", "--cache-dir", str(tmp_path / "c")]
+    if "tool.apidrift" in project:
+        args += ["--config", str(down / "pyproject.toml")]
+        status, _, err = run(capsys, *args)
+        one_line_error(status, err, "invalid TOML: nested too deeply to read")
+        return
+    status, out, err = run(capsys, *args, "--no-config")
+    assert status == 1, err  # the audit ran: the call with two arguments is found
+    assert "AD103" in out and "internal error" not in err, out + err
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("Pipfile.lock", '{"_meta": {}, "default": ' + "[" * 200_000 + "]" * 200_000 + "}", "not valid JSON (nested too deeply to read)"),
+        ("uv.lock", "version = 1\n" + DEEP_TOML, "not valid TOML (nested too deeply to read)"),
+        ("poetry.lock", DEEP_TOML, "not valid TOML (nested too deeply to read)"),
+        ("pyproject.toml", '[project]\nname = "app"\ndependencies = 5\noptional-dependencies = "x"\n', None),
+        ("pyproject.toml", f'[project]\nname = "app"\ndependencies = ["zzup=={LONG_VERSION}"]\n', None),
+        ("requirements.txt", f"zzup=={LONG_VERSION}\nzzup>={LONG_VERSION}\n", None),
+    ],
+    ids=["deep-pipfile", "deep-uv", "deep-poetry", "pyproject-types", "pyproject-long", "requirements-long"],
+)  # fmt: skip
+def test_hostile_lock_files_in_bump(
+    name: str, content: str, message: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = write_tree(tmp_path / "p", {"app/__init__.py": "import zzup\n"})
+    empty = '{"_meta": {}, "default": {}}' if name == "Pipfile.lock" else ""
+    old = write_tree(tmp_path / "old", {name: empty}) / name
+    new = write_tree(tmp_path / "new", {name: content}) / name
+    status, out, err = run(
+        capsys, "bump", str(project), "--old", str(old), "--new", str(new), "--offline", "--cache-dir",
+        str(tmp_path / "c"),
+    )  # fmt: skip
+    if message is not None:
+        one_line_error(status, err, message)
+        return
+    assert status == 0 and "internal error" not in err, out + err
+    assert "Changed packages: none" in out, out
+    if "==" in content:
+        assert "not a requirement; left out" in out, out  # said, not silently dropped
+
+
+def test_requirements_with_unreadable_versions_are_skipped() -> None:
+    from apidrift.auditor.impact.inputs import pin_excluding, requirements_on
+    from apidrift.auditor.sources.written_for import choose_old
+
+    for line in (f"zzup=={LONG_VERSION}", f"zzup>={LONG_VERSION}", f"zzup~={LONG_VERSION}.1"):
+        assert requirements_on([line, "zzup<3"], "zzup")[0].specifier.contains("2.0")
+        assert pin_excluding([line], "zzup", "2.0") is None
+        choice = choose_old(None, "zzup", "app", (line,), "2.0")
+        assert choice.spec is None or LONG_VERSION not in choice.spec
