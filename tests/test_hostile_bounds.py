@@ -7,8 +7,10 @@ Every server here listens on 127.0.0.1 only, and each of its loops is bounded an
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import re
 import time
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -334,3 +336,99 @@ def test_requirements_with_unreadable_versions_are_skipped() -> None:
         assert pin_excluding([line], "zzup", "2.0") is None
         choice = choose_old(None, "zzup", "app", (line,), "2.0")
         assert choice.spec is None or LONG_VERSION not in choice.spec
+
+
+# --- 6: bump and impact reports escape what they print; Markdown makes nothing live ----------------
+
+LIVE = (
+    "ping @octocat and @org/team, see https://evil.example/x and www.evil.example or mail a@evil.example #12"
+)
+
+
+def _bump_result(text: str) -> object:
+    from test_hostile_limits import _hostile_result
+
+    from apidrift.auditor.bump import BumpResult, FileRead, PackageChange
+
+    audit = _hostile_result()
+    audit.findings = [
+        dataclasses.replace(f, message=f"{f.message} {text}", upstream="pkg") for f in audit.findings
+    ]
+    change = PackageChange("pkg", f"pkg{text}", "1.0", f"2.0{text}", "upgrade", ("uv.lock",), "audited",
+                           findings=list(audit.findings), coverage=audit.coverage[0], notes=[f"note {text}"])  # fmt: skip
+    skipped = PackageChange(
+        "other", f"other{text}", "1", "2", "upgrade", status="not audited", reason=f"why {text}"
+    )
+    files = [FileRead("new", f"work tree{text}", f"uv.lock{text}", "uv", 3)]
+    return BumpResult(
+        audit.downstream, f"old{text}", f"new{text}", files, [change, skipped], audit, [f"n {text}"]
+    )
+
+
+def _impact_result(text: str) -> object:
+    from apidrift.auditor.impact.results import ImpactResult
+
+    finding = {"code": "AD203", "rule": "deprecated-target", "severity": "warning", "symbol": f"pkg.f{text}",
+               "message": f"pkg.f is deprecated: {text}", "classification": None, "path": f"a{text}.py", "line": 1}  # fmt: skip
+    rows = [
+        {"key": "a", "dependent": f"dep{text}", "version": f"1{text}", "status": "at-risk", "warnings": 1,
+         "by_rule": {"AD203": 1}, "found": 1, "checked": 1, "findings": [finding], "notes": [text]},
+        {"key": "b", "dependent": f"bad{text}", "status": "error", "error": f"failed: {text}", "findings": []},
+    ]  # fmt: skip
+    release = {"label": f"pkg==2.0{text}"}
+    return ImpactResult(
+        release, {"label": f"pkg==1.0{text}"}, rows, [{"name": f"x{text}", "reason": text}], [text]
+    )
+
+
+def _renderers() -> dict[str, object]:
+    from apidrift.reports import bump, impact_markdown, impact_text
+
+    return {
+        "bump-text": lambda t: bump.render_text(_bump_result(t)),  # type: ignore[arg-type]
+        "bump-markdown": lambda t: bump.render_markdown(_bump_result(t)),  # type: ignore[arg-type]
+        "impact-text": lambda t: impact_text.render(_impact_result(t)),  # type: ignore[arg-type]
+        "impact-markdown": lambda t: impact_markdown.render(_impact_result(t)),  # type: ignore[arg-type]
+    }
+
+
+@pytest.mark.parametrize("which", ["bump-text", "bump-markdown", "impact-text", "impact-markdown"])
+def test_bump_and_impact_reports_escape_control_characters(which: str) -> None:
+    from test_hostile_limits import FORGED
+
+    out = _renderers()[which](FORGED)  # type: ignore[operator]
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", out), repr(out)  # no CR, ESC, BEL...
+    lines = out.splitlines()
+    assert not any(line.lstrip().startswith(("./app.py:1:1:", "::error")) for line in lines), out
+    assert "\\x1b]0;owned\\x07" in out  # shown, escaped
+
+
+def _live_words(markdown: str) -> list[str]:
+    """@mentions, URLs, e-mail addresses and issue references GitHub would make live: outside code spans
+    and outside the target of a deliberate link."""
+    text = re.sub(r"\]\([^)\s]*\)", "]", markdown)  # [label](target): the target is ours
+    text = re.sub(r"(`+)(?:(?!\1).)+?\1", " ", text)  # code spans
+    return re.findall(r"(?<![\w\\])@\w|://|\bwww\.|(?<![\w&])#\d", text)
+
+
+@pytest.mark.parametrize("which", ["audit", "bump-markdown", "impact-markdown", "plan"])
+def test_markdown_outputs_make_no_mention_or_link_live(which: str) -> None:
+    from test_hostile_limits import _hostile_result
+
+    from apidrift.reports import render
+
+    if which == "audit":
+        result = _hostile_result()
+        result.findings[0] = dataclasses.replace(
+            result.findings[0], message=f"{result.findings[0].message} {LIVE}"
+        )
+        result.notes.append(LIVE)
+        out = render(result, "markdown")
+    elif which == "plan":
+        from apidrift.reports.markdown import cell
+
+        out = cell(LIVE)  # plan's Markdown writes every untrusted text through `cell`
+    else:
+        out = _renderers()[which](LIVE)  # type: ignore[operator]
+    assert "@octocat" in out and "evil.example/x" in out  # shown...
+    assert _live_words(out) == [], out  # ...but nothing live
