@@ -11,7 +11,11 @@ import dataclasses
 import hashlib
 import json
 import re
+import socket
+import sys
+import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
@@ -432,3 +436,75 @@ def test_markdown_outputs_make_no_mention_or_link_live(which: str) -> None:
         out = _renderers()[which](LIVE)  # type: ignore[operator]
     assert "@octocat" in out and "evil.example/x" in out  # shown...
     assert _live_words(out) == [], out  # ...but nothing live
+
+
+# --- 5: --scheduler to something that is not a Dask scheduler ---------------------------------------
+
+
+@pytest.fixture
+def not_dask() -> Iterator[tuple[str, list[bytes]]]:
+    """A TCP server on 127.0.0.1 that accepts and then sends what the test puts in `say` (nothing: silent)."""
+    say: list[bytes] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.1)
+    stop = threading.Event()
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        for _ in range(600):  # at most 60 s, ended with the test
+            if stop.is_set():
+                return
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            if say == [b"hang up"]:
+                conn.close()
+                continue
+            held.append(conn)
+            for data in say:
+                conn.sendall(data)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.getsockname()[1]}", say
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+@pytest.mark.parametrize("speaks", ["silence", "http", "huge-length", "hang-up", "tls"])
+def test_scheduler_that_is_not_dask_is_a_one_line_error_within_the_timeout(
+    speaks: str, world: Path, not_dask: tuple[str, list[bytes]], capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    pytest.importorskip("distributed")
+    from apidrift.auditor.impact import run as run_module
+
+    monkeypatch.setattr(run_module, "SCHEDULER_TIMEOUT", 2.0)
+    address, say = not_dask
+    expected = {
+        "silence": "no Dask handshake within 2 s; is",
+        "http": "does not speak Dask's protocol",
+        "huge-length": "does not speak Dask's protocol (its first message announces 4294967296 bytes)",
+        "hang-up": "closed the connection before its Dask handshake",
+        "tls": "tls:// needs Dask's TLS configuration",
+    }[speaks]
+    if speaks == "http":
+        say.append(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    elif speaks == "huge-length":
+        say.append((1 << 32).to_bytes(8, sys.byteorder) + b"x" * 64)
+    elif speaks == "tls":
+        address = "tls://127.0.0.1:1"
+    elif speaks == "hang-up":
+        say.append(b"hang up")
+    started = time.monotonic()
+    status, _, err = impact(capsys, world, "--scheduler", address)
+    assert time.monotonic() - started < 8
+    one_line_error(status, err, expected)

@@ -256,17 +256,23 @@ def make_executor(request: ImpactRequest) -> Pool:
     )
 
 
-def dask_pool(address: str | None) -> Pool:
+SCHEDULER_TIMEOUT = 10.0  # seconds to reach a Dask scheduler and finish its handshake
+MAX_HANDSHAKE_BYTES = 1 << 20  # a scheduler's first message (its handshake) is a few hundred bytes
+
+
+def dask_pool(address: str | None, timeout: float | None = None) -> Pool:
+    timeout = SCHEDULER_TIMEOUT if timeout is None else timeout
     try:
         from distributed import Client
     except ImportError:
         raise RuntimeError("the Dask executor needs the dask extra: pip install 'apidrift[dask]'") from None
-    try:
-        client = Client(address, timeout=10) if address else Client(processes=True)
-    except (OSError, TimeoutError, ValueError) as error:
-        raise RuntimeError(
-            f"cannot reach the Dask scheduler at {address}: {type(error).__name__}: {error}"
-        ) from None
+    if address:
+        probe_scheduler(address, timeout)
+    client = _within(
+        timeout + 5,
+        lambda: Client(address, timeout=timeout) if address else Client(processes=True),
+        f"cannot reach the Dask scheduler at {address}" if address else "cannot start a local Dask cluster",
+    )
     threads = sum(client.nthreads().values()) or 1
     where = address or "a local Dask cluster"
     return Pool(
@@ -275,6 +281,119 @@ def dask_pool(address: str | None) -> Pool:
         f"Dask at {where}, {plural(threads, 'thread')}",
         client.close,
     )
+
+
+def probe_scheduler(address: str, timeout: float) -> None:
+    """Check that `address` (tcp://HOST:PORT, or HOST:PORT) speaks Dask before Dask's client is handed it.
+
+    A scheduler sends its handshake as soon as it accepts a connection: an 8-byte length, then that many
+    bytes. A port that accepts and stays silent (a dashboard's, by mistake) would hold the client past
+    its timeout, and a server speaking something else would have it allocate whatever length its first
+    bytes spell (3 EiB for "HTTP/1.1"). Both are a one-line error here, within `timeout`. `tls://`
+    needs Dask's TLS configuration: without one it is refused here, in one line; with one only the TCP
+    connection is checked (its handshake comes after TLS's).
+    """
+    import struct
+    from urllib.parse import urlsplit
+
+    scheme, sep, rest = address.partition("://")
+    scheme = scheme.lower() if sep else "tcp"
+    if scheme not in ("tcp", "tls"):
+        return  # another transport (inproc, ucx, ws...): Dask's own checks
+    if scheme == "tls":
+        import dask
+
+        if not dask.config.get("distributed.comm.tls.client.cert", None) and not dask.config.get(
+            "distributed.comm.tls.ca-file", None
+        ):
+            raise RuntimeError(
+                f"cannot reach the Dask scheduler at {address}: tls:// needs Dask's TLS configuration "
+                "(distributed.comm.tls in the Dask config); none is set"
+            )
+    try:
+        parts = urlsplit(f"//{rest if sep else address}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or port is None:
+        raise RuntimeError(f"{address!r} is not a Dask scheduler address (tcp://HOST:PORT)")
+    deadline = time.monotonic() + timeout
+    hint = f"is {port} the scheduler's port (8786 by default), not its dashboard's (8787)?"
+    try:
+        with _connect(host, port, deadline) as sock:
+            if scheme == "tls":
+                return
+            header = _receive(sock, struct.calcsize("Q"), deadline)
+            (length,) = struct.unpack("Q", header)
+            if length > MAX_HANDSHAKE_BYTES:
+                raise RuntimeError(
+                    f"{address} does not speak Dask's protocol (its first message announces {length} bytes); {hint}"
+                )
+            _receive(sock, length, deadline)
+    except TimeoutError:
+        raise RuntimeError(
+            f"cannot reach the Dask scheduler at {address}: no Dask handshake within {timeout:g} s; {hint}"
+        ) from None
+    except ConnectionError as error:
+        raise RuntimeError(
+            f"cannot reach the Dask scheduler at {address}: {error.strerror or error}"
+        ) from None
+    except OSError as error:
+        raise RuntimeError(
+            f"cannot reach the Dask scheduler at {address}: {error.strerror or first_line(error)}"
+        ) from None
+
+
+def _connect(host: str, port: int, deadline: float) -> Any:
+    """A TCP connection, retried while refused (a scheduler still starting) until `deadline`, as Dask does."""
+    import socket
+
+    while True:
+        try:
+            return socket.create_connection((host, port), timeout=max(deadline - time.monotonic(), 0.1))
+        except ConnectionRefusedError:
+            if time.monotonic() + 0.2 >= deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _receive(sock: Any, count: int, deadline: float) -> bytes:
+    """Exactly `count` bytes, or TimeoutError at `deadline`, or ConnectionError when the peer hangs up."""
+    data = bytearray()
+    while len(data) < count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+        chunk = sock.recv(min(count - len(data), 1 << 16))
+        if not chunk:
+            raise ConnectionResetError(0, "the server closed the connection before its Dask handshake")
+        data += chunk
+    return bytes(data)
+
+
+def _within(seconds: float, start: Callable[[], Any], failure: str) -> Any:
+    """`start()` in a daemon thread, given `seconds`: what it returns, or one RuntimeError line (its error,
+    or that it did not finish in time; the thread is then left behind, it holds nothing of ours)."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = start()
+        except BaseException as error:  # MemoryError too: a hostile answer, not our memory
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, name="apidrift-dask-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise RuntimeError(f"{failure}: no answer within {seconds:g} s")
+    error = outcome.get("error")
+    if error is not None:
+        raise RuntimeError(f"{failure}: {type(error).__name__}: {first_line(error, default='')[:300]}")
+    return outcome["value"]
 
 
 def run_jobs(
