@@ -17,14 +17,14 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.impact.inputs import Dependent, previous_release
-from apidrift.auditor.impact.jobs import Job, failed_row, run_job
+from apidrift.auditor.impact.jobs import Job, failed_row, hard_memory_mb, run_job
 from apidrift.auditor.impact.results import FAILED, ROWS_FILE, ImpactResult, ResultStore, results_key
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.wording import first_line, plural
@@ -148,6 +148,20 @@ def jobs_for(request: ImpactRequest, prepared: Prepared) -> list[Job]:
 
 def run_impact(request: ImpactRequest, progress: Progress | None = None) -> ImpactResult:
     started = time.perf_counter()
+    notes = list(request.notes)
+    hard = hard_memory_mb()
+    if (
+        request.memory_mb
+        and hard is not None
+        and request.memory_mb > hard
+        and request.executor != "dask"
+        and not request.scheduler
+    ):
+        notes.append(
+            f"--memory-limit {request.memory_mb} MB is above this process's hard address-space limit "
+            f"({hard} MB, `ulimit -v`): each audit runs under {hard} MB"
+        )
+        request = replace(request, memory_mb=hard, notes=tuple(notes))
     prepared = prepare(request)
     result = ImpactResult(
         release=_info(prepared.release, request.release), old=_info(prepared.old, prepared.old_spec),

@@ -35,6 +35,7 @@ MAX_INCLUDE_DEPTH = 8
 MAX_FILES = 64  # files read for one side, includes counted
 MAX_PINS = 20_000  # per file
 GIT_TIMEOUT = 30.0  # seconds per git command
+MAX_LINK_HOPS = 8  # symbolic links followed in a row, in a git revision
 
 KINDS = ("uv", "poetry", "pdm", "pipfile", "pylock", "requirements", "pyproject")
 
@@ -161,7 +162,8 @@ def folder_reader(root: Path) -> Reader:
         try:
             target = (base / relative).resolve()
             if not target.is_relative_to(base):
-                raise LockError(f"{_safe(relative)}: outside {root}; not read")
+                what = "a symbolic link leading outside" if (base / relative).is_symlink() else "outside"
+                raise LockError(f"{_safe(relative)}: {what} {root}; not read")
             if not target.is_file():
                 return None
             with target.open("rb") as handle:
@@ -204,16 +206,41 @@ class GitSide:
         return lock_candidates(names)
 
     def reader(self) -> Reader:
+        """Read files of the folder as of REF. A symbolic link is followed as the work tree's reader
+        follows one: to a file inside the same folder, else it is refused (one line), whatever side."""
+        folder = str(self.repo / self.prefix) if self.prefix else str(self.repo)
+
+        def inside(path: str) -> bool:
+            return not (path.startswith("../") or path == ".." or path.startswith("/")) and (
+                not self.prefix or path.startswith(self.prefix)
+            )
+
         def read(relative: str) -> bytes | None:
             path = posixpath.normpath(self.prefix + relative)
-            if path.startswith("../") or path == ".." or path.startswith("/"):
-                raise LockError(f"{relative}: outside the repository; not read")
+            if not inside(path):
+                raise LockError(f"{_safe(relative)}: outside {folder} at {self.ref}; not read")
+            for _hop in range(MAX_LINK_HOPS + 1):
+                entry = (
+                    _git(self.repo, "ls-tree", self.ref, "--", path, check=False).split("\t", 1)[0].split()
+                )
+                if len(entry) != 3 or entry[1] != "blob":
+                    return None
+                if entry[0] != "120000":
+                    break
+                target = _git_bytes(self.repo, "cat-file", "blob", f"{self.ref}:{path}")[:4096].decode(
+                    "utf-8", "replace"
+                )
+                followed = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+                if target.startswith("/") or not inside(followed):
+                    raise LockError(
+                        f"{self.ref}:{_safe(path)}: a symbolic link leading outside {folder}; not read"
+                    )
+                path = followed
+            else:
+                raise LockError(
+                    f"{self.ref}:{_safe(path)}: more than {MAX_LINK_HOPS} symbolic links; not read"
+                )
             spec = f"{self.ref}:{path}"
-            entry = _git(self.repo, "ls-tree", self.ref, "--", path, check=False).split("\t", 1)[0].split()
-            if len(entry) != 3 or entry[1] != "blob":
-                return None
-            if entry[0] == "120000":
-                raise LockError(f"{self.ref}:{path}: a symbolic link; not read")
             size = int(_git(self.repo, "cat-file", "-s", spec).strip() or 0)
             if size > MAX_FILE_BYTES:
                 raise LockError(
