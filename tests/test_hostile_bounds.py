@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -508,3 +509,157 @@ def test_scheduler_that_is_not_dask_is_a_one_line_error_within_the_timeout(
     status, _, err = impact(capsys, world, "--scheduler", address)
     assert time.monotonic() - started < 8
     one_line_error(status, err, expected)
+
+
+# --- 9: links at the base as in the work tree; a hard memory limit; import names learned in bounds ---
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "HOME": str(cwd), "PATH": "/usr/bin:/bin"}  # fmt: skip
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
+
+
+def _linked_repo(root: Path, target: str, *, in_base: bool = True, in_work_tree: bool = True) -> Path:
+    """repo/project/requirements.txt a link to `target` (at the base commit and/or in the work tree)."""
+    project = write_tree(
+        root / "repo" / "project", {"app/__init__.py": "import zzup\n", "reqs/base.txt": "zzup==1.0\n"}
+    )
+    write_tree(root / "repo", {"outside.txt": "leaked==1.0\n"})
+    _git(root / "repo", "init", "-q", "-b", "main")
+    if in_base:
+        (project / "requirements.txt").symlink_to(target)
+    else:
+        (project / "requirements.txt").write_text("zzup==1.0\n")
+    _git(root / "repo", "add", "-A")
+    _git(root / "repo", "commit", "-q", "-m", "base")
+    (project / "reqs" / "base.txt").write_text("zzup==2.0\n")
+    (project / "requirements.txt").unlink()
+    if in_work_tree:
+        (project / "requirements.txt").symlink_to(target)
+    else:
+        (project / "requirements.txt").write_text("zzup==2.0\n")
+    return project
+
+
+def test_a_link_inside_the_project_is_read_at_the_base_as_in_the_work_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = _linked_repo(tmp_path, "reqs/base.txt")
+    status, out, err = run(
+        capsys, "bump", str(project), "--base", "main", "--offline", "--cache-dir", str(tmp_path / "c"),
+        "--format", "json",
+    )  # fmt: skip
+    assert "internal error" not in err and "symbolic link" not in err, err
+    data = json.loads(out)["bump"]
+    assert sorted((f["side"], f["path"], f["pins"]) for f in data["files_read"]) == [
+        ("new", "requirements.txt", 1),
+        ("old", "requirements.txt", 1),
+    ]
+    assert [(c["name"], c["old"], c["new"]) for c in data["changes"]] == [("zzup", "1.0", "2.0")]
+    assert status == 2  # offline: zzup's releases cannot be had, said (not a pass)
+
+
+@pytest.mark.parametrize("side", ["base", "work tree", "both"])
+@pytest.mark.parametrize("target", ["../outside.txt", "/etc/hostname", "reqs/../../outside.txt"])
+def test_a_link_leading_out_of_the_project_is_refused_on_either_side(
+    side: str, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = _linked_repo(tmp_path, target, in_base=side != "work tree", in_work_tree=side != "base")
+    status, _, err = run(
+        capsys, "bump", str(project), "--base", "main", "--offline", "--cache-dir", str(tmp_path / "c")
+    )
+    one_line_error(status, err, "requirements.txt: a symbolic link leading outside", "not read")
+    assert "leaked" not in err
+
+
+def test_a_hard_memory_limit_below_memory_limit_is_said_and_used(tmp_path: Path) -> None:
+    """Under `ulimit -v` 3 GiB, `--memory-limit 8192` cannot be set: the audit runs under 3 GiB, and says so."""
+    write_tree(
+        tmp_path / "old",
+        {
+            "pkg/__init__.py": "def f(a):\n    pass\n",
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "1.0"\n',
+        },
+    )
+    write_tree(
+        tmp_path / "new",
+        {
+            "pkg/__init__.py": "def f(a, b):\n    pass\n",
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "2.0"\n',
+        },
+    )
+    write_tree(tmp_path / "deps" / "a", {"a/__init__.py": "import pkg\n\npkg.f(1)\n",
+                                         "pyproject.toml": '[project]\nname = "a"\nversion = "0.1"\ndependencies = ["pkg>=1"]\n'})  # fmt: skip
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+        "from apidrift.auditor.cli.main import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "impact", f"pkg@{tmp_path / 'new'}", "--from", f"pkg@{tmp_path / 'old'}",
+         "--dependents", str(tmp_path / "deps"), "--results", str(tmp_path / "r"), "--cache-dir", str(tmp_path / "c"),
+         "--offline", "--jobs", "1", "--memory-limit", "8192", "--format", "json", "--quiet"],
+        check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert [(r["dependent"], r["status"]) for r in report["dependents"]] == [("a", "broken")]
+    assert any("--memory-limit 8192 MB is above" in n and "3072 MB" in n for n in report["notes"]), report[
+        "notes"
+    ]
+
+
+def test_a_limit_that_cannot_be_set_is_an_error_row_saying_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    import resource
+
+    from apidrift.auditor.impact.jobs import Job, limited_result
+
+    def refuse(*_: object) -> None:
+        raise ValueError("not allowed to raise maximum limit")
+
+    monkeypatch.setattr(resource, "setrlimit", refuse)
+    job = Job("k", "/nonexistent", "dep", False, "pkg==2", "pkg==1", "pkg", "2", memory_mb=512)
+    row = limited_result(job)
+    assert row["status"] == "error"
+    assert row["error"] == "cannot set the audit's limits (memory 512 MB): not allowed to raise maximum limit"
+
+
+def _pins(count: int, version: str) -> str:
+    return "".join(f"dist{i:02d}=={version}\n" for i in range(count))
+
+
+@pytest.mark.parametrize("provider", [7, None])
+def test_bump_learns_import_names_within_bounds(
+    provider: int | None, index: Index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """30 changed pins, one unexplained import (`mystery`): releases are fetched only until it is
+    accounted for, and never more than MAX_IMPORT_NAME_FETCHES."""
+    from apidrift.auditor import bump as bump_module
+    from apidrift.auditor.bump import BumpRequest, run_bump
+
+    monkeypatch.setattr(bump_module, "MAX_IMPORT_NAME_FETCHES", 12, raising=False)
+    for i in range(30):
+        name = f"dist{i:02d}"
+        module = "mystery" if i == provider else name
+        index.project(name, {
+            f"{name}-{v}-py3-none-any.whl": _wheel(name, v, {f"{module}/__init__.py": "def f(a):\n    pass\n"})
+            for v in ("1.0", "2.0")
+        })  # fmt: skip
+    project = write_tree(tmp_path / "p", {"main.py": "import mystery\n\nmystery.f(1)\n"})
+    (tmp_path / "old.txt").write_text(_pins(30, "1.0"))
+    (tmp_path / "new.txt").write_text(_pins(30, "2.0"))
+    result = run_bump(BumpRequest(project, old_file=tmp_path / "old.txt", new_file=tmp_path / "new.txt",
+                                  cache_dir=tmp_path / "c", index_url=index.url))  # fmt: skip
+    listed = [hit for hit in index.hits if hit.startswith("/simple/")]
+    statuses = {c.name: c.status for c in result.changes}
+    if provider is not None:
+        assert statuses["dist07"] == "audited"
+        assert len(set(listed)) <= 8, listed  # dist00..dist07, then nothing: `mystery` is accounted for
+        assert sum(s == "not used" for s in statuses.values()) == 29
+    else:
+        assert len(set(listed)) == 12, listed
+        skipped = [c for c in result.changes if c.status == "not audited"]
+        assert len(skipped) == 18
+        assert all("12 releases were already fetched" in (c.reason or "") for c in skipped)
