@@ -547,7 +547,7 @@ class IndexClient:
                 )
             return cached
         page = self._read_project_page(name)
-        self._last_page = (name, page)
+        self._last_page = (normalize_name(name), page)
         try:
             # Only this project's files: a page may list another project's (or garbage names), as pip skips them.
             files = tuple(f for f in (_file_from_package(p, name) for p in page.packages) if f is not None)
@@ -566,10 +566,10 @@ class IndexClient:
         """The index page of `name` as pypi_simple reads it (its metadata links and digests included),
         fetched as `project` fetches it: decoded size capped, the whole request under a deadline. The
         last page read is kept, so asking again for the project just listed costs no request."""
-        if self._last_page is not None and self._last_page[0] == name:
+        if self._last_page is not None and self._last_page[0] == normalize_name(name):
             return self._last_page[1]
         page = self._read_project_page(name)
-        self._last_page = (name, page)
+        self._last_page = (normalize_name(name), page)
         return page
 
     def _read_project_page(self, name: str) -> pypi_simple.ProjectPage:
