@@ -17,7 +17,7 @@ from pathlib import Path
 
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.results import AuditResult, Finding
-from apidrift.auditor.safe_read import read_bounded
+from apidrift.auditor.safe_read import loads_json, read_bounded
 from apidrift.auditor.wording import plural
 
 FORMAT_VERSION = 1
@@ -58,7 +58,7 @@ def write_baseline(path: Path, findings: list[Finding]) -> int:
 
 def read_baseline(path: Path) -> Counter[Key]:
     try:
-        document = json.loads(
+        document = loads_json(
             read_bounded(path, MAX_BASELINE_BYTES).decode("utf-8")
         )  # never a FIFO nor /dev/zero
     except FileNotFoundError:

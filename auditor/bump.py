@@ -43,6 +43,7 @@ from apidrift.auditor.wording import plural
 
 MAX_IMPORT_SCAN_BYTES = 2 * 1024 * 1024  # per file, as the downstream walk
 MAX_IMPORT_SCAN_FILES = 50_000
+MAX_IMPORT_NAME_FETCHES = 40  # releases fetched by one bump only to learn import names
 
 # Distributions whose import name their own name does not say, for the most common cases. Used only to
 # tell which of the project's imports are accounted for; a package's own import names, when known, win.
@@ -201,32 +202,27 @@ def run_bump(request: BumpRequest) -> BumpResult:
     explained = {m for m in imports if any(_provides(_guessed_names(name), m) for name in locked)}
     unexplained = sorted(imports - explained)
 
-    results: list[AuditResult] = []
+    to_audit: set[str] = set()
+    pending: list[PackageChange] = []  # changed packages whose import names only a download tells
     for change in changes:
         if change.kind in ("added", "removed"):
             change.status = change.kind
             continue
-        guessed = _guessed_names(change.name)
-        hits = sorted(m for m in imports if _provides(guessed, m))
-        if not hits:
-            if not unexplained:
-                change.status, change.reason = "not used", "the project imports none of its modules"
-                continue
-            if not request.learn_imports:
-                change.status = "not audited"
-                change.reason = f"its import names are not known without a download (the project imports {', '.join(unexplained[:5])})"
-                continue
-            learned = _learn_import_names(change, request, cache)
-            if learned is None:
-                continue
-            if not any(_provides(learned, m) for m in imports):
-                change.status, change.reason = (
-                    "not used",
-                    f"the project imports none of {', '.join(learned) or 'its modules'}",
-                )
-                change.import_names = learned
-                continue
-        _audit_change(change, template, request, results)
+        if any(_provides(_guessed_names(change.name), m) for m in imports):
+            to_audit.add(change.name)
+        elif not unexplained:
+            change.status, change.reason = "not used", "the project imports none of its modules"
+        elif not request.learn_imports:
+            change.status = "not audited"
+            change.reason = f"its import names are not known without a download (the project imports {', '.join(unexplained[:5])})"
+        else:
+            pending.append(change)
+    to_audit |= _learn_needed(pending, unexplained, imports, request, cache)
+
+    results: list[AuditResult] = []
+    for change in changes:
+        if change.name in to_audit:
+            _audit_change(change, template, request, results)
 
     fetched_for_names = [
         c
@@ -424,6 +420,57 @@ def third_party_imports(root: Path, own: frozenset[str], exclude: tuple[str, ...
         for m in modules
         if m.split(".")[0] not in stdlib and m.split(".")[0] not in own and m.split(".")[0] != "__future__"
     }
+
+
+def _learn_needed(
+    pending: list[PackageChange],
+    unexplained: list[str],
+    imports: set[str],
+    request: BumpRequest,
+    cache: Cache,
+) -> set[str]:
+    """Learn the import names of `pending` packages (one release each) only while some import of the
+    project is still unexplained, and at most MAX_IMPORT_NAME_FETCHES releases; the names of those to audit.
+
+    The packages most likely to provide an unexplained import (a word of their name in it) are fetched
+    first. Once every import is accounted for, the others are "not used", as a package is when the
+    names alone account for every import; past the bound they are "not audited", with the reason.
+    """
+    remaining = set(unexplained)
+    used: set[str] = set()
+    fetched = 0
+
+    def likely(change: PackageChange) -> int:
+        words = [w for w in re.split(r"[-_.]+", change.name) if len(w) >= 3]
+        return -sum(1 for m in remaining for w in words if w in m.lower())
+
+    for change in sorted(pending, key=likely):
+        if not remaining:
+            change.status = "not used"
+            change.reason = (
+                "the project imports none of its modules (another package accounts for each import)"
+            )
+            continue
+        if fetched >= MAX_IMPORT_NAME_FETCHES:
+            change.status = "not audited"
+            change.reason = (
+                f"its import names were not learned: {MAX_IMPORT_NAME_FETCHES} releases were already fetched to "
+                f"learn theirs (the project still imports {', '.join(sorted(remaining)[:5])} unexplained)"
+            )
+            continue
+        fetched += 1
+        learned = _learn_import_names(change, request, cache)
+        if learned is None:
+            continue
+        provided = {m for m in imports if _provides(learned, m)}
+        if not provided:
+            change.status = "not used"
+            change.reason = f"the project imports none of {', '.join(learned) or 'its modules'}"
+            change.import_names = learned
+            continue
+        remaining -= provided
+        used.add(change.name)
+    return used
 
 
 def _learn_import_names(change: PackageChange, request: BumpRequest, cache: Cache) -> tuple[str, ...] | None:

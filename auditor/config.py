@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from apidrift.auditor.safe_read import read_bounded
+from apidrift.auditor.safe_read import NestingError, loads_toml, read_bounded
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -72,9 +72,7 @@ def load_config(path: Path, *, explicit: bool = False) -> Config:
     """Read `[tool.apidrift]` from `path` (a pyproject.toml). A file given with `--config` may also be a
     dedicated TOML file holding the keys at its top level. No table in a found pyproject.toml: no config."""
     try:
-        data = tomllib.loads(
-            read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
-        )  # never a FIFO nor /dev/zero
+        data = loads_toml(read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8"))  # never a FIFO nor /dev/zero
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file") from None
     except OSError as error:
@@ -82,6 +80,8 @@ def load_config(path: Path, *, explicit: bool = False) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except NestingError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     tool = data.get("tool")
     if isinstance(tool, dict) and "apidrift" in tool:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from pathlib import Path
+from typing import Any
 
 _CHUNK = 1 << 16
 
@@ -70,3 +72,30 @@ def read_bounded(
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+class NestingError(ValueError):
+    """A JSON or TOML document nested deeper than the parser's recursion allows (`[[[[...` 200,000 deep)."""
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """`tomllib.loads`, with a document nested too deeply a `ValueError` (as a syntax error is) instead
+    of the parser's `RecursionError`."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise NestingError("nested too deeply to read") from None
+
+
+def loads_json(text: str | bytes) -> Any:
+    """`json.loads`, with a document nested too deeply a `ValueError` instead of a `RecursionError`."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise NestingError("nested too deeply to read") from None

@@ -15,6 +15,7 @@ from apidrift.auditor.wording import plural
 from apidrift.reports import json as json_report
 from apidrift.reports import markdown as md
 from apidrift.reports import render as render_audit
+from apidrift.reports.escape import escaped
 from apidrift.reports.github import command
 from apidrift.reports.text import _finding_block, _Style
 
@@ -70,6 +71,7 @@ def _sites(findings: list[Finding], severity: Severity) -> int:
 
 
 def render_text(result: BumpResult, *, color: bool = False) -> str:
+    result = escaped(result)  # names, versions, paths and messages come from the inputs
     style = _Style(color)
     blocks: list[str] = []
     for change in result.audited():
@@ -124,6 +126,7 @@ def _status_text(change: PackageChange) -> str:
 
 
 def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
+    result = escaped(result)  # control characters made visible first
     lines = [f"### apidrift: dependency bump of {md.cell(result.project.label)}", ""]
     audited = result.audited()
     failed = result.failed()

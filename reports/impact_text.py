@@ -6,6 +6,7 @@ from typing import Any
 
 from apidrift.auditor.impact.results import STATUSES, Group, ImpactResult
 from apidrift.auditor.wording import plural
+from apidrift.reports.escape import escaped
 
 MAX_GROUP_DEPENDENTS = 8  # names listed per group; the rest are counted
 
@@ -69,6 +70,7 @@ def detail(row: dict[str, Any]) -> str:
 
 
 def render(result: ImpactResult) -> str:
+    result = escaped(result)  # dependents' names, errors, notes and messages come from the inputs
     lines = [f"apidrift impact: {title(result)}", f"  {counts_line(result)}", ""]
     groups = result.groups()
     if groups:

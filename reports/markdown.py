@@ -20,17 +20,32 @@ ICONS = {Severity.ERROR: ":x:", Severity.WARNING: ":warning:", Severity.INFO: ":
 _SPECIAL = re.compile(r"([\\|*_\[\]<>#~])")
 
 
+# A word GitHub would make live in a comment: an @mention (which notifies someone), a URL or an e-mail
+# address (autolinked), an issue reference. Markdown escapes do not stop these (GitHub finds them in
+# the rendered text), so such a word is shown as an inline code span, where nothing is live.
+_LIVE = re.compile(r"\S*(?:@|://|\bwww\.|#\d)\S*", re.IGNORECASE)
+
+
 def cell(text: str) -> str:
-    """Text safe inside a table cell: no newlines, pipes and markup escaped; `code` spans kept."""
+    """Text safe inside a table cell: no newlines, pipes and markup escaped; `code` spans kept; no live
+    @mention, URL or issue reference (each becomes a code span)."""
     text = " ".join(text.split())
     pieces = re.split(r"(`[^`]*`)", text)
     out = []
     for piece in pieces:
         if piece.startswith("`") and piece.endswith("`") and len(piece) >= 2:
             out.append(piece.replace("|", "\\|"))  # GFM tables split on | even in code spans
-        else:
-            out.append(_SPECIAL.sub(r"\\\1", piece).replace("&", "&amp;"))
+            continue
+        end = 0
+        for live in _LIVE.finditer(piece):
+            out += [_plain(piece[end : live.start()]), code(live.group())]
+            end = live.end()
+        out.append(_plain(piece[end:]))
     return "".join(out)
+
+
+def _plain(text: str) -> str:
+    return _SPECIAL.sub(r"\\\1", text).replace("&", "&amp;")
 
 
 def code(text: str) -> str:

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from apidrift.auditor.impact.jobs import EXIT_MEMORY, Job, child_result, failed_row, set_limits
+from apidrift.auditor.impact.jobs import EXIT_MEMORY, Job, failed_row, limited_result
 
 
 def main() -> int:
@@ -20,9 +20,8 @@ def main() -> int:
             job, "memory", f"the audit needed more than the memory limit of {job.memory_mb} MB; stopped"
         )
     ).encode()
-    set_limits(job)
     try:
-        payload = json.dumps(child_result(job)).encode()
+        payload = json.dumps(limited_result(job)).encode()
         code = 0
     except MemoryError:
         payload, code = memory_payload, EXIT_MEMORY

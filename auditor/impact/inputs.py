@@ -39,6 +39,7 @@ from apidrift.auditor.sources.specs import (
     SourceError,
     SpecError,
     normalize_name,
+    parse_requirement,
     parse_spec,
 )
 
@@ -73,7 +74,7 @@ def requirements_on(requires: tuple[str, ...] | list[str], upstream: str) -> lis
     found = []
     for line in requires:
         try:
-            requirement = Requirement(line)
+            requirement = parse_requirement(line)
         except InvalidRequirement:
             continue
         if normalize_name(requirement.name) == key:
@@ -269,10 +270,9 @@ def _metadata_links(client: IndexClient, name: str) -> dict[str, tuple[str, str 
     """filename -> (metadata URL, its sha256) for the files whose core metadata the index serves."""
     if client.offline:
         return {}
-    try:
-        page = client.client.get_project_page(name, timeout=client.timeout)
-    except Exception as error:  # already listed once: a failure here only loses the shortcut
-        raise SourceError(f"cannot read the index page of {name}: {type(error).__name__}") from None
+    # The same capped, deadlined request as the listing (`IndexClient.project`), kept whole here for
+    # the metadata links and digests the listing does not store.
+    page = client.project_page(name)
     links = {}
     for package in page.packages:
         if getattr(package, "has_metadata", None) and package.metadata_url:
@@ -299,23 +299,10 @@ def _cached_or(cache: Cache, file: IndexFile, read: Callable[[], str]) -> str:
 def _get_metadata(client: IndexClient, url: str, sha256: str | None) -> str:
     if client.offline:
         raise SourceError("offline: the core metadata is not in the cache")
-    import requests
-
-    try:
-        response = client.client.s.get(url, stream=True, timeout=client.timeout)
-    except requests.RequestException as error:
-        raise SourceError(f"cannot read {url}: {type(error).__name__}") from None
-    with response:
-        if response.status_code >= 400:
-            raise SourceError(f"reading the core metadata failed: HTTP {response.status_code}")
-        data = bytearray()
-        for chunk in response.iter_content(1 << 16):
-            data += chunk
-            if len(data) > MAX_METADATA_BYTES:
-                raise SourceError(f"core metadata larger than {MAX_METADATA_BYTES} bytes; refused")
+    data = client.small_file(url, "the core metadata", MAX_METADATA_BYTES)
     if sha256 and hashlib.sha256(data).hexdigest() != sha256.lower():
         raise SourceError("the core metadata does not match the sha256 the index publishes; refused")
-    return bytes(data).decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def _metadata_from_file(client: IndexClient, file: IndexFile) -> str:

@@ -97,9 +97,8 @@ def _in_fork(job: Job) -> dict[str, Any]:
         code = 0
         try:
             os.close(read_end)
-            set_limits(job)
             try:
-                payload = json.dumps(child_result(job)).encode()
+                payload = json.dumps(limited_result(job)).encode()
             except MemoryError:
                 payload, code = memory_payload, EXIT_MEMORY
             _write_all(write_end, payload)
@@ -199,17 +198,57 @@ def _in_subprocess(job: Job) -> dict[str, Any]:
 # ---- inside the child -----------------------------------------------------------------------------
 
 
-def set_limits(job: Job) -> None:
-    """The memory limit (address space) and a CPU-time backstop, should the supervisor be gone."""
+class LimitError(Exception):
+    """The limits could not be set in the child: said in the row, never a bare exit status."""
+
+
+def hard_memory_mb() -> int | None:
+    """This process's hard address-space limit (`ulimit -v`, a container's) in MB; None when unlimited."""
     import resource
 
-    if job.memory_mb:
-        limit = job.memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    cpu = math.ceil(job.timeout * 1.5) + 10
-    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    if hard == resource.RLIM_INFINITY or cpu < hard:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    return None if hard == resource.RLIM_INFINITY else hard // (1024 * 1024)
+
+
+def set_limits(job: Job) -> str | None:
+    """The memory limit (address space) and a CPU-time backstop, should the supervisor be gone.
+
+    A `--memory-limit` above the hard limit this process was given cannot be set (setrlimit refuses to
+    raise a hard limit): the hard limit is used instead, and the note returned says so.
+    """
+    import resource
+
+    note = None
+    try:
+        if job.memory_mb:
+            limit = job.memory_mb * 1024 * 1024
+            _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            if hard != resource.RLIM_INFINITY and limit > hard:
+                note = (
+                    f"--memory-limit {job.memory_mb} MB is above the hard address-space limit of the worker "
+                    f"({hard // (1024 * 1024)} MB, `ulimit -v`): the audit ran under {hard // (1024 * 1024)} MB"
+                )
+                limit = hard
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        cpu = math.ceil(job.timeout * 1.5) + 10
+        _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if hard == resource.RLIM_INFINITY or cpu < hard:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
+    except (OSError, ValueError) as error:
+        raise LimitError(f"cannot set the audit's limits (memory {job.memory_mb} MB): {error}") from None
+    return note
+
+
+def limited_result(job: Job) -> dict[str, Any]:
+    """Set the limits, then audit; a limit that cannot be set is an `error` row saying why."""
+    try:
+        note = set_limits(job)
+    except LimitError as error:
+        return failed_row(job, "error", str(error))
+    row = child_result(job)
+    if note:
+        row.setdefault("notes", []).append(note)
+    return row
 
 
 def child_result(job: Job) -> dict[str, Any]:

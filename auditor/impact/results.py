@@ -12,7 +12,13 @@ picks up), and as Parquet at the end when pyarrow is installed.
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import hmac
 import json
+import os
+import stat
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +26,7 @@ from typing import Any
 
 from apidrift import __version__
 from apidrift.auditor.results import AuditResult, Classification, Severity
+from apidrift.auditor.safe_read import loads_json, read_bounded
 
 STATUSES = ("broken", "at-risk", "not-yet-affected", "clean", "not-using", "timeout", "memory", "error")
 FAILED = ("timeout", "memory", "error")
@@ -182,24 +189,76 @@ def group_findings(rows: list[dict[str, Any]]) -> list[Group]:
 # ---- the results folder ---------------------------------------------------------------------------
 
 
-class ResultStore:
-    """`DIR/dependents.jsonl` and `DIR/findings.jsonl`, appended as rows arrive; Parquet at the end."""
+class ResultsError(RuntimeError):
+    """The results folder cannot be used safely (a link or a special file where a result goes): one line."""
 
-    def __init__(self, folder: Path) -> None:
+
+RESULT_FILES = (ROWS_FILE, FINDINGS_FILE, "dependents.parquet", "findings.parquet")
+_COUNTS = ("errors", "warnings", "infos", "pre_existing", "found", "resolved", "checked")
+_TEXTS = ("dependent", "spec", "name", "version", "error", "pin", "origin", "attempt", "check", "worker")
+
+
+class ResultStore:
+    """`DIR/dependents.jsonl` and `DIR/findings.jsonl`, appended as rows arrive; Parquet at the end.
+
+    Nothing is written through a link: a symbolic link (or anything but a regular file) where a result
+    file goes is refused before the run, files are opened with O_NOFOLLOW, and Parquet is written to a
+    new file renamed into place. Each row carries `check`, an HMAC of the row and its findings under a
+    key kept in the cache folder: `--resume` reuses only rows that check, so a row planted or edited in
+    the folder is audited again, never trusted.
+    """
+
+    def __init__(self, folder: Path, key: bytes | None = None) -> None:
         self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
+        self.key = key if key is not None else os.urandom(32)
+        self.refused: list[str] = []  # why rows of a previous run were not reused (for --resume's note)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ResultsError(
+                f"cannot create the results folder {folder}: {error.strerror or error}"
+            ) from None
+        for name in RESULT_FILES:
+            path = folder / name
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                raise ResultsError(f"cannot use {path}: {error.strerror or error}") from None
+            if stat.S_ISLNK(info.st_mode):
+                raise ResultsError(
+                    f"{path} is a symbolic link; refused (results are never written through a link): remove it"
+                )
+            if not stat.S_ISREG(info.st_mode):
+                raise ResultsError(f"{path} is not a regular file; refused: remove it")
+
+    def sign(self, row: dict[str, Any], findings: list[dict[str, Any]]) -> str:
+        """The check of a row (without its own `check`) and its findings, as they are written."""
+        body = {k: v for k, v in row.items() if k not in ("check", "findings")}
+        text = json.dumps([body, findings], sort_keys=True, separators=(",", ":"))
+        return hmac.new(self.key, text.encode(), hashlib.sha256).hexdigest()[:32]
 
     def previous(self) -> dict[str, dict[str, Any]]:
-        """Rows already there, by key (the last one wins), with their findings; for `--resume`."""
+        """Rows already there, by key (the last one wins), with their findings; for `--resume`.
+
+        Only rows whose shape is a row's and whose `check` holds are returned; `refused` says how many
+        others there were.
+        """
         rows: dict[str, dict[str, Any]] = {}
-        for row in _read_jsonl(self.folder / ROWS_FILE):
-            if isinstance(row, dict) and isinstance(row.get("key"), str) and row.get("status") in STATUSES:
+        unreadable: list[int] = []
+        records = _read_jsonl(self.folder / ROWS_FILE, unreadable)
+        malformed = len(unreadable)
+        for row in records:
+            if _row_shape(row):
                 row["findings"] = []
                 rows[row["key"]] = row
+            else:
+                malformed += 1
         for finding in _read_jsonl(self.folder / FINDINGS_FILE):
-            if not isinstance(finding, dict):
+            if not isinstance(finding, dict) or not isinstance(finding.get("key"), str):
                 continue
-            row = rows.get(finding.get("key"))  # type: ignore[arg-type]  # a JSON record: a missing or odd key finds no row
+            row = rows.get(finding["key"])
             if row is not None and finding.get("attempt") == row.get("attempt"):
                 row["findings"].append(
                     {
@@ -208,7 +267,26 @@ class ResultStore:
                         if k not in ("key", "dependent", "version", "status", "attempt")
                     }
                 )
-        return rows
+        kept: dict[str, dict[str, Any]] = {}
+        unchecked = 0
+        for key, row in rows.items():
+            check = row.get("check")
+            valid = isinstance(check, str) and hmac.compare_digest(check, self.sign(row, row["findings"]))
+            if valid and all(_finding_shape(f) for f in row["findings"]):
+                del row["check"]
+                kept[key] = row
+            else:
+                unchecked += 1
+        if malformed:
+            self.refused.append(
+                f"{malformed} malformed or unreadable {'line' if malformed == 1 else 'lines'} skipped"
+            )
+        if unchecked:
+            self.refused.append(
+                f"{unchecked} {'row' if unchecked == 1 else 'rows'} without a valid check (not written by this"
+                " apidrift, or edited since) not reused"
+            )
+        return kept
 
     def start(self, fresh: bool) -> None:
         if fresh:
@@ -218,11 +296,22 @@ class ResultStore:
     def append(self, row: dict[str, Any]) -> None:
         """Findings first, then the row: a row on disk always has all its findings before it."""
         row.setdefault("attempt", _attempt_id())
-        with open(self.folder / FINDINGS_FILE, "a", encoding="utf-8") as out:
-            for finding in row.get("findings", ()):
-                out.write(json.dumps({**finding_row(row, finding), "attempt": row["attempt"]}) + "\n")
-        with open(self.folder / ROWS_FILE, "a", encoding="utf-8") as out:
-            out.write(json.dumps({k: v for k, v in row.items() if k != "findings"}) + "\n")
+        written = [
+            {
+                k: v
+                for k, v in finding.items()
+                if k not in ("key", "dependent", "version", "status", "attempt")
+            }
+            for finding in row.get("findings", ())
+        ]
+        lines = [
+            json.dumps({**finding_row(row, finding), "attempt": row["attempt"]}) + "\n"
+            for finding in row.get("findings", ())
+        ]
+        record = {k: v for k, v in row.items() if k not in ("findings", "check")}
+        record["check"] = self.sign(record, json.loads(json.dumps(written)))
+        _append(self.folder / FINDINGS_FILE, "".join(lines))
+        _append(self.folder / ROWS_FILE, json.dumps(record) + "\n")
 
     def write_parquet(self, result: ImpactResult) -> list[Path]:
         """dependents.parquet and findings.parquet; nested values as JSON text. [] without pyarrow."""
@@ -246,9 +335,95 @@ class ResultStore:
                 [{c.name: item.get(c.name) for c in fields} for item in data], schema=pa.schema(fields)
             )
             path = self.folder / name
-            pq.write_table(table, path)
+            # A new file renamed over the name: a link planted there is replaced, its target never written.
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    pq.write_table(table, out)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
             written.append(path)
         return written
+
+
+def results_key(cache_root: Path) -> tuple[bytes, str | None]:
+    """The key rows are checked with: 32 random bytes in `impact-key` of the cache folder (created once,
+    mode 0600, never through a link), so a results folder cannot vouch for itself. When the cache cannot
+    hold it, a key for this run only (and a note: `--resume` will then audit everything again)."""
+    path = cache_root / "impact-key"
+    try:
+        data = read_bounded(path, 1024, follow_symlinks=False)
+        if len(data) == 32:
+            return data, None
+    except FileNotFoundError:
+        pass
+    except OSError:
+        data = b""
+    key = os.urandom(32)
+    try:
+        cache_root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(key)
+        return key, None
+    except FileExistsError:  # another run made it meanwhile, or a file of another size is there
+        try:
+            data = read_bounded(path, 1024, follow_symlinks=False)
+            if len(data) == 32:
+                return data, None
+        except OSError:
+            pass
+    except OSError:
+        pass
+    return key, f"cannot keep the results key in {path}: a later --resume will audit every dependent again"
+
+
+def _append(path: Path, text: str) -> None:
+    """Append to a regular file, never through a link (O_NOFOLLOW) nor into a FIFO or a device."""
+    flags = (
+        os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    )
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise ResultsError(
+                f"{path} is a symbolic link; refused (results are never written through a link)"
+            ) from None
+        raise ResultsError(f"cannot write {path}: {error.strerror or error}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ResultsError(f"{path} is not a regular file; refused")
+        with os.fdopen(fd, "a", encoding="utf-8", closefd=False) as out:
+            out.write(text)
+    finally:
+        os.close(fd)
+
+
+def _row_shape(row: Any) -> bool:
+    """Whether a record read back has a row's shape (the types the renderers rely on)."""
+    if not isinstance(row, dict) or not isinstance(row.get("key"), str) or row.get("status") not in STATUSES:
+        return False
+    if not isinstance(row.get("dependent"), str):
+        return False
+    if any(not isinstance(row.get(name, 0), int) or isinstance(row.get(name, 0), bool) for name in _COUNTS):
+        return False
+    if any(row.get(name) is not None and not isinstance(row.get(name), str) for name in _TEXTS):
+        return False
+    for name in ("by_rule", "not_checkable"):
+        value = row.get(name, {})
+        if not isinstance(value, dict) or not all(isinstance(n, int) for n in value.values()):
+            return False
+    notes = row.get("notes", [])
+    return isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+
+
+def _finding_shape(finding: Any) -> bool:
+    if not isinstance(finding, dict) or finding.get("severity") not in ("error", "warning", "info"):
+        return False
+    return all(isinstance(finding.get(name, ""), str) for name in ("code", "rule", "message", "symbol"))
 
 
 def _ROW_SCHEMA(pa: Any) -> list[tuple[str, Any]]:
@@ -274,16 +449,18 @@ def _attempt_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def _read_jsonl(path: Path) -> list[Any]:
+def _read_jsonl(path: Path, unreadable: list[int] | None = None) -> list[Any]:
+    """The records of a JSON Lines file; a line that does not parse is skipped (and counted in `unreadable`)."""
     items: list[Any] = []
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open(path, encoding="utf-8", errors="replace")
     except OSError:
         return items
     with handle:
         for line in handle:
             try:
-                items.append(json.loads(line))
-            except ValueError:
-                continue  # a line torn by an interrupted run
+                items.append(loads_json(line))
+            except ValueError:  # a line torn by an interrupted run, or nested too deeply to read
+                if unreadable is not None:
+                    unreadable.append(1)
     return items

@@ -17,15 +17,15 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.impact.inputs import Dependent, previous_release
-from apidrift.auditor.impact.jobs import Job, failed_row, run_job
-from apidrift.auditor.impact.results import FAILED, ImpactResult, ResultStore
+from apidrift.auditor.impact.jobs import Job, failed_row, hard_memory_mb, run_job
+from apidrift.auditor.impact.results import FAILED, ROWS_FILE, ImpactResult, ResultStore, results_key
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.wording import first_line, plural
 
@@ -148,12 +148,29 @@ def jobs_for(request: ImpactRequest, prepared: Prepared) -> list[Job]:
 
 def run_impact(request: ImpactRequest, progress: Progress | None = None) -> ImpactResult:
     started = time.perf_counter()
+    notes = list(request.notes)
+    hard = hard_memory_mb()
+    if (
+        request.memory_mb
+        and hard is not None
+        and request.memory_mb > hard
+        and request.executor != "dask"
+        and not request.scheduler
+    ):
+        notes.append(
+            f"--memory-limit {request.memory_mb} MB is above this process's hard address-space limit "
+            f"({hard} MB, `ulimit -v`): each audit runs under {hard} MB"
+        )
+        request = replace(request, memory_mb=hard, notes=tuple(notes))
     prepared = prepare(request)
     result = ImpactResult(
         release=_info(prepared.release, request.release), old=_info(prepared.old, prepared.old_spec),
         dropped=list(request.dropped), notes=list(request.notes), results_dir=str(request.results_dir),
     )  # fmt: skip
-    store = ResultStore(request.results_dir)
+    key, key_note = results_key(Cache(request.cache_dir).root)
+    if key_note:
+        result.notes.append(key_note)
+    store = ResultStore(request.results_dir, key)
     jobs = jobs_for(request, prepared)
     done: dict[str, dict[str, Any]] = {}
     if request.resume:
@@ -164,6 +181,8 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
             result.notes.append(
                 f"--resume: {plural(len(done), 'dependent')} already audited for these versions"
             )
+        for refused in store.refused:
+            result.notes.append(f"--resume: {request.results_dir / ROWS_FILE}: {refused}")
     else:
         store.start(fresh=True)
     todo = [job for job in jobs if job.key not in done]
@@ -251,17 +270,23 @@ def make_executor(request: ImpactRequest) -> Pool:
     )
 
 
-def dask_pool(address: str | None) -> Pool:
+SCHEDULER_TIMEOUT = 10.0  # seconds to reach a Dask scheduler and finish its handshake
+MAX_HANDSHAKE_BYTES = 1 << 20  # a scheduler's first message (its handshake) is a few hundred bytes
+
+
+def dask_pool(address: str | None, timeout: float | None = None) -> Pool:
+    timeout = SCHEDULER_TIMEOUT if timeout is None else timeout
     try:
         from distributed import Client
     except ImportError:
         raise RuntimeError("the Dask executor needs the dask extra: pip install 'apidrift[dask]'") from None
-    try:
-        client = Client(address, timeout=10) if address else Client(processes=True)
-    except (OSError, TimeoutError, ValueError) as error:
-        raise RuntimeError(
-            f"cannot reach the Dask scheduler at {address}: {type(error).__name__}: {error}"
-        ) from None
+    if address:
+        probe_scheduler(address, timeout)
+    client = _within(
+        timeout + 5,
+        lambda: Client(address, timeout=timeout) if address else Client(processes=True),
+        f"cannot reach the Dask scheduler at {address}" if address else "cannot start a local Dask cluster",
+    )
     threads = sum(client.nthreads().values()) or 1
     where = address or "a local Dask cluster"
     return Pool(
@@ -270,6 +295,119 @@ def dask_pool(address: str | None) -> Pool:
         f"Dask at {where}, {plural(threads, 'thread')}",
         client.close,
     )
+
+
+def probe_scheduler(address: str, timeout: float) -> None:
+    """Check that `address` (tcp://HOST:PORT, or HOST:PORT) speaks Dask before Dask's client is handed it.
+
+    A scheduler sends its handshake as soon as it accepts a connection: an 8-byte length, then that many
+    bytes. A port that accepts and stays silent (a dashboard's, by mistake) would hold the client past
+    its timeout, and a server speaking something else would have it allocate whatever length its first
+    bytes spell (3 EiB for "HTTP/1.1"). Both are a one-line error here, within `timeout`. `tls://`
+    needs Dask's TLS configuration: without one it is refused here, in one line; with one only the TCP
+    connection is checked (its handshake comes after TLS's).
+    """
+    import struct
+    from urllib.parse import urlsplit
+
+    scheme, sep, rest = address.partition("://")
+    scheme = scheme.lower() if sep else "tcp"
+    if scheme not in ("tcp", "tls"):
+        return  # another transport (inproc, ucx, ws...): Dask's own checks
+    if scheme == "tls":
+        import dask
+
+        if not dask.config.get("distributed.comm.tls.client.cert", None) and not dask.config.get(
+            "distributed.comm.tls.ca-file", None
+        ):
+            raise RuntimeError(
+                f"cannot reach the Dask scheduler at {address}: tls:// needs Dask's TLS configuration "
+                "(distributed.comm.tls in the Dask config); none is set"
+            )
+    try:
+        parts = urlsplit(f"//{rest if sep else address}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or port is None:
+        raise RuntimeError(f"{address!r} is not a Dask scheduler address (tcp://HOST:PORT)")
+    deadline = time.monotonic() + timeout
+    hint = f"is {port} the scheduler's port (8786 by default), not its dashboard's (8787)?"
+    try:
+        with _connect(host, port, deadline) as sock:
+            if scheme == "tls":
+                return
+            header = _receive(sock, struct.calcsize("Q"), deadline)
+            (length,) = struct.unpack("Q", header)
+            if length > MAX_HANDSHAKE_BYTES:
+                raise RuntimeError(
+                    f"{address} does not speak Dask's protocol (its first message announces {length} bytes); {hint}"
+                )
+            _receive(sock, length, deadline)
+    except TimeoutError:
+        raise RuntimeError(
+            f"cannot reach the Dask scheduler at {address}: no Dask handshake within {timeout:g} s; {hint}"
+        ) from None
+    except ConnectionError as error:
+        raise RuntimeError(
+            f"cannot reach the Dask scheduler at {address}: {error.strerror or error}"
+        ) from None
+    except OSError as error:
+        raise RuntimeError(
+            f"cannot reach the Dask scheduler at {address}: {error.strerror or first_line(error)}"
+        ) from None
+
+
+def _connect(host: str, port: int, deadline: float) -> Any:
+    """A TCP connection, retried while refused (a scheduler still starting) until `deadline`, as Dask does."""
+    import socket
+
+    while True:
+        try:
+            return socket.create_connection((host, port), timeout=max(deadline - time.monotonic(), 0.1))
+        except ConnectionRefusedError:
+            if time.monotonic() + 0.2 >= deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _receive(sock: Any, count: int, deadline: float) -> bytes:
+    """Exactly `count` bytes, or TimeoutError at `deadline`, or ConnectionError when the peer hangs up."""
+    data = bytearray()
+    while len(data) < count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+        chunk = sock.recv(min(count - len(data), 1 << 16))
+        if not chunk:
+            raise ConnectionResetError(0, "the server closed the connection before its Dask handshake")
+        data += chunk
+    return bytes(data)
+
+
+def _within(seconds: float, start: Callable[[], Any], failure: str) -> Any:
+    """`start()` in a daemon thread, given `seconds`: what it returns, or one RuntimeError line (its error,
+    or that it did not finish in time; the thread is then left behind, it holds nothing of ours)."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = start()
+        except BaseException as error:  # MemoryError too: a hostile answer, not our memory
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, name="apidrift-dask-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise RuntimeError(f"{failure}: no answer within {seconds:g} s")
+    error = outcome.get("error")
+    if error is not None:
+        raise RuntimeError(f"{failure}: {type(error).__name__}: {first_line(error, default='')[:300]}")
+    return outcome["value"]
 
 
 def run_jobs(

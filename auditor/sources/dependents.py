@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from apidrift.auditor.sources.index_client import MAX_METADATA_BYTES, IndexClient, IndexFile, remove_download
-from apidrift.auditor.sources.specs import SourceError
+from apidrift.auditor.sources.specs import SourceError, parse_requirement
 
 RECENT_RELEASES = 8  # how many of the newest releases are read: a handful of small requests
 MAX_WHEEL_BYTES = 4 * 1024 * 1024
@@ -59,7 +59,7 @@ def releases_requiring(
         found.read += 1
         for line in HeaderParser().parsestr(text).get_all("Requires-Dist") or []:
             try:
-                requirement = Requirement(line)
+                requirement = parse_requirement(line)
             except InvalidRequirement:
                 continue
             if canonicalize_name(requirement.name) == wanted:

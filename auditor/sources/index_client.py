@@ -144,7 +144,7 @@ class ProjectListing:
                 return None
             files = tuple(IndexFile(**f) for f in data["files"])
             return cls(name=data["name"], index_url=data["index_url"], files=files)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return None
 
 
@@ -463,6 +463,7 @@ class IndexClient:
         )
         self._client: pypi_simple.PyPISimple | None = None
         self._index_url: str | None = self.configured_url
+        self._last_page: tuple[str, pypi_simple.ProjectPage] | None = None
 
     def __enter__(self) -> IndexClient:
         return self
@@ -545,7 +546,8 @@ class IndexClient:
                     f"{self.cache.root}; run once without --offline"
                 )
             return cached
-        page = self._project_page(name)
+        page = self._read_project_page(name)
+        self._last_page = (normalize_name(name), page)
         try:
             # Only this project's files: a page may list another project's (or garbage names), as pip skips them.
             files = tuple(f for f in (_file_from_package(p, name) for p in page.packages) if f is not None)
@@ -560,7 +562,17 @@ class IndexClient:
             log.debug("cannot cache the listing of %s: %s", name, exc)
         return listing
 
-    def _project_page(self, name: str) -> pypi_simple.ProjectPage:
+    def project_page(self, name: str) -> pypi_simple.ProjectPage:
+        """The index page of `name` as pypi_simple reads it (its metadata links and digests included),
+        fetched as `project` fetches it: decoded size capped, the whole request under a deadline. The
+        last page read is kept, so asking again for the project just listed costs no request."""
+        if self._last_page is not None and self._last_page[0] == normalize_name(name):
+            return self._last_page[1]
+        page = self._read_project_page(name)
+        self._last_page = (normalize_name(name), page)
+        return page
+
+    def _read_project_page(self, name: str) -> pypi_simple.ProjectPage:
         import pypi_simple
         import requests
         import urllib3
@@ -629,33 +641,40 @@ class IndexClient:
 
     def metadata(self, file: IndexFile, limit: int = MAX_METADATA_BYTES) -> str:
         """The core metadata the index serves beside `file` (PEP 658), at most `limit` bytes."""
+        if file.metadata_url is None:
+            raise SourceError(f"the index serves no metadata for {file.filename}")
+        data = self.small_file(file.metadata_url, f"the metadata of {file.filename}", limit)
+        return data.decode("utf-8", "replace")
+
+    def small_file(self, url: str, what: str, limit: int) -> bytes:
+        """A small file the index serves (a PEP 658 metadata file): at most `limit` bytes (decoded), and
+        the whole request, first byte to last, under the listing deadline (`max_listing_seconds`), so a
+        server dripping a byte every few seconds cannot hold it open."""
         import requests
         import urllib3
 
-        if file.metadata_url is None:
-            raise SourceError(f"the index serves no metadata for {file.filename}")
+        started = time.monotonic()
         try:
-            response = self.client.s.get(file.metadata_url, stream=True, timeout=self.timeout)
+            response = self.client.s.get(url, stream=True, timeout=self.timeout)
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-            raise SourceError(
-                f"cannot read the metadata of {file.filename}: {network_failure(exc)}"
-            ) from None
+            raise SourceError(f"cannot read {what}: {network_failure(exc)}") from None
         with response:
             if response.status_code >= 400:
-                raise SourceError(
-                    f"reading the metadata of {file.filename} failed: HTTP {response.status_code}"
-                )
-            data = b""
+                raise SourceError(f"reading {what} failed: HTTP {response.status_code}")
+            data = bytearray()
             try:
-                for chunk in response.iter_content(_CHUNK):
+                for chunk in _read_chunks(response, decode=True):
                     data += chunk
                     if len(data) > limit:
+                        raise SourceError(f"{what} is larger than {limit} bytes; refused")
+                    if time.monotonic() - started > self.max_listing_seconds:
                         raise SourceError(
-                            f"the metadata of {file.filename} is larger than {limit} bytes; refused"
+                            f"{what} took longer than {self.max_listing_seconds:g} s; refused"
+                            f" (raise {LIMIT_VARIABLES['max_listing_seconds']} on a slow network)"
                         )
-            except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-                raise SourceError(f"cannot read the metadata of {file.filename}: {_short(exc)}") from None
-        return data.decode("utf-8", "replace")
+            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+                raise SourceError(f"cannot read {what}: {_short(exc)}") from None
+        return bytes(data)
 
     # downloads
 

@@ -12,10 +12,8 @@ import csv
 import hashlib
 import importlib.metadata
 import io
-import json
 import os
 import shutil
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from email.parser import HeaderParser
@@ -27,7 +25,7 @@ from urllib.request import url2pathname
 from packaging.version import InvalidVersion, Version
 
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.safe_read import read_bounded
+from apidrift.auditor.safe_read import loads_json, loads_toml, read_bounded
 from apidrift.auditor.sources.archive import (
     Extraction,
     ExtractLimits,
@@ -54,11 +52,6 @@ from apidrift.auditor.sources.specs import (
     parse_spec,
 )
 from apidrift.auditor.wording import first_line
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 __all__ = ["SourceError", "SourceTree", "SpecError", "locate"]
 
@@ -414,18 +407,22 @@ def _project_metadata(project_dir: Path) -> _Meta:
     text = _read_text(project_dir / "pyproject.toml")
     if text:
         try:
-            project = tomllib.loads(text).get("project") or {}
-        except (ValueError, AttributeError):
+            project = loads_toml(text).get("project") or {}
+        except ValueError:  # not TOML, or nested too deeply to read: no static metadata
             project = {}
         if isinstance(project, dict):
             meta.name = project.get("name") if isinstance(project.get("name"), str) else None
             meta.version = project.get("version") if isinstance(project.get("version"), str) else None
             deps = project.get("dependencies")
             extras = project.get("optional-dependencies")
-            if isinstance(deps, list) or isinstance(extras, dict):
+            # A field of the wrong type (`dependencies = 5`, `optional-dependencies = "x"`) declares nothing.
+            deps = deps if isinstance(deps, list) else None
+            extras = extras if isinstance(extras, dict) else None
+            if deps is not None or extras is not None:
                 requires = [d for d in deps or [] if isinstance(d, str)]
                 for extra, items in (extras or {}).items():
-                    requires += [_with_extra(d, extra) for d in items if isinstance(d, str)]
+                    if isinstance(extra, str) and isinstance(items, list):
+                        requires += [_with_extra(d, extra) for d in items if isinstance(d, str)]
                 meta.requires = tuple(requires)
     text = _read_text(project_dir / "setup.cfg")
     if text:
@@ -754,7 +751,7 @@ def _within(path: Path, folder: Path) -> bool:
 def _editable_project(dist: importlib.metadata.Distribution) -> Path | None:
     """The project folder of an editable install, from its PEP 610 direct_url.json."""
     try:
-        data = json.loads(dist.read_text("direct_url.json") or "null")
+        data = loads_json(dist.read_text("direct_url.json") or "null")
     except ValueError:
         return None
     if not isinstance(data, dict) or not (data.get("dir_info") or {}).get("editable"):

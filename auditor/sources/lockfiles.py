@@ -12,7 +12,6 @@ checkouts and URLs are listed in the file's notes and left out.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import subprocess
@@ -27,18 +26,16 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from apidrift.auditor.safe_read import loads_json, loads_toml
+from apidrift.auditor.sources.specs import parse_requirement
 from apidrift.auditor.wording import first_line
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a big uv.lock is a few MiB
 MAX_INCLUDE_DEPTH = 8
 MAX_FILES = 64  # files read for one side, includes counted
 MAX_PINS = 20_000  # per file
 GIT_TIMEOUT = 30.0  # seconds per git command
+MAX_LINK_HOPS = 8  # symbolic links followed in a row, in a git revision
 
 KINDS = ("uv", "poetry", "pdm", "pipfile", "pylock", "requirements", "pyproject")
 
@@ -108,14 +105,14 @@ def sniff_kind(path: str, data: bytes) -> str:
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            doc = json.loads(text)
+            doc = loads_json(text)
         except ValueError:
             doc = None
         if isinstance(doc, dict) and "_meta" in doc:
             return "pipfile"
     try:
-        doc = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+        doc = loads_toml(text)
+    except ValueError:
         return "requirements"
     if "lock-version" in doc and "packages" in doc:
         return "pylock"
@@ -165,7 +162,8 @@ def folder_reader(root: Path) -> Reader:
         try:
             target = (base / relative).resolve()
             if not target.is_relative_to(base):
-                raise LockError(f"{_safe(relative)}: outside {root}; not read")
+                what = "a symbolic link leading outside" if (base / relative).is_symlink() else "outside"
+                raise LockError(f"{_safe(relative)}: {what} {root}; not read")
             if not target.is_file():
                 return None
             with target.open("rb") as handle:
@@ -208,16 +206,41 @@ class GitSide:
         return lock_candidates(names)
 
     def reader(self) -> Reader:
+        """Read files of the folder as of REF. A symbolic link is followed as the work tree's reader
+        follows one: to a file inside the same folder, else it is refused (one line), whatever side."""
+        folder = str(self.repo / self.prefix) if self.prefix else str(self.repo)
+
+        def inside(path: str) -> bool:
+            return not (path.startswith("../") or path == ".." or path.startswith("/")) and (
+                not self.prefix or path.startswith(self.prefix)
+            )
+
         def read(relative: str) -> bytes | None:
             path = posixpath.normpath(self.prefix + relative)
-            if path.startswith("../") or path == ".." or path.startswith("/"):
-                raise LockError(f"{relative}: outside the repository; not read")
+            if not inside(path):
+                raise LockError(f"{_safe(relative)}: outside {folder} at {self.ref}; not read")
+            for _hop in range(MAX_LINK_HOPS + 1):
+                entry = (
+                    _git(self.repo, "ls-tree", self.ref, "--", path, check=False).split("\t", 1)[0].split()
+                )
+                if len(entry) != 3 or entry[1] != "blob":
+                    return None
+                if entry[0] != "120000":
+                    break
+                target = _git_bytes(self.repo, "cat-file", "blob", f"{self.ref}:{path}")[:4096].decode(
+                    "utf-8", "replace"
+                )
+                followed = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+                if target.startswith("/") or not inside(followed):
+                    raise LockError(
+                        f"{self.ref}:{_safe(path)}: a symbolic link leading outside {folder}; not read"
+                    )
+                path = followed
+            else:
+                raise LockError(
+                    f"{self.ref}:{_safe(path)}: more than {MAX_LINK_HOPS} symbolic links; not read"
+                )
             spec = f"{self.ref}:{path}"
-            entry = _git(self.repo, "ls-tree", self.ref, "--", path, check=False).split("\t", 1)[0].split()
-            if len(entry) != 3 or entry[1] != "blob":
-                return None
-            if entry[0] == "120000":
-                raise LockError(f"{self.ref}:{path}: a symbolic link; not read")
             size = int(_git(self.repo, "cat-file", "-s", spec).strip() or 0)
             if size > MAX_FILE_BYTES:
                 raise LockError(
@@ -267,8 +290,8 @@ def read_lock(path: str, read: Reader, kind: str | None = None) -> list[LockFile
     text = _decode(data, path)
     lock = LockFile(path, kind)
     try:
-        doc: Any = json.loads(text) if kind == "pipfile" else tomllib.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as error:
+        doc: Any = loads_json(text) if kind == "pipfile" else loads_toml(text)
+    except ValueError as error:  # TOMLDecodeError, JSONDecodeError, NestingError
         raise LockError(
             f"{path}: not valid {'JSON' if kind == 'pipfile' else 'TOML'} ({first_line(error)})"
         ) from None
@@ -393,7 +416,9 @@ def _pyproject(doc: dict[str, Any], lock: LockFile) -> None:
     """Exact `==` pins: [project] dependencies and extras, [dependency-groups], Poetry's dependency tables."""
     project = _table(doc, "project")
     strings: list[str] = []
-    strings += [d for d in project.get("dependencies", []) or [] if isinstance(d, str)]
+    dependencies = project.get("dependencies")
+    if isinstance(dependencies, list):  # `dependencies = 5` declares nothing
+        strings += [d for d in dependencies if isinstance(d, str)]
     extras = project.get("optional-dependencies")
     if isinstance(extras, dict):
         for group in extras.values():
@@ -440,7 +465,7 @@ def _poetry_exact(spec: str) -> str | None:
 
 def _add_requirement(lock: LockFile, text: str) -> None:
     try:
-        requirement = Requirement(text)
+        requirement = parse_requirement(text)
     except InvalidRequirement:
         lock.notes.append(f"{_safe(text.strip())}: not a requirement; left out")
         return
@@ -665,7 +690,6 @@ def changed_lock_files(folder: Path, base: str, head: str = "HEAD") -> list[str]
 def _main(argv: list[str] | None = None) -> int:
     """`python -m apidrift.auditor.sources.lockfiles changed FOLDER BASE [HEAD]`: one changed lock or pin
     file per line (none: nothing changed); exit 0, or 2 when git cannot tell."""
-    import sys
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (3, 4) or args[0] != "changed":

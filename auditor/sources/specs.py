@@ -42,6 +42,27 @@ def is_valid_name(text: str) -> bool:
     return bool(_NAME_RE.match(text))
 
 
+MAX_VERSION_LENGTH = 200  # characters of one version in a requirement; real ones are a few dozen
+
+
+def parse_requirement(text: str) -> Requirement:
+    """`Requirement(text)`, refusing (InvalidRequirement) a specifier whose version packaging cannot
+    compare: one of thousands of digits makes `int()` raise a ValueError at the first comparison."""
+    requirement = Requirement(text)
+    for spec in requirement.specifier:
+        if len(spec.version) > MAX_VERSION_LENGTH:
+            raise InvalidRequirement(
+                f"a version longer than {MAX_VERSION_LENGTH} characters in {text[:60]!r}..."
+            )
+        try:
+            Version(spec.version.removesuffix(".*"))
+        except InvalidVersion:
+            continue  # `===` takes any string; the other operators were checked by packaging
+        except ValueError:
+            raise InvalidRequirement(f"a version packaging cannot read in {text[:60]!r}...") from None
+    return requirement
+
+
 @dataclass(frozen=True)
 class IndexSpec:
     """`NAME<specifier>`: a release to fetch from the package index."""
@@ -148,7 +169,7 @@ def parse_spec(text: str, role: Role = "downstream") -> Spec:
 
     if _OPERATOR_CHARS & set(text) and not _looks_like_path(text):
         try:
-            req = Requirement(text)
+            req = parse_requirement(text)
         except InvalidRequirement as exc:
             raise SpecError(f"cannot parse {raw!r}: {first_line(exc)}") from None
         if req.marker is not None:

@@ -21,6 +21,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from apidrift.auditor.sources.specs import parse_requirement
+
 NONE = "none"  # `--from none`: audit without an old version
 
 
@@ -98,7 +100,7 @@ def choose_old(
     wanted = canonicalize_name(upstream_name)
     for line in requires:
         try:
-            requirement = Requirement(line)
+            requirement = parse_requirement(line)
         except InvalidRequirement:
             continue
         if canonicalize_name(requirement.name) != wanted or not str(requirement.specifier):
