@@ -88,6 +88,7 @@ class Reason(Enum):
     METACLASS = ("metaclass", "a metaclass decides what calling the class does")
     RETURN_NOT_A_CLASS = ("return-not-a-class", "the return annotation does not name a class")
     UNKNOWN_RETURN = ("unknown-return", "what the call returns is not known")
+    COROUTINE = ("coroutine", "an `async def` called without `await`: the value is a coroutine")
     ASSIGNED_BY_ANOTHER_MODULE = (
         "assigned-by-another-module",
         "another module of the upstream stores the name on this module at run time (`mail.outbox = []`)",

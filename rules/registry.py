@@ -24,6 +24,7 @@ from apidrift.rules import (
     too_many_positional,
     unexpected_keyword,
     unparsable_file,
+    value_kind_changed,
 )
 from apidrift.rules.base import Family, Rule, rule_from_module
 
@@ -44,6 +45,7 @@ _MODULES = (
     deprecated_target,
     definition_left_upstream,
     positional_through_warning,
+    value_kind_changed,
     private_name,
     star_import_compiled,
     unparsable_file,

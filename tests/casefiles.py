@@ -7,6 +7,7 @@ A case file holds sections `[KIND PATH]` (e.g. `[old pkg/mod.py]`, `[new pkg/mod
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ def name_sites_agree(names_only: Any, full: Any) -> str | None:
     `ast` scanner's sites at the same places; the `ast` scanner's other sites are those it finds through
     values. None when they agree, else what differs."""
     places = {(s.kind, s.span) for s in names_only.sites}
-    kept = [s for s in full.sites if (s.kind, s.span) in places]
+    # `use` (how the value is used) is the `ast` scanner's only
+    kept = [replace(s, use="") for s in full.sites if (s.kind, s.span) in places]
     for index, (before, after) in enumerate(zip(names_only.sites, kept)):
         if after != before:
             return f"site {index} differs: {before} != {after}"

@@ -261,6 +261,15 @@ def flagship() -> AuditResult:
             hint="pass `tokenizer` by keyword (tokenizer=...)",
         ),
         finding(
+            "AD206",
+            f"`num_tokens` is a method in {NEW}, no longer a value: the code uses it as a value of a kind,"
+            " which a bound method is not (TypeError)",
+            at(GENERATOR, 240, 20, "        total += request.num_tokens * 2", end_column=38),
+            "vllm.v1.request.Request.num_tokens",
+            classification=Classification.DRIFT,
+            hint="call it: `request.num_tokens()`",
+        ),
+        finding(
             "AD301",
             "uses the private upstream name `_get_kv_cache_groups_uniform_spec` of `vllm.v1.core.kv_cache_utils`",
             at(GENERATOR, 16, 5, "    _get_kv_cache_groups_uniform_spec,", end_column=38),
@@ -452,14 +461,14 @@ def test_text_summary(result: AuditResult) -> None:
         "  old upstream: vllm==0.15.1 (index: vllm-0.15.1-cp38-abi3-manylinux1_x86_64.whl): the version"
         in out
     )
-    assert "Findings: 13 errors, 5 warnings, 2 info (drift 17, pre-existing 2)" in out
+    assert "Findings: 14 errors, 5 warnings, 2 info (drift 18, pre-existing 2)" in out
     assert "  note: vllm==0.16.0: module vllm.model_executor.layers.fused_moe.configs" in out
     assert "Coverage of vllm: 52 use sites found, 49 resolved, 47 checked, 5 not checkable" in out
     assert "  not checkable: external-base:msgspec.Struct 3, star-arguments 2" in out  # most frequent first
     assert "Files: 3 scanned, 2 skipped, 1 failed" in out
     assert "  failed: speculators/legacy/broken.py: syntax error: Syntax Error @ 12:5." in out
     assert "[info, drift] module `vllm.worker.worker_base` does not exist" in out
-    assert out.endswith("\nFound 13 errors (5 warnings, 2 info).\n")
+    assert out.endswith("\nFound 14 errors (5 warnings, 2 info).\n")
 
 
 def test_text_input_note_said_once() -> None:
@@ -506,7 +515,7 @@ def test_json_round_trips(result: AuditResult) -> None:
     assert data["tool"] == {"name": "apidrift", "version": "0.1.0"}
     assert [f["code"] for f in data["findings"]] == [f.code for f in result.findings]
     assert data["findings"] == [f.as_dict() for f in result.findings]
-    assert data["summary"] == {"error": 13, "warning": 5, "info": 2}
+    assert data["summary"] == {"error": 14, "warning": 5, "info": 2}
     assert data["coverage"][0]["not_checkable"] == {"star-arguments": 2, "external-base:msgspec.Struct": 3}
     assert {k: v for k, v in data.items() if k != "rules"} == json.loads(json.dumps(result.as_dict()))
 

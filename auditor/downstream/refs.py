@@ -67,8 +67,8 @@ class StarRef:
 class ItemRef:
     """A value taken out of another by a protocol: an element of `base` by subscription
     (`via="item"`: `rows[0]`), by iteration (`"iter"`: `for r in rows`, `next(iter(rows))`), by
-    `next()` (`"next"`), what `with base as x` binds (`"enter"`), or the element at a place of an
-    unpacking (`"unpack:1"`: `b` in `a, b = base`)."""
+    `next()` (`"next"`), what `with base as x` binds (`"enter"`), the element at a place of an
+    unpacking (`"unpack:1"`: `b` in `a, b = base`), or what `await base` gives (`"await"`)."""
 
     base: Ref
     via: str

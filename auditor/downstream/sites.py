@@ -55,6 +55,11 @@ class UseSite:
     # The call builds an instance of a downstream subclass of the callee's class (whose methods the
     # upstream's `self.m` and `getattr(self, ...)` may find): the instance's class is not the callee's.
     subclass: bool = False
+    # How the code uses what the site gives (the `ast` scanner only): "value" where an operator, an
+    # ordering, `in`, a conversion, a subscript or an iteration needs a value of a kind (a bound method
+    # there raises TypeError), "format" in an f-string;
+    # for calls, "await" when awaited and "discard" when the result is dropped (a statement of its own).
+    use: str = ""
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "forwarded": list(site.forwarded),
         "through_init": site.through_init,
         "subclass": site.subclass,
+        **({"use": site.use} if site.use else {}),
     }
 
 
@@ -129,6 +135,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         forwarded=tuple(data.get("forwarded", ())),
         through_init=bool(data.get("through_init", False)),
         subclass=bool(data.get("subclass", False)),
+        use=str(data.get("use", "")),
     )
 
 

@@ -490,6 +490,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         overloads=overloads,
         returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
         returns_items=_item_paths(func.returns),
+        is_async="async" in func.labels,
         forwards=_forwarding_target(func, facts.get("forwards")),
         constructs=_canonical_constructs(func, facts.get("constructs")),
         identity=facts.get("identity", False) or keeps[0],

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 55  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 56  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -164,6 +164,7 @@ class FunctionInfo:
     returns_path: str | None = None  # canonical path of the return annotation's class, when plain
     # what a container the annotation names hands out: (("item" | "iter" | "next", class path), ...)
     returns_items: tuple[tuple[str, str], ...] = ()
+    is_async: bool = False  # `async def`: calling it gives a coroutine; awaiting that, what it returns
     identity: bool = False  # as a decorator, hands back what it is given: changes no signature
     factory_identity: bool = False  # `@it(...)` returns such a decorator (typed `-> Callable[[F], F]`)
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
@@ -237,6 +238,7 @@ class FunctionInfo:
             "overloads": [s.as_dict() for s in self.overloads],
             "returns_path": self.returns_path,
             "returns_items": [list(p) for p in self.returns_items],
+            "is_async": self.is_async,
             "identity": self.identity,
             "factory_identity": self.factory_identity,
             "dataclass_transform": self.dataclass_transform,
@@ -277,6 +279,7 @@ class FunctionInfo:
             overloads=tuple(Signature.from_dict(s) for s in data["overloads"]),
             returns_path=data["returns_path"],
             returns_items=tuple((p[0], p[1]) for p in data.get("returns_items", ())),
+            is_async=bool(data.get("is_async", False)),
             identity=data["identity"],
             factory_identity=data["factory_identity"],
             dataclass_transform=data["dataclass_transform"],

@@ -235,8 +235,14 @@ class Resolver:
             func = self.resolve(ref.base.func)
             if isinstance(func, (Missing, Unknown)):
                 return Unknown(Reason.CALLEE_UNRESOLVED)
-            if isinstance(func, FunctionValue):
+            if ref.via == "await":  # `await f()`: what an `async def` returns
+                if not (isinstance(func, FunctionValue) and func.info.is_async):
+                    return Unknown(Reason.ITEM_UNKNOWN, "await")
+                return self.call_result(replace(func, info=replace(func.info, is_async=False)))
+            if isinstance(func, FunctionValue) and not func.info.is_async:
                 produced = func.info.returns_items
+        elif ref.via == "await":
+            return Unknown(Reason.ITEM_UNKNOWN, "await")
         base = self.resolve(ref.base)
         if isinstance(base, Missing):
             return Unknown(Reason.PARENT_MISSING)
@@ -874,6 +880,8 @@ class Resolver:
                     made if made.reason is not Reason.FACTORY_NEW else InstanceValue(func.info, exact=False)
                 )
             return InstanceValue(made, exact=True)
+        if isinstance(func, FunctionValue) and func.info.is_async:
+            return Unknown(Reason.COROUTINE)  # what awaiting it gives is an ItemRef "await"
         if isinstance(func, FunctionValue) and func.info.returns_path:
             target = self.lookup(func.info.returns_path)
             if isinstance(target, ClassValue):

@@ -66,6 +66,7 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
             if bound is not None:
                 _add_bound_names(module, bound)
             collector.stored.clear()  # ids of this piece's nodes: free to be reused once it is dropped
+            collector.used.clear()
             del module
         stars = collector.module_scope.star_modules
         evaluator = _Evaluator(

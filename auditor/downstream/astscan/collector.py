@@ -51,6 +51,13 @@ from apidrift.auditor.downstream.shared import NAME_MAKERS, VERSIONISH, Forwardi
 from apidrift.auditor.downstream.sites import Span
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
 
+# Builtins whose arguments must be values of a kind (numbers, sized or iterable objects): a bound
+# method there raises TypeError (`str()` and `format()` take any object).
+_NEEDS_VALUE = frozenset(
+    {"int", "float", "complex", "round", "abs", "divmod", "pow", "len", "sum", "min", "max", "sorted",
+     "list", "tuple", "set", "frozenset", "iter", "bytes", "hex", "oct", "bin", "chr"}
+)  # fmt: skip
+
 
 class TooDeep(ValueError):
     """The file nests deeper than `MAX_NESTING` levels (as LibCST would nest it)."""
@@ -83,6 +90,7 @@ class _Collector:
         self.fallback_names: set[str] = set()
         self.import_fallback_depth = 0
         self.stored: set[int] = set()  # attributes assigned or deleted: no use of an existing one
+        self.used: dict[int, str] = {}  # node -> how its value is used (UseSite.use), set by its parent
         self.try_star = False  # inside the handlers of `try: ... except* E:`
         self.depth = 0  # nesting, counted as LibCST nests (see pysource.nesting_problem)
         self.lines: list[str] | None = None
@@ -103,9 +111,11 @@ class _Collector:
         return True if self.guard_depth > 0 else (self.caught or False)
 
     def _candidate(
-        self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None
+        self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None, use: str = ""
     ) -> None:
-        self.candidates.append(_Candidate(kind, expression, self.scopes[-1], self.guard, span, extra))
+        self.candidates.append(
+            _Candidate(kind, expression, self.scopes[-1], self.guard, span, extra, use=use)
+        )
 
     # -- traversal --------------------------------------------------------------------------------
 
@@ -449,8 +459,11 @@ class _Collector:
         text = self.text
         self.candidates.append(
             _Candidate("call", self._intern(_compact(node.func)), self.scopes[-1], self.guard, text.span(node),
-                       None, *_shape(node, text, self.interned))
+                       None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""))
         )  # fmt: skip
+        if type(node.func) is ast.Name and node.func.id in _NEEDS_VALUE:
+            for argument in node.args:
+                self.used[id(argument)] = "value"
         func = node.func
         if isinstance(func, ast.Attribute):
             self._visit_attribute(func, candidate=False)
@@ -462,6 +475,49 @@ class _Collector:
         else:
             self.visit_all(args)
             self.visit_all(keywords)
+
+    # -- how values are used ------------------------------------------------------------------------
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self.used[id(node.left)] = self.used[id(node.right)] = "value"
+        self.visit(node.left)
+        self.visit(node.right)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        # An ordering needs values of a kind; `==`, `is` work on any object; `in` needs a container.
+        operands = (node.left, *node.comparators)
+        for index, op in enumerate(node.ops):
+            if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+                self.used[id(operands[index])] = self.used[id(operands[index + 1])] = "value"
+            elif isinstance(op, (ast.In, ast.NotIn)):
+                self.used[id(operands[index + 1])] = "value"
+        self.visit(node.left)
+        self.visit_all(node.comparators)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        if not isinstance(node.op, ast.Not):  # `not x` works on any object
+            self.used[id(node.operand)] = "value"
+        self.visit(node.operand)
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
+        self.used[id(node.value)] = "format"  # any object formats (a bound method too): no failure
+        self.visit(node.value)
+        if node.format_spec is not None:
+            self.visit(node.format_spec)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.used[id(node.value)] = "value"
+        self.visit(node.value)
+        self.visit(node.slice)
+
+    def visit_Await(self, node: ast.Await) -> None:
+        self.used[id(node.value)] = "await"
+        self.visit(node.value)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        self.used[id(node.value)] = "discard"
+        self.visit(node.value)
 
     # -- bindings ---------------------------------------------------------------------------------
 
@@ -540,6 +596,8 @@ class _Collector:
         self.visit(node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        if isinstance(node, ast.For):
+            self.used[id(node.iter)] = "value"  # iterated
         if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
             self._bind_item(node.target.id, node.iter, "iter")
         else:
@@ -613,7 +671,8 @@ class _Collector:
     def _visit_attribute(self, node: ast.Attribute, *, candidate: bool) -> None:
         stored = id(node) in self.stored
         if candidate and not stored:  # `x.attr = ...` sets the attribute: no use of an existing one
-            self._candidate("attribute", self._intern(_compact(node)), self.text.span(node))
+            use = self.used.pop(id(node), "")
+            self._candidate("attribute", self._intern(_compact(node)), self.text.span(node), use=use)
         value = node.value
         if isinstance(value, ast.Attribute) and not stored:
             outer = self.depth

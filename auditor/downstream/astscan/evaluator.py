@@ -133,7 +133,7 @@ class _Evaluator:
             if isinstance(func, _DownFunction):
                 return self.returned(func) if func.is_async else None
             value = self.expression(inner, scope)
-            return value if isinstance(value, CallRef) else None
+            return self._ref(ItemRef(value, "await")) if isinstance(value, CallRef) else None
         if tag == "s":
             owner = _method_owner(scope)
             return _SuperOf(owner) if owner is not None else None

@@ -59,12 +59,21 @@ def _site(
             forwarded=forwarded,
             through_init=through_init,
             subclass=subclass,
+            use=candidate.use,
         )
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
         if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
             return None
-        return UseSite(SiteKind.ATTRIBUTE, ref, span, code_at(lines, span), guarded=guarded, caught=caught)
+        return UseSite(
+            SiteKind.ATTRIBUTE,
+            ref,
+            span,
+            code_at(lines, span),
+            guarded=guarded,
+            caught=caught,
+            use=candidate.use,
+        )
     assert candidate.extra is not None
     module, name, code_span = candidate.extra
     assert module is not None and code_span is not None  # an upstream import names its module

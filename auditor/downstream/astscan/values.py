@@ -185,11 +185,11 @@ _Import = tuple[Union[str, None], Union[str, None], Union[Span, None]]
 class _Candidate:
     """A use site to evaluate once the whole file is read: where it is and what it names."""
 
-    __slots__ = ("expression", "extra", "guarded", "keyword_spans", "kind", "scope", "shape", "span")
+    __slots__ = ("expression", "extra", "guarded", "keyword_spans", "kind", "scope", "shape", "span", "use")
 
     def __init__(
         self, kind: str, expression: _Expr, scope: _Scope, guarded: bool | frozenset[str], span: Span | None, extra: _Import | None = None,
-        shape: CallShape | None = None, keyword_spans: tuple[tuple[str, Span], ...] = (),
+        shape: CallShape | None = None, keyword_spans: tuple[tuple[str, Span], ...] = (), use: str = "",
     ) -> None:  # fmt: skip
         self.kind = kind
         self.expression = expression  # calls: the function; attributes: the attribute
@@ -199,6 +199,7 @@ class _Candidate:
         self.extra = extra  # imports: (module, name or None, code span)
         self.shape = shape
         self.keyword_spans = keyword_spans
+        self.use = use  # see UseSite.use
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:
