@@ -70,7 +70,9 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
             del module
         stars = collector.module_scope.star_modules
         evaluator = _Evaluator(
-            text, frozenset(bound) if bound is not None and stars and None not in stars else frozenset()
+            text,
+            frozenset(bound) if bound is not None and stars and None not in stars else frozenset(),
+            collector.attribute_stores,
         )
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []

@@ -90,6 +90,9 @@ class _Collector:
         self.fallback_names: set[str] = set()
         self.import_fallback_depth = 0
         self.stored: set[int] = set()  # attributes assigned or deleted: no use of an existing one
+        # (scope, base expression, attribute) of every attribute the file assigns or deletes: the scope
+        # of the function (or module) where it is set, or the class for one set through `self`
+        self.attribute_stores: set[tuple[int, _Expr, str]] = set()
         self.used: dict[int, str] = {}  # node -> how its value is used (UseSite.use), set by its parent
         self.try_star = False  # inside the handlers of `try: ... except* E:`
         self.depth = 0  # nesting, counted as LibCST nests (see pysource.nesting_problem)
@@ -656,12 +659,27 @@ class _Collector:
             self._bind_target(target.value, None)
         elif isinstance(target, ast.Attribute):
             self.stored.add(id(target))
+            base = _compact(target.value)
+            if base is not None:  # the downstream sets it: reading it back is no use of the upstream's
+                self.attribute_stores.add(
+                    (id(self._store_scope(target.value)), self._intern(base), target.attr)
+                )
             if isinstance(target.value, ast.Name) and self.method_self:
                 current = self.method_self[-1]
                 if current is not None and target.value.id == current[0]:
                     attrs = current[1].self_attributes.setdefault(target.attr, [])
                     expression = self._intern(_compact(value)) if value is not None else None
                     attrs.append(_Binding(self.scope, expression=expression, annotation=annotation))
+
+    def _store_scope(self, base: ast.expr) -> _Scope:
+        """Where a store on `base` is seen: the class for `self.x.y = ...` in a method, else here."""
+        root = base
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        current = self.method_self[-1] if self.method_self else None
+        if current is not None and isinstance(root, ast.Name) and root.id == current[0]:
+            return current[1]
+        return self.scope
 
     # -- use sites --------------------------------------------------------------------------------
 

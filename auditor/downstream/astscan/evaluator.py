@@ -39,8 +39,14 @@ from apidrift.auditor.downstream.shared import REFS, Forwarding, is_builtin
 class _Evaluator:
     """Turns expressions into `Ref`s through the collected bindings; memoized, cycle-safe."""
 
-    def __init__(self, text: _Text, bound_anywhere: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        text: _Text,
+        bound_anywhere: frozenset[str] = frozenset(),
+        stores: set[tuple[int, _Expr, str]] | frozenset[tuple[int, _Expr, str]] = frozenset(),
+    ) -> None:
         self.text = text
+        self.stores = stores  # (base, attribute) the file assigns: read back, they are the downstream's
         self.bound_anywhere = bound_anywhere  # every name the file binds, however (for star imports)
         self._active: set[int] = set()
         self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
@@ -115,7 +121,10 @@ class _Evaluator:
         if tag == "n":
             return self.name(expression[1], scope)
         if tag == "a":
-            return self.attribute(self.expression(expression[1], scope), expression[2])
+            base = self.expression(expression[1], scope)
+            if self.stores and isinstance(base, REFS) and self._stored(expression[1], expression[2], scope):
+                return None  # `r.mix_stderr = True` then `r.mix_stderr`: what the downstream stored
+            return self.attribute(base, expression[2])
         if tag == "c":
             func = self.expression(expression[1], scope)
             if isinstance(func, _DownClass):
@@ -155,6 +164,17 @@ class _Evaluator:
                 return self._ref(ItemRef(base, expression[2]))
             return None
         return None
+
+    def _stored(self, base: _Expr, name: str, scope: _Scope) -> bool:
+        """Whether the file sets `base.name` in this scope, an enclosing one, or (through `self`) the
+        method's class."""
+        current: _Scope | None = scope
+        while current is not None:
+            if (id(current), base, name) in self.stores:
+                return True
+            current = current.parent
+        owner = _method_owner(scope)
+        return owner is not None and (id(owner), base, name) in self.stores
 
     def returned(self, function: _DownFunction) -> _Value:
         """What calling a downstream function gives: the one value all its `return`s agree on (`return`

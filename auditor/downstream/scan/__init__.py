@@ -38,7 +38,9 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
     wrapper.visit(collector)
     positions = wrapper.resolve(PositionProvider)
     stars = collector.module_scope.star_modules
-    evaluator = _Evaluator(_bound_names(source) if stars and None not in stars else frozenset())
+    evaluator = _Evaluator(
+        _bound_names(source) if stars and None not in stars else frozenset(), collector.attribute_stores
+    )
     lines = tuple(source.splitlines())
     sites: list[UseSite] = []
     for candidate in collector.candidates:

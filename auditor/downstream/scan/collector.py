@@ -60,6 +60,8 @@ class _Collector(cst.CSTVisitor):
         # Attributes assigned or deleted (targets are seen before their children are visited), kept
         # here rather than asking LibCST's expression-context pass, which costs a quarter of a scan.
         self.stored: set[int] = set()
+        # (scope, base chain, attribute) of every attribute the file assigns or deletes (see astscan)
+        self.attribute_stores: set[tuple[int, tuple[object, ...], str]] = set()
         self.guarding_ifs: set[int] = set()
 
     @property
@@ -353,6 +355,9 @@ class _Collector(cst.CSTVisitor):
     ) -> None:
         if isinstance(target, cst.Attribute):
             self.stored.add(id(target))
+            base = _chain(target.value)
+            if base is not None:  # the downstream sets it: reading it back is no use of the upstream's
+                self.attribute_stores.add((id(self._store_scope(target.value)), base, target.attr.value))
         if isinstance(target, cst.Name):
             self.scope.bind(target.value, _Binding(self.scope, expression=value))
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -366,6 +371,16 @@ class _Collector(cst.CSTVisitor):
                 attrs = current[1].self_attributes.setdefault(target.attr.value, [])
                 attrs.append(_Binding(self.scope, expression=value, annotation=annotation))
 
+    def _store_scope(self, base: cst.BaseExpression) -> _Scope:
+        """Where a store on `base` is seen: the class for `self.x.y = ...` in a method, else here."""
+        root = base
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        current = self.method_self[-1] if self.method_self else None
+        if current is not None and isinstance(root, cst.Name) and root.value == current[0]:
+            return current[1]
+        return self.scope
+
     # -- use sites --------------------------------------------------------------------------------
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -377,3 +392,13 @@ class _Collector(cst.CSTVisitor):
         if isinstance(parent, cst.Attribute) and parent.value is node and id(parent) not in self.stored:
             return  # the outer attribute covers this one
         self._candidate("attribute", node)
+
+
+def _chain(node: cst.BaseExpression) -> tuple[object, ...] | None:
+    """A name or attribute chain as astscan's compact form writes it (`("a", ("n", "r"), "x")`)."""
+    if isinstance(node, cst.Name):
+        return ("n", node.value)
+    if isinstance(node, cst.Attribute):
+        base = _chain(node.value)
+        return ("a", base, node.attr.value) if base is not None else None
+    return None

@@ -14,6 +14,7 @@ from apidrift.auditor.downstream.refs import (
     StarRef,
     root_module,
 )
+from apidrift.auditor.downstream.scan.collector import _chain
 from apidrift.auditor.downstream.scan.forwarding import _assigns_name, _forwarding, _kwargs_call
 from apidrift.auditor.downstream.scan.nodes import _dotted, _is_trivial_base
 from apidrift.auditor.downstream.scan.values import (
@@ -26,13 +27,19 @@ from apidrift.auditor.downstream.scan.values import (
     _SuperOf,
     _Value,
 )
-from apidrift.auditor.downstream.shared import Forwarding, is_builtin
+from apidrift.auditor.downstream.shared import REFS, Forwarding, is_builtin
 
 
 class _Evaluator:
     """Turns expressions into `Ref`s through the collected bindings; memoized, cycle-safe."""
 
-    def __init__(self, bound_anywhere: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        bound_anywhere: frozenset[str] = frozenset(),
+        stores: set[tuple[int, tuple[object, ...], str]]
+        | frozenset[tuple[int, tuple[object, ...], str]] = frozenset(),
+    ) -> None:
+        self.stores = stores  # (scope, base chain, attribute) the file assigns (see astscan's evaluator)
         self._active: set[int] = set()
         self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
         self.bound_anywhere = bound_anywhere  # every name the file binds, however (for star imports)
@@ -98,11 +105,26 @@ class _Evaluator:
             return self.expression(binding.expression, binding.scope)
         return None
 
+    def _stored(self, base: cst.BaseExpression, name: str, scope: _Scope) -> bool:
+        chain = _chain(base)
+        if chain is None:
+            return False
+        current: _Scope | None = scope
+        while current is not None:
+            if (id(current), chain, name) in self.stores:
+                return True
+            current = current.parent
+        owner = _method_owner(scope)
+        return owner is not None and (id(owner), chain, name) in self.stores
+
     def expression(self, node: cst.BaseExpression, scope: _Scope) -> _Value:
         if isinstance(node, cst.Name):
             return self.name(node.value, scope)
         if isinstance(node, cst.Attribute):
-            return self.attribute(self.expression(node.value, scope), node.attr.value)
+            base = self.expression(node.value, scope)
+            if self.stores and isinstance(base, REFS) and self._stored(node.value, node.attr.value, scope):
+                return None  # `r.mix_stderr = True` then `r.mix_stderr`: what the downstream stored
+            return self.attribute(base, node.attr.value)
         if isinstance(node, cst.Call):
             if _dotted(node.func) == "super" and not node.args:
                 owner = _method_owner(scope)
