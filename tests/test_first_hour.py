@@ -538,3 +538,47 @@ def test_a_finding_on_a_keyword_carries_the_whole_call(
         "    c=2,",
         ")",
     ]  # the call (5-8) and two lines before
+
+
+# ---- a bare upstream name
+
+
+def test_a_bare_upstream_is_the_downstreams_version_else_the_latest_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from localindex import LocalIndex, wheel_bytes
+
+    # `click` is installed where apidrift runs (it depends on it): that must never be what is audited.
+    down = write(
+        tmp_path / "down",
+        {"app/__init__.py": "import click\nimport zzfakevllm\n\nclick.run(1, 2)\nzzfakevllm.go(1)\n"},
+    )
+    index = LocalIndex(tmp_path / "index")
+    index.add(
+        "click",
+        "click-99.0-py3-none-any.whl",
+        wheel_bytes("click", "99.0", {"click/__init__.py": "def run(a):\n    pass\n"}, []),
+    )
+    index.add("zzfakevllm", "zzfakevllm-0.16.0-py3-none-any.whl", wheel_bytes("zzfakevllm", "0.16.0", {"zzfakevllm/__init__.py": "def go():\n    pass\n"}, []))  # fmt: skip
+    with index:
+        common = ["--from", "none", "--index-url", index.url, "--cache-dir", str(tmp_path / "cache"), "--color", "never"]  # fmt: skip
+        # Not installed anywhere: the latest release, as for a bare downstream (was: "not installed", exit 2).
+        assert main(["audit", str(down), "--against", "zzfakevllm", *common]) == 1
+        out = capsys.readouterr().out
+        assert "using the latest release on the index, 0.16.0" in out
+        assert "app/__init__.py:5" in out
+        # Installed in apidrift's own environment only: still the latest release, said so.
+        assert main(["audit", str(down), "--against", "click", *common]) == 1
+        out = capsys.readouterr().out
+        assert "click: no version given, and no downstream environment" in out
+        assert "using the latest release on the index, 99.0" in out and "app/__init__.py:4" in out
+        # Installed in the downstream's environment (`--python`): that version, said so.
+        site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+        write(site, {"click/__init__.py": "def run(a, b):\n    pass\n",
+                     "click-7.5.dist-info/METADATA": "Metadata-Version: 2.1\nName: click\nVersion: 7.5\n\n",
+                     "click-7.5.dist-info/RECORD": "click/__init__.py,,\n"})  # fmt: skip
+        python = tmp_path / "venv" / "bin" / "python"
+        write(python.parent, {"python": ""})
+        assert main(["audit", str(down), "--against", "click", "--python", str(python), *common]) == 0
+        out = capsys.readouterr().out
+        assert f"click: using the version installed in --python {python}, 7.5" in out
