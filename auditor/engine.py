@@ -581,7 +581,8 @@ def diff_versions(request: DiffRequest) -> DiffResult:
     if down_tree is not None:
         names = frozenset(old_tree.import_names) | frozenset(new_tree.import_names)
         scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
-        sites = used_sites(((scan.path, scan.sites) for scan in scans), old)
+        prefix = _prefix(down_tree)  # paths relative to the project root, as `audit` reports them
+        sites = used_sites(((prefix + scan.path, scan.sites) for scan in scans), old)
         uses = {path: sorted({u.where for u in found}) for path, found in sites.items()}
         changes = diff(old, new, uses, uses, sites)
     else:

@@ -298,7 +298,16 @@ def diff(
     offline: bool,
     index_url: str | None,
 ) -> None:
-    """List the API changes between two upstream versions OLD and NEW (NAME==VER or NAME@PATH)."""
+    """List the API changes between two upstream versions OLD and NEW (NAME==VER or NAME@PATH).
+
+    \b
+    Labels:
+      BREAKING  breaks some callers (with --used-by: one of the downstream's use sites, listed)
+      not here  with --used-by: breaks some callers, but none of the downstream's
+      changed   breaks no caller (a new optional parameter, a changed default, a deprecation)
+    With --used-by, uses are listed as audit reports them: path:line, relative to the
+    downstream's project root, at the line where CPython fails.
+    """
     from apidrift.auditor.engine import DiffRequest, diff_versions
     from apidrift.auditor.sources.specs import SourceError, SpecError
     from apidrift.reports.diff import render as render_diff
