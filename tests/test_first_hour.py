@@ -604,6 +604,14 @@ def test_click_8_2_invoke_catch_exceptions_none_is_no_change(tmp_path: Path, ind
     result = run_audit(AuditRequest(str(down), "click==8.2.0", old="click==8.1.8", cache_dir=index_cache))
     assert [f for f in result.findings if f.code == "AD202"] == []
     assert result.coverage[0].checked >= 3  # the command, the runner and its invoke were checked
+    # `diff` reads it the same way: no default change of invoke's catch_exceptions
+    from apidrift.auditor.engine import DiffRequest, diff_versions
+
+    changes = diff_versions(DiffRequest("click==8.1.8", "click==8.2.0", cache_dir=index_cache)).changes
+    assert any("mix_stderr" in c.detail for c in changes)  # the runner's real break is listed
+    assert not [
+        c for c in changes if c.path == "click.testing.CliRunner.invoke" and "catch_exceptions" in c.detail
+    ]
 
 
 # ---- the old default judged against the new annotation, type aliases written out

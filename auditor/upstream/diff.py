@@ -438,7 +438,13 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind,
                     (after.name,),
                 )
             )
-        elif before.has_default and after.has_default and _literal_differs(before.default, after.default):
+        elif (
+            before.has_default
+            and after.has_default
+            and _literal_differs(before.default, after.default)
+            # a `None` the body replaces at once is the value it is replaced by (as AD202 reads it)
+            and _literal_differs(before.replaced_by or before.default, after.replaced_by or after.default)
+        ):
             found.append(
                 (
                     ChangeKind.DEFAULT_CHANGED,
