@@ -241,7 +241,7 @@ def rules(code: str | None, fmt: str) -> None:
 
     from apidrift.rules.registry import FAMILIES, all_rules, get_rule
 
-    selected = list(all_rules())
+    selected = sorted(all_rules(), key=lambda r: r.code)
     family = code.strip().lower() if code else None
     if code is not None and family not in FAMILIES:
         rule = get_rule(code)
@@ -261,10 +261,12 @@ def rules(code: str | None, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps([_rule_data(rule) for rule in selected], indent=2))
         return
-    for rule in selected:
-        click.echo(
-            f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.family.value:<6} {rule.summary}"
-        )
+    rows = [(rule.code, rule.name, rule.severity.value, rule.family.value, rule.summary) for rule in selected]
+    widths = [
+        max((len(row[i]) for row in rows), default=0) for i in range(4)
+    ]  # each column as wide as its widest
+    for row in rows:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4])
 
 
 def _rule_data(rule: Any, *, docs: bool = False) -> dict[str, Any]:
