@@ -39,7 +39,14 @@ from apidrift.auditor.cli.options import (
     target_options,
     write_report,
 )
-from apidrift.auditor.cli.progress import CacheSnapshot, Messages, describe_run, spinner, want_color
+from apidrift.auditor.cli.progress import (
+    CacheSnapshot,
+    Messages,
+    describe_run,
+    on_terminal,
+    spinner,
+    want_color,
+)
 from apidrift.auditor.results import AuditResult, Severity
 from apidrift.auditor.wording import first_line, plural
 
@@ -170,7 +177,7 @@ def audit(
     if history:
         from apidrift.auditor.plan import audit_history
 
-        result = audit_history(request, result, progress=say)
+        result = audit_history(request, result, progress=on_terminal(say))
 
     if write_baseline is not None:
         try:
