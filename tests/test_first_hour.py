@@ -724,3 +724,21 @@ def test_type_aliases_read_once_bound_type_expressions_only() -> None:
     assert expand("Literal['A']", aliases) is None  # values, not names
     assert expand("A | None", aliases, frozenset({"A"})) is None  # a class body binds A
     assert expand("X | None", {"X": "Y", "Y": "X"}) in ("X | None", "Y | None", None)  # a cycle ends
+
+
+# ---- the README's accuracy table is the real tier's output
+
+
+def test_every_row_of_the_readme_accuracy_table_is_a_pair_the_real_tier_measures() -> None:
+    """tests/test_real_world.py prints each pair's row of the table and fails where the README's
+    figures differ from what it measured; here, offline: no row is without such a test."""
+    import test_real_world as real
+
+    rows = real.readme_accuracy_rows()
+    assert len(rows) >= 10
+    measured = {(real._label(d), real._label(u)) for d, u in real.CLEAN_PAIRS + real.COMPILED_CLEAN_PAIRS}
+    measured |= {(real._label(d), real._label(u)) for d, u, _found, _share in real.STRANGER_PAIRS}
+    measured.add((real._label("pandas==2.2.3"), real._label("numpy==2.1.2")))
+    assert sorted(set(rows) - measured) == []
+    row = real.accuracy_row("alembic==1.14.0", "sqlalchemy==2.0.36", 0, 2080, 1795)
+    assert row == "| alembic 1.14.0 | sqlalchemy 2.0.36 | 0 | 2,080 | 1,795 (86%) |"
