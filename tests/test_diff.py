@@ -111,6 +111,13 @@ def test_flagship_diff_names_the_three_breaks(index_cache: Path) -> None:
         DiffRequest("vllm==0.11.0", "vllm==0.16.0", used_by="speculators==0.3.0", cache_dir=index_cache)
     )
     details = {(c.path, c.kind, c.detail) for c in result.changes}
+    # the use sites as `audit` reports the three errors: under src/, at the line where CPython fails
+    generator = "src/speculators/data_generation/vllm_hidden_states_generator.py"
+    assert sorted({u for c in result.changes if c.breaking for u in c.uses}) == [
+        f"{generator}:139",
+        f"{generator}:148",
+        f"{generator}:194",
+    ]
     assert (
         "vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups",
         ChangeKind.PARAMETER_REMOVED,
