@@ -32,7 +32,7 @@ from apidrift.auditor.results import (
 )
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import Role, SourceError, SpecError
-from apidrift.auditor.sources.written_for import choose_old, downstream_environment
+from apidrift.auditor.sources.written_for import Environment, choose_old, downstream_environment
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
@@ -84,8 +84,15 @@ class Sources:
     def of(cls, request: AuditRequest | DiffRequest) -> Sources:
         return cls(Cache(request.cache_dir), request.index_url, request.offline)
 
-    def locate(self, spec: str, role: Role) -> SourceTree:
-        return locate(spec, role=role, cache=self.cache, index_url=self.index_url, offline=self.offline)
+    def locate(self, spec: str, role: Role, environment: Environment | None = None) -> SourceTree:
+        return locate(
+            spec,
+            role=role,
+            cache=self.cache,
+            index_url=self.index_url,
+            offline=self.offline,
+            environment=environment,
+        )
 
 
 @dataclass(frozen=True)
@@ -110,9 +117,9 @@ def locate_inputs(request: AuditRequest) -> Inputs:
     given). Raises `SpecError`/`SourceError` when an input cannot be had at all."""
     started = time.perf_counter()
     sources = Sources.of(request)
-    new_tree = sources.locate(request.against, "upstream")
-    down_tree = sources.locate(request.downstream, "downstream")
     environment = downstream_environment(request.python)
+    new_tree = sources.locate(request.against, "upstream", environment)
+    down_tree = sources.locate(request.downstream, "downstream")
     choice = choose_old(
         request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version, environment
     )
@@ -120,7 +127,7 @@ def locate_inputs(request: AuditRequest) -> Inputs:
     old_tree = None
     if choice.spec is not None:
         try:
-            old_tree = sources.locate(choice.spec, "upstream")
+            old_tree = sources.locate(choice.spec, "upstream", environment)
         except SpecError:
             raise  # a `--from` that does not parse is a usage error
         except SourceError as error:
@@ -609,7 +616,8 @@ def diff_versions(request: DiffRequest) -> DiffResult:
     if down_tree is not None:
         names = frozenset(old_tree.import_names) | frozenset(new_tree.import_names)
         scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
-        sites = used_sites(((scan.path, scan.sites) for scan in scans), old)
+        prefix = _prefix(down_tree)  # paths relative to the project root, as `audit` reports them
+        sites = used_sites(((prefix + scan.path, scan.sites) for scan in scans), old)
         uses = {path: sorted({u.where for u in found}) for path, found in sites.items()}
         changes = diff(old, new, uses, uses, sites)
     else:

@@ -189,12 +189,19 @@ class PlanResult:
 
     def summary(self) -> str:
         """One sentence for every format: how far the downstream can go."""
+        if self.target_reachable and self.to_version == self.from_version:
+            return f"{self.to_version} is the version in use, the target: no errors"
         if self.target_reachable:
             return f"safe to upgrade to {self.to_version}: no errors up to the target"
         if self.safe is None:
             return f"no release from {self.from_version} to {self.to_version} is free of errors"
         target = self.row(self.to_version)
         errors = target.errors if target is not None else None
+        if self.safe == self.from_version:  # no upgrade at all: the one without errors is the one in use
+            return (
+                f"no later release is free of errors: {self.safe} is the version in use; "
+                f"{self.to_version} has {errors} error(s)"
+            )
         return f"safe to upgrade to {self.safe}; {self.to_version} has {errors} error(s)"
 
     def as_dict(self) -> dict[str, Any]:

@@ -21,9 +21,10 @@ def render_text(result: DiffResult) -> str:
     result = escaped(result)  # names, paths and messages come from the inputs
     lines = [f"API changes from {_input_label(result.old)} to {_input_label(result.new)}"]
     if result.downstream is not None:
-        lines[0] += (
-            f" that {_input_label(result.downstream)} uses (breaking: breaks one of its use sites, which are listed)"
-        )
+        lines[0] += f" that {_input_label(result.downstream)} uses"
+        lines += LEGEND_USED_BY
+    else:
+        lines += LEGEND
     lines.append("")
     by_path: dict[str, list[ApiChange]] = {}
     for change in result.changes:
@@ -56,6 +57,19 @@ def render_text(result: DiffResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+# What each change's label means; paths and lines are those `audit` reports (relative to the
+# downstream's project root, the line where CPython fails).
+LEGEND_USED_BY = [
+    "  BREAKING  breaks one of the downstream's use sites, listed under it as path:line",
+    "  not here  breaks some callers, but none of the downstream's use sites",
+    "  changed   breaks no caller (a new optional parameter, a changed default...); the uses it touches are listed",
+]
+LEGEND = [
+    "  BREAKING  breaks some callers",
+    "  changed   breaks no caller (a new optional parameter, a changed default, a deprecation)",
+]
+
+
 def _input_label(info: InputInfo) -> str:
     """`name==version`, or the name and where it came from when it has no version (a folder)."""
     return f"{info.name}=={info.version}" if info.version else f"{info.name} ({info.location})"
@@ -70,14 +84,12 @@ def _label(change: ApiChange) -> str:
 
 
 def _used_at(prefix: str, uses: list[str]) -> list[str]:
+    """One line per file: `prefix path:line, path:line`, as `audit` writes locations."""
     by_file: dict[str, list[str]] = {}
     for use in uses:
-        file, _, line = use.rpartition(":")
-        by_file.setdefault(file, []).append(line)
-    return [
-        f"  {prefix} {file}: line{'s' if len(numbers) != 1 else ''} {', '.join(numbers)}"
-        for file, numbers in by_file.items()
-    ]
+        file, _, _line = use.rpartition(":")
+        by_file.setdefault(file, []).append(use)
+    return [f"  {prefix} {', '.join(found)}" for found in by_file.values()]
 
 
 def _site_order(site: str) -> tuple[str, int]:

@@ -15,6 +15,7 @@ import jinja2
 
 from apidrift.auditor.impact.results import STATUSES, ImpactResult
 from apidrift.auditor.wording import plural
+from apidrift.reports.html import inline_markdown
 from apidrift.reports.impact_text import counts_line, detail, group_verdict, title
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -30,6 +31,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["plural"] = plural
+    env.filters["code"] = inline_markdown  # messages name code in `backticks`: shown as <code>
     return env
 
 

@@ -3,6 +3,13 @@ Finds calls that rely on a parameter's default (they do not pass it) where the d
 changed between the old and the new version. Only literal defaults are compared, so the verdict
 is certain.
 
+A default of `None` that the function's body replaces at once is compared as the value it is
+replaced by, read from the upstream's source: `if x is None: x = 5`, or `x = self.x` where the
+class (no bases, no metaclass, no `setattr`) binds `x` only to a literal or, in `__init__`, to a
+parameter with a literal default. click 8.2's `CliRunner.invoke(catch_exceptions=None)` takes the
+runner's `catch_exceptions`, `True` unless the runner was built with another value: the same as
+8.1's default `True`, so no warning. A delegation to another value is still one.
+
 ## Why is this bad?
 Nothing raises: the call now behaves differently than when it was written and tested.
 
@@ -22,7 +29,7 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
-from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.upstream.signature import Parameter, ParamKind
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Family, Rule, RuleMeta
 
@@ -53,26 +60,42 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             continue
         if "..." in (old_param.default, new_param.default):
             continue  # a stub's placeholder: the value is the implementation's, not known here
-        old_ok_literal, old_value = _drift.literal(old_param.default)
-        new_ok_literal, new_value = _drift.literal(new_param.default)
+        # What omitting the argument means: the default, or what the body replaces a `None` by at once.
+        old_text = old_param.replaced_by or old_param.default
+        new_text = new_param.replaced_by or new_param.default
+        old_ok_literal, old_value = _drift.literal(old_text)
+        new_ok_literal, new_value = _drift.literal(new_text)
         if not (old_ok_literal and new_ok_literal) or (
             old_value == new_value and type(old_value) is type(new_value)
         ):
             continue
-        if fits(old_value, new_param.annotation):
-            hint = f"pass `{new_param.name}={old_param.default}` to keep the old behaviour"
-        else:  # passing the old value would be rejected (or is not known to be accepted) by the new signature
+        fit = fits(old_value, new_param.annotation_expanded or new_param.annotation)
+        if fit:
+            hint = f"pass `{new_param.name}={old_text}` to keep the old behaviour"
+        elif fit is False:  # passing the old value would be rejected by the new signature
             hint = (
-                f"the old default {old_param.default} does not fit the new annotation `{new_param.annotation}`: "
+                f"the old default {old_text} does not fit the new annotation `{new_param.annotation}`: "
                 f"decide which value `{new_param.name}` should have"
+            )
+        else:  # the annotation names a type not known here: no claim either way
+            hint = (
+                f"pass `{new_param.name}={old_text}` to keep the old behaviour, if the new annotation "
+                f"`{new_param.annotation}` accepts it"
             )
         yield rule.finding(
             checked,
-            f"{_calls.display(checked)}: the default of `{new_param.name}` changed from {old_param.default} "
-            f"to {new_param.default} in {checked.new.version}",
+            f"{_calls.display(checked)}: the default of `{new_param.name}` changed from {_shown(old_param)} "
+            f"to {_shown(new_param)} in {checked.new.version}",
             symbol=_calls.callee(checked),
             hint=hint,
         )
+
+
+def _shown(param: Parameter) -> str:
+    """The default as written, and what the body replaces it by when it does."""
+    if param.replaced_by is None:
+        return str(param.default)
+    return f"{param.default} (which the function replaces by {param.replaced_by})"
 
 
 _BUILTIN_TYPES: dict[str, tuple[type, ...]] = {
@@ -84,15 +107,16 @@ _BUILTIN_TYPES: dict[str, tuple[type, ...]] = {
 _ANY = frozenset({"Any", "object"})
 
 
-def fits(value: object, annotation: str | None) -> bool:
-    """Whether the literal `value` is certainly accepted by `annotation` (source text); False when not,
-    or when the annotation is not one of the simple forms understood here (a hint must never be wrong)."""
+def fits(value: object, annotation: str | None) -> bool | None:
+    """Whether the literal `value` is accepted by `annotation` (source text, type aliases written out):
+    True certainly, False certainly not, None when the annotation names a type not understood here
+    (a class of the upstream's, a type variable...): a hint must never be wrong."""
     if annotation is None or not annotation.strip():
         return True  # nothing declared: the old value is as good as any
     try:
         tree = ast.parse(annotation.strip().strip("\"'"), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+        return None
     return _fits(value, tree, 0)
 
 
@@ -104,9 +128,16 @@ def _name(node: ast.expr) -> str | None:
     return None
 
 
-def _fits(value: object, node: ast.expr, depth: int) -> bool:
+def _any_of(answers: list[bool | None]) -> bool | None:
+    """A union: fits when one member does, does not when none does, else unknown."""
+    if any(a is True for a in answers):
+        return True
+    return False if all(a is False for a in answers) else None
+
+
+def _fits(value: object, node: ast.expr, depth: int) -> bool | None:
     if depth > 20:
-        return False
+        return None
     if isinstance(node, ast.Constant):
         if node.value is None:
             return value is None
@@ -114,31 +145,32 @@ def _fits(value: object, node: ast.expr, depth: int) -> bool:
             try:
                 return _fits(value, ast.parse(node.value, mode="eval").body, depth + 1)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return False
-        return False
+                return None
+        return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        return _fits(value, node.left, depth + 1) or _fits(value, node.right, depth + 1)
+        return _any_of([_fits(value, node.left, depth + 1), _fits(value, node.right, depth + 1)])
     if isinstance(node, ast.Subscript):
         outer = _name(node.value)
         items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if outer == "Optional":
-            return value is None or _fits(value, items[0], depth + 1)
+            return True if value is None else _fits(value, items[0], depth + 1)
         if outer == "Union":
-            return any(_fits(value, item, depth + 1) for item in items)
+            return _any_of([_fits(value, item, depth + 1) for item in items])
         if outer == "Literal":
-            return any(
+            if any(
                 isinstance(i, ast.Constant) and i.value == value and type(i.value) is type(value)
                 for i in items
-            )
+            ):
+                return True
+            return False if all(isinstance(i, ast.Constant) for i in items) else None
         if outer in ("Annotated",):
             return _fits(value, items[0], depth + 1)
         types = _BUILTIN_TYPES.get(outer or "")
-        return (
-            types is not None
-            and bool(types)
-            and isinstance(value, types)
-            and not (isinstance(value, (list, dict, tuple, set)) and value)
-        )
+        if types is None:
+            return None
+        if not isinstance(value, types):
+            return False
+        return None if isinstance(value, (list, dict, tuple, set)) and value else True  # items unchecked
     name = _name(node)
     if name in _ANY:
         return True
@@ -146,7 +178,7 @@ def _fits(value: object, node: ast.expr, depth: int) -> bool:
         return value is None
     types = _BUILTIN_TYPES.get(name or "")
     if not types:
-        return False  # a class of the upstream's, a type variable...: not known to accept the value
-    if isinstance(value, bool):
-        return bool in types  # True is an int to CPython, not to every validator: no hint
-    return isinstance(value, types) and bool not in types
+        return None  # a class of the upstream's, a type variable...: not known to accept the value or not
+    if isinstance(value, bool) and bool not in types:
+        return None  # True is an int to CPython, not to every validator: no claim
+    return isinstance(value, types)

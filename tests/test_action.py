@@ -293,3 +293,28 @@ def test_a_real_bump_through_the_action_gates_like_an_audit(tmp_path: Path, inde
     assert "click 8.1.8 -\\> 8.2.0: 1 call site breaks" in (tmp_path / "summary.md").read_text()
     sarif = json.loads((tmp_path / "apidrift.sarif").read_text())
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["AD101"]
+
+
+def test_nothing_checked_fails_the_job_after_the_sarif_upload(tmp_path: Path) -> None:
+    """Exit status 3 (the code does not use the upstream): the audit step passes, so that the SARIF
+    upload runs, and the last step fails the job with its own message."""
+    project, base = _repo(tmp_path, lock_changes=False, code="import os\n")
+    env = _env(tmp_path, project, event="push", base=base, MODE="audit", AGAINST=_upstream(tmp_path))
+    done, outputs = _run(env, project)
+    assert done.returncode == 0, done.stderr
+    assert outputs == {"mode": "audit", "exit-code": "3"}
+    assert json.loads((tmp_path / "apidrift.sarif").read_text())["runs"][0]["results"] == []
+    steps = _action()["runs"]["steps"]
+    upload = next(s for s in steps if s.get("name") == "Upload SARIF to code scanning")
+    last = steps[-1]
+    assert steps.index(upload) < steps.index(last) and "exit-code != '2'" in upload["if"]
+    assert last["if"] == "steps.audit.outputs.exit-code == '1' || steps.audit.outputs.exit-code == '3'"
+    for status, message in (("3", "apidrift checked nothing"), ("1", "apidrift found breaking changes")):
+        ran = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", last["run"]],
+                             env={**os.environ, "STATUS": status}, capture_output=True, text=True, check=False)  # fmt: skip
+        assert ran.returncode == 1 and ran.stdout.startswith(message)
+    assert last["env"]["STATUS"] == "${{ steps.audit.outputs.exit-code }}"
+    # documented where the exit statuses are
+    description = _action()["outputs"]["exit-code"]["description"]
+    assert "3 nothing checked" in description
+    assert "`3` nothing was checked" in (ROOT / "docs" / "ci.md").read_text()

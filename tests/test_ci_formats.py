@@ -347,7 +347,7 @@ def test_action_audit_step(reports: dict[str, Path], tmp_path: Path) -> None:
     assert json.loads((tmp_path / "apidrift.sarif").read_text())["runs"][0]["results"]
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
     fail = next(s for s in action["runs"]["steps"] if s.get("name") == "Fail on findings")
-    assert fail["if"] == "steps.audit.outputs.exit-code == '1'"
+    assert fail["if"] == "steps.audit.outputs.exit-code == '1' || steps.audit.outputs.exit-code == '3'"
 
     env["AGAINST"] = "pkg==!!"  # bad input: this step itself fails with status 2
     completed = subprocess.run(
@@ -375,3 +375,26 @@ def test_pre_commit_hook(
     monkeypatch.chdir(root / "repo")
     assert main([*args, "--offline", "--cache-dir", str(root / "cache")]) == 1
     assert "AD101" in capsys.readouterr().out
+
+
+def test_pre_commit_hook_runs_on_a_commit_that_only_changes_pins() -> None:
+    """pre-commit runs a hook when one staged file passes its `types` (all of them) and `files` (a
+    regex searched in the path). A commit that only upgrades a pin is the one that needs the audit: every
+    pin or lock file `bump` reads, and the configuration, trigger it, as Python files do; others do not.
+    (Checked with pre-commit 4.7.0's own classifier on the same file names.)"""
+    import re
+
+    import yaml
+
+    from apidrift.auditor.sources.lockfiles import is_read_by_bump
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert not hook.get("types") and not hook.get("types_or")  # `types: [python]` would skip pin-only commits
+    files = re.compile(hook["files"])
+    pins = ["pyproject.toml", "requirements.txt", "requirements-dev.txt", "requirements/ci.txt", "uv.lock",
+            "poetry.lock", "pdm.lock", "Pipfile.lock", "pylock.toml", "pylock.ci.toml"]  # fmt: skip
+    assert all(is_read_by_bump(pin) for pin in pins)
+    runs = [*pins, "app/x.py", "stubs/y.pyi", "setup.cfg", "apidrift.toml", "svc/pyproject.toml"]
+    skips = ["README.md", "docs/requirements.md", "data.json", "uv.lock.bak", "notes.txt", "x.pyc"]
+    assert [name for name in runs if not files.search(name)] == []
+    assert [name for name in skips if files.search(name)] == []

@@ -323,8 +323,24 @@ def test_progress_draws_and_erases_on_a_terminal() -> None:
 def test_rules_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == [rule.code for rule in all_rules()]
+    assert [line.split()[0] for line in lines] == sorted(
+        rule.code for rule in all_rules()
+    )  # AD106 before AD107
     assert any(line.split()[1] == "unexpected-keyword" for line in lines)
+    # a table: every column starts where it starts on the first line, whatever the longest name
+    rules = {rule.code: rule for rule in all_rules()}
+    starts = None
+    for line in lines:
+        rule = rules[line.split()[0]]
+        cells = [rule.code, rule.name, rule.severity.value, rule.family.value, rule.summary]
+        found, at = [], 0
+        for cell in cells:
+            at = line.index(cell, at)
+            found.append(at)
+            at += len(cell)
+        assert line.endswith(rule.summary)
+        starts = starts or found
+        assert found == starts, line
 
 
 @pytest.mark.parametrize("name", ["AD101", "ad101", "unexpected-keyword"])

@@ -97,7 +97,7 @@ def test_diff_used_by_keeps_only_what_the_downstream_touches(tmp_path: Path) -> 
     reader = [c for c in result.changes if c.path in ("pkg.Reader", "pkg.core.Reader")]
     assert any(c.kind == ChangeKind.PARAMETER_ADDED_REQUIRED and "strict" in c.detail for c in reader)
     text = render(result)
-    assert "parameter-added-required breaks app.py: line 5" in text
+    assert "parameter-added-required breaks app.py:5" in text
     moved = next(c for c in result.changes if c.kind == ChangeKind.MOVED)
     assert (
         not moved.breaking and moved.breaks_some_callers and moved.uses == ()
@@ -111,6 +111,13 @@ def test_flagship_diff_names_the_three_breaks(index_cache: Path) -> None:
         DiffRequest("vllm==0.11.0", "vllm==0.16.0", used_by="speculators==0.3.0", cache_dir=index_cache)
     )
     details = {(c.path, c.kind, c.detail) for c in result.changes}
+    # the use sites as `audit` reports the three errors: under src/, at the line where CPython fails
+    generator = "src/speculators/data_generation/vllm_hidden_states_generator.py"
+    assert sorted({u for c in result.changes if c.breaking for u in c.uses}) == [
+        f"{generator}:139",
+        f"{generator}:148",
+        f"{generator}:194",
+    ]
     assert (
         "vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups",
         ChangeKind.PARAMETER_REMOVED,
@@ -136,7 +143,7 @@ def test_diff_command_prints_and_gates(tmp_path: Path, capsys: pytest.CaptureFix
     args = ["diff", f"pkg@{old}", f"pkg@{new}", "--used-by", str(down), "--cache-dir", str(tmp_path / "c")]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "pkg.core.load" in out and "BREAKING" in out and "breaks app.py: line 5" in out
+    assert "pkg.core.load" in out and "BREAKING" in out and "breaks app.py:5" in out
     assert main([*args, "--fail-on-breaking"]) == 1
     capsys.readouterr()
     assert main([*args, "--format", "json"]) == 0
@@ -194,4 +201,34 @@ def test_used_by_lists_per_change_exactly_the_sites_it_breaks(tmp_path: Path) ->
     assert (shift.breaking, shift.uses) == (True, ("app.py:6",))  # not line 5, which passes `b` by keyword
     assert sum(c.breaking for c in result.changes) == 2
     text = render(result)
-    assert "parameter-renamed breaks app.py: line 3" in text and "not here  parameter-renamed" in text
+    assert "parameter-renamed breaks app.py:3" in text and "not here  parameter-renamed" in text
+
+
+def test_used_by_paths_and_lines_are_those_audit_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A src/ layout project and a call over several lines whose keyword is gone (as speculators 0.3.0
+    calls vLLM's `get_kv_cache_config_from_groups(..., kv_cache_specs=...)`): `diff --used-by` names
+    the file and line `audit` names, and explains its labels."""
+    from apidrift.auditor.cli.main import main
+
+    old = write(tmp_path / "old", {"pkg/__init__.py": "def get(config, groups, specs, memory):\n    pass\n\ndef other(a, b=1):\n    pass\n"})  # fmt: skip
+    new = write(tmp_path / "new", {"pkg/__init__.py": "def get(config, groups, memory):\n    pass\n\ndef other(a):\n    pass\n"})  # fmt: skip
+    call = "import pkg\n\n\ndef run():\n    return pkg.get(\n        1,\n        groups=2,\n        specs=3,\n        memory=4,\n    )\n\npkg.other(1)\n"
+    down = write(tmp_path / "proj", {"pyproject.toml": '[project]\nname = "proj"\nversion = "1.0"\n',
+                                     "src/proj/__init__.py": "", "src/proj/use.py": call})  # fmt: skip
+    common = ["--cache-dir", str(tmp_path / "c"), "--offline"]
+    assert main(["audit", str(down), "--against", f"pkg@{new}", "--from", f"pkg@{old}", *common]) == 1
+    audited = capsys.readouterr().out
+    assert "src/proj/use.py:8:9: AD101" in audited  # where CPython fails: `specs=3`
+    assert main(["diff", f"pkg@{old}", f"pkg@{new}", "--used-by", str(down), *common]) == 0
+    out = capsys.readouterr().out
+    assert "  parameter-removed breaks src/proj/use.py:8\n" in out
+    assert "  not here  parameter-removed: `b` removed" in out  # pkg.other(1) passes no `b`
+    legend = out.splitlines()[1:4]
+    assert [line.split()[0] for line in legend] == ["BREAKING", "not", "changed"]
+    assert "none of the downstream's use sites" in legend[1]
+    # and `diff --help` explains them too
+    assert main(["diff", "--help"]) == 0
+    helped = capsys.readouterr().out
+    assert "not here  with --used-by: breaks some callers, but none of the downstream's" in helped

@@ -309,11 +309,12 @@ def test_rules_of_one_family_and_as_json(capsys: pytest.CaptureFixture[str]) -> 
 
     assert main(["rules", "calls"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == [r.code for r in all_rules() if r.family is Family.CALLS]
+    in_order = sorted(all_rules(), key=lambda r: r.code)  # listed by code
+    assert [line.split()[0] for line in lines] == [r.code for r in in_order if r.family is Family.CALLS]
     assert main(["rules", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [(r["code"], r["name"], r["family"]) for r in data] == [
-        (r.code, r.name, r.family.value) for r in all_rules()
+        (r.code, r.name, r.family.value) for r in in_order
     ]
     assert main(["rules", "AD901", "--format", "json"]) == 0
     assert "## What it does" in json.loads(capsys.readouterr().out)["docs"]
@@ -538,3 +539,207 @@ def test_a_finding_on_a_keyword_carries_the_whole_call(
         "    c=2,",
         ")",
     ]  # the call (5-8) and two lines before
+
+
+# ---- a bare upstream name
+
+
+def test_a_bare_upstream_is_the_downstreams_version_else_the_latest_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from localindex import LocalIndex, wheel_bytes
+
+    # `click` is installed where apidrift runs (it depends on it): that must never be what is audited.
+    down = write(
+        tmp_path / "down",
+        {"app/__init__.py": "import click\nimport zzfakevllm\n\nclick.run(1, 2)\nzzfakevllm.go(1)\n"},
+    )
+    index = LocalIndex(tmp_path / "index")
+    index.add(
+        "click",
+        "click-99.0-py3-none-any.whl",
+        wheel_bytes("click", "99.0", {"click/__init__.py": "def run(a):\n    pass\n"}, []),
+    )
+    index.add("zzfakevllm", "zzfakevllm-0.16.0-py3-none-any.whl", wheel_bytes("zzfakevllm", "0.16.0", {"zzfakevllm/__init__.py": "def go():\n    pass\n"}, []))  # fmt: skip
+    with index:
+        common = ["--from", "none", "--index-url", index.url, "--cache-dir", str(tmp_path / "cache"), "--color", "never"]  # fmt: skip
+        # Not installed anywhere: the latest release, as for a bare downstream (was: "not installed", exit 2).
+        assert main(["audit", str(down), "--against", "zzfakevllm", *common]) == 1
+        out = capsys.readouterr().out
+        assert "using the latest release on the index, 0.16.0" in out
+        assert "app/__init__.py:5" in out
+        # Installed in apidrift's own environment only: still the latest release, said so.
+        assert main(["audit", str(down), "--against", "click", *common]) == 1
+        out = capsys.readouterr().out
+        assert "click: no version given, and no downstream environment" in out
+        assert "using the latest release on the index, 99.0" in out and "app/__init__.py:4" in out
+        # Installed in the downstream's environment (`--python`): that version, said so.
+        site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+        write(site, {"click/__init__.py": "def run(a, b):\n    pass\n",
+                     "click-7.5.dist-info/METADATA": "Metadata-Version: 2.1\nName: click\nVersion: 7.5\n\n",
+                     "click-7.5.dist-info/RECORD": "click/__init__.py,,\n"})  # fmt: skip
+        python = tmp_path / "venv" / "bin" / "python"
+        write(python.parent, {"python": ""})
+        assert main(["audit", str(down), "--against", "click", "--python", str(python), *common]) == 0
+        out = capsys.readouterr().out
+        assert f"click: using the version installed in --python {python}, 7.5" in out
+
+
+# ---- a default that delegates to the same value is no change
+
+
+@pytest.mark.network
+def test_click_8_2_invoke_catch_exceptions_none_is_no_change(tmp_path: Path, index_cache: Path) -> None:
+    """click 8.2.0's `CliRunner.invoke(catch_exceptions: bool | None = None)` starts with `if
+    catch_exceptions is None: catch_exceptions = self.catch_exceptions`, which `__init__` sets from its
+    `catch_exceptions: bool = True`; 8.1.8's default is `True` (and its CliRunner takes no such
+    argument). Run under both releases in throwaway environments, `CliRunner().invoke(cmd)` on a command
+    raising ValueError catches it in both. No AD202; the call's other defaults are unchanged too."""
+    from apidrift.auditor.engine import AuditRequest
+    from apidrift.auditor.engine import audit as run_audit
+
+    down = write(tmp_path / "down", {"app/__init__.py": (
+        "import click\nfrom click.testing import CliRunner\n\n\n@click.command()\ndef cli():\n    pass\n\n\n"
+        "def test_cli():\n    runner = CliRunner()\n    result = runner.invoke(cli, ['--help'])\n    return result\n"
+    )})  # fmt: skip
+    result = run_audit(AuditRequest(str(down), "click==8.2.0", old="click==8.1.8", cache_dir=index_cache))
+    assert [f for f in result.findings if f.code == "AD202"] == []
+    assert result.coverage[0].checked >= 3  # the command, the runner and its invoke were checked
+    # `diff` reads it the same way: no default change of invoke's catch_exceptions
+    from apidrift.auditor.engine import DiffRequest, diff_versions
+
+    changes = diff_versions(DiffRequest("click==8.1.8", "click==8.2.0", cache_dir=index_cache)).changes
+    assert any("mix_stderr" in c.detail for c in changes)  # the runner's real break is listed
+    assert not [
+        c for c in changes if c.path == "click.testing.CliRunner.invoke" and "catch_exceptions" in c.detail
+    ]
+
+
+# ---- the old default judged against the new annotation, type aliases written out
+
+ALIASED = """\
+from typing import Literal, Optional, TypeAlias
+{aliases}
+
+class LoadConfig:
+    def __init__(self, path, strategy: {annotation} = None):
+        pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("aliases", "annotation", "fit"),
+    [
+        ('Strategy = Literal["lazy", "eager", "prefetch"]', "Strategy | None", True),
+        ('Strategy: TypeAlias = Literal["lazy", "eager"]', "Optional[Strategy]", True),
+        ('Strategy = Literal["lazy", "eager"]', '"Strategy | None"', True),
+        ('Lazy = Literal["lazy"]\nStrategy = Lazy | Literal["eager"]', "Strategy | None", True),
+        ('Strategy = Literal["eager", "prefetch"]', "Strategy | None", False),
+        ("Strategy = int", "Strategy | None", False),
+        ("class Strategy(str):\n    pass", "Strategy | None", None),  # a class: not known either way
+        ('Strategy = Literal["eager"]\nif True:\n    Strategy = Literal["lazy"]', "Strategy | None", None),
+    ],
+)
+def test_ad202_hint_reads_the_new_annotation_through_type_aliases(
+    tmp_path: Path, aliases: str, annotation: str, fit: bool | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`the old default 'lazy' does not fit the new annotation SafetensorsLoadStrategy | None` was wrong:
+    the alias is a Literal holding 'lazy'. CPython's own reading is the oracle: `typing.get_args` of the
+    evaluated annotation says whether 'lazy' is among the Literal values."""
+    import subprocess
+    import sys
+
+    old = "class LoadConfig:\n    def __init__(self, path, strategy: str = 'lazy'):\n        pass\n"
+    write(tmp_path / "old", {"pkg/__init__.py": old})
+    write(tmp_path / "new", {"pkg/__init__.py": ALIASED.format(aliases=aliases, annotation=annotation)})
+    if fit is not None:  # the oracle, in a child process on the test's own upstream text
+        probe = (
+            "import typing, pkg\n"
+            "def values(tp):\n"
+            "    if typing.get_origin(tp) is typing.Literal:\n        return set(typing.get_args(tp))\n"
+            "    return {v for arg in typing.get_args(tp) for v in values(arg)}\n"
+            "tp = typing.get_type_hints(pkg.LoadConfig.__init__)['strategy']\n"
+            "print('lazy' in values(tp) or str in (tp, *typing.get_args(tp)))\n"
+        )
+        done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "new")},
+                              capture_output=True, text=True, check=True, timeout=60)  # fmt: skip
+        assert done.stdout.strip() == str(fit)
+    down = write(tmp_path / "down", {"app/__init__.py": "import pkg\n\npkg.LoadConfig('x')\n"})
+    assert main(audit(tmp_path, down, "--from", f"pkg@{tmp_path / 'old'}", "--format", "json")) == 0
+    (finding,) = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["code"] == "AD202" and "changed from 'lazy' to None" in finding["message"]
+    hint = finding["hint"]
+    if fit is True:
+        assert hint == "pass `strategy='lazy'` to keep the old behaviour"
+    elif fit is False:
+        assert hint.startswith(f"the old default 'lazy' does not fit the new annotation `{annotation}`")
+    else:
+        assert hint == (
+            f"pass `strategy='lazy'` to keep the old behaviour, if the new annotation `{annotation}` accepts it"
+        )
+
+
+def test_ad202_hint_reads_a_dataclass_fields_annotation_through_its_alias(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As vLLM's config dataclasses declare it: `safetensors_load_strategy: SafetensorsLoadStrategy | None`,
+    the alias a module-level `Literal[...]` that holds the old default 'lazy'."""
+    old = "from dataclasses import dataclass\n\n@dataclass\nclass LoadConfig:\n    safetensors_load_strategy: str = 'lazy'\n"
+    new = (
+        "from dataclasses import dataclass\nfrom typing import Literal\n\n"
+        'SafetensorsLoadStrategy = Literal["lazy", "eager", "prefetch", "torchao"]\n\n\n'
+        "@dataclass\nclass LoadConfig:\n    safetensors_load_strategy: SafetensorsLoadStrategy | None = None\n"
+    )
+    write(tmp_path / "old", {"pkg/__init__.py": old})
+    write(tmp_path / "new", {"pkg/config/__init__.py": "", "pkg/config/load.py": new,
+                             "pkg/__init__.py": "from pkg.config.load import LoadConfig\n"})  # fmt: skip
+    down = write(tmp_path / "down", {"app/__init__.py": "import pkg\n\npkg.LoadConfig()\n"})
+    assert main(audit(tmp_path, down, "--from", f"pkg@{tmp_path / 'old'}", "--format", "json")) == 0
+    (finding,) = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["code"] == "AD202"
+    assert finding["hint"] == "pass `safetensors_load_strategy='lazy'` to keep the old behaviour"
+
+
+def test_type_aliases_read_once_bound_type_expressions_only() -> None:
+    import ast
+    import sys
+
+    from apidrift.auditor.upstream.analyses.aliases import expand, type_aliases
+
+    source = (
+        "from typing import Literal, TypeAlias\nimport typing\n"
+        'A = Literal["lazy", "eager"]\nB: TypeAlias = "A | int"\nC: typing.TypeAlias = A | None\n'
+        "D = compute()\nE = Literal['x']\nE = Literal['y']\nF = int\ndef f():\n    global F\n    F = str\n"
+        "G = list[A]\n"
+    )
+    if sys.version_info >= (3, 12):  # `type X = ...` exists from 3.12 on (checked there with 3.12.1)
+        source += 'type H = Literal["lazy"]\ntype I[T] = list[T]\n'
+    aliases = type_aliases(ast.parse(source))
+    expected = {"A": "Literal['lazy', 'eager']", "B": "'A | int'", "C": "A | None", "G": "list[A]"}
+    if sys.version_info >= (3, 12):
+        expected["H"] = "Literal['lazy']"
+    assert aliases == expected  # D: a call; E, F: bound twice; I: generic
+    assert expand("A | None", aliases) == "Literal['lazy', 'eager'] | None"
+    assert expand("B", aliases) == "Literal['lazy', 'eager'] | int"  # a forward reference, read through
+    assert expand("C", aliases) == "Literal['lazy', 'eager'] | None"
+    assert expand("Literal['A']", aliases) is None  # values, not names
+    assert expand("A | None", aliases, frozenset({"A"})) is None  # a class body binds A
+    assert expand("X | None", {"X": "Y", "Y": "X"}) in ("X | None", "Y | None", None)  # a cycle ends
+
+
+# ---- the README's accuracy table is the real tier's output
+
+
+def test_every_row_of_the_readme_accuracy_table_is_a_pair_the_real_tier_measures() -> None:
+    """tests/test_real_world.py prints each pair's row of the table and fails where the README's
+    figures differ from what it measured; here, offline: no row is without such a test."""
+    import test_real_world as real
+
+    rows = real.readme_accuracy_rows()
+    assert len(rows) >= 10
+    measured = {(real._label(d), real._label(u)) for d, u in real.CLEAN_PAIRS + real.COMPILED_CLEAN_PAIRS}
+    measured |= {(real._label(d), real._label(u)) for d, u, _found, _share in real.STRANGER_PAIRS}
+    measured.add((real._label("pandas==2.2.3"), real._label("numpy==2.1.2")))
+    assert sorted(set(rows) - measured) == []
+    row = real.accuracy_row("alembic==1.14.0", "sqlalchemy==2.0.36", 0, 2080, 1795)
+    assert row == "| alembic 1.14.0 | sqlalchemy 2.0.36 | 0 | 2,080 | 1,795 (86%) |"

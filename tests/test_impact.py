@@ -492,3 +492,35 @@ def test_the_dashboard_filters_in_a_browser(world: Path, tmp_path: Path) -> None
             assert groups == 1  # the Scheduler group: AD102, and its dependents include "pinned"
         finally:
             browser.close()
+
+
+def test_the_dashboard_renders_code_spans_and_prefers_public_names_as_examples() -> None:
+    """Messages name code in backticks: the HTML shows <code>, never a raw backtick. A group's example is
+    a message naming public names when one exists, even where a private spelling is more common."""
+    import re
+
+    from apidrift.auditor.impact.results import ImpactResult
+    from apidrift.reports.impact_html import render
+
+    def finding(message: str) -> dict[str, object]:
+        return {"code": "AD101", "rule": "unexpected-keyword", "severity": "error", "message": message,
+                "symbol": "pkg.core.get_config", "classification": "drift", "path": "app.py", "line": 3,
+                "column": 1, "source_line": "pkg.get_config(1, kv=2)"}  # fmt: skip
+
+    private = "`_get_config()` got an unexpected keyword argument `kv` in pkg==2.0"
+    public = "`get_config()` got an unexpected keyword argument `kv` in pkg==2.0"
+    rows = [
+        {"key": name, "dependent": name, "version": "1.0", "status": "broken", "by_rule": {"AD101": 1},
+         "errors": 1, "findings": [finding(message)], "notes": ["read `pkg` from the cache"]}
+        for name, message in (("a", private), ("b", private), ("c", public))
+    ]  # fmt: skip
+    release = {"name": "pkg", "version": "2.0", "label": "pkg==2.0", "origin": "path", "location": "/r"}
+    result = ImpactResult(
+        release=release, old={"name": "pkg", "version": "1.0", "label": "pkg==1.0"}, rows=rows
+    )
+    (group,) = result.groups()
+    assert group.message == public and group.dependents == ("a", "b", "c")
+    page = render(result)
+    assert "<code>get_config()</code> got an unexpected keyword argument <code>kv</code>" in page
+    body = re.sub(r"<(script|style)>.*?</\1>", "", page, flags=re.S)
+    assert "`" not in body  # no raw backtick anywhere in what is shown

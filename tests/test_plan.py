@@ -592,3 +592,47 @@ def test_audit_history(
     assert any(
         n.startswith("--history needs the version the downstream was written for") for n in plain["notes"]
     )
+
+
+def test_the_version_in_use_is_never_an_upgrade_and_progress_is_for_a_terminal(
+    index: FakeIndex,
+    downstream: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # From 1.7 to 2.0: 2.0 breaks three calls (CPython agrees), 1.7 is the only release without errors.
+    assert not binds("2.0", "connect", "h") and binds("1.7", "connect", "h")
+    stuck = _plan(index, downstream, tmp_path / "a", old="1.7", to="2.0")
+    assert stuck.safe == "1.7" and not stuck.target_reachable
+    assert (
+        stuck.summary() == "no later release is free of errors: 1.7 is the version in use; 2.0 has 3 error(s)"
+    )
+    same = _plan(index, downstream, tmp_path / "a", old="1.7", to="1.7")
+    assert same.summary() == "1.7 is the version in use, the target: no errors"
+    base = ["plan", str(downstream), "--upstream", "libx", "--index-url", index.url,
+            "--cache-dir", str(tmp_path / "cache"), "--from", "1.4", "--to", "2.0"]  # fmt: skip
+    # stderr is not a terminal (a log, a CI step): no line per release audited
+    assert main(base) == 0
+    captured = capsys.readouterr()
+    assert "safe to upgrade to 1.7; 2.0 has 3 error(s)" in captured.out
+    assert "auditing against" not in captured.err
+
+    class Terminal:
+        def __init__(self) -> None:
+            self.text = ""
+
+        def write(self, text: str) -> int:
+            self.text += text
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(base) == 0
+    assert "apidrift: auditing against libx==1.4 (1 audited" in terminal.text

@@ -37,11 +37,53 @@ PROVEN_BREAKS = {
 }
 
 
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _label(spec: str) -> str:
+    """`pytest==8.3.4` -> `pytest 8.3.4`, as the README's accuracy table names a release."""
+    name, _, version = spec.partition("==")
+    return f"{name} {version}".lower()
+
+
+def readme_accuracy_rows() -> dict[tuple[str, str], list[str]]:
+    """The README's "How accurate is it" table: (downstream, upstream) labels -> its five cells."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## How accurate is it", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0] not in ("downstream", "---"):
+            upstream = cells[1].split(" (", 1)[0]  # `numpy 2.1.2 (also --from ...)`
+            rows[(cells[0].lower(), upstream.lower())] = cells
+    return rows
+
+
+def accuracy_row(downstream: str, upstream: str, errors: int, found: int, checked: int) -> str:
+    """A row of the README's accuracy table, as the measured figures write it."""
+    share = f"{checked / found:.0%}" if found else "-"
+    label = f"{errors} (proven)" if errors else "0"
+    return f"| {_label(downstream)} | {_label(upstream)} | {label} | {found:,} | {checked:,} ({share}) |"
+
+
+def check_readme(downstream: str, upstream: str, result: AuditResult, coverage_report: list[str]) -> None:
+    """The README's figures for this pair are the ones measured here (the test prints its row)."""
+    coverage = result.coverage[0]
+    errors = sum(f.severity.value == "error" for f in result.findings)
+    measured = accuracy_row(downstream, upstream, errors, coverage.found, coverage.checked)
+    coverage_report.append(f"{measured}   {coverage.summary()}")
+    cells = readme_accuracy_rows().get((_label(downstream), _label(upstream)))
+    if cells is None:
+        return  # a pair the README does not list
+    written = (cells[2].split()[0], cells[3].replace(",", ""), cells[4].split()[0].replace(",", ""))
+    assert written == (str(errors), str(coverage.found), str(coverage.checked)), (
+        f"README.md's accuracy table says {cells}; measured: {measured}"
+    )
+
+
 def run(downstream: str, upstream: str, cache: Path, coverage_report: list[str]) -> AuditResult:
     result = audit(AuditRequest(downstream, upstream, old="none", cache_dir=cache))
-    coverage = result.coverage[0]
-    checked = coverage.checked / coverage.found if coverage.found else 1.0
-    coverage_report.append(f"{downstream} against {upstream}: {coverage.summary()} ({checked:.0%} checked)")
+    check_readme(downstream, upstream, result, coverage_report)
     return result
 
 
@@ -343,7 +385,10 @@ def test_pandas_against_numpy_has_no_error(old: str, index_cache: Path, coverage
     than the runtime), with no old version and with numpy 2.0.2 as the one it was written for."""
     result = audit(AuditRequest("pandas==2.2.3", "numpy==2.1.2", old=old, cache_dir=index_cache))
     coverage = result.coverage[0]
-    coverage_report.append(f"pandas==2.2.3 against numpy==2.1.2 (--from {old}): {coverage.summary()}")
+    if old == "none":  # the README's row; with --from numpy==2.0.2 it says only "also" (no error either)
+        check_readme("pandas==2.2.3", "numpy==2.1.2", result, coverage_report)
+    else:
+        coverage_report.append(f"pandas==2.2.3 against numpy==2.1.2 (--from {old}): {coverage.summary()}")
     errors = [
         f"{f.location.path}:{f.location.line} {f.code} {f.message}"
         for f in result.findings

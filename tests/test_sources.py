@@ -685,21 +685,84 @@ def test_bare_downstream_name_falls_back_to_latest_release(
     )
 
 
-def test_bare_upstream_name(cache: Cache) -> None:
-    tree = locate("packaging", role="upstream", cache=cache)
-    assert tree.origin == "installed" and tree.version and tree.import_names == ("packaging",)
-    with pytest.raises(SourceError, match="not installed in this environment"):
-        locate("zz-apidrift-not-installed", role="upstream", cache=cache)
+def test_bare_upstream_name_is_never_apidrifts_own_environment(fake_index: FakeIndex, cache: Cache) -> None:
+    # `packaging` is installed where apidrift runs; that says nothing about the downstream. Without a
+    # downstream environment a bare upstream is the latest release on the index, as for a downstream.
+    for version in ["98.0", "99.0", "100.0rc1"]:
+        fake_index.add("packaging", f"packaging-{version}.tar.gz", simple_sdist("packaging", version))
+    tree = up("packaging", fake_index, cache)
+    assert tree.origin == "index" and tree.version == "99.0" and tree.import_names == ("packaging",)
+    assert tree.note == (
+        "packaging: no version given, and no downstream environment (--python PATH or an active "
+        "virtualenv): using the latest release on the index, 99.0"
+    )
+
+
+def test_bare_upstream_name_not_installed_is_the_latest_release(fake_index: FakeIndex, cache: Cache) -> None:
+    fake_index.add(
+        "zz-apidrift-fake", "zz_apidrift_fake-0.3.0.tar.gz", simple_sdist("zz_apidrift_fake", "0.3.0")
+    )
+    tree = up("zz-apidrift-fake", fake_index, cache)
+    assert tree.version == "0.3.0" and tree.origin == "index"
+    assert tree.note is not None and tree.note.endswith("using the latest release on the index, 0.3.0")
+
+
+def fake_environment(prefix: Path, name: str, version: str) -> Path:
+    """A virtualenv-like folder with `name` installed (a package and its .dist-info, RECORD included)."""
+    site = prefix / "lib" / "python3.12" / "site-packages"
+    module = name.replace("-", "_")
+    (site / module).mkdir(parents=True)
+    (site / module / "__init__.py").write_text(f"VERSION = {version!r}\n")
+    dist_info = site / f"{module}-{version}.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(metadata_text(name, version))
+    (dist_info / "RECORD").write_text(f"{module}/__init__.py,,\n{dist_info.name}/METADATA,,\n")
+    return site
+
+
+def test_bare_upstream_name_in_the_downstreams_environment(
+    tmp_path: Path, fake_index: FakeIndex, cache: Cache
+) -> None:
+    from apidrift.auditor.sources.written_for import Environment, downstream_environment
+
+    fake_index.add(
+        "zz-apidrift-fake", "zz_apidrift_fake-0.3.0.tar.gz", simple_sdist("zz_apidrift_fake", "0.3.0")
+    )
+    fake_environment(tmp_path / "venv", "zz-apidrift-fake", "0.2.5")
+    environment = downstream_environment(tmp_path / "venv" / "bin" / "python")
+    assert environment is not None
+    tree = up("zz-apidrift-fake", fake_index, cache, environment=environment)
+    assert (
+        tree.origin == "installed" and tree.version == "0.2.5" and tree.import_names == ("zz_apidrift_fake",)
+    )
+    assert (tree.root / "zz_apidrift_fake" / "__init__.py").read_text() == "VERSION = '0.2.5'\n"
+    assert tree.note == (
+        f"zz-apidrift-fake: using the version installed in --python {tmp_path / 'venv' / 'bin' / 'python'}, 0.2.5"
+    )
+    # Not installed there: the latest release, and the output says where it looked.
+    other = Environment(
+        "the active virtualenv /v", (tmp_path / "venv" / "lib" / "python3.12" / "site-packages",)
+    )
+    fake_index.add("packaging", "packaging-99.0.tar.gz", simple_sdist("packaging", "99.0"))
+    tree = up("packaging", fake_index, cache, environment=other)
+    assert tree.origin == "index" and tree.version == "99.0"
+    assert tree.note == (
+        "packaging is not installed in the active virtualenv /v: using the latest release on the index, 99.0"
+    )
 
 
 def test_installed_pyyaml_maps_to_yaml(cache: Cache) -> None:
     import importlib.metadata
+    import site
+
+    from apidrift.auditor.sources.written_for import Environment
 
     try:
         importlib.metadata.distribution("PyYAML")
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("PyYAML is not installed here")
-    tree = locate("PyYAML", role="upstream", cache=cache)
+    here = Environment("this environment", tuple(Path(d) for d in site.getsitepackages()))
+    tree = locate("PyYAML", role="upstream", cache=cache, environment=here)
     assert "yaml" in tree.import_names and tree.name == "PyYAML"
 
 

@@ -106,3 +106,25 @@ def test_errors_are_one_line_value_errors(text: str) -> None:
         parse_spec(text, "upstream")
     assert isinstance(info.value, ValueError)
     assert "\n" not in str(info.value) and str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ("speculators=0.3.0", "speculators==0.3.0"),
+        ("vllm = 0.16.0", "vllm==0.16.0"),
+        ("vllm[audio]=0.16", "vllm[audio]==0.16"),
+    ],
+)
+def test_a_single_equals_sign_suggests_the_pin(text: str, meant: str) -> None:
+    for role in ("downstream", "upstream"):
+        with pytest.raises(SpecError) as info:
+            parse_spec(text, role)  # type: ignore[arg-type]
+        assert (
+            str(info.value)
+            == f"cannot parse {text!r}: a version is pinned with `==`; did you mean {meant!r}?"
+        )
+    assert parse_spec(meant, "upstream").pinned is not None  # type: ignore[union-attr]
+    with pytest.raises(SpecError, match="cannot parse 'vllm=>0.16'") as info:
+        parse_spec("vllm=>0.16", "upstream")  # not a pin: packaging's own message
+    assert "did you mean" not in str(info.value)

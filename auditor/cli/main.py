@@ -40,7 +40,14 @@ from apidrift.auditor.cli.options import (
     target_options,
     write_report,
 )
-from apidrift.auditor.cli.progress import CacheSnapshot, Messages, describe_run, spinner, want_color
+from apidrift.auditor.cli.progress import (
+    CacheSnapshot,
+    Messages,
+    describe_run,
+    on_terminal,
+    spinner,
+    want_color,
+)
 from apidrift.auditor.results import AuditResult, Severity
 from apidrift.auditor.wording import first_line, plural
 
@@ -174,7 +181,7 @@ def audit(
     if history:
         from apidrift.auditor.plan import audit_history
 
-        result = audit_history(request, result, progress=say)
+        result = audit_history(request, result, progress=on_terminal(say))
 
     if write_baseline is not None:
         try:
@@ -245,7 +252,7 @@ def rules(code: str | None, fmt: str) -> None:
 
     from apidrift.rules.registry import FAMILIES, all_rules, get_rule
 
-    selected = list(all_rules())
+    selected = sorted(all_rules(), key=lambda r: r.code)
     family = code.strip().lower() if code else None
     if code is not None and family not in FAMILIES:
         rule = get_rule(code)
@@ -265,10 +272,12 @@ def rules(code: str | None, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps([_rule_data(rule) for rule in selected], indent=2))
         return
-    for rule in selected:
-        click.echo(
-            f"{rule.code}  {rule.name:<28} {rule.severity.value:<8} {rule.family.value:<6} {rule.summary}"
-        )
+    rows = [(rule.code, rule.name, rule.severity.value, rule.family.value, rule.summary) for rule in selected]
+    widths = [
+        max((len(row[i]) for row in rows), default=0) for i in range(4)
+    ]  # each column as wide as its widest
+    for row in rows:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4])
 
 
 def _rule_data(rule: Any, *, docs: bool = False) -> dict[str, Any]:
@@ -302,7 +311,16 @@ def diff(
     offline: bool,
     index_url: str | None,
 ) -> None:
-    """List the API changes between two upstream versions OLD and NEW (NAME==VER or NAME@PATH)."""
+    """List the API changes between two upstream versions OLD and NEW (NAME==VER or NAME@PATH).
+
+    \b
+    Labels:
+      BREAKING  breaks some callers (with --used-by: one of the downstream's use sites, listed)
+      not here  with --used-by: breaks some callers, but none of the downstream's
+      changed   breaks no caller (a new optional parameter, a changed default, a deprecation)
+    With --used-by, uses are listed as audit reports them: path:line, relative to the
+    downstream's project root, at the line where CPython fails.
+    """
     from apidrift.auditor.engine import DiffRequest, diff_versions
     from apidrift.auditor.sources.specs import SourceError, SpecError
     from apidrift.reports.diff import render as render_diff

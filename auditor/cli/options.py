@@ -104,7 +104,11 @@ def target_options(*, verb: str, from_note: str = "") -> Callable[[F], F]:
             "--against",
             "against",
             metavar="UPSTREAM",
-            help=f"Upstream version to {verb} against: NAME==VER, NAME@PATH or NAME. Default: `against` in [tool.apidrift].",
+            help=(
+                f"Upstream version to {verb} against: NAME==VER, NAME@PATH or NAME (the version installed in the "
+                "downstream's environment, --python or an active virtualenv, else the latest release). "
+                "Default: `against` in [tool.apidrift]."
+            ),
         ),
         click.option(
             "--from",
@@ -116,7 +120,10 @@ def target_options(*, verb: str, from_note: str = "") -> Callable[[F], F]:
             "--python",
             "python",
             type=click.Path(path_type=Path),
-            help="The downstream's own interpreter (or environment folder): its installed upstream is the version written for, when the downstream pins none.",
+            help=(
+                "The downstream's own interpreter (or environment folder): its installed upstream is the version "
+                "written for, when the downstream pins none, and what a bare --against NAME means."
+            ),
         ),
     )
 

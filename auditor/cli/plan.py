@@ -25,7 +25,7 @@ from apidrift.auditor.cli.options import (
     selection_options,
     write_report,
 )
-from apidrift.auditor.cli.progress import Messages
+from apidrift.auditor.cli.progress import Messages, on_terminal
 from apidrift.reports.plan import PLAN_FORMATS
 
 
@@ -152,7 +152,7 @@ def plan_command(
     )
     say = Messages(quiet=quiet)
     try:
-        result = plan(request, progress=say)
+        result = plan(request, progress=on_terminal(say))
     except (SpecError, SourceError, PlanError) as error:
         raise InputError(str(error)) from None
     for out in outputs:

@@ -47,6 +47,12 @@ class Messages:
 # ---- progress on a terminal
 
 
+def on_terminal(say: Messages) -> Messages | None:
+    """`say` for progress lines (`auditing against X (2 audited, ...)`), only when stderr is a terminal:
+    a log or a CI step gets the result and the lines that matter, not a line per step."""
+    return say if not say.quiet and is_tty(sys.stderr) else None
+
+
 class Progress:
     """A one-line spinner with the elapsed time on a terminal, redrawn from a thread; erased at the end.
 

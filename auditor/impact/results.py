@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import stat
 import tempfile
 from collections import Counter
@@ -154,6 +155,20 @@ def finding_row(row: dict[str, Any], finding: dict[str, Any]) -> dict[str, Any]:
             "status": row["status"], **finding}  # fmt: skip
 
 
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+_PRIVATE = re.compile(r"(?:^|[.\s(])_(?!_)\w*")  # `_helper`, `pkg._impl.x`; not a dunder (`__init__`)
+
+
+def _mentions_private(message: str) -> bool:
+    return any(_PRIVATE.search(span) for span in _CODE_SPAN.findall(message))
+
+
+def _example(messages: Counter[str]) -> str:
+    """The group's example message: one naming only public names if there is one (a maintainer reads
+    it as the way dependents meet the change), else the most common, then the first in order."""
+    return min(messages, key=lambda m: (_mentions_private(m), -messages[m], m))
+
+
 def group_findings(rows: list[dict[str, Any]]) -> list[Group]:
     """Findings this release causes, grouped by (upstream symbol, rule): what a maintainer acts on."""
     acc: dict[tuple[str, str], dict[str, Any]] = {}
@@ -177,7 +192,7 @@ def group_findings(rows: list[dict[str, Any]]) -> list[Group]:
     groups = []
     for (symbol, code), entry in acc.items():
         sample = entry["finding"]
-        message = entry["messages"].most_common(1)[0][0] if entry["messages"] else sample["message"]
+        message = _example(entry["messages"]) if entry["messages"] else sample["message"]
         groups.append(Group(
             symbol, code, sample["rule"], sample["severity"], message, tuple(sorted(entry["dependents"])),
             entry["sites"], tuple(sorted(entry["pinned"])), sample.get("new_signature"), sample.get("old_signature"),

@@ -51,6 +51,7 @@ from apidrift.auditor.sources.specs import (
     normalize_name,
     parse_spec,
 )
+from apidrift.auditor.sources.written_for import Environment
 from apidrift.auditor.wording import first_line
 
 __all__ = ["SourceError", "SourceTree", "SpecError", "locate"]
@@ -100,10 +101,13 @@ def locate(
     offline: bool = False,
     max_download_bytes: int | None = None,
     extract_limits: ExtractLimits | None = None,
+    environment: Environment | None = None,
 ) -> SourceTree:
     """Resolve `spec` for `role` to a local source tree; raise `SpecError` or `SourceError` with a one-line message.
 
-    Nothing found is imported or executed. A cache root that cannot be written is not an error: new
+    A bare upstream `NAME` is the version installed in the downstream's `environment` (`--python`, or an
+    active virtualenv that is not apidrift's), else the latest release on the index; never the version
+    apidrift itself happens to run with. Nothing found is imported or executed. A cache root that cannot be written is not an error: new
     entries then go to a temporary folder, and the first tree located carries a note that says so.
     """
     parsed = parse_spec(spec, role)
@@ -118,7 +122,7 @@ def locate(
         elif isinstance(parsed, DirectorySpec):
             tree = _from_directory(parsed.path, origin="directory")
         else:
-            tree = _from_name(parsed, role, ctx)
+            tree = _from_name(parsed, role, ctx, environment)
     except OSError as exc:  # a folder that vanished, a name too long, a disk that is full...
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
         raise SourceError(f"cannot read {spec!r}: {exc.strerror or first_line(exc)}{where}") from None
@@ -144,16 +148,22 @@ class _Context:
 # --- bare names ----------------------------------------------------------------------------------
 
 
-def _from_name(spec: NameSpec, role: Role, ctx: _Context) -> SourceTree:
+def _from_name(spec: NameSpec, role: Role, ctx: _Context, environment: Environment | None) -> SourceTree:
     name = spec.name
     if role == "upstream":
-        tree = _from_installed(name)
-        if tree is None:
-            raise SourceError(
-                f"{name} is not installed in this environment; give a version ({name}==VERSION) "
-                f"or a path ({name}@PATH)"
-            )
-        return _with_note(tree, f"{name}: using the version installed in this environment, {tree.version}")
+        # What `--from` infers from, in the same order: the downstream's own environment, and never
+        # apidrift's (what apidrift depends on says nothing about the downstream); else the latest release.
+        if environment is not None:
+            tree = _from_installed(name, environment.site_dirs)
+            if tree is not None:
+                return _with_note(
+                    tree, f"{name}: using the version installed in {environment.label}, {tree.version}"
+                )
+            why = f"{name} is not installed in {environment.label}"
+        else:
+            why = f"{name}: no version given, and no downstream environment (--python PATH or an active virtualenv)"
+        tree = _from_index(name, None, ctx)
+        return _with_note(tree, f"{why}: using the latest release on the index, {tree.version}")
     folder = Path(name)
     if folder.is_dir():
         tree = _from_directory(folder, origin="directory")
@@ -763,10 +773,29 @@ def _editable_project(dist: importlib.metadata.Distribution) -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def _from_installed(name: str) -> SourceTree | None:
-    try:
-        dist = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
+def _installed(name: str, site_dirs: tuple[Path, ...] | None) -> importlib.metadata.Distribution | None:
+    """The distribution `name` installed in `site_dirs` (None: apidrift's own environment), read from
+    its metadata files; None when it is not there."""
+    if site_dirs is None:
+        try:
+            return importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+    wanted = normalize_name(name)
+    for dist in importlib.metadata.distributions(path=[str(d) for d in site_dirs]):
+        try:
+            if normalize_name(dist.metadata["Name"] or "") == wanted:
+                return dist
+        except Exception:  # a broken METADATA file: not this one
+            continue
+    return None
+
+
+def _from_installed(name: str, site_dirs: tuple[Path, ...] | None = None) -> SourceTree | None:
+    if site_dirs is not None and not site_dirs:
+        return None
+    dist = _installed(name, site_dirs)
+    if dist is None:
         return None
     files = [str(f) for f in dist.files or []]
     declared = _identifiers(_lines(dist.read_text("top_level.txt"))) or _record_top_names(files)

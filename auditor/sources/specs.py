@@ -23,6 +23,7 @@ Role = Literal["downstream", "upstream"]
 # PEP 508 distribution name.
 _NAME_RE = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
 _OPERATOR_CHARS = set("=<>!~")
+_SINGLE_EQUALS = re.compile(r"^([^=<>!~\s]+)\s*=\s*([0-9][^=<>!~\s;]*)$")  # NAME=VERSION
 
 
 class SpecError(ValueError):
@@ -171,6 +172,15 @@ def parse_spec(text: str, role: Role = "downstream") -> Spec:
         try:
             req = parse_requirement(text)
         except InvalidRequirement as exc:
+            single = _SINGLE_EQUALS.match(text)
+            name = single.group(1) if single else ""
+            extras = name.partition("[")[2]
+            if single and is_valid_name(name.partition("[")[0]) and (not extras or extras.endswith("]")):
+                # `vllm=0.16.0`: `==` meant
+                suggestion = f"{single.group(1)}=={single.group(2)}"
+                raise SpecError(
+                    f"cannot parse {raw!r}: a version is pinned with `==`; did you mean {suggestion!r}?"
+                ) from None
             raise SpecError(f"cannot parse {raw!r}: {first_line(exc)}") from None
         if req.marker is not None:
             raise SpecError(f"{raw!r}: environment markers are not supported in a spec")

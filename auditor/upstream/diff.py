@@ -187,12 +187,27 @@ def _attributed(change: ApiChange, uses: list[Use], checks: _SiteChecks) -> ApiC
             if after.missing is not None and before.missing is None:
                 hit.append(use.where)
         elif change.kind in _TOUCHES_EVERY_USE or _site_feels(change, use.site, before, after):
-            hit.append(use.where)
+            hit.append(_line_of(change, use))
     ordered = tuple(sorted(set(hit), key=_site_order))
     breaking = (general and bool(ordered) and change.kind not in _TOUCHES_EVERY_USE) or (
         change.kind is ChangeKind.KIND_CHANGED and bool(ordered)
     )
     return replace(change, uses=ordered, breaking=breaking, breaks_some_callers=general)
+
+
+def _line_of(change: ApiChange, use: Use) -> str:
+    """ "file:line" where `change` meets this use, as `audit` reports it: the line of the keyword the
+    change is about when the call passes it by name (where CPython fails), else the line of the use."""
+    if change.kind in (
+        ChangeKind.PARAMETER_REMOVED,
+        ChangeKind.PARAMETER_RENAMED,
+        ChangeKind.PARAMETER_KIND_CHANGED,
+    ):
+        name = change.names[0] if change.names else None
+        span = next((span for keyword, span in use.site.keyword_spans if keyword == name), None)
+        if span is not None:
+            return f"{use.where.rpartition(':')[0]}:{span.line}"
+    return use.where
 
 
 def _site_feels(change: ApiChange, site: Any, before: Any, after: Any) -> bool:
@@ -423,7 +438,13 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind,
                     (after.name,),
                 )
             )
-        elif before.has_default and after.has_default and _literal_differs(before.default, after.default):
+        elif (
+            before.has_default
+            and after.has_default
+            and _literal_differs(before.default, after.default)
+            # a `None` the body replaces at once is the value it is replaced by (as AD202 reads it)
+            and _literal_differs(before.replaced_by or before.default, after.replaced_by or after.default)
+        ):
             found.append(
                 (
                     ChangeKind.DEFAULT_CHANGED,

@@ -24,6 +24,7 @@ from typing import Any
 
 import griffe
 
+from apidrift.auditor.upstream.analyses.aliases import expand, type_aliases
 from apidrift.auditor.upstream.analyses.calls import _kwargs_forwarding, _returned_class, _self_calls
 from apidrift.auditor.upstream.analyses.decorators import (
     _container_stores,
@@ -38,6 +39,7 @@ from apidrift.auditor.upstream.analyses.decorators import (
     _returns_package_decorator,
     _sets_attributes_of_arguments,
 )
+from apidrift.auditor.upstream.analyses.defaults import replaced_defaults
 from apidrift.auditor.upstream.analyses.deprecations import _deprecation
 from apidrift.auditor.upstream.analyses.exports import _computes_all
 from apidrift.auditor.upstream.analyses.guards import raising_guards
@@ -459,6 +461,9 @@ def _field_spec(cls: griffe.Class, name: str, lineno: int, annotation: str, head
         call_keywords=keywords,
         call_positional=positional,
         lineno=lineno,
+        annotation_expanded=expand(
+            annotation, cls.module.extra.get(_FACTS, {}).get("type_aliases") or {}, frozenset(cls.members)
+        ),
     )
 
 
@@ -559,6 +564,10 @@ def _module_node(node: ast.AST) -> ast.Module | None:
 
 def _signature(func: griffe.Function) -> Signature:
     params = []
+    replaced = func.extra.get(_FACTS, {}).get("replaced_defaults") or {}
+    aliases = func.module.extra.get(_FACTS, {}).get("type_aliases") or {}
+    owner = func.parent
+    shadowed = frozenset(owner.members) if owner is not None and owner.is_class else frozenset()
     for param in func.parameters:
         kind = _KINDS[param.kind.value]
         is_variadic = kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
@@ -570,6 +579,8 @@ def _signature(func: griffe.Function) -> Signature:
                 has_default=has_default,
                 default=_text(param.default) if has_default else None,
                 annotation=_text(param.annotation),
+                replaced_by=replaced.get(param.name) if has_default else None,
+                annotation_expanded=expand(_text(param.annotation), aliases, shadowed),
             )
         )
     return Signature(tuple(params), _text(func.returns))
@@ -753,6 +764,7 @@ class _FactsExtension(griffe.Extension):
                 "class_patches": _class_patches(node),
                 "open_namespace": _open_module_namespace(node),
                 "getattr": _getattr_program(node),
+                "type_aliases": type_aliases(node),
             }
 
     def on_class_members(
@@ -836,11 +848,23 @@ class _FactsExtension(griffe.Extension):
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),
                 "raises_when": raising_guards(node, _module_node(node)) if not _in_stub(func) else [],
+                # what an omitted `None` default means, from the body (Python source only)
+                "replaced_defaults": replaced_defaults(
+                    node, _owner_class(node) if in_class and not static else None
+                )
+                if not _in_stub(func)
+                else None,
                 # A `__new__` in Python source: which class it constructs (a stub's body says nothing).
                 "constructs": new_constructs(node)
                 if in_class and node.name == "__new__" and not _in_stub(func)
                 else None,
             }
+
+
+def _owner_class(node: ast.AST) -> ast.ClassDef | None:
+    """The class statement a method's `def` sits in directly (griffe links each node to its parent)."""
+    parent = getattr(node, "parent", None)
+    return parent if isinstance(parent, ast.ClassDef) else None
 
 
 def _in_stub(func: griffe.Function) -> bool:

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 56  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 57  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,13 @@ class FieldSpec:
     call_keywords: dict[str, str] = field(default_factory=dict)
     call_positional: int = 0  # positional arguments of that call (`Field(...)`: first is the default)
     lineno: int | None = None
+    annotation_expanded: str | None = None  # with the module's type aliases written out (analyses/aliases.py)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "annotation": self.annotation,
+            "annotation_expanded": self.annotation_expanded,
             "annotation_path": self.annotation_path,
             "has_value": self.has_value,
             "value": self.value,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -24,6 +24,12 @@ class Parameter:
     has_default: bool = False
     default: str | None = None  # source text of the default, for display
     annotation: str | None = None  # source text of the annotation, for display
+    # A `None` default the function's body replaces at once by a value known for certain (`if x is None:
+    # x = self.x`, see analyses/defaults.py): that value's source text, what omitting the argument means.
+    replaced_by: str | None = field(default=None, compare=False)
+    # The annotation with its module's type aliases written out (`Literal['lazy', 'eager'] | None` for
+    # `LoadStrategy | None`), when it names any (see analyses/aliases.py): what judgements of it read.
+    annotation_expanded: str | None = field(default=None, compare=False)
 
     @property
     def required(self) -> bool:
@@ -49,6 +55,12 @@ class Parameter:
             "has_default": self.has_default,
             "default": self.default,
             "annotation": self.annotation,
+            **({"replaced_by": self.replaced_by} if self.replaced_by is not None else {}),
+            **(
+                {"annotation_expanded": self.annotation_expanded}
+                if self.annotation_expanded is not None
+                else {}
+            ),
         }
 
     @classmethod
@@ -59,6 +71,8 @@ class Parameter:
             has_default=data["has_default"],
             default=data.get("default"),
             annotation=data.get("annotation"),
+            replaced_by=data.get("replaced_by"),
+            annotation_expanded=data.get("annotation_expanded"),
         )
 
 

@@ -8,7 +8,7 @@ order) into the `Signature` the synthesized `__init__` has, or `Unknown` when it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from apidrift.auditor.reasons import Reason, Unknown
@@ -199,7 +199,7 @@ def pydantic_model(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature | Un
                 fields[spec.name] = (
                     parameter
                     if parameter.has_default or not optional
-                    else Parameter(parameter.name, parameter.kind, True, "None?", parameter.annotation)
+                    else replace(parameter, has_default=True, default="None?")
                 )
     return _signature(list(fields.values()), strict, keyword_only=True)
 
@@ -209,7 +209,14 @@ def named_tuple(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature | Unkno
     if len([e for e in mro if isinstance(e, ClassInfo)]) != 1:
         return Unknown(Reason.NAMED_TUPLE_SUBCLASS)
     params = [
-        Parameter(s.name, ParamKind.POSITIONAL_OR_KEYWORD, s.has_value, s.value, s.annotation)
+        Parameter(
+            s.name,
+            ParamKind.POSITIONAL_OR_KEYWORD,
+            s.has_value,
+            s.value,
+            s.annotation,
+            annotation_expanded=s.annotation_expanded,
+        )
         for s in cls.fields
         if s.annotation and not _is_classvar(s)
     ]
@@ -224,9 +231,7 @@ def exception(mro: list[ClassInfo | str], cls: ClassInfo) -> Signature:
 def _signature(params: list[Parameter], strict: bool, keyword_only: bool = False) -> Signature:
     positional = [p for p in params if p.kind is ParamKind.POSITIONAL_OR_KEYWORD and not keyword_only]
     keyword = [
-        p
-        if not keyword_only
-        else Parameter(p.name, ParamKind.KEYWORD_ONLY, p.has_default, p.default, p.annotation)
+        p if not keyword_only else replace(p, kind=ParamKind.KEYWORD_ONLY)
         for p in params
         if keyword_only or p.kind is ParamKind.KEYWORD_ONLY
     ]
@@ -271,6 +276,7 @@ def _field_parameter(spec: FieldSpec, style: Style, kw_only: bool) -> Parameter 
         has_default=has_default,
         default=default if has_default else None,
         annotation=spec.annotation or None,
+        annotation_expanded=spec.annotation_expanded,
     )
 
 
