@@ -85,7 +85,7 @@ class ApiIndex:
         self.stats = LoadStats()
         self._modules: dict[str, ModuleInfo | None] = {}
         self._cython: dict[str, Path | None] = {}
-        self._attribute_stores: dict[str, list[Path]] | None = None  # name -> files storing `x.name = ...`
+        self._attribute_stores: dict[str, list[str]] | None = None  # name -> files (relative) storing `x.name = ...`
         self._assigned: dict[tuple[str, str], bool] = {}
 
     @property
@@ -192,7 +192,8 @@ class ApiIndex:
         stores = self._attribute_store_files()
         if stores is None:
             return True  # too large to read: unknown
-        for path in stores.get(name, ()):
+        for relative in stores.get(name, ()):
+            path = self.root / relative
             try:
                 tree = ast.parse(read_bounded(path, MAX_MODULE_BYTES, within=self.root))
             except (BoundedReadError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
@@ -201,10 +202,45 @@ class ApiIndex:
                 return True
         return False
 
-    def _attribute_store_files(self) -> dict[str, list[Path]] | None:
+    def _attribute_store_files(self) -> dict[str, list[str]] | None:
         if self._attribute_stores is not None:
             return self._attribute_stores
-        found: dict[str, list[Path]] = {}
+        cached = self._store_cache()
+        if cached is not None:
+            try:
+                data = json.loads(cached.read_text(encoding="utf-8"))
+                if isinstance(data, dict):
+                    self._attribute_stores = data
+                    return data
+            except (OSError, ValueError, AttributeError, TypeError):
+                pass  # absent or torn: read the tree again
+        found = self._read_attribute_stores()
+        if found is not None and cached is not None:
+            from apidrift.auditor.files import atomic_write_text
+
+            try:
+                atomic_write_text(cached, json.dumps(found))
+            except (OSError, ValueError) as error:
+                log.debug("cannot write the attribute-store index: %s", error)
+        self._attribute_stores = found
+        return found
+
+    def _store_cache(self) -> Path | None:
+        """Where the attribute-store index of a release tree kept in the cache is kept (such a tree is
+        never changed); None for a folder of the user's, read anew each run."""
+        if self.cache_dir is None:
+            return None
+        try:
+            sources = (self.cache_dir.parent / "sources").resolve()
+            if not self.root.resolve().is_relative_to(sources):
+                return None
+        except OSError:
+            return None
+        key = hashlib.sha256(f"{MODEL_VERSION}\0stores2\0{self.root.resolve()}".encode()).hexdigest()
+        return self.cache_dir / key[:2] / f"{key}.stores.json"
+
+    def _read_attribute_stores(self) -> dict[str, list[str]] | None:
+        found: dict[str, list[str]] = {}
         files: list[tuple[str, Path]] = []
         for top in sorted(self.import_names):
             if top.isidentifier():
@@ -223,9 +259,9 @@ class ApiIndex:
             total += len(data)
             if total > _MAX_STORE_BYTES:
                 return None
+            where = path.relative_to(self.root).as_posix()
             for stored in set(_ATTRIBUTE_STORE.findall(data)):
-                found.setdefault(stored.decode("ascii"), []).append(path)
-        self._attribute_stores = found
+                found.setdefault(stored.decode("ascii"), []).append(where)
         return found
 
     def module(self, dotted: str) -> ModuleInfo | None:
@@ -327,7 +363,7 @@ class ApiIndex:
 
 
 # `<something other than self/cls>.name = ...` (not `==`), as bytes; its AST decides.
-_ATTRIBUTE_STORE = re.compile(rb"(?<!\bself)(?<!\bcls)\.([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)")
+_ATTRIBUTE_STORE = re.compile(rb"\.([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[^=]")
 _TEST_FOLDERS = frozenset({"tests", "testing", "__pycache__"})
 _MAX_STORE_FILES = 20_000
 _MAX_STORE_BYTES = 256 * 1024 * 1024
