@@ -85,7 +85,9 @@ class ApiIndex:
         self.stats = LoadStats()
         self._modules: dict[str, ModuleInfo | None] = {}
         self._cython: dict[str, Path | None] = {}
-        self._attribute_stores: dict[str, list[str]] | None = None  # name -> files (relative) storing `x.name = ...`
+        self._attribute_stores: dict[str, list[str]] | None = (
+            None  # name -> files (relative) storing `x.name = ...`
+        )
         self._assigned: dict[tuple[str, str], bool] = {}
 
     @property

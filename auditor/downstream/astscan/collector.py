@@ -94,6 +94,8 @@ class _Collector:
         # of the function (or module) where it is set, or the class for one set through `self`
         self.attribute_stores: set[tuple[int, _Expr, str]] = set()
         self.used: dict[int, str] = {}  # node -> how its value is used (UseSite.use), set by its parent
+        # isinstance() calls whose narrowing the collector can place: call -> the lines it narrows
+        self.placed_tests: dict[int, tuple[int, int]] = {}
         self.try_star = False  # inside the handlers of `try: ... except* E:`
         self.depth = 0  # nesting, counted as LibCST nests (see pysource.nesting_problem)
         self.lines: list[str] | None = None
@@ -427,7 +429,22 @@ class _Collector:
     visit_AsyncWith = visit_With
 
     # Both branches of a feature or version test: each runs only where its side of the test holds.
+    def _place_tests(self, test: ast.expr, first: int, last: int) -> None:
+        """`isinstance(x, T)` as the test, or one of an `and` chain: x is narrowed in lines first..last."""
+        parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        for part in parts:
+            if isinstance(part, ast.Call) and _dotted(part.func) == "isinstance":
+                self.placed_tests[id(part)] = (first, last)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        self._place_tests(node.test, node.lineno, 1 << 30)  # from here on (to the end of the scope)
+        self.visit(node.test)
+        if node.msg is not None:
+            self.visit(node.msg)
+
     def visit_If(self, node: ast.If) -> None:
+        if node.body:
+            self._place_tests(node.test, node.lineno, node.body[-1].end_lineno or node.body[-1].lineno)
         guards = self._is_guard(node.test)
         self.guard_depth += guards
         self.visit(node.test)
@@ -458,7 +475,16 @@ class _Collector:
             stars.append(None)  # names bound by code: a name bound nowhere may still exist
         first = _first_argument(node)
         if first is not None and isinstance(first, ast.Name) and _dotted(node.func) == "isinstance":
-            self.scope.narrowed.add(first.id)  # its annotated type no longer holds
+            region = self.placed_tests.pop(id(node), None)
+            narrowed = self.scope.narrowed
+            if region is None:
+                narrowed[first.id] = None  # its annotated type no longer holds anywhere in the scope
+            else:
+                regions = narrowed.setdefault(first.id, [])
+                if regions is not None:  # only where the test holds
+                    tested = node.args[1] if len(node.args) == 2 else None
+                    cls = _compact(tested) if isinstance(tested, (ast.Name, ast.Attribute)) else None
+                    regions.append((*region, self._intern(cls)))
         text = self.text
         self.candidates.append(
             _Candidate("call", self._intern(_compact(node.func)), self.scopes[-1], self.guard, text.span(node),

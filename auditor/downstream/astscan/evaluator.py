@@ -51,6 +51,9 @@ class _Evaluator:
         self._active: set[int] = set()
         self._memo: dict[int, _Value] = {}  # binding -> its value: each binding is evaluated once
         self._returned: dict[int, _Value] = {}  # downstream function -> what calling it gives
+        # The line of the use being evaluated (where an isinstance() narrowing may hold); None while a
+        # binding is evaluated (its value is kept for every use: any narrowing counts there)
+        self.position: int | None = None
         self._refs: dict[Ref, Ref] = {}
 
     def name(self, name: str, scope: _Scope) -> _Value:
@@ -60,8 +63,16 @@ class _Evaluator:
             bindings = current.bindings.get(name)
             if bindings:
                 value = self._unique(bindings)
-                if isinstance(value, (InstanceRef, ItemRef)) and name in current.narrowed:
-                    return None  # `isinstance(x, Sub)` narrows x: its annotation no longer says what x is
+                if name in current.narrowed and (value is None or isinstance(value, REFS)):
+                    regions = current.narrowed[name]
+                    line = self.position
+                    if regions is None or line is None:
+                        # `isinstance(x, Sub)` narrows x: its annotation no longer says what x is
+                        return None if isinstance(value, (InstanceRef, ItemRef)) else value
+                    holding = [cls for a, b, cls in regions if a <= line <= b]
+                    if holding:  # inside the test's reach: an instance of the class tested, if one
+                        tested = self.expression(holding[-1], scope) if len(holding) == 1 else None
+                        return InstanceRef(tested) if isinstance(tested, (AttrRef, ModuleRef)) else None
                 return value
             module = current
             current = current.parent
@@ -95,10 +106,12 @@ class _Evaluator:
         if key in self._active:
             return None  # a cycle (`x = x.parent`): unknown
         self._active.add(key)
+        position, self.position = self.position, None
         try:
             value = self._evaluate(binding)
         finally:
             self._active.discard(key)
+            self.position = position
         self._memo[key] = value
         return value
 
@@ -186,6 +199,7 @@ class _Evaluator:
         if key in self._active or not function.followed:
             return None
         self._active.add(key)
+        position, self.position = self.position, None  # the returns are read where they are written
         try:
             value: _Value = None
             seen = False
@@ -199,6 +213,7 @@ class _Evaluator:
                 value, seen = found, True
         finally:
             self._active.discard(key)
+            self.position = position
         self._returned[key] = value
         return value
 

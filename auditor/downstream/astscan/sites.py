@@ -20,6 +20,7 @@ def _site(
     kind, span = candidate.kind, candidate.span
     guarded, caught = site_guard(candidate.guarded, candidate.scope)
     assert span is not None
+    evaluator.position = span.line
     if kind == "call":
         func = evaluator.expression(candidate.expression, candidate.scope)
         if func is None:

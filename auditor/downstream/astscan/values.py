@@ -130,7 +130,11 @@ class _Scope:
     parent: _Scope | None
     bindings: dict[str, list[_Binding]] = field(default_factory=dict)
     is_class: bool = False
-    narrowed: set[str] = field(default_factory=set)  # names tested with isinstance(): types not followed
+    # Names tested with isinstance(): where their annotated type no longer holds, as the line ranges
+    # of the code the test narrows (an `if isinstance(x, T):` body, what follows an assert) with the
+    # class tested (what x is there, when one class), or None for the whole scope (a test the
+    # collector cannot place).
+    narrowed: dict[str, list[tuple[int, int, _Expr]] | None] = field(default_factory=dict)
     owner: _ClassScope | None = None  # for a method's scope: its class (what `super()` refers to)
     # For the module scope: its star imports in order, the upstream module each reads (None for one the
     # analysis cannot follow: not upstream, relative, nested in a block, or names made by globals()/exec).
