@@ -476,12 +476,11 @@ class _Collector:
         first = _first_argument(node)
         if first is not None and isinstance(first, ast.Name) and _dotted(node.func) == "isinstance":
             region = self.placed_tests.pop(id(node), None)
-            narrowed = self.scope.narrowed
-            if region is None:
-                narrowed[first.id] = None  # its annotated type no longer holds anywhere in the scope
-            else:
-                regions = narrowed.setdefault(first.id, [])
-                if regions is not None:  # only where the test holds
+            regions = self.scope.narrowed.setdefault(first.id, [])
+            if regions is not None:
+                if region is None:  # a test that cannot be placed: from here on, what x is is unknown
+                    regions.append((node.lineno, 1 << 30, None))
+                else:  # only where the test holds, where x is an instance of the class tested
                     tested = node.args[1] if len(node.args) == 2 else None
                     cls = _compact(tested) if isinstance(tested, (ast.Name, ast.Attribute)) else None
                     regions.append((*region, self._intern(cls)))

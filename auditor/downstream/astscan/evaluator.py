@@ -71,7 +71,9 @@ class _Evaluator:
                         return None if isinstance(value, (InstanceRef, ItemRef)) else value
                     holding = [cls for a, b, cls in regions if a <= line <= b]
                     if holding:  # inside the test's reach: an instance of the class tested, if one
-                        tested = self.expression(holding[-1], scope) if len(holding) == 1 else None
+                        tested = (
+                            self.expression(holding[0], scope) if len(holding) == 1 and holding[0] else None
+                        )
                         return InstanceRef(tested) if isinstance(tested, (AttrRef, ModuleRef)) else None
                 return value
             module = current

@@ -132,8 +132,8 @@ class _Scope:
     is_class: bool = False
     # Names tested with isinstance(): where their annotated type no longer holds, as the line ranges
     # of the code the test narrows (an `if isinstance(x, T):` body, what follows an assert) with the
-    # class tested (what x is there, when one class), or None for the whole scope (a test the
-    # collector cannot place).
+    # class tested (what x is there, when one class; None for a test the collector cannot place,
+    # negated or in an `or`, which makes x unknown from its line on), or None for the whole scope.
     narrowed: dict[str, list[tuple[int, int, _Expr]] | None] = field(default_factory=dict)
     owner: _ClassScope | None = None  # for a method's scope: its class (what `super()` refers to)
     # For the module scope: its star imports in order, the upstream module each reads (None for one the
