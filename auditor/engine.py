@@ -28,6 +28,7 @@ from apidrift.auditor.results import (
     FileStatus,
     Finding,
     InputInfo,
+    Location,
     Severity,
 )
 from apidrift.auditor.sources.locate import SourceTree, locate
@@ -425,6 +426,7 @@ def _folded(findings: list[Finding]) -> list[Finding]:
             through.setdefault(id(where), []).append(finding)
         else:
             kept.append(finding)
+    kept = _one_binding_error_per_call(kept)
     result = []
     for finding in kept:
         folded = uses.get(id(finding))
@@ -443,6 +445,40 @@ def _folded(findings: list[Finding]) -> list[Finding]:
             finding = replace(finding, hint=f"{finding.hint}; {note}" if finding.hint else note)
         result.append(finding)
     return result
+
+
+def _one_binding_error_per_call(findings: list[Finding]) -> list[Finding]:
+    """A call with an unexpected keyword fails there (CPython checks keywords before it looks for
+    missing arguments): a renamed keyword (`add_source(multi_cmd=g)` where `group` is now required)
+    is one break, reported at the keyword; the missing argument of the same call goes with it."""
+    unexpected = [f for f in findings if f.code == "AD101" and f.severity is Severity.ERROR]
+    if not unexpected:
+        return findings
+    absorbed: dict[int, list[Finding]] = {}
+    kept = []
+    for finding in findings:
+        if finding.code == "AD102" and finding.severity is Severity.ERROR:
+            first = next((u for u in unexpected if _within(u.location, finding.location)), None)
+            if first is not None:
+                absorbed.setdefault(id(first), []).append(finding)
+                continue
+        kept.append(finding)
+    result = []
+    for finding in kept:
+        missing = absorbed.get(id(finding))
+        if missing:
+            note = "; ".join(f"then: {m.message}" for m in missing)
+            finding = replace(finding, hint=f"{finding.hint}; {note}" if finding.hint else note)
+        result.append(finding)
+    return result
+
+
+def _within(inner: Location, outer: Location) -> bool:
+    return (
+        inner.path == outer.path
+        and (inner.line, inner.column) >= (outer.line, outer.column)
+        and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
+    )
 
 
 def _lines(findings: list[Finding]) -> str:

@@ -231,8 +231,10 @@ def test_the_cases_cover_every_fix_kind_and_outcome(tmp_path: Path) -> None:
         for outcome in plan_fixes(run_audit(root, down), down, unsafe=True).outcomes:
             fix = outcome.finding.fix
             statuses[(fix.kind if fix else None, outcome.status)] += 1
+    # (a missing argument of a call that also passes an unexpected keyword is no finding of its own any
+    # more, but part of the keyword's: so no case has a manual step another fix resolves)
     for wanted in [(FixKind.RENAME_KEYWORD, APPLIED), (FixKind.REMOVE_KEYWORD, APPLIED), (FixKind.MOVE_IMPORT, APPLIED),
-                   (FixKind.MANUAL, MANUAL), (FixKind.MANUAL, RESOLVED), (FixKind.RENAME_KEYWORD, NOT_APPLIED),
+                   (FixKind.MANUAL, MANUAL), (FixKind.RENAME_KEYWORD, NOT_APPLIED),
                    (FixKind.MOVE_IMPORT, GUARDED)]:  # fmt: skip
         assert statuses[wanted], f"no case exercises {wanted}: {statuses}"
 
