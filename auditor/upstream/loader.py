@@ -371,11 +371,12 @@ def _convert_member(obj: Any, path: str) -> Member | None:
     if obj.is_attribute:
         value = obj.value
         named = isinstance(value, (griffe.ExprName, griffe.ExprAttribute))
+        annotation = obj.annotation if obj.annotation is not None else _parameter_annotation(obj, value)
         return AttributeInfo(
             name=obj.name,
-            annotation=_text(obj.annotation),
-            annotation_path=_class_path(obj.annotation),
-            items=_item_paths(obj.annotation),
+            annotation=_text(annotation),
+            annotation_path=_class_path(annotation),
+            items=_item_paths(annotation),
             value=_text(value),
             lineno=obj.lineno,
             value_path=_path_or_text(value) if named else None,
@@ -612,6 +613,27 @@ def _tuple_paths(value: Any) -> list[str]:
     if elements is None:
         return [_path_or_text(value)]
     return [_path_or_text(e) for e in elements]
+
+
+def _parameter_annotation(obj: Any, value: Any) -> Any:
+    """`self.command = command` in `__init__(self, command: Command)`: the attribute holds what the
+    parameter is annotated with (griffe writes the value's path as `pkg.Context(command)`)."""
+    if not isinstance(value, griffe.ExprName):
+        return None
+    cls = obj.parent
+    if cls is None or not getattr(cls, "is_class", False):
+        return None
+    try:
+        path = value.canonical_path
+        init = cls.members.get("__init__")
+    except Exception:  # an alias griffe cannot resolve: no annotation to take
+        return None
+    if not path.endswith(f"({value.name})") or init is None or not getattr(init, "is_function", False):
+        return None
+    for parameter in init.parameters:
+        if parameter.name == value.name:
+            return parameter.annotation
+    return None
 
 
 def _text(value: Any) -> str | None:
