@@ -100,6 +100,18 @@ def check_site(
         # `import a.b.c` with `a.b` gone fails at `a.b` (ModuleNotFoundError: No module named 'a.b');
         # `from a.b import c` reports only `c`: the module `a.b` is a site of its own.
         missing, missing_at = _first_missing_at(site.ref, resolver)
+    if (
+        missing is not None
+        and site.kind is not SiteKind.IMPORT
+        and missing.owner_kind == "module"
+        and missing.owner == missing.name
+        and "." not in missing.name
+    ):
+        # A top-level module that is gone fails where it is imported: that import is the one finding.
+        return SiteCheck(version, resolution, unknown=Unknown(Reason.PARENT_MISSING))
+    if missing is not None and not resolver.index.absence_is_evidence and not _found_before(old):
+        # Python's standard library: only a name the older version has is evidenced gone, not a stub's silence.
+        return SiteCheck(version, resolution, unknown=Unknown(Reason.NOT_IN_STDLIB_STUBS))
     if missing is not None and not missing.exact and not _found_before(old):
         # Typed by an annotation only: a subclass instance may have it. Certain only as a removal.
         return SiteCheck(version, resolution, unknown=Unknown(Reason.ATTRIBUTE_OF_ANNOTATED_TYPE))
