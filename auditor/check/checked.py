@@ -91,7 +91,7 @@ def check_site(
 ) -> SiteCheck:
     """Check one site against one version; with a relocator, a missing name is looked for elsewhere."""
     if site.kind is SiteKind.OVERRIDE:
-        return _check_override(site, resolver, version)
+        return _check_override(site, resolver, version, old)
     resolution = resolver.resolve(site.ref)
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
@@ -131,6 +131,9 @@ def check_site(
         )
     if site.kind is not SiteKind.CALL or site.shape is None:
         return SiteCheck(version, resolution)
+    if site.subclass and isinstance(resolution, ClassValue) and resolution.info.path in _FIELD_BASES:
+        # `class P(NamedTuple): x: int` then `P(x=1)`: the class's own fields make its constructor.
+        return SiteCheck(version, resolution, unknown=Unknown(Reason.NAMED_TUPLE_SUBCLASS))
     target = call_target(resolution, resolver)  # type: ignore[arg-type]  # Missing and Unknown returned above: a Value
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target, present=_present(site.ref, resolver))
@@ -165,6 +168,10 @@ def check_site(
     return SiteCheck(
         version, resolution, target=target, verdict=verdict, unknown=unknown, raises=raises, present=present
     )
+
+
+# Bases whose subclasses get a constructor made from their own annotated fields, not the base's.
+_FIELD_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 
 
 def typing_view(target: CallTarget) -> bool:
@@ -328,7 +335,9 @@ def _keys_rejected(
     return _keys_rejected(keys, callee, positional[index].name, resolver, instance_of, depth + 1)
 
 
-def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
+def _check_override(
+    site: UseSite, resolver: Resolver, version: str, old: SiteCheck | None = None
+) -> SiteCheck:
     """Will the upstream's own calls still bind to the downstream's override of its method?"""
     resolution = resolver.resolve(site.ref)
     if not isinstance(resolution, FunctionValue) or site.signature is None:
@@ -348,6 +357,14 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
         found = _breaking_self_call(site, target, resolver)
         if found is not None:
             verdict, upstream_call = found
+    if (
+        isinstance(verdict, Break)
+        and not resolver.index.absence_is_evidence
+        and typing_view(target)
+        and not (old is not None and isinstance(old.verdict, Ok))
+    ):
+        # The standard library's stubs alone, the same in the version written for: not evidence.
+        verdict = Unknown(Reason.STUB_SIGNATURE)
     unknown = verdict if isinstance(verdict, Unknown) else None
     return SiteCheck(
         version, resolution, target=target, verdict=verdict, unknown=unknown, upstream_call=upstream_call

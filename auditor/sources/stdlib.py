@@ -38,7 +38,7 @@ STUBS_FOLDER = ("mypy", "typeshed", "stdlib")
 OLDEST = (3, 9)
 NEWEST = (3, 14)
 DISTRIBUTION = "python"  # how the upstream is named in reports
-MATERIALIZED_FORMAT = "1"
+MATERIALIZED_FORMAT = "2"
 # Stubs typeshed keeps beside the standard library's for the stubs' own use: materialized (the stubs
 # import them) but not the standard library's import names (typing_extensions is a distribution).
 NOT_STDLIB = frozenset(
@@ -133,9 +133,9 @@ def _is_version_info(node: ast.expr) -> bool:
 
 def _literal_version(node: ast.expr) -> tuple[int, ...] | None:
     if isinstance(node, ast.Tuple) and node.elts and len(node.elts) <= 3:
-        values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-        if len(values) == len(node.elts) and all(type(v) is int for v in values):
-            return tuple(values)
+        values = [e.value for e in node.elts if isinstance(e, ast.Constant) and type(e.value) is int]
+        if len(values) == len(node.elts):
+            return tuple(int(v) for v in values)
     return None
 
 
@@ -152,7 +152,8 @@ _COMPARE = {
 def decide(test: ast.expr, version: Version2) -> bool | None:
     """The value of an `if` test that depends only on `sys.version_info` (compared with a literal tuple,
     possibly through `[:2]`), combined with `and`/`or`/`not`; None when it depends on anything else
-    (`sys.platform`, a name). A micro version is never decided: typeshed's tests compare (major, minor)."""
+    (`sys.platform`, a name) or on the micro version. As Python compares: `sys.version_info == (3, 12)`
+    is always false (a 5-tuple), `sys.version_info > (3, 12)` true from 3.12.0 on."""
     if isinstance(test, ast.BoolOp):
         values = [decide(v, version) for v in test.values]
         if isinstance(test.op, ast.And):
@@ -166,16 +167,37 @@ def decide(test: ast.expr, version: Version2) -> bool | None:
         inner = decide(test.operand, version)
         return None if inner is None else not inner
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE:
-        left = test.left
-        if isinstance(left, ast.Subscript) and _is_version_info(left.value):
-            left = left.value  # `sys.version_info[:2]`: compared with a 2-tuple below, the same
-        if not _is_version_info(left):
-            return None
         literal = _literal_version(test.comparators[0])
-        if literal is None or len(literal) > 2:
+        if literal is None:
             return None
-        return bool(_COMPARE[type(test.ops[0])](version[: len(literal)], literal))
+        left = test.left
+        value: tuple[int, ...]
+        if _is_version_info(left):
+            # The whole 5-tuple (3, 13, micro, level, serial): beyond the minor version it is unknown but
+            # there, so it compares as any longer tuple with that start, unless the micro is compared.
+            if len(literal) > 2 and literal[:2] == version:
+                return None
+            value = (*version, 0)
+        elif _is_version_info_prefix(left):
+            value = version  # `sys.version_info[:2]`
+        else:
+            return None
+        return bool(_COMPARE[type(test.ops[0])](value, literal))
     return None
+
+
+def _is_version_info_prefix(node: ast.expr) -> bool:
+    """`sys.version_info[:2]`."""
+    if not (isinstance(node, ast.Subscript) and _is_version_info(node.value)):
+        return False
+    part = node.slice
+    return (
+        isinstance(part, ast.Slice)
+        and part.lower is None
+        and part.step is None
+        and isinstance(part.upper, ast.Constant)
+        and part.upper.value == 2
+    )
 
 
 class _Decider(ast.NodeTransformer):
