@@ -583,9 +583,12 @@ def diff_versions(request: DiffRequest) -> DiffResult:
     assert old_tree is not None  # a diff always has both versions
     cache = inputs.sources.cache
     api_dir = cache.dir("api")
-    old, new = Resolver(_index(old_tree, api_dir)), Resolver(_index(new_tree, api_dir))
+    extra = old_tree.import_names if not new_tree.absence_is_evidence else ()  # as in `audit`
+    old, new = Resolver(_index(old_tree, api_dir)), Resolver(_index(new_tree, api_dir, extra))
     if down_tree is not None:
         names = frozenset(old_tree.import_names) | frozenset(new_tree.import_names)
+        if not new_tree.absence_is_evidence:
+            names -= frozenset(down_tree.import_names)
         scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
         sites = used_sites(((scan.path, scan.sites) for scan in scans), old)
         uses = {path: sorted({u.where for u in found}) for path, found in sites.items()}

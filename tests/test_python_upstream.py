@@ -380,3 +380,43 @@ def test_a_modern_package_has_no_error_against_3_13(package: str, index_cache: P
     assert result.old_upstream is not None  # written for its requires-python lower bound, inferred
     assert [f for f in result.findings if f.severity.value == "error"] == []
     assert result.coverage[0].checked >= 100
+
+
+def test_diff_of_two_pythons_lists_what_went(tmp_path: Path, mini_index: LocalIndex) -> None:
+    from apidrift.auditor.engine import DiffRequest, diff_versions
+
+    result = diff_versions(
+        DiffRequest("python==3.11", "python==3.12", cache_dir=tmp_path / "c", index_url=mini_index.url)
+    )
+    removed = {c.path for c in result.changes if c.breaking}
+    assert removed == {"asyncore.loop", "imp.reload", "configparser.SafeConfigParser"}
+    for path in removed:  # each one is there under 3.11 and gone under 3.12
+        assert reaches("3.11", path) and not reaches("3.12", path)
+    used = diff_versions(
+        DiffRequest(
+            "python==3.11",
+            "python==3.12",
+            used_by=project(tmp_path / "down", DOWNSTREAM),
+            cache_dir=tmp_path / "c",
+            index_url=mini_index.url,
+        )
+    )
+    breaking = {c.path: c.uses for c in used.changes if c.breaking}
+    assert breaking["configparser.SafeConfigParser"] == ("pkg/__init__.py:6", "pkg/__init__.py:20")
+    assert "unittest.case.TestCase.assertEquals" in breaking and "imp" in breaking
+
+
+def test_plan_up_the_pythons_says_since_when_each_break_exists(
+    tmp_path: Path, mini_index: LocalIndex
+) -> None:
+    from apidrift.auditor.plan import PlanRequest, plan
+
+    downstream = project(tmp_path / "down", DOWNSTREAM, requires_python=">=3.10")
+    result = plan(
+        PlanRequest(downstream, "python", to="3.13", cache_dir=tmp_path / "c", index_url=mini_index.url)
+    )
+    assert (result.from_version, result.to_version) == ("3.10", "3.13")
+    first = {(h.finding.location.line, h.finding.code): h.first_appeared for h in result.histories}
+    assert first == dict.fromkeys(MINI_BREAKS, "3.12")
+    errors = {row.version: row.errors for row in result.rows if row.errors is not None}
+    assert errors["3.10"] == 0 and errors["3.13"] == len(MINI_BREAKS)
