@@ -43,10 +43,10 @@ from apidrift.auditor.results import (
     RenameKeyword,
     Severity,
 )
+from apidrift.auditor.sources import stdlib
 from apidrift.auditor.sources.index_client import IndexClient, ProjectListing
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import IndexSpec, SourceError, SpecError, is_valid_name, normalize_name
-from apidrift.auditor.sources import stdlib
 from apidrift.auditor.sources.written_for import NONE, choose_old, choose_old_python
 
 PLAN_SCHEMA_VERSION = 1
