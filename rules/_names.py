@@ -5,6 +5,7 @@ from __future__ import annotations
 from apidrift.auditor.check.checked import CheckedSite, before_miss
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
+from apidrift.auditor.results import Applicability, Fix, FixKind, RenameAttribute
 from apidrift.auditor.upstream.resolve import ExternalValue, Missing, ServedValue
 
 
@@ -78,3 +79,17 @@ def old_deprecation(checked: CheckedSite) -> str | None:
         return before.deprecated
     info = getattr(before, "info", None)
     return getattr(info, "deprecated", None)
+
+
+def rename_fix(checked: CheckedSite, missing: Missing) -> Fix | None:
+    """`obj.old` -> `obj.new` where the old version bound `old` as an alias of `new`, which is still
+    there (`SiteCheck.renamed`): the same object under its other name, so the edit keeps behaviour."""
+    new = checked.new.renamed
+    if new is None or checked.site.kind is SiteKind.IMPORT:
+        return None
+    return Fix(
+        FixKind.RENAME_ATTRIBUTE,
+        Applicability.SAFE,
+        f"use `{new}`: `{missing.name}` was its alias",
+        RenameAttribute(missing.name, new),
+    )

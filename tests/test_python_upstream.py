@@ -420,3 +420,38 @@ def test_plan_up_the_pythons_says_since_when_each_break_exists(
     assert first == dict.fromkeys(MINI_BREAKS, "3.12")
     errors = {row.version: row.errors for row in result.rows if row.errors is not None}
     assert errors["3.10"] == 0 and errors["3.13"] == len(MINI_BREAKS)
+
+
+ALIASES = """\
+import unittest
+
+
+class T(unittest.TestCase):
+    def test_it(self):
+        self.assertEquals(1, 1)
+        self.assertEqual(2, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+
+
+def test_an_alias_gone_is_fixed_to_the_name_it_aliased(tmp_path: Path, mini_index: LocalIndex) -> None:
+    from apidrift.auditor.fix.codemods import run_fix, write_changes
+
+    downstream = project(tmp_path / "down", ALIASES, requires_python=">=3.11")
+    module = tmp_path / "down" / "pkg" / "__init__.py"
+    request = AuditRequest(downstream, "python==3.12", cache_dir=tmp_path / "c", index_url=mini_index.url)
+    result = run_fix(request)
+    fixes = [f.fix for f in result.audit.findings if f.fix is not None]
+    assert [(f.kind.value, f.applicability.value, f.data.as_data()) for f in fixes] == [
+        ("rename-attribute", "safe", {"old": "assertEquals", "new": "assertEqual"})
+    ]
+    script = module.read_text(encoding="utf-8")
+    assert runs("3.11", script) and not runs("3.12", script)  # the test case errors under 3.12
+    write_changes(result)
+    fixed = module.read_text(encoding="utf-8")
+    assert fixed == script.replace("self.assertEquals(1, 1)", "self.assertEqual(1, 1)")
+    assert runs("3.12", fixed) and runs("3.11", fixed)
+    assert audit(request).findings == []

@@ -18,6 +18,7 @@ from apidrift.auditor.upstream.callables import CallTarget, call_target
 from apidrift.auditor.upstream.model import ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
 from apidrift.auditor.upstream.resolve import (
+    AttributeValue,
     ClassValue,
     FunctionValue,
     InstanceValue,
@@ -39,6 +40,9 @@ class SiteCheck:
     verdict: Verdict | None = None  # for calls: Ok, Break or Unknown
     unknown: Unknown | None = None  # why the site could not be checked, when it could not
     relocated: tuple[str, ...] = ()  # for a missing name: where an object of that name and kind lives now
+    # For a missing name the old version bound as an alias of a sibling (`assertEquals = assertEqual`
+    # in the same class or module) that this version still has: that sibling's name, the same object.
+    renamed: str | None = None
     # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
     # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
     upstream_call: dict[str, object] | None = None
@@ -120,7 +124,10 @@ def check_site(
         if relocator is not None:
             before = old.resolution if old is not None and missing_path_is_site(site.ref, missing) else None
             relocated = relocator.find(missing.name, kind_of(before), missing.owner)
-        return SiteCheck(version, resolution, missing=missing, relocated=relocated, missing_at=missing_at)
+        renamed = _alias_kept(old, missing, resolver) if old is not None else None
+        return SiteCheck(
+            version, resolution, missing=missing, relocated=relocated, missing_at=missing_at, renamed=renamed
+        )
     if isinstance(resolution, Unknown):
         return SiteCheck(
             version,
@@ -465,6 +472,21 @@ def upstream_call_shape(signature: Signature) -> CallShape:
 
 
 _POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+
+
+def _alias_kept(old: SiteCheck, missing: Missing, resolver: Resolver) -> str | None:
+    """The sibling the missing name was an alias of in the old version (`X = Y` in the same class or
+    module, so the same object), when the new version still has it: the name to use instead."""
+    before = old.resolution
+    if not isinstance(before, AttributeValue) or not before.info.value_path:
+        return None
+    if before.path.rpartition(".")[2] != missing.name:
+        return None
+    owner, _, sibling = before.info.value_path.rpartition(".")
+    if owner != before.path.rpartition(".")[0] or sibling == missing.name or not sibling.isidentifier():
+        return None
+    now = resolver.lookup(f"{missing.owner}.{sibling}")
+    return sibling if isinstance(now, (FunctionValue, ClassValue, AttributeValue)) else None
 
 
 def _found_before(old: SiteCheck | None) -> bool:
