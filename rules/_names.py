@@ -82,14 +82,18 @@ def old_deprecation(checked: CheckedSite) -> str | None:
 
 
 def rename_fix(checked: CheckedSite, missing: Missing) -> Fix | None:
-    """`obj.old` -> `obj.new` where the old version bound `old` as an alias of `new`, which is still
-    there (`SiteCheck.renamed`): the same object under its other name, so the edit keeps behaviour."""
+    """`obj.old` -> `obj.new` (and `from m import old` -> `from m import new as old`) where the old
+    version bound `old` as an alias of `new`, which is still there (`SiteCheck.renamed`): the same
+    object under its other name, a safe edit. Where only a stub says so (an empty subclass whose
+    deprecation names its base, `SafeConfigParser`), the edit is unsafe."""
     new = checked.new.renamed
-    if new is None or checked.site.kind is SiteKind.IMPORT:
+    if new is None:
         return None
+    exact = checked.new.renamed_exact
+    how = f"`{missing.name}` was its alias" if exact else f"`{missing.name}` was a subclass adding nothing"
     return Fix(
         FixKind.RENAME_ATTRIBUTE,
-        Applicability.SAFE,
-        f"use `{new}`: `{missing.name}` was its alias",
+        Applicability.SAFE if exact else Applicability.UNSAFE,
+        f"use `{new}`: {how}",
         RenameAttribute(missing.name, new),
     )

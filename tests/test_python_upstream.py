@@ -162,8 +162,11 @@ MINI_STUBS = {
     "sys: 3.0-\ntomllib: 3.11-\nunittest: 3.0-\n",
     "asyncore.pyi": "def loop(timeout: float = 30.0) -> None: ...\n",
     "imp.pyi": "def reload(module: object) -> object: ...\n",
-    "configparser.pyi": "import sys\nclass RawConfigParser: ...\nclass ConfigParser(RawConfigParser): ...\n"
-    "if sys.version_info < (3, 12):\n    class SafeConfigParser(ConfigParser): ...\n",
+    "configparser.pyi": "import sys\nfrom typing_extensions import deprecated\n"
+    "class RawConfigParser:\n    def read_string(self, string: str) -> None: ...\n"
+    "class ConfigParser(RawConfigParser): ...\nif sys.version_info < (3, 12):\n"
+    '    @deprecated("Deprecated since Python 3.2; removed in Python 3.12. Use `ConfigParser` instead.")\n'
+    "    class SafeConfigParser(ConfigParser): ...\n",
     "msvcrt.pyi": 'import sys\nif sys.platform == "win32":\n    def getch() -> bytes: ...\n',
     "os/__init__.pyi": "def getcwd() -> str: ...\n",
     "sys/__init__.pyi": "platform: str\n",
@@ -424,12 +427,14 @@ def test_plan_up_the_pythons_says_since_when_each_break_exists(
 
 ALIASES = """\
 import unittest
+from configparser import SafeConfigParser
 
 
 class T(unittest.TestCase):
     def test_it(self):
         self.assertEquals(1, 1)
         self.assertEqual(2, 2)
+        SafeConfigParser().read_string("[a]\\nb = 1\\n")
 
 
 if __name__ == "__main__":
@@ -443,15 +448,19 @@ def test_an_alias_gone_is_fixed_to_the_name_it_aliased(tmp_path: Path, mini_inde
     downstream = project(tmp_path / "down", ALIASES, requires_python=">=3.11")
     module = tmp_path / "down" / "pkg" / "__init__.py"
     request = AuditRequest(downstream, "python==3.12", cache_dir=tmp_path / "c", index_url=mini_index.url)
-    result = run_fix(request)
+    result = run_fix(request, unsafe=True)
     fixes = [f.fix for f in result.audit.findings if f.fix is not None]
     assert [(f.kind.value, f.applicability.value, f.data.as_data()) for f in fixes] == [
-        ("rename-attribute", "safe", {"old": "assertEquals", "new": "assertEqual"})
+        # only the stub says SafeConfigParser adds nothing to ConfigParser: unsafe
+        ("rename-attribute", "unsafe", {"old": "SafeConfigParser", "new": "ConfigParser"}),
+        ("rename-attribute", "safe", {"old": "assertEquals", "new": "assertEqual"}),
     ]
     script = module.read_text(encoding="utf-8")
-    assert runs("3.11", script) and not runs("3.12", script)  # the test case errors under 3.12
+    assert runs("3.11", script) and not runs("3.12", script)  # the import fails under 3.12
     write_changes(result)
     fixed = module.read_text(encoding="utf-8")
-    assert fixed == script.replace("self.assertEquals(1, 1)", "self.assertEqual(1, 1)")
-    assert runs("3.12", fixed) and runs("3.11", fixed)
-    assert audit(request).findings == []
+    assert fixed == script.replace("self.assertEquals(1, 1)", "self.assertEqual(1, 1)").replace(
+        "import SafeConfigParser", "import ConfigParser as SafeConfigParser"
+    )
+    assert runs("3.12", fixed) and runs("3.11", fixed)  # the test case passes under both
+    assert [f for f in audit(request).findings if f.severity.value != "info"] == []

@@ -43,6 +43,7 @@ class SiteCheck:
     # For a missing name the old version bound as an alias of a sibling (`assertEquals = assertEqual`
     # in the same class or module) that this version still has: that sibling's name, the same object.
     renamed: str | None = None
+    renamed_exact: bool = True  # False: only a stub says the two behave the same (an empty subclass)
     # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
     # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
     upstream_call: dict[str, object] | None = None
@@ -126,7 +127,13 @@ def check_site(
             relocated = relocator.find(missing.name, kind_of(before), missing.owner)
         renamed = _alias_kept(old, missing, resolver) if old is not None else None
         return SiteCheck(
-            version, resolution, missing=missing, relocated=relocated, missing_at=missing_at, renamed=renamed
+            version,
+            resolution,
+            missing=missing,
+            relocated=relocated,
+            missing_at=missing_at,
+            renamed=renamed,
+            renamed_exact=not (old is not None and isinstance(old.resolution, ClassValue)),
         )
     if isinstance(resolution, Unknown):
         return SiteCheck(
@@ -478,6 +485,8 @@ def _alias_kept(old: SiteCheck, missing: Missing, resolver: Resolver) -> str | N
     """The sibling the missing name was an alias of in the old version (`X = Y` in the same class or
     module, so the same object), when the new version still has it: the name to use instead."""
     before = old.resolution
+    if isinstance(before, ClassValue):
+        return _empty_subclass_kept(before.info, missing, resolver)
     if not isinstance(before, AttributeValue) or not before.info.value_path:
         return None
     if before.path.rpartition(".")[2] != missing.name:
@@ -487,6 +496,20 @@ def _alias_kept(old: SiteCheck, missing: Missing, resolver: Resolver) -> str | N
         return None
     now = resolver.lookup(f"{missing.owner}.{sibling}")
     return sibling if isinstance(now, (FunctionValue, ClassValue, AttributeValue)) else None
+
+
+def _empty_subclass_kept(cls: ClassInfo, missing: Missing, resolver: Resolver) -> str | None:
+    """`class SafeConfigParser(ConfigParser): ...` deprecated with "Use `ConfigParser` instead": a class
+    that declares nothing of its own over one base of its module, the base its deprecation names and
+    the new version still has. A stub's word only (the runtime's body may differ): `renamed_unsafe`."""
+    module, _, name = cls.path.rpartition(".")
+    if name != missing.name or len(cls.bases) != 1 or cls.members or not cls.deprecated:
+        return None
+    base_module, _, base = cls.bases[0].rpartition(".")
+    if base_module != module or f"`{base}`" not in cls.deprecated:
+        return None
+    now = resolver.lookup(f"{missing.owner}.{base}")
+    return base if isinstance(now, ClassValue) else None
 
 
 def _found_before(old: SiteCheck | None) -> bool:
