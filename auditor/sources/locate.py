@@ -201,7 +201,12 @@ def _from_python(spec: PythonSpec, ctx: _Context) -> SourceTree:
     version = stdlib.python_version(asked)
     carrier_name, carrier_version = stdlib.TYPESHED_CARRIER
     pin = IndexSpec(carrier_name, SpecifierSet(f"=={carrier_version}"), f"{carrier_name}=={carrier_version}")
-    carrier = _from_index(carrier_name, pin, ctx)
+    try:
+        carrier = _from_index(carrier_name, pin, ctx)
+    except SourceError as error:
+        raise SourceError(
+            f"python=={asked}: the standard library's stubs come from {pin.text}: {error}"
+        ) from None
     if not (carrier.root.joinpath(*stdlib.STUBS_FOLDER) / "VERSIONS").is_file() and not ctx.offline:
         # Extracted by an apidrift that did not keep typeshed's VERSIONS file: extract it again.
         shutil.rmtree(carrier.root, ignore_errors=True)
