@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 
+from apidrift.auditor.check.bind import Ok, bind
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.auditor.upstream.signature import ParamKind, Signature
@@ -52,6 +53,8 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         old_name = old_by_index[index]
         if old_name == new_name:
             continue
+        if _some_overload_keeps(checked, index, old_name):
+            continue  # overloads: another that binds the call takes it as before (typeshed's renames)
         if (
             old_name not in new_names
             and new_name not in old_names
@@ -72,6 +75,20 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         symbol=_calls.callee(checked),
         hint="pass " + ", ".join(f"`{old}=` by keyword" for _, old, _ in moves) + " to keep the old meaning",
     )
+
+
+def _some_overload_keeps(checked: CheckedSite, index: int, old_name: str) -> bool:
+    """Whether one of the new version's overloads that bind the call puts argument `index` in the
+    parameter it went to before: which overload describes the runtime is not known, so no remap is
+    certain (`files(package=None)`, deprecated, beside `files(anchor=None)`)."""
+    target, shape = checked.new.target, checked.site.shape
+    if target is None or shape is None or not target.alternatives:
+        return False
+    for variant in target.alternatives:
+        verdict = bind(shape, variant)
+        if isinstance(verdict, Ok) and dict(verdict.assignments).get(index) == old_name:
+            return True
+    return False
 
 
 def _renamed_keeping_alias(

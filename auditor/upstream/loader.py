@@ -429,7 +429,14 @@ def _overload_only(owner: Any, members: dict[str, Member]) -> dict[str, Member]:
             continue
         last = overloads[-1]
         converted = _convert_function(last)
-        found[name] = replace(converted, overloads=tuple(_signature(o) for o in overloads))
+        # Deprecated only when every overload is: one deprecated way of calling (typeshed's
+        # `@deprecated` overload taking the old keyword) says nothing of the calls the others take.
+        every = all((o.extra.get(_FACTS) or {}).get("deprecated") for o in overloads)
+        found[name] = replace(
+            converted,
+            overloads=tuple(_signature(o) for o in overloads),
+            deprecated=converted.deprecated if every else None,
+        )
     return found
 
 
