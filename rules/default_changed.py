@@ -12,7 +12,8 @@ connect(host)  # old: connect(host, timeout=30); new: connect(host, timeout=5)
 ```
 
 ## Fix
-Pass the value the code relies on explicitly.
+Pass the value the code relies on explicitly. A collection that only gained items (the old ones
+first, in order) is reported as information.
 """
 
 from __future__ import annotations
@@ -66,13 +67,30 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
                 f"the old default {old_param.default} does not fit the new annotation `{new_param.annotation}`: "
                 f"decide which value `{new_param.name}` should have"
             )
+        extended = _extends(old_value, new_value)
         yield rule.finding(
             checked,
             f"{_calls.display(checked)}: the default of `{new_param.name}` changed from {old_param.default} "
-            f"to {new_param.default} in {checked.new.version}",
+            f"to {new_param.default} in {checked.new.version}"
+            + (" (extended: every old item is still there)" if extended else ""),
             symbol=_calls.callee(checked),
             hint=hint,
+            severity=Severity.INFO if extended else None,
         )
+
+
+def _extends(old: object, new: object) -> bool:
+    """A collection default that only gained items (`functools.WRAPPER_ASSIGNMENTS` gained
+    `__type_params__` in Python 3.12): the call does all it did, and more. Information, not a warning."""
+    kinds = (tuple, list, set, frozenset)
+    if not (isinstance(old, kinds) and isinstance(new, kinds) and type(old) is type(new)):
+        return False
+    try:
+        return set(old) < set(new) and (
+            not isinstance(old, (tuple, list)) or list(new)[: len(old)] == list(old)
+        )
+    except TypeError:  # unhashable items
+        return False
 
 
 _BUILTIN_TYPES: dict[str, tuple[type, ...]] = {
