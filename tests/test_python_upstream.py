@@ -377,7 +377,10 @@ def test_packages_of_their_era_against_a_newer_python(
 
 
 @pytest.mark.network
-@pytest.mark.parametrize("package", ["attrs==24.2.0", "click==8.1.8", "httpx==0.28.1", "rich==13.9.4"])
+@pytest.mark.parametrize(
+    "package",
+    ["attrs==24.2.0", "click==8.1.8", "httpx==0.28.1", "rich==13.9.4", "urllib3==2.2.3", "django==5.1.4"],
+)
 def test_a_modern_package_has_no_error_against_3_13(package: str, index_cache: Path) -> None:
     result = audit(AuditRequest(package, "python==3.13", cache_dir=index_cache))
     assert result.old_upstream is not None  # written for its requires-python lower bound, inferred
@@ -464,3 +467,24 @@ def test_an_alias_gone_is_fixed_to_the_name_it_aliased(tmp_path: Path, mini_inde
     )
     assert runs("3.12", fixed) and runs("3.11", fixed)  # the test case passes under both
     assert [f for f in audit(request).findings if f.severity.value != "info"] == []
+
+
+@pytest.mark.network
+def test_a_keyword_removed_from_asyncio_is_found_in_aiohttp_tests(index_cache: Path) -> None:
+    """aiohttp 3.11 (requires-python >=3.9) still passes `loop=` to asyncio.sleep and gather in two
+    tests: accepted (deprecated) by 3.9, a TypeError since 3.10."""
+    result = audit(AuditRequest("aiohttp==3.11.10", "python==3.13", cache_dir=index_cache))
+    errors = {
+        (f.location.path, f.location.line, f.code, f.symbol)
+        for f in result.findings
+        if f.severity.value == "error"
+    }
+    assert errors == {
+        ("tests/test_proxy_functional.py", 427, "AD101", "asyncio.tasks.sleep"),
+        ("tests/test_proxy_functional.py", 433, "AD101", "asyncio.tasks.gather"),
+        ("tests/test_proxy_functional.py", 623, "AD101", "asyncio.tasks.sleep"),
+        ("tests/test_proxy_functional.py", 629, "AD101", "asyncio.tasks.gather"),
+    }
+    for call in ("asyncio.sleep(0.2, loop=loop)", "asyncio.gather(asyncio.sleep(0), loop=loop)"):
+        code = f"import asyncio\nasync def main():\n    loop = asyncio.get_running_loop()\n    await {call}\nasyncio.run(main())"
+        confirm("3.9", "3.13", code)
