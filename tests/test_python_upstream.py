@@ -488,3 +488,24 @@ def test_a_keyword_removed_from_asyncio_is_found_in_aiohttp_tests(index_cache: P
     for call in ("asyncio.sleep(0.2, loop=loop)", "asyncio.gather(asyncio.sleep(0), loop=loop)"):
         code = f"import asyncio\nasync def main():\n    loop = asyncio.get_running_loop()\n    await {call}\nasyncio.run(main())"
         confirm("3.9", "3.13", code)
+
+
+def test_a_requires_python_bump_is_audited_as_a_python_upgrade(
+    tmp_path: Path, mini_index: LocalIndex
+) -> None:
+    from apidrift.auditor.bump import BumpRequest, run_bump
+
+    root = tmp_path / "down"
+    project(root, DOWNSTREAM, requires_python=">=3.11")
+    git = ["git", "-C", str(root), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(">=3.11", ">=3.12"))
+    result = run_bump(BumpRequest(root, base="HEAD", cache_dir=tmp_path / "c", index_url=mini_index.url))
+    [change] = result.changes
+    assert (change.display, change.old, change.new, change.status) == ("python", "3.11", "3.12", "audited")
+    assert {(f.location.line, f.code) for f in change.findings if f.severity.value == "error"} == set(
+        MINI_BREAKS
+    )
