@@ -65,6 +65,10 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             old_signature, new_signature, old_name, new_name
         ):
             continue
+        if old_name not in new_names and _renamed_keeping_alias(
+            new_signature, old_signature, new_name, old_name
+        ):
+            continue  # the same rename seen backwards (auditing against the older version)
         moves.append((index, old_name, new_name))
     if not moves:
         return
