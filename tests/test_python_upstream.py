@@ -509,3 +509,23 @@ def test_a_requires_python_bump_is_audited_as_a_python_upgrade(
     assert {(f.location.line, f.code) for f in change.findings if f.severity.value == "error"} == set(
         MINI_BREAKS
     )
+
+
+def test_impact_of_a_python_release_on_dependents(tmp_path: Path, mini_index: LocalIndex) -> None:
+    from apidrift.auditor.impact.inputs import read_dependents
+    from apidrift.auditor.impact.run import ImpactRequest, run_impact
+
+    project(tmp_path / "deps" / "old-style", DOWNSTREAM)
+    project(tmp_path / "deps" / "modern", "import os\nimport tomllib\n\nos.getcwd()\n")
+    request = ImpactRequest(
+        "python==3.12",
+        tuple(read_dependents(tmp_path / "deps")),
+        results_dir=tmp_path / "results",
+        cache_dir=tmp_path / "c",
+        index_url=mini_index.url,
+        workers=1,
+    )
+    result = run_impact(request)
+    assert result.old["spec"] == "python==3.11"  # the minor version before, not an index listing
+    rows = {row["dependent"]: row for row in result.rows}
+    assert {name: row["status"] for name, row in rows.items()} == {"old-style": "broken", "modern": "clean"}
