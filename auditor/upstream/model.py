@@ -167,6 +167,9 @@ class FunctionInfo:
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
     lineno: int | None = None
     deprecated: str | None = None  # the deprecation message (PEP 702, warnings.warn, docstring)
+    # Each overload's own deprecation (`@deprecated` on one `@overload`), aligned with `overloads`:
+    # a call is deprecated when every overload that binds it is.
+    overload_deprecations: tuple[str | None, ...] = ()
     forwards: Forwarding | None = None  # `**kwargs` handed unchanged to one call
     # Declared by a stub: a typing view of the call, stricter than the runtime may be (compiled code,
     # deprecated parameters the stub leaves out).
@@ -233,6 +236,7 @@ class FunctionInfo:
             "signature": self.signature.as_dict(),
             "decorators": [d.as_dict() for d in self.decorators],
             "overloads": [s.as_dict() for s in self.overloads],
+            "overload_deprecations": list(self.overload_deprecations),
             "returns_path": self.returns_path,
             "identity": self.identity,
             "factory_identity": self.factory_identity,
@@ -272,6 +276,7 @@ class FunctionInfo:
             signature=Signature.from_dict(data["signature"]),
             decorators=tuple(Decorator.from_dict(d) for d in data["decorators"]),
             overloads=tuple(Signature.from_dict(s) for s in data["overloads"]),
+            overload_deprecations=tuple(data.get("overload_deprecations", ())),
             returns_path=data["returns_path"],
             identity=data["identity"],
             factory_identity=data["factory_identity"],
