@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
-from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.upstream.signature import ParamKind, Signature
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Family, Rule, RuleMeta
 
@@ -54,6 +54,8 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             continue
         if "..." in (old_param.default, new_param.default):
             continue  # a stub's placeholder: the value is the implementation's, not known here
+        if _became_alias(old_signature, new_signature, old_param.name):
+            continue
         old_ok_literal, old_value = _drift.literal(old_param.default)
         new_ok_literal, new_value = _drift.literal(new_param.default)
         if not (old_ok_literal and new_ok_literal) or (
@@ -77,6 +79,26 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             hint=hint,
             severity=Severity.INFO if extended else None,
         )
+
+
+def _became_alias(old_signature: Signature, new_signature: Signature, name: str) -> bool:
+    """`string` renamed in place to `data` and kept as a keyword-only alias defaulting to None
+    (typeshed's `hashlib.sha1(data=b"", *, string=None)` for 3.13): the parameter that took its place
+    keeps its old default, so a call that omits both means what it did."""
+    before, alias = old_signature.get(name), new_signature.get(name)
+    if before is None or alias is None or alias.kind is not ParamKind.KEYWORD_ONLY or alias.default != "None":
+        return False
+    if before.kind not in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD):
+        return False
+    index = old_signature.parameters.index(before)
+    if index >= len(new_signature.parameters):
+        return False
+    heir = new_signature.parameters[index]
+    return (
+        heir.name != name
+        and heir.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+        and heir.default == before.default
+    )
 
 
 def _extends(old: object, new: object) -> bool:
