@@ -31,6 +31,7 @@ from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.lockfiles import (
     GitSide,
     LockError,
+    Reader,
     Side,
     choose,
     folder_reader,
@@ -40,6 +41,11 @@ from apidrift.auditor.sources.lockfiles import (
 )
 from apidrift.auditor.sources.specs import SourceError, SpecError
 from apidrift.auditor.wording import plural
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
 
 MAX_IMPORT_SCAN_BYTES = 2 * 1024 * 1024  # per file, as the downstream walk
 MAX_IMPORT_SCAN_FILES = 50_000
@@ -183,6 +189,7 @@ def run_bump(request: BumpRequest) -> BumpResult:
     files_read += [FileRead("new", new_where, f.path, f.kind, len(f.pins)) for f in new.files]
     changes, choice_notes = changed_packages(old, new)
     notes += choice_notes
+    python = python_change(request)
 
     cache = Cache(request.cache_dir)
     template = request.template or AuditRequest(str(request.project), "")
@@ -204,7 +211,13 @@ def run_bump(request: BumpRequest) -> BumpResult:
 
     to_audit: set[str] = set()
     pending: list[PackageChange] = []  # changed packages whose import names only a download tells
+    results: list[AuditResult] = []
+    if python is not None:  # the interpreter itself: its standard library is used by any project
+        changes.insert(0, python)
+        _audit_change(python, template, request, results)
     for change in changes:
+        if change is python:
+            continue
         if change.kind in ("added", "removed"):
             change.status = change.kind
             continue
@@ -219,7 +232,6 @@ def run_bump(request: BumpRequest) -> BumpResult:
             pending.append(change)
     to_audit |= _learn_needed(pending, unexplained, imports, request, cache)
 
-    results: list[AuditResult] = []
     for change in changes:
         if change.name in to_audit:
             _audit_change(change, template, request, results)
@@ -267,6 +279,58 @@ def _sides(request: BumpRequest) -> tuple[Side, Side, str, str]:
         side.files = read_lock(relative, folder_reader(root))
         sides.append(side)
     return sides[0], sides[1], str(request.old_file), str(request.new_file)
+
+
+def python_change(request: BumpRequest) -> PackageChange | None:
+    """The Python the project runs on, when the change moves it: the lower bound of `requires-python`
+    in pyproject.toml (or the version in `.python-version`) on each side, when both say one and they
+    differ. Audited as `python==NEW` from `python==OLD`."""
+    readers: list[tuple[Reader, Reader]] = []
+    if request.base is not None and request.project.is_dir():
+        try:
+            readers.append(
+                (GitSide.open(request.project, request.base).reader(), folder_reader(request.project))
+            )
+        except LockError:
+            return None
+    elif request.old_file is not None and request.new_file is not None:
+        if request.old_file.name != "pyproject.toml" or request.new_file.name != "pyproject.toml":
+            return None
+        readers.append((folder_reader(request.old_file.parent), folder_reader(request.new_file.parent)))
+    for old_read, new_read in readers:
+        old_version, new_version = _python_of(old_read), _python_of(new_read)
+        if old_version is None or new_version is None or old_version[0] == new_version[0]:
+            return None
+        files = tuple(dict.fromkeys([old_version[1], new_version[1]]))
+        return PackageChange(
+            "python", "python", old_version[0], new_version[0], _kind(old_version[0], new_version[0]), files
+        )
+    return None
+
+
+def _python_of(read: Reader) -> tuple[str, str] | None:
+    """(3.X, the file that says it) from pyproject.toml's `requires-python` lower bound, else `.python-version`."""
+    from apidrift.auditor.sources.written_for import _lower_bound
+
+    try:
+        data = read("pyproject.toml")
+        if data is not None:
+            project = tomllib.loads(data.decode("utf-8", "replace")).get("project") or {}
+            declared = project.get("requires-python") if isinstance(project, dict) else None
+            lowest = _lower_bound(declared) if isinstance(declared, str) else None
+            if lowest is not None:
+                return lowest, "pyproject.toml"
+        data = read(".python-version")
+    except (LockError, ValueError):
+        return None
+    if data is not None:
+        match = re.match(
+            r"\s*(3\.\d{1,2})(?:\.\d+)?\s*$",
+            data.decode("utf-8", "replace").splitlines()[0] if data.strip() else "",
+        )
+        if match:
+            return match.group(1), ".python-version"
+    return None
 
 
 def _root_for(path: Path, project: Path) -> Path:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,7 +33,12 @@ from apidrift.auditor.results import (
 )
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import Role, SourceError, SpecError
-from apidrift.auditor.sources.written_for import Environment, choose_old, downstream_environment
+from apidrift.auditor.sources.written_for import (
+    Environment,
+    choose_old,
+    choose_old_python,
+    downstream_environment,
+)
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
@@ -121,9 +126,14 @@ def locate_inputs(request: AuditRequest) -> Inputs:
     environment = downstream_environment(request.python)
     new_tree = sources.locate(request.against, "upstream", environment)
     down_tree = sources.locate(request.downstream, "downstream")
-    choice = choose_old(
-        request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version, environment
-    )
+    if not new_tree.absence_is_evidence:  # Python's standard library
+        choice = choose_old_python(
+            request.old, _label(down_tree), down_tree.requires_python, new_tree.version
+        )
+    else:
+        choice = choose_old(
+            request.old, new_tree.name, _label(down_tree), down_tree.requires, new_tree.version, environment
+        )
     notes = [choice.note]
     old_tree = None
     if choice.spec is not None:
@@ -163,6 +173,8 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
         root=down_tree.path_base,
     )
     upstream_names = frozenset(new_tree.import_names) | frozenset(old_tree.import_names if old_tree else ())
+    if not new_tree.absence_is_evidence:  # the standard library: the downstream's own modules shadow it
+        upstream_names -= frozenset(down_tree.import_names)
 
     with timer.phase("scan"):
         prefix = _prefix(down_tree)
@@ -175,7 +187,10 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
             outcomes = [replace(outcome, path=prefix + outcome.path) for outcome in outcomes]
         result.files.extend(outcomes)
     api_dir = cache.dir("api")
-    new_resolver = Resolver(_index(new_tree, api_dir))
+    # The standard library: a module the old version has is one of Python's in the new version too,
+    # present or gone (removed modules are evidenced by the old version's `VERSIONS` range).
+    extra = old_tree.import_names if old_tree and not new_tree.absence_is_evidence else ()
+    new_resolver = Resolver(_index(new_tree, api_dir, extra))
     old_resolver = Resolver(_index(old_tree, api_dir)) if old_tree else None
     relocator = Relocator(new_resolver)
     coverage = Coverage(upstream=new_tree.name)
@@ -385,16 +400,18 @@ def _deduplicated(findings: list[Finding]) -> list[Finding]:
 
 
 _FOLDED_INTO_IMPORT = frozenset({"AD003", "AD004"})
+_IMPORTS = frozenset({"AD001", "AD002"})  # a module, a name, that a file cannot import
 
 
 def _folded(findings: list[Finding]) -> list[Finding]:
     """A name a file cannot import is one break, however often the file uses it: the uses of that
-    same missing name in that file (`_json.dumps` after `from itsdangerous import json as _json`) go
+    same missing name or module in that file (`_json.dumps` after `from itsdangerous import json as
+    _json`, `imp.reload` after `import imp`) go
     with the import's finding, which lists their lines, rather than repeating it. Only an unguarded
     import's error takes its uses' errors (guarded ones are information, said where they are)."""
     imports: dict[tuple[str, str], Finding] = {}
     for finding in findings:
-        if finding.code == "AD002" and finding.severity is Severity.ERROR and not finding.guarded:
+        if finding.code in _IMPORTS and finding.severity is Severity.ERROR and not finding.guarded:
             key = (finding.location.path, finding.symbol)
             if key not in imports or finding.location.line < imports[key].location.line:
                 imports[key] = finding
@@ -568,14 +585,15 @@ def _suppression_for(checked: CheckedSite, finding: Finding, rule: Rule) -> Supp
     return None
 
 
-def _index(tree: SourceTree, api_dir: Path) -> ApiIndex:
+def _index(tree: SourceTree, api_dir: Path, also_owned: Iterable[str] = ()) -> ApiIndex:
     return ApiIndex(
         tree.root,
-        tree.import_names,
+        (*tree.import_names, *also_owned),
         name=tree.name,
         version=tree.version,
         compiled_modules=tree.compiled_modules,
         cache_dir=api_dir,
+        absence_is_evidence=tree.absence_is_evidence,
     )
 
 
@@ -648,9 +666,12 @@ def diff_versions(request: DiffRequest) -> DiffResult:
     assert old_tree is not None  # a diff always has both versions
     cache = inputs.sources.cache
     api_dir = cache.dir("api")
-    old, new = Resolver(_index(old_tree, api_dir)), Resolver(_index(new_tree, api_dir))
+    extra = old_tree.import_names if not new_tree.absence_is_evidence else ()  # as in `audit`
+    old, new = Resolver(_index(old_tree, api_dir)), Resolver(_index(new_tree, api_dir, extra))
     if down_tree is not None:
         names = frozenset(old_tree.import_names) | frozenset(new_tree.import_names)
+        if not new_tree.absence_is_evidence:
+            names -= frozenset(down_tree.import_names)
         scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
         prefix = _prefix(down_tree)  # paths relative to the project root, as `audit` reports them
         sites = used_sites(((prefix + scan.path, scan.sites) for scan in scans), old)

@@ -43,10 +43,11 @@ from apidrift.auditor.results import (
     RenameKeyword,
     Severity,
 )
+from apidrift.auditor.sources import stdlib
 from apidrift.auditor.sources.index_client import IndexClient, ProjectListing
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import IndexSpec, SourceError, SpecError, is_valid_name, normalize_name
-from apidrift.auditor.sources.written_for import NONE, choose_old
+from apidrift.auditor.sources.written_for import NONE, choose_old, choose_old_python
 
 PLAN_SCHEMA_VERSION = 1
 MAX_SOURCE_BYTES = 5 * 1024 * 1024  # a module larger than this is not read for parameter deprecations
@@ -260,9 +261,12 @@ def plan(
         )
     cache = Cache(request.cache_dir)
     notes: list[str] = []
-    with IndexClient(cache, request.index_url, offline=request.offline) as client:
-        listing = client.project(request.upstream)
-    name = listing.name or request.upstream
+    python = normalize_name(request.upstream) == stdlib.DISTRIBUTION
+    listing = None
+    if not python:
+        with IndexClient(cache, request.index_url, offline=request.offline) as client:
+            listing = client.project(request.upstream)
+    name = listing.name or request.upstream if listing is not None else stdlib.DISTRIBUTION
     down_tree = locate(
         request.downstream,
         role="downstream",
@@ -270,19 +274,36 @@ def plan(
         index_url=request.index_url,
         offline=request.offline,
     )
-    versions, yanked = _releases(listing, request.pre)
-    to = _pick(listing, request.to, "--to") if request.to else _latest(versions, request.pre, listing)
-    choice = choose_old(
-        _as_spec(request.old, name) if request.old else None,
-        name,
-        _label(down_tree),
-        down_tree.requires,
-        str(to),
-    )
+    if listing is None:  # Python itself: the versions its standard library's stubs describe
+        versions = [Version(f"3.{minor}") for minor in range(stdlib.OLDEST[1], stdlib.NEWEST[1] + 1)]
+        yanked: dict[Version, str] = {}
+        to = _python_pick(request.to, "--to") if request.to else versions[-1]
+        choice = choose_old_python(
+            f"python=={_python_pick(request.old, '--from')}" if request.old else None,
+            _label(down_tree),
+            down_tree.requires_python,
+            str(to),
+        )
+    else:
+        versions, yanked = _releases(listing, request.pre)
+        to = _pick(listing, request.to, "--to") if request.to else _latest(versions, request.pre, listing)
+        choice = choose_old(
+            _as_spec(request.old, name) if request.old else None,
+            name,
+            _label(down_tree),
+            down_tree.requires,
+            str(to),
+        )
     if choice.spec is None:
         raise PlanError(f"{choice.note}; give --from VERSION")
     notes.append(choice.note)
-    start = _pick(listing, choice.spec, "--from")
+    if listing is None:
+        start = _python_pick(choice.spec, "--from")
+        if start < versions[0]:
+            notes.append(f"Python {start} is read as {versions[0]}, the oldest its stubs describe")
+            start = versions[0]
+    else:
+        start = _pick(listing, choice.spec, "--from")
     if start > to:
         raise PlanError(f"the written-for release {start} is newer than the target {to}")
     walk = sorted({v for v in versions if start <= v <= to} | {start, to})
@@ -524,6 +545,20 @@ def _pick(listing: ProjectListing, text: str, option: str) -> Version:
         raise PlanError(f"{option} {text!r}: not a version of {listing.name}")
     release = select_release(listing, spec)
     return Version(release.version)
+
+
+def _python_pick(text: str, option: str) -> Version:
+    """`3.12`, `3.12.1` or `python==3.12` -> Version("3.12"): the standard library is per minor version."""
+    bare = text.strip()
+    if bare.lower().startswith(stdlib.DISTRIBUTION):
+        bare = bare[len(stdlib.DISTRIBUTION) :].strip().removeprefix("==").strip()
+    try:
+        release = Version(bare).release
+    except InvalidVersion:
+        raise PlanError(f"{option} {text!r}: not a version of Python (3.X)") from None
+    if release[0] != 3 or len(release) < 2:
+        raise PlanError(f"{option} {text!r}: not a version of Python (3.X)")
+    return Version(f"3.{release[1]}")
 
 
 def _label(tree: SourceTree) -> str:

@@ -60,6 +60,10 @@ class Reason(Enum):
         "not-in-stub",
         "the Python source beside the stub defines the name, which the stub does not declare",
     )
+    NOT_IN_STDLIB_STUBS = (
+        "not-in-stdlib-stubs",
+        "the standard library's stubs do not declare the name in the version written for either: its absence is not evidenced",
+    )
     MODULE_GETATTR = ("module-getattr", "the module answers unknown names itself (module __getattr__)")
     SERVED_BY_GETATTR = (
         "served-by-getattr",

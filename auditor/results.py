@@ -39,6 +39,7 @@ class FixKind(str, Enum):
     RENAME_KEYWORD = "rename-keyword"
     REMOVE_KEYWORD = "remove-keyword"
     MOVE_IMPORT = "move-import"
+    RENAME_ATTRIBUTE = "rename-attribute"
     MANUAL = "manual"
 
 
@@ -101,6 +102,17 @@ class MoveImport:
         return {**data, "name": self.name, "new_module": self.new_module}
 
 
+@dataclass(frozen=True)
+class RenameAttribute:
+    """`obj.old` becomes `obj.new`: the old name was an alias of the new one (the same object)."""
+
+    old: str
+    new: str
+
+    def as_data(self) -> dict[str, str]:
+        return {"old": self.old, "new": self.new}
+
+
 ParameterHistory = Literal["new", "had-default", "required"]  # what a parameter was in the old version
 
 
@@ -147,11 +159,12 @@ class ManualStep:
         }
 
 
-FixData = RenameKeyword | RemoveKeyword | MoveImport | ManualStep
+FixData = RenameKeyword | RemoveKeyword | MoveImport | RenameAttribute | ManualStep
 FIX_PAYLOADS: dict[FixKind, type[FixData]] = {
     FixKind.RENAME_KEYWORD: RenameKeyword,
     FixKind.REMOVE_KEYWORD: RemoveKeyword,
     FixKind.MOVE_IMPORT: MoveImport,
+    FixKind.RENAME_ATTRIBUTE: RenameAttribute,
     FixKind.MANUAL: ManualStep,
 }
 

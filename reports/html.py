@@ -104,6 +104,7 @@ _EDIT_KINDS = (
     FixKind.RENAME_KEYWORD,
     FixKind.REMOVE_KEYWORD,
     FixKind.MOVE_IMPORT,
+    FixKind.RENAME_ATTRIBUTE,
 )  # what `apidrift fix` edits
 
 

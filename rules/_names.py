@@ -5,6 +5,7 @@ from __future__ import annotations
 from apidrift.auditor.check.checked import CheckedSite, before_miss
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
+from apidrift.auditor.results import Applicability, Fix, FixKind, RenameAttribute
 from apidrift.auditor.upstream.resolve import ExternalValue, Missing, ServedValue
 
 
@@ -78,3 +79,21 @@ def old_deprecation(checked: CheckedSite) -> str | None:
         return before.deprecated
     info = getattr(before, "info", None)
     return getattr(info, "deprecated", None)
+
+
+def rename_fix(checked: CheckedSite, missing: Missing) -> Fix | None:
+    """`obj.old` -> `obj.new` (and `from m import old` -> `from m import new as old`) where the old
+    version bound `old` as an alias of `new`, which is still there (`SiteCheck.renamed`): the same
+    object under its other name, a safe edit. Where only a stub says so (an empty subclass whose
+    deprecation names its base, `SafeConfigParser`), the edit is unsafe."""
+    new = checked.new.renamed
+    if new is None:
+        return None
+    exact = checked.new.renamed_exact
+    how = f"`{missing.name}` was its alias" if exact else f"`{missing.name}` was a subclass adding nothing"
+    return Fix(
+        FixKind.RENAME_ATTRIBUTE,
+        Applicability.SAFE if exact else Applicability.UNSAFE,
+        f"use `{new}`: {how}",
+        RenameAttribute(missing.name, new),
+    )

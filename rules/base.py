@@ -100,14 +100,16 @@ def make_finding(
     hint: str | None = None,
     fix: Fix | None = None,
     raises: str | None = None,
+    severity: Severity | None = None,
 ) -> Finding:
-    """A finding at `span` (default: the whole use site), with both versions' signatures when known."""
+    """A finding at `span` (default: the whole use site), with both versions' signatures when known;
+    `severity` grades it below the rule's own (never above)."""
     from apidrift.auditor.results import Finding, Location
 
     where = span or checked.site.span
     new_target = checked.new.target
     old_target = checked.old.target if checked.old is not None else None
-    severity = rule.severity
+    severity = severity if severity is not None and severity.rank < rule.severity.rank else rule.severity
     unknown = checked.new.unknown
     if (
         unknown is not None

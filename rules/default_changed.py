@@ -19,7 +19,8 @@ connect(host)  # old: connect(host, timeout=30); new: connect(host, timeout=5)
 ```
 
 ## Fix
-Pass the value the code relies on explicitly.
+Pass the value the code relies on explicitly. A collection that only gained items (the old ones
+first, in order) is reported as information.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
-from apidrift.auditor.upstream.signature import Parameter, ParamKind
+from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Family, Rule, RuleMeta
 
@@ -60,6 +61,8 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             continue
         if "..." in (old_param.default, new_param.default):
             continue  # a stub's placeholder: the value is the implementation's, not known here
+        if _became_alias(old_signature, new_signature, old_param.name):
+            continue
         # What omitting the argument means: the default, or what the body replaces a `None` by at once.
         old_text = old_param.replaced_by or old_param.default
         new_text = new_param.replaced_by or new_param.default
@@ -82,12 +85,15 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
                 f"pass `{new_param.name}={old_text}` to keep the old behaviour, if the new annotation "
                 f"`{new_param.annotation}` accepts it"
             )
+        extended = _extends(old_value, new_value)
         yield rule.finding(
             checked,
             f"{_calls.display(checked)}: the default of `{new_param.name}` changed from {_shown(old_param)} "
-            f"to {_shown(new_param)} in {checked.new.version}",
+            f"to {_shown(new_param)} in {checked.new.version}"
+            + (" (extended: every old item is still there)" if extended else ""),
             symbol=_calls.callee(checked),
             hint=hint,
+            severity=Severity.INFO if extended else None,
         )
 
 
@@ -96,6 +102,40 @@ def _shown(param: Parameter) -> str:
     if param.replaced_by is None:
         return str(param.default)
     return f"{param.default} (which the function replaces by {param.replaced_by})"
+
+
+def _became_alias(old_signature: Signature, new_signature: Signature, name: str) -> bool:
+    """`string` renamed in place to `data` and kept as a keyword-only alias defaulting to None
+    (typeshed's `hashlib.sha1(data=b"", *, string=None)` for 3.13): the parameter that took its place
+    keeps its old default, so a call that omits both means what it did."""
+    before, alias = old_signature.get(name), new_signature.get(name)
+    if before is None or alias is None or alias.kind is not ParamKind.KEYWORD_ONLY or alias.default != "None":
+        return False
+    if before.kind not in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD):
+        return False
+    index = old_signature.parameters.index(before)
+    if index >= len(new_signature.parameters):
+        return False
+    heir = new_signature.parameters[index]
+    return (
+        heir.name != name
+        and heir.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+        and heir.default == before.default
+    )
+
+
+def _extends(old: object, new: object) -> bool:
+    """A collection default that only gained items (`functools.WRAPPER_ASSIGNMENTS` gained
+    `__type_params__` in Python 3.12): the call does all it did, and more. Information, not a warning."""
+    kinds = (tuple, list, set, frozenset)
+    if not (isinstance(old, kinds) and isinstance(new, kinds) and type(old) is type(new)):
+        return False
+    try:
+        return set(old) < set(new) and (
+            not isinstance(old, (tuple, list)) or list(new)[: len(old)] == list(old)
+        )
+    except TypeError:  # unhashable items
+        return False
 
 
 _BUILTIN_TYPES: dict[str, tuple[type, ...]] = {

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from apidrift.auditor.check.bind import Ok, bind
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Finding, Severity
@@ -50,6 +51,8 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         message = value.deprecated
     elif isinstance(value, (FunctionValue, ClassValue, AttributeValue)):
         message = value.info.deprecated
+        if not message and isinstance(value, FunctionValue):
+            message = _overload_deprecation(value, checked)
     else:
         return
     if not message:
@@ -61,3 +64,21 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         symbol=path,
         hint="move to the replacement the deprecation names",
     )
+
+
+def _overload_deprecation(value: FunctionValue, checked: CheckedSite) -> str | None:
+    """The deprecation of a call whose every binding overload is deprecated (`files(package=x)` in
+    Python 3.12+: only the overload taking the old keyword is)."""
+    info, shape = value.info, checked.site.shape
+    if not info.overload_deprecations or shape is None or checked.site.kind is not SiteKind.CALL:
+        return None
+    target = checked.new.target  # its overloads as the call sees them (`self` bound for a method)
+    signatures = target.alternatives if target is not None else ()
+    if len(signatures) != len(info.overload_deprecations):
+        return None
+    bound = [
+        message
+        for signature, message in zip(signatures, info.overload_deprecations)
+        if isinstance(bind(shape, signature), Ok)
+    ]
+    return bound[0] if bound and all(bound) else None

@@ -63,7 +63,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             missing,
             f"`{missing.name}` is neither defined in `{missing.owner}` any more nor found elsewhere",
         ),
-        fix=_move(checked, missing.owner, missing.name),
+        fix=_move(checked, missing.owner, missing.name) or _names.rename_fix(checked, missing),
     )
 
 

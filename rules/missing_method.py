@@ -47,4 +47,5 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         hint=_names.hint(
             checked, missing, f"`{missing.owner}` no longer defines `{missing.name}` (nor do its bases)"
         ),
+        fix=_names.rename_fix(checked, missing),
     )

@@ -46,6 +46,9 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         hint=_names.hint(
             checked,
             missing,
-            f"find where `{module}`'s contents moved in {checked.new.version}, or pin the old version",
+            f"`{module}` is no longer in the standard library of {checked.new.version} (typeshed's VERSIONS "
+            f"ends its range before it): move to its replacement, or to a distribution that provides it"
+            if checked.upstream == "python"
+            else f"find where `{module}`'s contents moved in {checked.new.version}, or pin the old version",
         ),
     )

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 
+from apidrift.auditor.check.bind import Ok, bind
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Finding, Severity
 from apidrift.auditor.upstream.signature import ParamKind, Signature
@@ -57,6 +58,8 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             # `Column(*args, **kw)` -> `Column(__name_pos=None, __type_pos=None, *args, ...)`: the old
             # body read its meaning out of `args`, which the signature does not show: no change seen
             continue
+        if _some_overload_keeps(checked, index, old_name):
+            continue  # overloads: another that binds the call takes it as before (typeshed's renames)
         if (
             old_name not in new_names
             and new_name not in old_names
@@ -67,6 +70,10 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             old_signature, new_signature, old_name, new_name
         ):
             continue
+        if old_name not in new_names and _renamed_keeping_alias(
+            new_signature, old_signature, new_name, old_name
+        ):
+            continue  # the same rename seen backwards (auditing against the older version)
         moves.append((index, old_name, new_name))
     if not moves:
         return
@@ -77,6 +84,20 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         symbol=_calls.callee(checked),
         hint="pass " + ", ".join(f"`{old}=` by keyword" for _, old, _ in moves) + " to keep the old meaning",
     )
+
+
+def _some_overload_keeps(checked: CheckedSite, index: int, old_name: str) -> bool:
+    """Whether one of the new version's overloads that bind the call puts argument `index` in the
+    parameter it went to before: which overload describes the runtime is not known, so no remap is
+    certain (`files(package=None)`, deprecated, beside `files(anchor=None)`)."""
+    target, shape = checked.new.target, checked.site.shape
+    if target is None or shape is None or not target.alternatives:
+        return False
+    for variant in target.alternatives:
+        verdict = bind(shape, variant)
+        if isinstance(verdict, Ok) and dict(verdict.assignments).get(index) == old_name:
+            return True
+    return False
 
 
 def _renamed_keeping_alias(

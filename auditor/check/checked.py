@@ -18,6 +18,7 @@ from apidrift.auditor.upstream.callables import CallTarget, call_target
 from apidrift.auditor.upstream.model import ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
 from apidrift.auditor.upstream.resolve import (
+    AttributeValue,
     ClassValue,
     FunctionValue,
     InstanceValue,
@@ -39,6 +40,10 @@ class SiteCheck:
     verdict: Verdict | None = None  # for calls: Ok, Break or Unknown
     unknown: Unknown | None = None  # why the site could not be checked, when it could not
     relocated: tuple[str, ...] = ()  # for a missing name: where an object of that name and kind lives now
+    # For a missing name the old version bound as an alias of a sibling (`assertEquals = assertEqual`
+    # in the same class or module) that this version still has: that sibling's name, the same object.
+    renamed: str | None = None
+    renamed_exact: bool = True  # False: only a stub says the two behave the same (an empty subclass)
     # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
     # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
     upstream_call: dict[str, object] | None = None
@@ -91,7 +96,7 @@ def check_site(
 ) -> SiteCheck:
     """Check one site against one version; with a relocator, a missing name is looked for elsewhere."""
     if site.kind is SiteKind.OVERRIDE:
-        return _check_override(site, resolver, version)
+        return _check_override(site, resolver, version, old)
     resolution = resolver.resolve(site.ref)
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
@@ -100,6 +105,18 @@ def check_site(
         # `import a.b.c` with `a.b` gone fails at `a.b` (ModuleNotFoundError: No module named 'a.b');
         # `from a.b import c` reports only `c`: the module `a.b` is a site of its own.
         missing, missing_at = _first_missing_at(site.ref, resolver)
+    if (
+        missing is not None
+        and site.kind is not SiteKind.IMPORT
+        and missing.owner_kind == "module"
+        and missing.owner == missing.name
+        and "." not in missing.name
+    ):
+        # A top-level module that is gone fails where it is imported: that import is the one finding.
+        return SiteCheck(version, resolution, unknown=Unknown(Reason.PARENT_MISSING))
+    if missing is not None and not resolver.index.absence_is_evidence and not _found_before(old):
+        # Python's standard library: only a name the older version has is evidenced gone, not a stub's silence.
+        return SiteCheck(version, resolution, unknown=Unknown(Reason.NOT_IN_STDLIB_STUBS))
     if missing is not None and not missing.exact and not _found_before(old):
         # Typed by an annotation only: a subclass instance may have it. Certain only as a removal.
         return SiteCheck(version, resolution, unknown=Unknown(Reason.ATTRIBUTE_OF_ANNOTATED_TYPE))
@@ -108,7 +125,16 @@ def check_site(
         if relocator is not None:
             before = old.resolution if old is not None and missing_path_is_site(site.ref, missing) else None
             relocated = relocator.find(missing.name, kind_of(before), missing.owner)
-        return SiteCheck(version, resolution, missing=missing, relocated=relocated, missing_at=missing_at)
+        renamed = _alias_kept(old, missing, resolver) if old is not None else None
+        return SiteCheck(
+            version,
+            resolution,
+            missing=missing,
+            relocated=relocated,
+            missing_at=missing_at,
+            renamed=renamed,
+            renamed_exact=not (old is not None and isinstance(old.resolution, ClassValue)),
+        )
     if isinstance(resolution, Unknown):
         return SiteCheck(
             version,
@@ -119,6 +145,9 @@ def check_site(
         )
     if site.kind is not SiteKind.CALL or site.shape is None:
         return SiteCheck(version, resolution)
+    if site.subclass and isinstance(resolution, ClassValue) and resolution.info.path in _FIELD_BASES:
+        # `class P(NamedTuple): x: int` then `P(x=1)`: the class's own fields make its constructor.
+        return SiteCheck(version, resolution, unknown=Unknown(Reason.NAMED_TUPLE_SUBCLASS))
     target = call_target(resolution, resolver)  # type: ignore[arg-type]  # Missing and Unknown returned above: a Value
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target, present=_present(site.ref, resolver))
@@ -153,6 +182,10 @@ def check_site(
     return SiteCheck(
         version, resolution, target=target, verdict=verdict, unknown=unknown, raises=raises, present=present
     )
+
+
+# Bases whose subclasses get a constructor made from their own annotated fields, not the base's.
+_FIELD_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 
 
 def typing_view(target: CallTarget) -> bool:
@@ -316,7 +349,9 @@ def _keys_rejected(
     return _keys_rejected(keys, callee, positional[index].name, resolver, instance_of, depth + 1)
 
 
-def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
+def _check_override(
+    site: UseSite, resolver: Resolver, version: str, old: SiteCheck | None = None
+) -> SiteCheck:
     """Will the upstream's own calls still bind to the downstream's override of its method?"""
     resolution = resolver.resolve(site.ref)
     if not isinstance(resolution, FunctionValue) or site.signature is None:
@@ -336,6 +371,14 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
         found = _breaking_self_call(site, target, resolver)
         if found is not None:
             verdict, upstream_call = found
+    if (
+        isinstance(verdict, Break)
+        and not resolver.index.absence_is_evidence
+        and typing_view(target)
+        and not (old is not None and isinstance(old.verdict, Ok))
+    ):
+        # The standard library's stubs alone, the same in the version written for: not evidence.
+        verdict = Unknown(Reason.STUB_SIGNATURE)
     unknown = verdict if isinstance(verdict, Unknown) else None
     return SiteCheck(
         version, resolution, target=target, verdict=verdict, unknown=unknown, upstream_call=upstream_call
@@ -436,6 +479,37 @@ def upstream_call_shape(signature: Signature) -> CallShape:
 
 
 _POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+
+
+def _alias_kept(old: SiteCheck, missing: Missing, resolver: Resolver) -> str | None:
+    """The sibling the missing name was an alias of in the old version (`X = Y` in the same class or
+    module, so the same object), when the new version still has it: the name to use instead."""
+    before = old.resolution
+    if isinstance(before, ClassValue):
+        return _empty_subclass_kept(before.info, missing, resolver)
+    if not isinstance(before, AttributeValue) or not before.info.value_path:
+        return None
+    if before.path.rpartition(".")[2] != missing.name:
+        return None
+    owner, _, sibling = before.info.value_path.rpartition(".")
+    if owner != before.path.rpartition(".")[0] or sibling == missing.name or not sibling.isidentifier():
+        return None
+    now = resolver.lookup(f"{missing.owner}.{sibling}")
+    return sibling if isinstance(now, (FunctionValue, ClassValue, AttributeValue)) else None
+
+
+def _empty_subclass_kept(cls: ClassInfo, missing: Missing, resolver: Resolver) -> str | None:
+    """`class SafeConfigParser(ConfigParser): ...` deprecated with "Use `ConfigParser` instead": a class
+    that declares nothing of its own over one base of its module, the base its deprecation names and
+    the new version still has. A stub's word only (the runtime's body may differ): `renamed_unsafe`."""
+    module, _, name = cls.path.rpartition(".")
+    if name != missing.name or len(cls.bases) != 1 or cls.members or not cls.deprecated:
+        return None
+    base_module, _, base = cls.bases[0].rpartition(".")
+    if base_module != module or f"`{base}`" not in cls.deprecated:
+        return None
+    now = resolver.lookup(f"{missing.owner}.{base}")
+    return base if isinstance(now, ClassValue) else None
 
 
 def _found_before(old: SiteCheck | None) -> bool:

@@ -7,6 +7,10 @@ what would repair it (`results.Fix`); this module turns the mechanical ones into
   `from new import Moved as m` after it; when every name of the statement moves to one module, only
   the module is rewritten (parentheses, comments and aliases stay as they are).
 - `rename-keyword` (safe): `f(path=x)` becomes `f(file_path=x)`; only the keyword's name changes.
+- `rename-attribute` (safe): `self.assertEquals(...)` becomes `self.assertEqual(...)`, where the old
+  name was an alias of the new one; only the attribute's name changes; in an import,
+  `from m import old` becomes `from m import new as old`, so the uses stay as they are. Unsafe where
+  only a stub says the two behave alike (`SafeConfigParser`, an empty subclass of `ConfigParser`).
 - `remove-keyword` (unsafe, only when asked): the argument is dropped with its comma; the comment on
   its own line goes with it, comment lines above and below stay, and the trailing-comma and
   one-argument-per-line layout of the call is kept.
@@ -49,6 +53,7 @@ from apidrift.auditor.results import (
     ManualStep,
     MoveImport,
     RemoveKeyword,
+    RenameAttribute,
     RenameKeyword,
     Severity,
 )
@@ -58,7 +63,7 @@ from apidrift.auditor.wording import first_line
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
 
-EDIT_KINDS = (FixKind.RENAME_KEYWORD, FixKind.REMOVE_KEYWORD, FixKind.MOVE_IMPORT)
+EDIT_KINDS = (FixKind.RENAME_KEYWORD, FixKind.REMOVE_KEYWORD, FixKind.MOVE_IMPORT, FixKind.RENAME_ATTRIBUTE)
 
 # What happened to each finding's fix.
 APPLIED = "applied"  # edited (in the diff, or written)
@@ -359,6 +364,8 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
     empty = cst.Module([])
     call_edits: dict[cst.Call, dict[int, tuple[str, str]]] = {}
     import_edits: dict[cst.ImportFrom, dict[int, str]] = {}
+    attribute_edits: dict[cst.Attribute, str] = {}
+    import_renames: dict[cst.ImportFrom, dict[int, str]] = {}
     for number, finding in enumerate(findings):
         fix = finding.fix
         if fix is None or fix.kind not in EDIT_KINDS or isinstance(fix.data, ManualStep):
@@ -366,6 +373,18 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
             continue
         where = (finding.location.line, finding.location.column)
         data = fix.data
+        if isinstance(data, RenameAttribute):
+            attribute = locator.attributes.get((*where, data.old))
+            imported = locator.aliases.get((*where, data.old))
+            if not data.new.isidentifier():
+                reasons[number] = f"`{data.new}` is not a name"
+            elif attribute is not None:
+                attribute_edits[attribute] = data.new
+            elif imported is not None:  # `from m import old` -> `from m import new as old`: uses unchanged
+                import_renames.setdefault(imported[0], {})[imported[1]] = data.new
+            else:
+                reasons[number] = f"no `{data.old}` at {where[0]}:{where[1]} (already fixed?)"
+            continue
         if isinstance(data, MoveImport):
             name, new_module = data.name, data.new_module
             found = locator.aliases.get((*where, name))
@@ -403,8 +422,10 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
         else:
             edits[index] = ("remove", keyword)
             values[number] = empty.code_for_node(call.args[index].value)
-    if call_edits or import_edits:
-        source = wrapper.module.visit(_Rewriter(call_edits, import_edits)).code
+    if call_edits or import_edits or attribute_edits or import_renames:
+        source = wrapper.module.visit(
+            _Rewriter(call_edits, import_edits, attribute_edits, import_renames)
+        ).code
     return FileFixes(source, reasons, values)
 
 
@@ -413,12 +434,14 @@ def _is_dotted(text: str) -> bool:
 
 
 class _Locator(cst.CSTVisitor):
-    """Every keyword argument and every imported name, by the position the scanner reported."""
+    """Every keyword argument, every imported name and every attribute (`a.b.name`, by the position
+    where its expression starts), by the position the scanner reported."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self) -> None:
         super().__init__()
+        self.attributes: dict[tuple[int, int, str], cst.Attribute] = {}
         self.keywords: dict[tuple[int, int, str], tuple[cst.Call, int]] = {}
         self.aliases: dict[tuple[int, int, str], tuple[cst.ImportFrom, int]] = {}
 
@@ -427,6 +450,10 @@ class _Locator(cst.CSTVisitor):
             if arg.keyword is not None and not arg.star:
                 start = self.get_metadata(PositionProvider, arg).start
                 self.keywords[(start.line, start.column + 1, arg.keyword.value)] = (node, index)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        start = self.get_metadata(PositionProvider, node).start
+        self.attributes[(start.line, start.column + 1, node.attr.value)] = node  # the innermost wins
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or isinstance(node.names, cst.ImportStar):
@@ -442,12 +469,20 @@ class _Rewriter(cst.CSTTransformer):
         self,
         call_edits: dict[cst.Call, dict[int, tuple[str, str]]],
         import_edits: dict[cst.ImportFrom, dict[int, str]],
+        attribute_edits: dict[cst.Attribute, str] | None = None,
+        import_renames: dict[cst.ImportFrom, dict[int, str]] | None = None,
     ) -> None:
         super().__init__()
         self.call_edits = call_edits
         self.import_edits = import_edits
+        self.attribute_edits = attribute_edits or {}
+        self.import_renames = import_renames or {}
         # New imports (with the comments that travel with their names), per enclosing statement line.
         self.pending: list[list[tuple[cst.ImportFrom, list[cst.Comment]]]] = []
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        new = self.attribute_edits.get(original_node)
+        return updated_node if new is None else updated_node.with_changes(attr=cst.Name(new))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         edits = self.call_edits.get(original_node)
@@ -494,6 +529,14 @@ class _Rewriter(cst.CSTTransformer):
         )  # one line: no comments
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        renames = self.import_renames.get(original_node)
+        if renames and not isinstance(updated_node.names, cst.ImportStar):
+            aliases = list(updated_node.names)
+            for index, new in renames.items():
+                alias = aliases[index]
+                local = alias.asname or cst.AsName(name=cst.Name(cst.ensure_type(alias.name, cst.Name).value))
+                aliases[index] = alias.with_changes(name=cst.Name(new), asname=local)
+            updated_node = updated_node.with_changes(names=aliases)
         edits = self.import_edits.get(original_node)
         if not edits or isinstance(updated_node.names, cst.ImportStar):
             return updated_node

@@ -98,9 +98,15 @@ def prepare(request: ImpactRequest) -> Prepared:
 
     sources = Sources(Cache(request.cache_dir), request.index_url, request.offline)
     release = sources.locate(request.release, "upstream")
-    old_spec = request.old or previous_release(
-        release.name, release.version, sources.cache, request.index_url, request.offline
-    )
+    if request.old:
+        old_spec = request.old
+    elif not release.absence_is_evidence and release.version:  # Python itself: the minor version before
+        major, minor = (int(part) for part in release.version.split(".")[:2])
+        old_spec = f"python=={major}.{minor - 1}"
+    else:
+        old_spec = previous_release(
+            release.name, release.version, sources.cache, request.index_url, request.offline
+        )
     old = sources.locate(old_spec, "upstream")
     return Prepared(release, old_spec, old)
 

@@ -261,6 +261,8 @@ def _wanted(parts: tuple[str, ...]) -> Literal["source", "metadata", "compiled"]
         return "source"
     if filename in _METADATA_NAMES or (len(parts) > 1 and parts[-2].endswith((".dist-info", ".egg-info"))):
         return "metadata"
+    if parts[-3:] == ("typeshed", "stdlib", "VERSIONS"):  # each stdlib module's versions (sources.stdlib)
+        return "metadata"
     if filename.endswith((".so", ".pyd")) and _COMPILED_RE.match(filename):
         return "compiled"
     return None

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from apidrift.auditor.cache import Cache
@@ -45,6 +46,7 @@ from apidrift.auditor.sources.specs import (
     IndexSpec,
     NameSpec,
     PathSpec,
+    PythonSpec,
     Role,
     SourceError,
     SpecError,
@@ -86,6 +88,10 @@ class SourceTree:
     # The folder every reported path is relative to: a local project's folder holding pyproject.toml
     # (else the folder given), a release's own top folder; `root` or a folder above it. None: `root`.
     project_root: Path | None = None
+    requires_python: str | None = None  # the distribution's Requires-Python (`>=3.9`), verbatim
+    # Whether a name this tree lacks is evidence of its absence. Not for Python's standard library
+    # (stubs): there only a name an older version has and this one lacks is evidence.
+    absence_is_evidence: bool = True
 
     @property
     def path_base(self) -> Path:
@@ -115,7 +121,9 @@ def locate(
     reported = cache.note
     cache.check_writable()
     try:
-        if isinstance(parsed, IndexSpec):
+        if isinstance(parsed, PythonSpec):
+            tree = _from_python(parsed, ctx)
+        elif isinstance(parsed, IndexSpec):
             tree = _from_index(parsed.name, parsed, ctx)
         elif isinstance(parsed, PathSpec):
             tree = _from_path(parsed, ctx)
@@ -182,6 +190,57 @@ def _from_name(spec: NameSpec, role: Role, ctx: _Context, environment: Environme
 
 def _with_note(tree: SourceTree, note: str) -> SourceTree:
     return replace(tree, note=f"{note}; {tree.note}" if tree.note else note)
+
+
+# --- Python's standard library ------------------------------------------------------------------
+
+
+def _from_python(spec: PythonSpec, ctx: _Context) -> SourceTree:
+    """The standard library of one version of Python: typeshed's stubs from the pinned carrier
+    release (fetched and cached like any release), materialized for that version (see `stdlib`)."""
+    from apidrift.auditor.sources import stdlib
+
+    asked = spec.version or stdlib.running_python()
+    version = stdlib.python_version(asked)
+    carrier_name, carrier_version = stdlib.TYPESHED_CARRIER
+    pin = IndexSpec(carrier_name, SpecifierSet(f"=={carrier_version}"), f"{carrier_name}=={carrier_version}")
+    try:
+        carrier = _from_index(carrier_name, pin, ctx)
+    except SourceError as error:
+        raise SourceError(
+            f"python=={asked}: the standard library's stubs come from {pin.text}: {error}"
+        ) from None
+    if not (carrier.root.joinpath(*stdlib.STUBS_FOLDER) / "VERSIONS").is_file() and not ctx.offline:
+        # Extracted by an apidrift that did not keep typeshed's VERSIONS file: extract it again.
+        shutil.rmtree(carrier.root, ignore_errors=True)
+        carrier = _from_index(carrier_name, pin, ctx)
+    stubs = stdlib.stubs_folder(carrier.root)
+    label = (
+        f"{carrier_name}-{carrier_version}-{(carrier.sha256 or 'local')[:16]}-{stdlib.MATERIALIZED_FORMAT}"
+    )
+    read_as = ".".join(map(str, version.read_as))
+    dest = ctx.cache.write_path(ctx.cache.root / "stdlib" / label / read_as)
+    tops = stdlib.materialize(stubs, version.read_as, dest)
+    notes = [
+        f"Python {asked}: the standard library as typeshed's stubs describe it ({carrier_name}=={carrier_version})"
+    ]
+    if spec.version is None:
+        notes[0] += ", the version apidrift runs under"
+    if version.note:
+        notes.append(version.note)
+    return SourceTree(
+        name=stdlib.DISTRIBUTION,
+        version=asked,
+        root=dest,
+        import_names=tops,
+        origin="index",
+        location=f"typeshed stdlib stubs in {carrier.location}",
+        sha256=carrier.sha256,
+        compiled_modules=frozenset(),
+        requires=(),
+        note="; ".join(notes),
+        absence_is_evidence=False,
+    )
 
 
 # --- the index -----------------------------------------------------------------------------------
@@ -322,6 +381,7 @@ class _Meta:
     version: str | None = None
     requires: tuple[str, ...] | None = None  # None: not declared (as opposed to declared empty)
     declared: tuple[str, ...] = ()  # import names from top_level.txt or RECORD
+    requires_python: str | None = None
 
     def fill(self, other: _Meta) -> None:
         """Take from `other` what this one lacks."""
@@ -330,6 +390,7 @@ class _Meta:
         if self.requires is None:
             self.requires = other.requires
         self.declared = self.declared or other.declared
+        self.requires_python = self.requires_python or other.requires_python
 
 
 def _read_text(path: Path) -> str | None:
@@ -350,6 +411,7 @@ def _core_metadata(text: str | None) -> _Meta:
         name=(headers.get("Name") or "").strip() or None,
         version=(headers.get("Version") or "").strip() or None,
         requires=tuple(r.strip() for r in requires) if requires else None,
+        requires_python=(headers.get("Requires-Python") or "").strip() or None,
     )
 
 
@@ -423,6 +485,8 @@ def _project_metadata(project_dir: Path) -> _Meta:
         if isinstance(project, dict):
             meta.name = project.get("name") if isinstance(project.get("name"), str) else None
             meta.version = project.get("version") if isinstance(project.get("version"), str) else None
+            if isinstance(project.get("requires-python"), str):
+                meta.requires_python = project["requires-python"]
             deps = project.get("dependencies")
             extras = project.get("optional-dependencies")
             # A field of the wrong type (`dependencies = 5`, `optional-dependencies = "x"`) declares nothing.
@@ -444,6 +508,7 @@ def _project_metadata(project_dir: Path) -> _Meta:
         setup = _Meta(
             name=parser.get("metadata", "name", fallback=None),
             version=parser.get("metadata", "version", fallback=None),
+            requires_python=parser.get("options", "python_requires", fallback=None),
         )
         if setup.version and ":" in setup.version:  # `attr:` / `file:` directives are not static
             setup.version = None
@@ -675,6 +740,7 @@ def _tree_from_extraction(
         sha256=info.get("sha256"),
         compiled_modules=compiled,
         requires=meta.requires or (),
+        requires_python=meta.requires_python,
         note=note,
         project_root=extraction.tree if _within(analysis.root, extraction.tree) else None,
     )
@@ -739,6 +805,7 @@ def _from_directory(
         compiled_modules=_walk_compiled(analysis.root, analysis.import_names),
         requires=meta.requires or (),
         project_root=_path_base(folder, analysis.root),
+        requires_python=meta.requires_python,
     )
 
 
@@ -803,10 +870,13 @@ def _from_installed(name: str, site_dirs: tuple[Path, ...] | None = None) -> Sou
     if _editable_project(dist) is None:  # only names whose files are installed (RECORD is a claim)
         declared = _present(Path(str(dist.locate_file(""))).resolve(), declared)
     requires = tuple(dist.requires or ())
+    requires_python = (dist.metadata["Requires-Python"] or "").strip() or None
     project = _editable_project(dist)
     if project is not None:
         tree = _from_directory(project, origin="installed", name_hint=published, declared=declared)
-        return replace(tree, name=published, version=dist.version, requires=requires)
+        return replace(
+            tree, name=published, version=dist.version, requires=requires, requires_python=requires_python
+        )
     site = Path(str(dist.locate_file(""))).resolve()
     if not declared:
         raise SourceError(f"the installed {published} lists no files, so its import names are unknown")
@@ -820,4 +890,5 @@ def _from_installed(name: str, site_dirs: tuple[Path, ...] | None = None) -> Sou
         sha256=None,
         compiled_modules=_compiled_under(site, files, site),
         requires=requires,
+        requires_python=requires_python,
     )

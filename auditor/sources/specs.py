@@ -140,7 +140,22 @@ class DirectorySpec:
     text: str
 
 
-Spec = Union[IndexSpec, PathSpec, NameSpec, DirectorySpec]
+@dataclass(frozen=True)
+class PythonSpec:
+    """`python==3.X[.Y]` (upstream only): Python's standard library of that version; `python` alone:
+    the version apidrift runs under."""
+
+    version: str | None
+    text: str
+
+    @property
+    def key(self) -> str:
+        return "python"
+
+
+Spec = Union[IndexSpec, PathSpec, NameSpec, DirectorySpec, PythonSpec]
+
+_PYTHON_SPEC = re.compile(r"^python\s*(?:==\s*(\S+))?$", re.IGNORECASE)
 
 
 def _looks_like_path(text: str) -> bool:
@@ -155,6 +170,13 @@ def parse_spec(text: str, role: Role = "downstream") -> Spec:
         raise SpecError("empty spec: give NAME, NAME==VERSION, NAME@PATH or a directory")
     if any(ord(char) < 32 or ord(char) == 127 for char in text):
         raise SpecError(f"{raw!r}: control characters (NUL, newline...) are not allowed in a spec")
+
+    python = _PYTHON_SPEC.match(text) if role == "upstream" else None
+    if python is not None:
+        version = python.group(1)
+        if version is not None and not re.fullmatch(r"3\.\d{1,2}(\.\d{1,3})?", version):
+            raise SpecError(f"{raw!r}: give a version of Python 3 as python==3.X or python==3.X.Y")
+        return PythonSpec(version=version, text=raw)
 
     if "@" in text:
         name, _, path = (part.strip() for part in text.partition("@"))

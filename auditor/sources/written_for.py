@@ -162,3 +162,55 @@ def _extra(requirement: Requirement) -> str | None:
     if "extra" not in marker:
         return None
     return marker.split("extra", 1)[1].split("==", 1)[-1].strip().strip("\"' )").split('"')[0].split("'")[0]
+
+
+def choose_old_python(
+    explicit: str | None, downstream_label: str, requires_python: str | None, target_version: str | None
+) -> OldChoice:
+    """The version of Python the downstream was written for: `--from`, else the lower bound of its
+    `requires-python`, else the version apidrift runs under (said so in the note)."""
+    if explicit is not None:
+        return choose_old(explicit, "python", downstream_label, ())
+    lowest = _lower_bound(requires_python) if requires_python else None
+    if lowest is not None:
+        spec, how = f"python=={lowest}", f"{downstream_label} declares requires-python `{requires_python}`"
+    else:
+        running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        declared = (
+            f"its requires-python `{requires_python}` has no lower bound"
+            if requires_python
+            else "it declares no requires-python"
+        )
+        spec, how = f"python=={running}", f"the Python apidrift runs under ({downstream_label}: {declared})"
+        lowest = running
+    if target_version and not _older(lowest, target_version):
+        return OldChoice(None, f"no old version: {how}, not older than the target {target_version}")
+    return OldChoice(spec, f"old version inferred: {how}: {spec}")
+
+
+def _lower_bound(requires_python: str) -> str | None:
+    """The lowest `3.X` a `requires-python` admits by its `>=`, `>`, `==`, `~=` clauses; None if none."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        specifier = SpecifierSet(requires_python)
+    except InvalidSpecifier:
+        return None
+    bounds: list[tuple[int, int]] = []
+    for clause in specifier:
+        if clause.operator not in (">=", ">", "==", "~=", "==="):
+            continue
+        try:
+            release = Version(clause.version.removesuffix(".*")).release
+        except InvalidVersion:
+            continue
+        if release[0] != 3:
+            continue
+        minor = release[1] if len(release) > 1 else 0
+        if clause.operator == ">" and len(release) <= 2:
+            minor += 1  # `>3.8` admits no 3.8.x by PEP 440: 3.9 is the first
+        bounds.append((3, minor))
+    if not bounds:
+        return None
+    major, minor = max(bounds)  # every clause must hold: the highest lower bound
+    return f"{major}.{minor}"

@@ -75,6 +75,7 @@ class ApiIndex:
         version: str | None = None,
         compiled_modules: Iterable[str] = (),
         cache_dir: Path | None = None,
+        absence_is_evidence: bool = True,
     ) -> None:
         self.root = root
         self.import_names = frozenset(import_names)
@@ -82,6 +83,9 @@ class ApiIndex:
         self.version = version
         self.compiled_modules = frozenset(compiled_modules)
         self.cache_dir = cache_dir
+        # False for Python's standard library (stubs): a name missing here is evidence only where the
+        # older version has it (see `sources.stdlib`).
+        self.absence_is_evidence = absence_is_evidence
         self.stats = LoadStats()
         self._modules: dict[str, ModuleInfo | None] = {}
         self._cython: dict[str, Path | None] = {}

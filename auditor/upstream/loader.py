@@ -434,8 +434,21 @@ def _overload_only(owner: Any, members: dict[str, Member]) -> dict[str, Member]:
             continue
         last = overloads[-1]
         converted = _convert_function(last)
-        found[name] = replace(converted, overloads=tuple(_signature(o) for o in overloads))
+        # Deprecated only when every overload is: one deprecated way of calling (typeshed's
+        # `@deprecated` overload taking the old keyword) says nothing of the calls the others take.
+        messages = _overload_deprecations(overloads)
+        found[name] = replace(
+            converted,
+            overloads=tuple(_signature(o) for o in overloads),
+            deprecated=converted.deprecated if all(messages) else None,
+            overload_deprecations=messages if any(messages) else (),
+        )
     return found
+
+
+def _overload_deprecations(overloads: Any) -> tuple[str | None, ...]:
+    """Each `@overload`'s own `@deprecated` message (or None), in order."""
+    return tuple((o.extra.get(_FACTS) or {}).get("deprecated") for o in overloads)
 
 
 def _field_spec(cls: griffe.Class, name: str, lineno: int, annotation: str, head: str | None) -> FieldSpec:
@@ -488,12 +501,14 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
                 if specifiers is not None:
                     transform["field_specifiers"] = ",".join(_tuple_paths(specifiers))
     overloads = tuple(_signature(o) for o in (func.overloads or ()))
+    overload_messages = _overload_deprecations(func.overloads or ())
     keeps = _keeps_signature(func)
     return FunctionInfo(
         name=func.name,
         signature=_signature(func),
         decorators=decorators,
         overloads=overloads,
+        overload_deprecations=overload_messages if any(overload_messages) else (),
         returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
         returns_items=_item_paths(func.returns),
         is_async="async" in func.labels,

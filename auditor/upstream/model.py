@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 58  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 59  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,9 @@ class FunctionInfo:
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
     lineno: int | None = None
     deprecated: str | None = None  # the deprecation message (PEP 702, warnings.warn, docstring)
+    # Each overload's own deprecation (`@deprecated` on one `@overload`), aligned with `overloads`:
+    # a call is deprecated when every overload that binds it is.
+    overload_deprecations: tuple[str | None, ...] = ()
     forwards: Forwarding | None = None  # `**kwargs` handed unchanged to one call
     # Declared by a stub: a typing view of the call, stricter than the runtime may be (compiled code,
     # deprecated parameters the stub leaves out).
@@ -238,6 +241,7 @@ class FunctionInfo:
             "signature": self.signature.as_dict(),
             "decorators": [d.as_dict() for d in self.decorators],
             "overloads": [s.as_dict() for s in self.overloads],
+            "overload_deprecations": list(self.overload_deprecations),
             "returns_path": self.returns_path,
             "returns_items": [list(p) for p in self.returns_items],
             "is_async": self.is_async,
@@ -279,6 +283,7 @@ class FunctionInfo:
             signature=Signature.from_dict(data["signature"]),
             decorators=tuple(Decorator.from_dict(d) for d in data["decorators"]),
             overloads=tuple(Signature.from_dict(s) for s in data["overloads"]),
+            overload_deprecations=tuple(data.get("overload_deprecations", ())),
             returns_path=data["returns_path"],
             returns_items=tuple((p[0], p[1]) for p in data.get("returns_items", ())),
             is_async=bool(data.get("is_async", False)),

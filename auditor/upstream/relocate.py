@@ -57,6 +57,11 @@ class Relocator:
                 if name in SKIPPED_PARTS or not name.isidentifier():
                     continue
                 files.extend(_walk(index.root, index.root / name, (name,), MAX_FILES - len(files)))
+                for suffix in (".pyi", ".py"):  # a top-level module that is one file (`six.py`, `imp.pyi`)
+                    single = index.root / f"{name}{suffix}"
+                    if single.is_file() and not single.is_symlink():
+                        files.append((name, single))
+                        break
             self._files = files
         return self._files
 

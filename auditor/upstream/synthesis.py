@@ -28,6 +28,9 @@ TRANSPARENT_CLASS_DECORATORS = frozenset(
         "typing_extensions.deprecated",
         "warnings.deprecated",
         "typing.type_check_only",
+        # PEP 800's marker, in typeshed's stubs of the standard library's classes: returns the class
+        "typing_extensions.disjoint_base",
+        "typing.disjoint_base",
     }
 )
 STDLIB_DATACLASS = "dataclasses.dataclass"
