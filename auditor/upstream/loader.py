@@ -423,6 +423,7 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         bound_names=frozenset(facts.get("bound_names", ())),
         open_namespace=facts.get("open_namespace"),
         self_calls={name: tuple(calls) for name, calls in facts.get("self_calls", {}).items()},
+        type_params=_type_params(cls),
     )
 
 
@@ -511,6 +512,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         overload_deprecations=overload_messages if any(overload_messages) else (),
         returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
         returns_items=_item_paths(func.returns),
+        returns_args=_generic_args(func.returns),
         is_async="async" in func.labels,
         forwards=_forwarding_target(func, facts.get("forwards")),
         constructs=_canonical_constructs(func, facts.get("constructs")),
@@ -756,6 +758,40 @@ def _item_paths(value: Any) -> tuple[tuple[str, str], ...]:
         if path is not None and not path.startswith("?"):
             found.append((protocol, path))
     return tuple(found)
+
+
+_GENERIC_BASES = frozenset(
+    {"typing.Generic", "typing_extensions.Generic", "typing.Protocol", "typing_extensions.Protocol"}
+)
+
+
+def _type_params(cls: Any) -> tuple[str, ...]:
+    """`class Page(Generic[T, U])` (or `Protocol[T]`): ("T", "U"); () when it declares none."""
+    for base in cls.bases:
+        if isinstance(base, griffe.ExprSubscript) and _path_or_text(base.left) in _GENERIC_BASES:
+            arguments = base.slice.elements if isinstance(base.slice, griffe.ExprTuple) else [base.slice]
+            names = tuple(a.name for a in arguments if isinstance(a, griffe.ExprName))
+            return names if len(names) == len(arguments) else ()
+    return ()
+
+
+def _generic_args(value: Any) -> tuple[str, ...]:
+    """The type arguments of a generic class of the code's own an annotation names (`Page[Item]`,
+    `Optional[Page[Item]]`): each argument's class path, "" where it names no plain class."""
+    if value is None:
+        return ()
+    if isinstance(value, griffe.ExprBinOp) and value.operator == "|":
+        sides = [s for s in (value.left, value.right) if str(s) != "None"]
+        return _generic_args(sides[0]) if len(sides) == 1 else ()
+    if not isinstance(value, griffe.ExprSubscript):
+        return ()
+    head = _path_or_text(value.left)
+    if head in _OPTIONAL:
+        return _generic_args(value.slice)
+    if head.startswith(("?", "builtins.", "typing.", "typing_extensions.", "collections.", "types.")):
+        return ()
+    arguments = value.slice.elements if isinstance(value.slice, griffe.ExprTuple) else [value.slice]
+    return tuple(_class_path(a) or "" for a in arguments)
 
 
 def _class_path(value: Any) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 59  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 60  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,9 @@ class FunctionInfo:
     # what a container the annotation names hands out: (("item" | "iter" | "next", class path), ...)
     returns_items: tuple[tuple[str, str], ...] = ()
     is_async: bool = False  # `async def`: calling it gives a coroutine; awaiting that, what it returns
+    # The type arguments of a generic class the return annotation names (`-> Page[Item]`: the path of
+    # each argument's class, "" where it names none), for the methods of what it returns (`T`).
+    returns_args: tuple[str, ...] = ()
     identity: bool = False  # as a decorator, hands back what it is given: changes no signature
     factory_identity: bool = False  # `@it(...)` returns such a decorator (typed `-> Callable[[F], F]`)
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
@@ -245,6 +248,7 @@ class FunctionInfo:
             "returns_path": self.returns_path,
             "returns_items": [list(p) for p in self.returns_items],
             "is_async": self.is_async,
+            "returns_args": list(self.returns_args),
             "identity": self.identity,
             "factory_identity": self.factory_identity,
             "dataclass_transform": self.dataclass_transform,
@@ -287,6 +291,7 @@ class FunctionInfo:
             returns_path=data["returns_path"],
             returns_items=tuple((p[0], p[1]) for p in data.get("returns_items", ())),
             is_async=bool(data.get("is_async", False)),
+            returns_args=tuple(data.get("returns_args", ())),
             identity=data["identity"],
             factory_identity=data["factory_identity"],
             dataclass_transform=data["dataclass_transform"],
@@ -410,6 +415,9 @@ class ClassInfo:
     # The class's own calls of its methods, `self.render(name, value, attrs, renderer)`: method ->
     # ({"caller", "positional", "keywords", "star_args", "star_kwargs", "lineno"}, ...), a few each.
     self_calls: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    # The class's type parameters, in order (`class Page(Generic[T])`): what `T` in a method's
+    # annotations stands for on an instance whose type arguments are known (`Page[Item]`).
+    type_params: tuple[str, ...] = ()
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -434,6 +442,7 @@ class ClassInfo:
             "source_decorators": [d.as_dict() for d in self.source_decorators],
             "source_only": sorted(self.source_only),
             "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
+            "type_params": list(self.type_params),
         }
 
     @classmethod
@@ -458,6 +467,7 @@ class ClassInfo:
             source_decorators=tuple(Decorator.from_dict(d) for d in data.get("source_decorators", ())),
             source_only=frozenset(data.get("source_only", ())),
             self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
+            type_params=tuple(data.get("type_params", ())),
         )
 
 

@@ -89,6 +89,8 @@ class FunctionValue:
 class InstanceValue:
     cls: ClassInfo
     exact: bool  # built by a constructor call here; False when known from an annotation
+    # The type arguments when known (`-> Page[Item]`: ("pkg.Item",)), for the class's type parameters
+    args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ class Resolver:
             func = self.resolve(ref.func)
             if isinstance(func, (Missing, Unknown)):
                 return Unknown(Reason.CALLEE_UNRESOLVED)
-            return self.call_result(func)
+            return self.call_result(func, self._receiver(ref))
         if isinstance(ref, StarRef):
             return self._star_name(ref)
         if isinstance(ref, ItemRef):
@@ -235,12 +237,13 @@ class Resolver:
             func = self.resolve(ref.base.func)
             if isinstance(func, (Missing, Unknown)):
                 return Unknown(Reason.CALLEE_UNRESOLVED)
+            receiver = self._receiver(ref.base)
             if ref.via == "await":  # `await f()`: what an `async def` returns
                 if not (isinstance(func, FunctionValue) and func.info.is_async):
                     return Unknown(Reason.ITEM_UNKNOWN, "await")
-                return self.call_result(replace(func, info=replace(func.info, is_async=False)))
+                return self.call_result(replace(func, info=replace(func.info, is_async=False)), receiver)
             if isinstance(func, FunctionValue) and not func.info.is_async:
-                produced = func.info.returns_items
+                produced = tuple((k, self._substituted(p, receiver)) for k, p in func.info.returns_items)
         elif ref.via == "await":
             return Unknown(Reason.ITEM_UNKNOWN, "await")
         base = self.resolve(ref.base)
@@ -274,17 +277,37 @@ class Resolver:
         info = method.info
         if via == "iter" and info.returns_items:
             path = dict(info.returns_items).get("next") or dict(info.returns_items).get("iter")
+            path = self._substituted(path, base) if path else None
             return self._instance_of(path) if path else Unknown(Reason.ITEM_UNKNOWN, via)
-        returned = info.returns_path
+        returned = self._substituted(info.returns_path, base) if info.returns_path else None
         if returned in _SELF_TYPES or (returned is not None and returned == method.path.rpartition(".")[0]):
             if via == "iter" and depth == 0:  # an iterator that is its own `__iter__`: `__next__` says
                 return self._protocol_result(base, "next", 1)
             return (
                 base if returned in _SELF_TYPES or base.cls.path == returned else self._instance_of(returned)
             )
-        if returned is None:
+        if not returned:
             return Unknown(Reason.ITEM_UNKNOWN, via)
         return self._instance_of(returned)
+
+    def _receiver(self, call: CallRef) -> InstanceValue | None:
+        """The instance a method is called on (`page.first()`: page), when its type arguments are known."""
+        if not isinstance(call.func, AttrRef):
+            return None
+        receiver = self.resolve(call.func.base)
+        return receiver if isinstance(receiver, InstanceValue) and receiver.args else None
+
+    def _substituted(self, path: str, receiver: InstanceValue | None) -> str:
+        """A type parameter of the receiver's class (`T` of `Page(Generic[T])`) stands for its type
+        argument (`Item` of `Page[Item]`); "" when that argument is no plain class."""
+        if receiver is None or not receiver.args:
+            return path
+        name = path.rpartition(".")[2]
+        params = receiver.cls.type_params
+        if name not in params or isinstance(self.lookup(path), ClassValue):
+            return path
+        index = params.index(name)
+        return receiver.args[index] if index < len(receiver.args) else ""
 
     def _instance_of(self, path: str) -> Resolution:
         target = self.lookup(path)
@@ -865,8 +888,9 @@ class Resolver:
             return target.info  # an instance of cls: its own class's __init__ runs
         return None
 
-    def call_result(self, func: Value) -> Resolution:
-        """What calling a value returns, when that is certain enough to follow."""
+    def call_result(self, func: Value, receiver: InstanceValue | None = None) -> Resolution:
+        """What calling a value returns, when that is certain enough to follow (a method's `T`
+        standing for the receiver's type argument)."""
         if isinstance(func, ClassValue):
             if func.info.metaclass and not self.plain_metaclass(func.info.metaclass):
                 return Unknown(Reason.METACLASS)
@@ -883,9 +907,10 @@ class Resolver:
         if isinstance(func, FunctionValue) and func.info.is_async:
             return Unknown(Reason.COROUTINE)  # what awaiting it gives is an ItemRef "await"
         if isinstance(func, FunctionValue) and func.info.returns_path:
-            target = self.lookup(func.info.returns_path)
+            path = self._substituted(func.info.returns_path, receiver)
+            target = self.lookup(path) if path else None
             if isinstance(target, ClassValue):
-                return InstanceValue(target.info, exact=False)
+                return InstanceValue(target.info, exact=False, args=func.info.returns_args)
             return Unknown(Reason.RETURN_NOT_A_CLASS)
         return Unknown(Reason.UNKNOWN_RETURN)
 
