@@ -866,11 +866,11 @@ def _from_installed(name: str, site_dirs: tuple[Path, ...] | None = None) -> Sou
         return None
     files = [str(f) for f in dist.files or []]
     declared = _identifiers(_lines(dist.read_text("top_level.txt"))) or _record_top_names(files)
-    published = dist.metadata["Name"] or name
+    published = dist.metadata.get("Name") or name
     if _editable_project(dist) is None:  # only names whose files are installed (RECORD is a claim)
         declared = _present(Path(str(dist.locate_file(""))).resolve(), declared)
     requires = tuple(dist.requires or ())
-    requires_python = (dist.metadata["Requires-Python"] or "").strip() or None
+    requires_python = (dist.metadata.get("Requires-Python") or "").strip() or None
     project = _editable_project(dist)
     if project is not None:
         tree = _from_directory(project, origin="installed", name_hint=published, declared=declared)
