@@ -858,6 +858,16 @@ def _installed(name: str, site_dirs: tuple[Path, ...] | None) -> importlib.metad
     return None
 
 
+def _header(dist: importlib.metadata.Distribution, key: str) -> str | None:
+    """A core-metadata header, None when absent (importlib_metadata's backport, which dask loads, raises
+    KeyError for a missing one where the standard library gives None)."""
+    try:
+        value = dist.metadata[key]
+    except KeyError:
+        return None
+    return str(value) if value is not None else None
+
+
 def _from_installed(name: str, site_dirs: tuple[Path, ...] | None = None) -> SourceTree | None:
     if site_dirs is not None and not site_dirs:
         return None
@@ -866,11 +876,11 @@ def _from_installed(name: str, site_dirs: tuple[Path, ...] | None = None) -> Sou
         return None
     files = [str(f) for f in dist.files or []]
     declared = _identifiers(_lines(dist.read_text("top_level.txt"))) or _record_top_names(files)
-    published = dist.metadata.get("Name") or name
+    published = _header(dist, "Name") or name
     if _editable_project(dist) is None:  # only names whose files are installed (RECORD is a claim)
         declared = _present(Path(str(dist.locate_file(""))).resolve(), declared)
     requires = tuple(dist.requires or ())
-    requires_python = (dist.metadata.get("Requires-Python") or "").strip() or None
+    requires_python = (_header(dist, "Requires-Python") or "").strip() or None
     project = _editable_project(dist)
     if project is not None:
         tree = _from_directory(project, origin="installed", name_hint=published, declared=declared)
