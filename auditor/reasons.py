@@ -97,6 +97,11 @@ class Reason(Enum):
         "assigned-by-another-module",
         "another module of the upstream stores the name on this module at run time (`mail.outbox = []`)",
     )
+    RECEIVER_UNKNOWN = (
+        "receiver-unknown",
+        "a value that may be an upstream object, but which one the analysis cannot say (a name bound to "
+        "different values, a Union annotation)",
+    )
     ITEM_UNKNOWN = (
         "item-unknown",
         "what subscription, iteration or `with` hands out of the value is not known (no container "

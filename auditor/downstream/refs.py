@@ -86,7 +86,21 @@ _VIA_WORDS = {
     "enter": "what `with` binds of",
 }
 
-Ref = Union[ModuleRef, AttrRef, CallRef, InstanceRef, StarRef, ItemRef]
+
+@dataclass(frozen=True)
+class OpaqueRef:
+    """A value that may be an upstream object, but which one the analysis cannot say: a name bound to
+    different values (`o = up.A()` and `o = o.to_b()`), a `Union[...]` annotation of upstream classes.
+    Uses of it are sites that are counted as not checkable (`receiver-unknown:<why>`), never errors."""
+
+    why: str
+    root: str  # the upstream module one of its values comes from
+
+    def render(self) -> str:
+        return "<a value the analysis cannot follow>"
+
+
+Ref = Union[ModuleRef, AttrRef, CallRef, InstanceRef, StarRef, ItemRef, OpaqueRef]
 
 
 def root_module(ref: Ref) -> str:
@@ -94,6 +108,8 @@ def root_module(ref: Ref) -> str:
     while not isinstance(ref, ModuleRef):
         if isinstance(ref, StarRef):
             return ref.modules[-1].split(".")[0]
+        if isinstance(ref, OpaqueRef):
+            return ref.root
         ref = (
             ref.base
             if isinstance(ref, (AttrRef, ItemRef))

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from apidrift.auditor.check.bind import CallShape, Ok, bind
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, StarRef
+from apidrift.auditor.downstream.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ItemRef,
+    ModuleRef,
+    OpaqueRef,
+    StarRef,
+)
 from apidrift.auditor.downstream.sites import NOTHING_CAUGHT, Span
 from apidrift.auditor.upstream.signature import Signature
 
@@ -151,7 +159,7 @@ VERSIONISH = re.compile(
 
 
 # What a use site's reference may be (anything else a name evaluates to is downstream).
-REFS = (ModuleRef, AttrRef, CallRef, InstanceRef, StarRef, ItemRef)
+REFS = (ModuleRef, AttrRef, CallRef, InstanceRef, StarRef, ItemRef, OpaqueRef)
 # Decorators under which a method keeps the signature the upstream calls it with.
 OVERRIDE_DECORATORS = frozenset({"classmethod", "staticmethod", "override", "abstractmethod", "final"})
 

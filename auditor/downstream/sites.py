@@ -10,7 +10,16 @@ from enum import Enum
 from typing import Any
 
 from apidrift.auditor.check.bind import CallShape
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
+from apidrift.auditor.downstream.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ItemRef,
+    ModuleRef,
+    OpaqueRef,
+    Ref,
+    StarRef,
+)
 from apidrift.auditor.upstream.signature import Signature
 
 # One empty set for every site no handler guards: `frozenset()` is a new 216-byte object each call.
@@ -80,6 +89,8 @@ def ref_to_data(ref: Ref) -> Any:
         return {"star": list(ref.modules), "name": ref.name}
     if isinstance(ref, ItemRef):
         return {"item": ref.via, "of": ref_to_data(ref.base)}
+    if isinstance(ref, OpaqueRef):
+        return {"opaque": ref.why, "root": ref.root}
     return {"instance": ref_to_data(ref.cls)}
 
 
@@ -94,6 +105,8 @@ def ref_from_data(data: Any) -> Ref:
         return StarRef(tuple(data["star"]), data["name"])
     if "item" in data:
         return ItemRef(ref_from_data(data["of"]), data["item"])
+    if "opaque" in data:
+        return OpaqueRef(data["opaque"], data["root"])
     return InstanceRef(ref_from_data(data["instance"]))
 
 

@@ -13,7 +13,16 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Union
 
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
+from apidrift.auditor.downstream.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ItemRef,
+    ModuleRef,
+    OpaqueRef,
+    Ref,
+    StarRef,
+)
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream import dynamic
 from apidrift.auditor.upstream.analyses.mappings import expand_names
@@ -218,6 +227,8 @@ class Resolver:
             return self._star_name(ref)
         if isinstance(ref, ItemRef):
             return self._item(ref)
+        if isinstance(ref, OpaqueRef):
+            return Unknown(Reason.RECEIVER_UNKNOWN, ref.why)
         if isinstance(ref, InstanceRef):
             cls = self.resolve(ref.cls)
             if isinstance(cls, ClassValue):

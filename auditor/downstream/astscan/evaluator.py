@@ -29,6 +29,7 @@ from apidrift.auditor.downstream.refs import (
     InstanceRef,
     ItemRef,
     ModuleRef,
+    OpaqueRef,
     Ref,
     StarRef,
     root_module,
@@ -91,15 +92,31 @@ class _Evaluator:
         if running and len(running) < len(bindings):
             bindings = running
         first: _Value = None
-        seen = False
+        seen = agree = False
+        values: list[_Value] = []
         for binding in bindings:
             if binding.expression == _NONE:
                 continue  # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
             value = self.binding(binding)
-            if value is None or (seen and value != first):
-                return None
+            values.append(value)
+            agree = value is not None and (not seen or value == first)
+            if not agree:
+                break
             first, seen = value, True
-        return first
+        if agree or (not seen and not values):
+            return first
+        return self._opaque(values, "bindings-disagree")
+
+    def _opaque(self, values: list[_Value], why: str) -> OpaqueRef | None:
+        """A value that may be an upstream object (one of `values` is one), which one unknown."""
+        upstream = next((v for v in values if isinstance(v, REFS)), None)
+        if upstream is None:
+            return None
+        if isinstance(upstream, OpaqueRef):
+            return upstream
+        opaque = OpaqueRef(why, root_module(upstream))
+        self._ref(opaque)  # one object per distinct reference
+        return self._refs[opaque]  # type: ignore[return-value]  # the interned OpaqueRef itself
 
     def binding(self, binding: _Binding) -> _Value:
         key = id(binding)
@@ -122,6 +139,8 @@ class _Evaluator:
             return binding.value
         if binding.annotation is not None:
             cls = self.annotation(binding.annotation, binding.scope)
+            if isinstance(cls, OpaqueRef):
+                return cls
             if isinstance(cls, _DownClass):
                 return _SelfOf(cls.cls)  # an instance of a downstream class (or of a subclass)
             return InstanceRef(cls) if cls is not None else None
@@ -137,11 +156,15 @@ class _Evaluator:
             return self.name(expression[1], scope)
         if tag == "a":
             base = self.expression(expression[1], scope)
+            if isinstance(base, OpaqueRef):
+                return base
             if self.stores and isinstance(base, REFS) and self._stored(expression[1], expression[2], scope):
                 return None  # `r.mix_stderr = True` then `r.mix_stderr`: what the downstream stored
             return self.attribute(base, expression[2])
         if tag == "c":
             func = self.expression(expression[1], scope)
+            if isinstance(func, OpaqueRef):
+                return func
             if isinstance(func, _DownClass):
                 return _SelfOf(func.cls)
             if isinstance(func, _DownFunction):
@@ -175,6 +198,8 @@ class _Evaluator:
             return None
         if tag == "i":
             base = self.expression(expression[1], scope)
+            if isinstance(base, OpaqueRef):
+                return base
             if isinstance(base, REFS):
                 return self._ref(ItemRef(base, expression[2]))
             return None
@@ -327,6 +352,10 @@ class _Evaluator:
             return None  # the name the callee is read through is rebound in `__init__`: not the module's
         return callee, forwarding
 
+    def _union(self, members: list[Ref | _DownClass | None]) -> OpaqueRef | None:
+        """`Union[up.A, up.B]`, `up.A | up.B`: one of several classes, at least one the upstream's."""
+        return self._opaque([m for m in members if not isinstance(m, _DownClass)], "union-annotation")
+
     def annotation(self, node: ast.expr, scope: _Scope, text: _Text | None = None) -> Ref | _DownClass | None:
         """The class an annotation names: `C`, `mod.C`, `"C"`, `Optional[C]`, `C | None`."""
         if isinstance(node, ast.Constant):
@@ -343,13 +372,21 @@ class _Evaluator:
             sides = [
                 s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)
             ]
-            return self.annotation(sides[0], scope, text) if len(sides) == 1 else None
+            if len(sides) == 1:
+                return self.annotation(sides[0], scope, text)
+            return self._union([self.annotation(side, scope, text) for side in sides])
         if isinstance(node, ast.Subscript):
             head = _dotted(node.value)
             if head in ("Optional", "typing.Optional", "t.Optional") and not isinstance(
                 node.slice, (ast.Tuple, ast.Slice)
             ):
                 return self.annotation(node.slice, scope, text)
+            if head in ("Union", "typing.Union", "t.Union"):
+                members = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+                kept = [m for m in members if not (isinstance(m, ast.Constant) and m.value is None)]
+                if len(kept) == 1:
+                    return self.annotation(kept[0], scope, text)
+                return self._union([self.annotation(m, scope, text) for m in kept])
             if isinstance(node.value, (ast.Name, ast.Attribute)):  # a generic class: `up.Table[Row]`
                 value = self.expression(_compact(node.value), scope)
                 return value if isinstance(value, (ModuleRef, AttrRef)) else None

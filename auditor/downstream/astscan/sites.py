@@ -9,7 +9,7 @@ from apidrift.auditor.check.bind import CallShape
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, root_module
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, OpaqueRef, root_module
 from apidrift.auditor.downstream.shared import REFS, code_at, site_guard
 from apidrift.auditor.downstream.sites import SiteKind, Span, UseSite
 
@@ -64,7 +64,7 @@ def _site(
         )
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
-        if not isinstance(ref, AttrRef) or root_module(ref) not in upstream_names:
+        if not isinstance(ref, (AttrRef, OpaqueRef)) or root_module(ref) not in upstream_names:
             return None
         return UseSite(
             SiteKind.ATTRIBUTE,
