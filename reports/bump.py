@@ -61,9 +61,7 @@ def headline(change: PackageChange) -> str:
 
 
 def _sites(findings: list[Finding], severity: Severity) -> int:
-    return len(
-        {(f.location.path, f.location.line, f.location.column) for f in findings if f.severity is severity}
-    )
+    return len({f.location.order for f in findings if f.severity is severity})
 
 
 # ---- text
@@ -75,7 +73,7 @@ def render_text(result: BumpResult, *, color: bool = False) -> str:
     for change in result.audited():
         ordered = sorted(
             change.findings,
-            key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message),
+            key=lambda f: (*f.location.order, f.code, f.message),
         )
         blocks.append(
             "\n\n".join([style(headline(change), "\x1b[1m")] + [_finding_block(f, style) for f in ordered])
@@ -147,7 +145,7 @@ def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
                 break
             rows += 1
             loc = finding.location
-            item = f"- {md.code(f'{loc.path}:{loc.line}:{loc.column}')} `{finding.code}` {md.cell(finding.message)}"
+            item = f"- {md.code(loc.where)} `{finding.code}` {md.cell(finding.message)}"
             if finding.hint:
                 item += f" Fix: {md.cell(finding.hint)}"
             lines.append(item)

@@ -200,4 +200,4 @@ def _where(finding: Finding) -> str:
 
 
 def _site(finding: Finding) -> str:
-    return f"{finding.location.path}:{finding.location.line}:{finding.location.column}"
+    return finding.location.where
