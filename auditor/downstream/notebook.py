@@ -337,9 +337,7 @@ def _assemble(text: str, cells: list[CellSource], language: str | None) -> Noteb
         if size > MAX_CODE_CHARS:
             raise NotebookError(f"code cells larger than {MAX_CODE_CHARS // 1024 // 1024} MiB in all")
         first = len(parsed) + 1
-        lines = _NEWLINE.split(cell.text)
-        if lines and lines[-1] == "" and len(lines) > 1:
-            lines.pop()  # the newline that ends the last line opens no line of its own
+        lines = cell_lines(cell.text)
         python, kinds = python_lines(lines)
         problem = _parse_problem("\n".join(python))
         if problem is not None:
@@ -360,6 +358,14 @@ def _assemble(text: str, cells: list[CellSource], language: str | None) -> Noteb
         language,
         tuple(cells),
     )
+
+
+def cell_lines(text: str) -> list[str]:
+    """A cell's lines, split where CPython's parser ends lines."""
+    lines = _NEWLINE.split(text)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line opens no line of its own
+    return lines
 
 
 def python_lines(lines: list[str]) -> tuple[list[str], dict[int, str]]:
