@@ -13,10 +13,11 @@ Every line of the scanned text knows its cell (numbered from 1 over all the note
 Jupyter and editors show them), its line in that cell, and where its characters are in the JSON file
 itself (`NotebookMap.json_position`): SARIF and GitHub annotations point into the file as it is.
 
-The JSON is hostile input like any source file: its size, its cell count, the nesting and the number
-of its containers (arrays and objects, which cost memory) are bounded before it is decoded, and the
-code cells' text is bounded as a source file is. The walk reads only the cells' `cell_type` and
-`source` and the kernel's language; outputs are skipped over unread. Nothing is run.
+The JSON is hostile input like any source file: its size is bounded before it is read, and the walk
+over it decodes only the cells' `source` and `cell_type`, the kernel's language and the format's
+version; everything else (outputs, metadata) is stepped over undecoded, one step per string and
+bracket, within bounds on their number and nesting. The cell count and the code cells' text (as a
+source file's) are bounded too. Memory stays about the file's text. Nothing is run.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import bisect
 import json
 import re
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 MAX_NOTEBOOK_BYTES = (
@@ -32,12 +34,17 @@ MAX_NOTEBOOK_BYTES = (
 )  # outputs (images) make notebooks large: the JSON is skipped over, not kept
 MAX_CODE_CHARS = 2 * 1024 * 1024  # the code cells' text, bounded as a source file is (walk.MAX_FILE_BYTES)
 MAX_CELLS = 10_000
-MAX_CONTAINERS = 500_000  # JSON arrays and objects: an empty one costs about 60 bytes decoded
+MAX_JSON_VALUES = 1_000_000  # strings, arrays and objects stepped over: about 1.4 s for a million
 MAX_JSON_DEPTH = 200  # real notebooks nest about 10 deep; widget and plot outputs a few dozen
+MAX_DECODED = 64 * 1024  # the few values decoded besides the sources (a cell's type, the kernel's language)
 
-# A string literal of the JSON, and the brackets left once strings are gone.
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+# What the walk steps over without decoding: a string literal, and a run of anything else but
+# strings and brackets (numbers, literals, commas, colons, white space: a plot's data is one step).
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_OTHER = re.compile(r'[^"\[\]{}]*')
+_JSON_SCALAR = re.compile(r"-?\d[\d.eE+-]*|true|false|null")
+_CLOSER = {"[": "]", "{": "}"}
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WS = re.compile(r"[ \t\n\r]*")
 # One decoded character of a JSON string body: an escaped surrogate pair, another escape, or itself.
 _JSON_CHAR = re.compile(
@@ -46,8 +53,6 @@ _JSON_CHAR = re.compile(
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 # The lines IPython reads as its own, at the start of a logical line.
 _ASSIGNED_ESCAPE = re.compile(r"[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[!%]")
-
-_DECODER = json.JSONDecoder()
 
 
 class NotebookError(ValueError):
@@ -143,19 +148,10 @@ class Notebook:
 
 
 def bounded_json(data: bytes) -> str:
-    """The notebook's JSON text, after the checks that keep decoding it bounded; or NotebookError."""
+    """The notebook's JSON text, within the size bound; or NotebookError. The walk that reads it
+    bounds the rest: it decodes only the cells' sources and a few small values."""
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise NotebookError(f"notebook larger than {MAX_NOTEBOOK_BYTES // 1024 // 1024} MiB")
-    structure = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", data))
-    if len(structure) > 2 * MAX_CONTAINERS:
-        raise NotebookError(f"notebook JSON with more than {MAX_CONTAINERS:,} arrays and objects")
-    depth = deepest = 0
-    for byte in structure:
-        depth += 1 if byte in b"[{" else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > MAX_JSON_DEPTH:
-                raise NotebookError(f"notebook JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -178,6 +174,7 @@ class _Reader:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.values = 0
 
     def fail(self, what: str) -> NotebookError:
         line = self.text.count("\n", 0, self.pos) + 1
@@ -198,28 +195,79 @@ class _Reader:
             raise self.fail("expected a string")
         start = self.pos
         try:
-            value, self.pos = json.decoder.scanstring(self.text, start + 1, True)
+            value, self.pos = _scanstring(self.text, start + 1, True)
         except json.JSONDecodeError as error:
             raise self.fail(error.msg) from None
         return value, start, self.pos
 
-    def value(self) -> object:
-        self.peek()
-        try:
-            value, self.pos = _DECODER.raw_decode(self.text, self.pos)
-        except json.JSONDecodeError as error:
-            self.pos = error.pos
-            raise self.fail(error.msg) from None
-        except RecursionError:
-            raise self.fail("nesting too deep") from None
-        return value
+    def count(self) -> None:
+        self.values += 1
+        if self.values > MAX_JSON_VALUES:
+            raise NotebookError(
+                f"notebook JSON with more than {MAX_JSON_VALUES:,} strings, arrays and objects"
+            )
 
-    def members(self):  # type: ignore[no-untyped-def]  # yields each key; the caller reads its value
+    def skip(self) -> None:
+        """Step over one value without decoding it: strings and brackets one step each (bounded in
+        number and depth), everything between them in one."""
+        char = self.peek()
+        if char == '"':
+            self.count()
+            match = _JSON_STRING.match(self.text, self.pos)
+            if match is None:
+                raise self.fail("unterminated string")
+            self.pos = match.end()
+            return
+        if char not in _CLOSER:
+            match = _JSON_SCALAR.match(self.text, self.pos)
+            if match is None:
+                raise self.fail("expected a value")
+            self.pos = match.end()
+            return
+        expected: list[str] = []
+        while True:
+            char = self.text[self.pos] if self.pos < len(self.text) else ""
+            if char == '"':
+                self.count()
+                match = _JSON_STRING.match(self.text, self.pos)
+                if match is None:
+                    raise self.fail("unterminated string")
+                self.pos = match.end()
+            elif char in _CLOSER:
+                self.count()
+                expected.append(_CLOSER[char])
+                if len(expected) > MAX_JSON_DEPTH:
+                    raise NotebookError(f"notebook JSON nested deeper than {MAX_JSON_DEPTH} levels")
+                self.pos += 1
+            elif char in "]}":
+                if expected.pop() != char:
+                    raise self.fail(f"unexpected {char!r}")
+                self.pos += 1
+                if not expected:
+                    return
+            elif not char:
+                raise self.fail("unexpected end of the file")
+            self.pos = _JSON_OTHER.match(self.text, self.pos).end()  # type: ignore[union-attr]  # matches empty
+
+    def small(self) -> object:
+        """A small value, decoded (a cell's type, a version number); None for a larger one, skipped."""
+        start = self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
+        self.skip()
+        if self.pos - start > MAX_DECODED:
+            return None
+        try:
+            return json.loads(self.text[start : self.pos])
+        except (ValueError, RecursionError):
+            raise self.fail("invalid value") from None
+
+    def members(self) -> Iterator[str]:
+        """Each key of the object here; the caller reads (or skips) its value before the next."""
         self.take("{")
         if self.peek() == "}":
             self.pos += 1
             return
         while True:
+            self.count()
             key, _, _ = self.string()
             self.take(":")
             yield key
@@ -231,7 +279,8 @@ class _Reader:
                 self.pos -= 1
                 raise self.fail("expected ',' or '}'")
 
-    def items(self):  # type: ignore[no-untyped-def]  # yields before each item; the caller reads it
+    def items(self) -> Iterator[None]:
+        """Once before each item of the array here; the caller reads (or skips) the item."""
         self.take("[")
         if self.peek() == "]":
             self.pos += 1
@@ -263,14 +312,17 @@ def _walk(text: str) -> tuple[list[CellSource], str | None, int | None]:
                 if len(cells) >= MAX_CELLS:
                     raise NotebookError(f"notebook with more than {MAX_CELLS:,} cells")
                 cells.append(_cell(reader, len(cells) + 1))
-        elif key == "metadata":
-            metadata = reader.value()
-            language = _language(metadata) or language
+        elif key == "metadata" and reader.peek() == "{":
+            for inner in reader.members():
+                if inner in ("kernelspec", "language_info"):
+                    language = language or _language({inner: reader.small()})
+                else:
+                    reader.skip()
         elif key == "nbformat":
-            value = reader.value()
+            value = reader.small()
             major = value if isinstance(value, int) and not isinstance(value, bool) else None
         else:
-            reader.value()
+            reader.skip()
     if reader.peek():
         raise reader.fail("extra data after the notebook")
     return cells, language, major
@@ -285,26 +337,27 @@ def _cell(reader: _Reader, number: int) -> CellSource:
         if key == "source":
             start = reader.pos = _WS.match(reader.text, reader.pos).end()  # type: ignore[union-attr]
             if reader.peek() == '"':
+                reader.count()
                 value, first, last = reader.string()
                 source = (value, start, reader.pos, ((first, last),))
             elif reader.peek() == "[":
                 parts: list[str] = []
-                literals: list[tuple[int, int]] = []
+                spans: list[tuple[int, int]] = []
                 for _ in reader.items():
+                    reader.count()
                     value, first, last = reader.string()
                     parts.append(value)
-                    literals.append((first, last))
-                source = ("".join(parts), start, reader.pos, tuple(literals))
+                    spans.append((first, last))
+                source = ("".join(parts), start, reader.pos, tuple(spans))
             else:
                 raise reader.fail("a cell's source is neither a string nor an array of strings")
         elif key == "cell_type":
-            kind = reader.value()
+            kind = reader.small()
         else:
-            reader.value()
+            reader.skip()
     if source is None:
         return CellSource(number, kind == "code", "", reader.pos, reader.pos, ())
-    text, start, end, literals = source
-    return CellSource(number, kind == "code", text, start, end, literals)
+    return CellSource(number, kind == "code", *source)
 
 
 def _language(metadata: object) -> str | None:

@@ -104,25 +104,27 @@ def scan_downstream(
             text = notebook.text
         else:
             try:
-                data = _read_bounded(path)
+                read_data = _read_bounded(path)
             except OSError as error:
                 outcomes.append(
                     FileOutcome(relative, FileStatus.FAILED, f"unreadable: {error.strerror or error}")
                 )
                 continue
-            if data is None:
+            if read_data is None:
                 outcomes.append(
                     FileOutcome(
                         relative, FileStatus.SKIPPED, f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB"
                     )
                 )
                 continue
+            data = read_data
             try:
                 text = decode_source(data)
             except SourceDecodeError as error:
                 outcomes.append(FileOutcome(relative, FileStatus.FAILED, f"cannot decode: {error}"))
                 continue
-        if mention is None or not mention.search(text):
+        # A notebook is scanned when any of its code cells' lines (a magic, a cell that does not parse) names it.
+        if mention is None or not mention.search("\n".join(notebook.lines) if notebook else text):
             outcomes.append(FileOutcome(relative, FileStatus.SKIPPED, "does not mention the upstream"))
             continue
         cached = _cached_scan(relative, data, text, upstream_names, cache_dir)
