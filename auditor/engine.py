@@ -704,7 +704,12 @@ def diff_versions(request: DiffRequest) -> DiffResult:
     if down_tree is not None:
         names = frozenset(old_tree.import_names) | frozenset(new_tree.import_names)
         scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
-        sites = used_sites(((scan.path, scan.sites) for scan in scans), old)
+        books = {scan.path: scan.notebook for scan in scans if scan.notebook is not None}
+        sites = used_sites(
+            ((scan.path, scan.sites) for scan in scans),
+            old,
+            place=lambda path, line: f"{path}:{_cell_line(books[path], line)}" if path in books else None,
+        )
         uses = {path: sorted({u.where for u in found}) for path, found in sites.items()}
         changes = diff(old, new, uses, uses, sites)
     else:
