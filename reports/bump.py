@@ -137,9 +137,7 @@ def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
         worst = max((f.severity for f in change.findings), key=lambda s: s.rank, default=None)
         icon = md.ICONS[worst] if worst else ":white_check_mark:"
         lines.append(f"{icon} **{md.cell(headline(change))}**")
-        ordered = sorted(
-            change.findings, key=lambda f: (-f.severity.rank, f.location.path, f.location.line, f.code)
-        )
+        ordered = sorted(change.findings, key=lambda f: (-f.severity.rank, *f.location.order, f.code))
         for finding in ordered:
             if rows >= max_rows:
                 break
