@@ -8,7 +8,7 @@ is on to its latest release, in one report.
                (`--python`, or the active virtualenv), else the lowest release its specifier allows
     used?      the project's imports (its .py files and notebooks) against each dependency's import names
     walk       `apidrift plan` from that version to the latest release, per dependency, several at once
-               (processes, at most --jobs): the target's findings and the highest release without errors
+               (threads, --jobs): the target's findings and the highest release without errors
     result     per dependency: safe (no error at the latest release), breaks (the highest safe release
                and the sites), not checkable (why), not used; and one `AuditResult` for every format
 
@@ -18,11 +18,8 @@ Nothing is installed, imported or executed.
 from __future__ import annotations
 
 import logging
-import multiprocessing
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -59,8 +56,7 @@ from apidrift.auditor.wording import plural
 
 log = logging.getLogger(__name__)
 
-DEFAULT_JOBS = 2  # dependencies walked at once, one process each (its scan forks a parse pool of its own only
-# past walk.POOL_MIN_FILES): two fit the two cores of a small machine; --jobs changes it
+DEFAULT_JOBS = 2  # dependencies walked at once (threads: a walk mostly waits on downloads and files); --jobs
 
 SAFE = "safe"
 BREAKS = "breaks"
@@ -278,19 +274,14 @@ def _kind_of(pin: Pin) -> str:
 
 
 def _walk_all(jobs: list[tuple[Dependency, UpgradeRequest, AuditRequest]], workers: int) -> list[Dependency]:
-    workers = max(1, min(workers, os.cpu_count() or 1, len(jobs)))
+    """The walks, `workers` at once in threads: a walk mostly waits for downloads and files (measured on
+    a real project: about 1 s of CPU in a 3 s warm run). While threads run, the scan parses in its own
+    thread, never in a forked pool (walk._parse_all)."""
+    workers = max(1, min(workers, len(jobs)))
     if workers < 2:
         return [_walk(job) for job in jobs]
-    # Not `fork`: this process may run threads (a progress spinner, a caller's server); a forkserver's
-    # workers start from a clean single-threaded process.
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(_walk, jobs))
-    except (OSError, BrokenProcessPool) as error:  # no processes to be had: one after the other
-        log.debug("walking in this process: %s", error)
-        return [_walk(job) for job in jobs]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="apidrift-upgrade") as pool:
+        return list(pool.map(_walk, jobs))
 
 
 def _walk(job: tuple[Dependency, UpgradeRequest, AuditRequest]) -> Dependency:

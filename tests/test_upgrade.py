@@ -165,6 +165,12 @@ def test_a_release_that_cannot_be_had_exits_2(tmp_path: Path, capsys: pytest.Cap
     assert "not checked, a release could not be had: nosuchpkg-xyz" in capsys.readouterr().err
 
 
+def test_readme_shows_upgrade() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "## Upgrade every dependency at once" in readme and "apidrift upgrade ." in readme
+    assert "`auditor/upgrade.py` runs `apidrift upgrade`" in readme
+
+
 # ---- the requirement sources
 
 

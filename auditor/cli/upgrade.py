@@ -56,7 +56,7 @@ from apidrift.auditor.cli.progress import Messages, spinner, want_color
     "--jobs",
     type=click.IntRange(1, 64),
     default=None,
-    help="Dependencies walked at once, each in a process of its own (default: 2, at most the number of cores).",
+    help="Dependencies walked at once (default: 2).",
 )
 @report_options(FORMATS)
 @fail_on_option()

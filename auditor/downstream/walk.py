@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import re
 import stat
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -160,7 +161,10 @@ POOL_MIN_CHARS = 1024 * 1024
 def _parse_all(jobs: list[tuple[str, bytes, str, frozenset[str], Path]]) -> list[FileScan | str]:
     workers = min(os.cpu_count() or 1, len(jobs))
     small = len(jobs) < POOL_MIN_FILES or sum(len(job[2]) for job in jobs) < POOL_MIN_CHARS
-    if workers < 2 or small or "fork" not in multiprocessing.get_all_start_methods():
+    # Forking while other threads run (`apidrift upgrade` walks dependencies in threads) may copy a lock
+    # another thread holds: then this thread parses, as the other walks use the other core.
+    threaded = threading.active_count() > 1
+    if workers < 2 or small or threaded or "fork" not in multiprocessing.get_all_start_methods():
         return [_parse_job(job) for job in jobs]
     context = multiprocessing.get_context("fork")
     try:
