@@ -165,6 +165,27 @@ def test_a_release_that_cannot_be_had_exits_2(tmp_path: Path, capsys: pytest.Cap
     assert "not checked, a release could not be had: nosuchpkg-xyz" in capsys.readouterr().err
 
 
+def test_the_installed_version_when_nothing_pins_it(index: LocalIndex, tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path / "p", {"requirements.txt": "libd\n", "main.py": "import libd\nlibd.g(1, 2)\n"}
+    )
+    env = tmp_path / "env"
+    write_tree(
+        env,
+        {
+            "lib/python3.11/site-packages/libd-1.5.dist-info/METADATA": "Metadata-Version: 2.1\nName: libd\nVersion: 1.5\n"
+        },
+    )
+    result = run_upgrade(UpgradeRequest(root, cache_dir=tmp_path / "cache", index_url=index.url, python=env))
+    (dependency,) = result.dependencies
+    assert (dependency.status, dependency.start, dependency.safe) == (BREAKS, "1.5", "1.5")
+    assert dependency.start_from.startswith("installed (--python ")
+    # Neither pinned, installed nor bounded: no version to start from, said so.
+    bare = run_upgrade(UpgradeRequest(root, cache_dir=tmp_path / "cache", index_url=index.url))
+    assert bare.dependencies[0].status == NOT_CHECKABLE
+    assert "no version to start from" in (bare.dependencies[0].reason or "")
+
+
 def test_readme_shows_upgrade() -> None:
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     assert "## Upgrade every dependency at once" in readme and "apidrift upgrade ." in readme
