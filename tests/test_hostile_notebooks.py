@@ -58,17 +58,17 @@ def assert_still_audited(result: AuditResult) -> None:
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        ('{"cells": [', "not a notebook: a cell is not an object at line 1 column 12"),
-        ("[]", "not a notebook: expected a JSON object at line 1 column 1"),
+        ('{"pkg": 0, "cells": [', "not a notebook: a cell is not an object at line 1 column 22"),
+        ('["pkg"]', "not a notebook: expected a JSON object at line 1 column 1"),
         (
-            '{"cells": [{"source": 3}]}',
+            '{"cells": [{"pkg": 0, "source": 3}]}',
             "not a notebook: a cell's source is neither a string nor an array of strings",
         ),
-        ('{"cells": [{"source": ["a", 1]}]}', "not a notebook: expected a string"),
-        ('{"cells": {}}', "not a notebook: 'cells' is not an array"),
-        (book([code("x")]) + " []", "not a notebook: extra data after the notebook"),
+        ('{"cells": [{"source": ["import pkg", 1]}]}', "not a notebook: expected a string"),
+        ('{"pkg": 0, "cells": {}}', "not a notebook: 'cells' is not an array"),
+        (book([code("import pkg")]) + " []", "not a notebook: extra data after the notebook"),
         (book([code("import pkg")], major=3), "nbformat 3 notebook: only nbformat 4 is read"),
-        (b'{"cells": [{"source": "\xff"}]}', "not valid UTF-8 at byte 23: invalid start byte"),
+        (b'{"cells": [{"source": "import pkg\xff"}]}', "not valid UTF-8 at byte 33: invalid start byte"),
     ],
 )
 def test_malformed_notebooks_fail_with_a_reason(tmp_path: Path, content: str | bytes, reason: str) -> None:
@@ -82,7 +82,7 @@ def test_malformed_notebooks_fail_with_a_reason(tmp_path: Path, content: str | b
 def test_deep_json_nesting_is_refused_before_decoding(tmp_path: Path) -> None:
     deep = book([code("import pkg")], metadata={"x": json.loads("[" * 150 + "]" * 150)})
     assert read_notebook(deep.encode()).text == "import pkg\n"  # 150 levels: a real notebook may nest so
-    hostile = book([], metadata={"x": 0}).replace("0", "[" * 100_000 + "]" * 100_000)
+    hostile = book([code("import pkg")], metadata={"x": 0}).replace("0", "[" * 100_000 + "]" * 100_000)
     started = time.perf_counter()
     result = audited(tmp_path, {"deep.ipynb": hostile})
     assert outcome(result, "deep.ipynb") == (
@@ -93,6 +93,18 @@ def test_deep_json_nesting_is_refused_before_decoding(tmp_path: Path) -> None:
     assert_still_audited(result)
 
 
+def test_a_notebook_that_names_no_upstream_is_not_decoded(tmp_path: Path) -> None:
+    result = audited(tmp_path, {"other.ipynb": '{"cells": [ broken'})
+    assert outcome(result, "other.ipynb") == ("skipped", "does not mention the upstream")  # as a .py file
+    escaped = book([code("import pkg as p\np.f(1, 2)")]).replace("import pkg", "import \\u0070kg")
+    assert "\\u0070kg" in escaped and "pkg" not in escaped  # its one mention written with a JSON escape
+    result = audited(tmp_path, {"escaped.ipynb": escaped})
+    assert outcome(result, "escaped.ipynb")[0] == "scanned"  # decoded, then scanned
+    assert [f.location.where for f in result.findings if f.location.path == "escaped.ipynb"] == [
+        "escaped.ipynb:cell 1:2:1"
+    ]
+
+
 def test_brackets_inside_strings_are_no_containers() -> None:
     text = book([code('print("' + "[{" * 600_000 + '")')])
     assert "print(" in read_notebook(text.encode()).text
@@ -100,7 +112,9 @@ def test_brackets_inside_strings_are_no_containers() -> None:
 
 def test_many_values_are_refused_in_bounded_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def hostile(count: int) -> str:
-        return book([], metadata={"x": 0}).replace("0", "[" + ",".join(['{"a": ""}'] * count) + "]")
+        return book([code("import pkg")], metadata={"x": 0}).replace(
+            "0", "[" + ",".join(['{"a": ""}'] * count) + "]"
+        )
 
     started = time.perf_counter()
     result = audited(tmp_path, {"many.ipynb": hostile(nb.MAX_JSON_VALUES)})
@@ -122,8 +136,8 @@ def test_many_values_are_refused_in_bounded_memory(tmp_path: Path, monkeypatch: 
 
 
 def test_too_many_cells_and_too_much_code(tmp_path: Path) -> None:
-    cells = book([code("")] * (nb.MAX_CELLS + 1))
-    code_heavy = book([code("x = 1\n" * 200_000)] * 2)  # 2.4 MB of code in two cells
+    cells = book([code("import pkg")] + [code("")] * nb.MAX_CELLS)
+    code_heavy = book([code("import pkg\n" + "x = 1\n" * 200_000)] * 2)  # 2.4 MB of code in two cells
     result = audited(tmp_path, {"cells.ipynb": cells, "code.ipynb": code_heavy})
     assert outcome(result, "cells.ipynb") == ("failed", "notebook with more than 10,000 cells")
     assert outcome(result, "code.ipynb") == ("failed", "code cells larger than 2 MiB in all")

@@ -97,7 +97,7 @@ def scan_downstream(
             continue
         notebook: Notebook | None = None
         if relative.endswith(NOTEBOOK_SUFFIX):
-            read = _read_notebook(path, relative)
+            read = _read_notebook(path, relative, mention)
             if isinstance(read, FileOutcome):
                 outcomes.append(read)
                 continue
@@ -182,8 +182,11 @@ def _parse_job(job: tuple[str, bytes, str, frozenset[str], Path]) -> FileScan | 
 NOTEBOOK_SUFFIX = ".ipynb"
 
 
-def _read_notebook(path: Path, relative: str) -> tuple[bytes, Notebook] | FileOutcome:
-    """A notebook's bytes and code cells, or its outcome: skipped (too large, not Python) or failed."""
+def _read_notebook(
+    path: Path, relative: str, mention: re.Pattern[str] | None
+) -> tuple[bytes, Notebook] | FileOutcome:
+    """A notebook's bytes and code cells, or its outcome: skipped (too large, not Python, or its JSON
+    names no upstream import name anywhere: then it is not decoded) or failed."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_NOTEBOOK_BYTES + 1)
@@ -193,6 +196,9 @@ def _read_notebook(path: Path, relative: str) -> tuple[bytes, Notebook] | FileOu
         return FileOutcome(
             relative, FileStatus.SKIPPED, f"notebook larger than {MAX_NOTEBOOK_BYTES // 1024 // 1024} MiB"
         )
+    # A name in the JSON is written as is unless escaped (`\u0070kg`): without escapes, no match is no mention.
+    if b"\\u" not in data and (mention is None or not mention.search(data.decode("utf-8", "replace"))):
+        return FileOutcome(relative, FileStatus.SKIPPED, "does not mention the upstream")
     try:
         notebook = read_notebook(data)
     except NotebookError as error:
