@@ -68,7 +68,11 @@ CELLS = [
 def notebook(cells: list[tuple[str, str]], **metadata: object) -> str:
     book = nbformat.v4.new_notebook()
     book.metadata.update(
-        {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}, **metadata}
+        {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python", "version": "3.11.7"},
+            **metadata,
+        }
     )
     for kind, source in cells:
         if kind == "code":
@@ -329,6 +333,25 @@ SHIPPED = {  # file here: (sdist, member, sha256 of the member)
         "c9dc0dfbfd9c651158731699434730ea079629869351e625d4f5fa0648f303ae",
     ),
 }
+
+
+def test_the_real_notebooks_read_as_json_reads_them() -> None:
+    """The walk's cells and lines are json's, and each line's characters are where the map says they are
+    in the file (checked the same way on all 209 notebooks of statsmodels 0.12.2, 0.13.5 and 0.14.0)."""
+    for path in SHIPPED:
+        data = path.read_bytes()
+        read = read_notebook(data)
+        expected = []
+        for cell in json.loads(data)["cells"]:
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            if cell["cell_type"] == "code" and source:
+                expected += source.splitlines()
+        assert list(read.lines) == expected
+        raw = data.decode("utf-8").splitlines()
+        for runs in read.map.segments:
+            for run in runs:
+                start = run.json_column - 1
+                assert raw[run.json_line - 1][start : start + len(run.escaped)] == run.escaped
 
 
 def test_the_real_notebooks_are_the_shipped_bytes() -> None:

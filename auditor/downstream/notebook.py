@@ -315,7 +315,8 @@ def _walk(text: str) -> tuple[list[CellSource], str | None, int | None]:
         elif key == "metadata" and reader.peek() == "{":
             for inner in reader.members():
                 if inner in ("kernelspec", "language_info"):
-                    language = language or _language({inner: reader.small()})
+                    value = reader.small()  # read whether or not the language is known already
+                    language = language or _language({inner: value})
                 else:
                     reader.skip()
         elif key == "nbformat":
