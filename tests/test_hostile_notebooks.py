@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 from casefiles import write_tree
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.downstream import notebook as nb
-from apidrift.auditor.downstream.notebook import read_notebook
+from apidrift.auditor.downstream.notebook import NotebookError, read_notebook
 from apidrift.auditor.results import AuditResult, FileStatus
 
 KERNEL = {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}
@@ -194,3 +196,48 @@ def test_links_and_special_files_named_ipynb_are_not_opened(tmp_path: Path) -> N
     assert outcome(result, "pipe.ipynb") == ("skipped", "not a regular file")
     assert FileStatus.SCANNED in {o.status for o in result.files}
     assert_still_audited(result)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    metadata=st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4),
+    outputs=st.lists(JSON_VALUES, max_size=3),
+    sources=st.lists(st.text(max_size=40), min_size=1, max_size=4),
+    indent=st.sampled_from([None, 1, 2]),
+    ascii_only=st.booleans(),
+)
+def test_the_walk_reads_what_json_reads(
+    metadata: dict[str, object],
+    outputs: list[object],
+    sources: list[str],
+    indent: int | None,
+    ascii_only: bool,
+) -> None:
+    """Whatever the other values hold and however the file is laid out, the walk reads the code
+    cells' lines as json does, and each line's characters are where the map says."""
+    cells = [dict(code(source), outputs=outputs, metadata=metadata) for source in sources]
+    text = json.dumps(
+        {"metadata": metadata, "cells": cells, "nbformat": 4}, indent=indent, ensure_ascii=ascii_only
+    )
+    try:
+        read = read_notebook(text.encode("utf-8", "surrogatepass"))
+    except NotebookError as error:  # only a code cell that is too much for the bounds may refuse it
+        pytest.fail(f"refused: {error}")
+    expected = []
+    for source in sources:
+        expected += nb.cell_lines(source) if source else []
+    assert list(read.lines) == expected
+    raw = text.split("\n")  # JSON's own line ends (U+0085 or U+2028 in a string end no line of the file)
+    for runs in read.map.segments:
+        for run in runs:
+            start = run.json_column - 1
+            assert raw[run.json_line - 1][start : start + len(run.escaped)] == run.escaped
