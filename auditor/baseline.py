@@ -92,7 +92,7 @@ def split(findings: list[Finding], baseline: Counter[Key]) -> Split:
     remaining = Counter(baseline)
     new: list[Finding] = []
     accepted: list[Finding] = []
-    order = sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
+    order = sorted(findings, key=lambda f: (*f.location.order, f.code))
     for finding in order:
         k = key(finding)
         if remaining[k] > 0:

@@ -461,14 +461,19 @@ def third_party_imports(root: Path, own: frozenset[str], exclude: tuple[str, ...
     for path, relative in files[:MAX_IMPORT_SCAN_FILES]:
         if any(fnmatch.fnmatchcase(relative, p) or relative.startswith(p.rstrip("/") + "/") for p in exclude):
             continue
-        try:
-            with path.open("rb") as handle:
-                data = handle.read(MAX_IMPORT_SCAN_BYTES + 1)
-        except OSError:
-            continue
-        if len(data) > MAX_IMPORT_SCAN_BYTES:
-            continue
-        text = data.decode("utf-8", "replace")
+        if relative.endswith(".ipynb"):
+            text = _notebook_code(path)
+            if text is None:
+                continue
+        else:
+            try:
+                with path.open("rb") as handle:
+                    data = handle.read(MAX_IMPORT_SCAN_BYTES + 1)
+            except OSError:
+                continue
+            if len(data) > MAX_IMPORT_SCAN_BYTES:
+                continue
+            text = data.decode("utf-8", "replace")
         for match in _IMPORT_LINE.finditer(text):
             if match.group(1):
                 modules.add(match.group(1))
@@ -535,6 +540,18 @@ def _learn_needed(
         remaining -= provided
         used.add(change.name)
     return used
+
+
+def _notebook_code(path: Path) -> str | None:
+    """A notebook's code cells as one text (bounded as the downstream walk reads notebooks), or None."""
+    from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, NotebookError, read_notebook
+
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_NOTEBOOK_BYTES + 1)
+        return read_notebook(data).text
+    except (OSError, NotebookError):
+        return None
 
 
 def _learn_import_names(change: PackageChange, request: BumpRequest, cache: Cache) -> tuple[str, ...] | None:
@@ -614,9 +631,7 @@ def combine(project: InputInfo, changes: list[PackageChange], results: list[Audi
     combined.findings.sort(
         key=lambda f: (
             order.get(_normal(f.upstream), 0),
-            f.location.path,
-            f.location.line,
-            f.location.column,
+            *f.location.order,
             f.code,
         )
     )

@@ -16,7 +16,9 @@ from pathlib import Path
 from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
-from apidrift.auditor.downstream.sites import SiteKind
+from apidrift.auditor.downstream.notebook import NotebookMap, cell_span
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.downstream.sites import FileScan, SiteKind
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.reasons import Reason, Unknown
@@ -29,6 +31,8 @@ from apidrift.auditor.results import (
     Finding,
     InputInfo,
     Location,
+    RemoveKeyword,
+    RenameKeyword,
     Severity,
 )
 from apidrift.auditor.sources.locate import SourceTree, locate
@@ -208,13 +212,16 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                     and new.unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD
                 ):
                     _count(coverage, new)  # a method of the downstream's own is no use of the upstream
+    notebooks = {scan.path: scan.notebook for scan in scans if scan.notebook is not None}
     with timer.phase("rules"):
-        findings = _apply_rules(checked_sites, rules, request, result)
+        findings = _apply_rules(checked_sites, rules, request, result, notebooks)
         findings += _file_findings(result.files, down_tree.path_base, new_tree.name, rules, request)
+        findings += _cell_findings(scans, new_tree.name, rules, request)
+    _count_notebook_skips(coverage, scans, checked_sites)
     findings = _with_definitions(findings, new_resolver)
     result.findings = sorted(
-        _folded(_deduplicated(findings)),
-        key=lambda f: (f.location.path, f.location.line, f.location.column, f.code),
+        _in_cells(_folded(_deduplicated(findings), notebooks), notebooks),
+        key=lambda f: (*f.location.order, f.code),
     )
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
@@ -350,7 +357,11 @@ def _name_dependents(
 
 
 def _apply_rules(
-    checked_sites: list[CheckedSite], rules: tuple[Rule, ...], request: AuditRequest, result: AuditResult
+    checked_sites: list[CheckedSite],
+    rules: tuple[Rule, ...],
+    request: AuditRequest,
+    result: AuditResult,
+    notebooks: dict[str, NotebookMap],
 ) -> list[Finding]:
     """Run every enabled rule on every site; honour inline suppressions, ignores and re-grading."""
     enabled = [r for r in rules if not _selected(r, request.ignore_rules)]
@@ -378,7 +389,14 @@ def _apply_rules(
         for path, lines in sorted(seen_files.items()):
             for suppression in all_suppressions(path, lines):
                 if suppression not in used:
-                    result.notes.append(f"unused suppression: {suppression.render()}")
+                    shown = suppression.render()
+                    if path in notebooks:
+                        shown = shown.replace(
+                            f"{path}:{suppression.line}:",
+                            f"{path}:{_cell_line(notebooks[path], suppression.line)}:",
+                            1,
+                        )
+                    result.notes.append(f"unused suppression: {shown}")
     return findings
 
 
@@ -403,7 +421,7 @@ _FOLDED_INTO_IMPORT = frozenset({"AD003", "AD004"})
 _IMPORTS = frozenset({"AD001", "AD002"})  # a module, a name, that a file cannot import
 
 
-def _folded(findings: list[Finding]) -> list[Finding]:
+def _folded(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> list[Finding]:
     """A name a file cannot import is one break, however often the file uses it: the uses of that
     same missing name or module in that file (`_json.dumps` after `from itsdangerous import json as
     _json`, `imp.reload` after `import imp`) go
@@ -449,15 +467,15 @@ def _folded(findings: list[Finding]) -> list[Finding]:
         folded = uses.get(id(finding))
         if folded:
             verb = "goes" if len(folded) == 1 else "go"
-            note = (
-                f"{plural(len(folded), 'use')} of it in this file {verb} with this import ({_lines(folded)})"
-            )
+            book = notebooks.get(finding.location.path)
+            note = f"{plural(len(folded), 'use')} of it in this file {verb} with this import ({_lines(folded, book)})"
             finding = replace(finding, hint=f"{finding.hint}; {note}" if finding.hint else note)
         reached = through.get(id(finding))
         if reached:
             note = (
                 f"{plural(len(reached), 'use')} of what it gives in this file (through a name or value "
-                f"bound from it) fail{'s' if len(reached) == 1 else ''} with it ({_lines(reached)})"
+                f"bound from it) fail{'s' if len(reached) == 1 else ''} with it "
+                f"({_lines(reached, notebooks.get(finding.location.path))})"
             )
             finding = replace(finding, hint=f"{finding.hint}; {note}" if finding.hint else note)
         result.append(finding)
@@ -498,9 +516,10 @@ def _within(inner: Location, outer: Location) -> bool:
     )
 
 
-def _lines(findings: list[Finding]) -> str:
+def _lines(findings: list[Finding], book: NotebookMap | None = None) -> str:
     lines = sorted({f.location.line for f in findings})
-    shown = ", ".join(str(n) for n in lines[:8]) + (", ..." if len(lines) > 8 else "")
+    shown = ", ".join(_cell_line(book, n) if book else str(n) for n in lines[:8])
+    shown += ", ..." if len(lines) > 8 else ""
     return f"line{'s' if len(lines) > 1 else ''} {shown}"
 
 
@@ -510,6 +529,115 @@ def _writes_name(finding: Finding) -> bool:
     where = finding.location
     text = where.source_line[where.column - 1 :]
     return bool(name) and re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+
+
+def _cell_line(notebook: NotebookMap, line: int) -> str:
+    """A line of a notebook's scanned text as its cell shows it: `cell 3:2`."""
+    cell, cell_line, _ = notebook.cell_of(line)
+    return f"cell {cell}:{cell_line}"
+
+
+def _in_cells(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> list[Finding]:
+    """Findings in notebooks, placed in their cells: the line in the cell, the cell's number, the
+    region in the notebook's JSON, the context lines of that cell only, and the calls their fixes
+    edit, in the cell's lines too. Every other finding as it is."""
+    if not notebooks:
+        return findings
+    placed = []
+    for finding in findings:
+        book = notebooks.get(finding.location.path)
+        if book is None or finding.location.cell is not None:
+            placed.append(finding)
+            continue
+        loc = finding.location
+        where = cell_span(book, loc.line, loc.column, loc.end_line, loc.end_column)
+        region = (
+            (where["json_line"], where["json_column"], where["json_end_line"], where["json_end_column"])
+            if "json_line" in where
+            else None
+        )
+        location = replace(
+            loc,
+            line=where["line"],
+            end_line=where["end_line"],
+            end_column=where["end_column"],
+            cell=where["cell"],
+            json_region=region,
+        )
+        context, start = finding.context, finding.context_start
+        if context:
+            first, last = book.cell_range(loc.line)
+            keep = [i for i in range(len(context)) if first <= start + i <= last]
+            context = tuple(context[i] for i in keep)
+            start = start + keep[0] - first + 1 if keep else 0
+        fix = finding.fix
+        if fix is not None and isinstance(fix.data, (RenameKeyword, RemoveKeyword)) and fix.data.call:
+            line, column = fix.data.call
+            fix = replace(fix, data=replace(fix.data, call=(book.cell_of(line)[1], column)))
+        placed.append(replace(finding, location=location, context=context, context_start=start, fix=fix))
+    return placed
+
+
+def _cell_findings(
+    scans: list[FileScan], upstream: str, rules: tuple[Rule, ...], request: AuditRequest
+) -> list[Finding]:
+    """One AD901 finding per notebook cell that does not parse (the others were scanned)."""
+    rule = next((r for r in rules if r.code == unparsable_file.RULE.code), None)
+    if rule is None or _selected(rule, request.ignore_rules):
+        return []
+    severity = next((Severity(v) for k, v in request.severities.items() if _selected(rule, {k})), None)
+    findings = []
+    for scan in scans:
+        for problem in scan.notebook.problems if scan.notebook is not None else ():
+            outcome = FileOutcome(scan.path, FileStatus.FAILED, problem.message)
+            finding = unparsable_file.file_finding(rule, outcome, None, upstream)
+            source = scan.lines[problem.line - 1] if 0 < problem.line <= len(scan.lines) else ""
+            finding = replace(
+                finding,
+                message=f"cell {problem.cell} {finding.message}",
+                location=Location(scan.path, problem.line, 1, problem.line, 1, source[:500]),
+            )
+            findings.append(replace(finding, severity=severity) if severity else finding)
+    return findings
+
+
+def _count_notebook_skips(coverage: Coverage, scans: list[FileScan], checked: list[CheckedSite]) -> None:
+    """Count what a notebook's scan left out: each cell that does not parse (its uses are unknown),
+    and each magic or shell line that names the upstream or a name the notebook binds to it
+    (`%timeit np.sum(x)`)."""
+    for scan in scans:
+        book = scan.notebook
+        if book is None:
+            continue
+        for _ in book.problems:
+            coverage.count_unchecked(Unknown(Reason.UNPARSABLE_FILE).label)
+        if not book.skipped:
+            continue
+        names = _upstream_names_bound(scan)
+        for skipped in book.skipped:
+            if names and re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(names)))})\b", skipped.text):
+                coverage.count_unchecked(Unknown(Reason.NOTEBOOK_MAGIC).label)
+
+
+def _upstream_names_bound(scan: FileScan) -> set[str]:
+    """The names a file's imports of the upstream bind (`np` for `import numpy as np`), read from its
+    import sites' text, and the upstream's top-level names."""
+    names: set[str] = set()
+    for site in scan.sites:
+        if site.kind is not SiteKind.IMPORT:
+            continue
+        ref = site.ref
+        while not isinstance(ref, ModuleRef):
+            ref = ref.base if isinstance(ref, AttrRef) else None  # type: ignore[assignment]
+            if ref is None:
+                break
+        if isinstance(ref, ModuleRef):
+            names.add(ref.path.split(".")[0])
+        line = scan.lines[site.span.line - 1] if 0 < site.span.line <= len(scan.lines) else ""
+        names.update(re.findall(r"\bas\s+([A-Za-z_]\w*)", line))
+        if isinstance(site.ref, AttrRef) and not re.search(r"\bas\b", line):
+            names.add(site.ref.name)
+    return names
 
 
 def _bound_name(finding: Finding) -> str | None:
@@ -674,7 +802,12 @@ def diff_versions(request: DiffRequest) -> DiffResult:
             names -= frozenset(down_tree.import_names)
         scans, _ = scan_downstream(down_tree.root, names, cache.dir("scan"))
         prefix = _prefix(down_tree)  # paths relative to the project root, as `audit` reports them
-        sites = used_sites(((prefix + scan.path, scan.sites) for scan in scans), old)
+        books = {prefix + scan.path: scan.notebook for scan in scans if scan.notebook is not None}
+        sites = used_sites(
+            ((prefix + scan.path, scan.sites) for scan in scans),
+            old,
+            place=lambda path, line: f"{path}:{_cell_line(books[path], line)}" if path in books else None,
+        )
         uses = {path: sorted({u.where for u in found}) for path, found in sites.items()}
         changes = diff(old, new, uses, uses, sites)
     else:

@@ -239,7 +239,7 @@ Progress = Callable[[str], None]
 def finding_key(finding: Finding, label: str) -> str:
     """A finding's identity across releases: rule, place and message, with the release's label taken out."""
     message = finding.message.replace(label, "").replace(label.split("==")[-1], "")
-    where = f"{finding.location.path}:{finding.location.line}:{finding.location.column}"
+    where = finding.location.where
     return f"{finding.code} {where} {finding.symbol} {message}"
 
 

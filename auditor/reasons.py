@@ -156,6 +156,10 @@ class Reason(Enum):
         "unparsable-file",
         "the downstream file could not be parsed: its use sites are unknown",
     )
+    NOTEBOOK_MAGIC = (
+        "notebook-magic",
+        "an IPython magic, shell escape or help request in a notebook cell: not Python, not read",
+    )
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,22 @@ class Location:
     end_line: int
     end_column: int
     source_line: str  # the text of `line`, without its newline
+    # In a notebook: the code cell (numbered from 1 over all the notebook's cells, as Jupyter shows
+    # them), whose lines `line` and `end_line` count; and the span's region in the notebook's JSON
+    # file itself (line, column, end line, end column), which SARIF and annotations point at.
+    cell: int | None = None
+    json_region: tuple[int, int, int, int] | None = None
+
+    @property
+    def where(self) -> str:
+        """`path:line:column`, or `path:cell N:line:column` in a notebook (as ruff writes it)."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.column}"
+
+    @property
+    def order(self) -> tuple[str, int, int, int]:
+        """How locations sort: by file, then cell, line and column."""
+        return (self.path, self.cell or 0, self.line, self.column)
 
 
 class FixKind(str, Enum):
@@ -274,6 +290,11 @@ class Finding:
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        for key in ("cell", "json_region"):  # present for notebooks only
+            if data["location"][key] is None:
+                del data["location"][key]
+            elif key == "json_region":
+                data["location"][key] = list(data["location"][key])
         data["severity"] = self.severity.value
         data["classification"] = self.classification.value if self.classification is not None else None
         data["fix"] = self.fix.as_dict() if self.fix is not None else None

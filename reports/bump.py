@@ -62,9 +62,7 @@ def headline(change: PackageChange) -> str:
 
 
 def _sites(findings: list[Finding], severity: Severity) -> int:
-    return len(
-        {(f.location.path, f.location.line, f.location.column) for f in findings if f.severity is severity}
-    )
+    return len({f.location.order for f in findings if f.severity is severity})
 
 
 # ---- text
@@ -77,7 +75,7 @@ def render_text(result: BumpResult, *, color: bool = False) -> str:
     for change in result.audited():
         ordered = sorted(
             change.findings,
-            key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message),
+            key=lambda f: (*f.location.order, f.code, f.message),
         )
         blocks.append(
             "\n\n".join([style(headline(change), "\x1b[1m")] + [_finding_block(f, style) for f in ordered])
@@ -142,15 +140,13 @@ def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
         worst = max((f.severity for f in change.findings), key=lambda s: s.rank, default=None)
         icon = md.ICONS[worst] if worst else ":white_check_mark:"
         lines.append(f"{icon} **{md.cell(headline(change))}**")
-        ordered = sorted(
-            change.findings, key=lambda f: (-f.severity.rank, f.location.path, f.location.line, f.code)
-        )
+        ordered = sorted(change.findings, key=lambda f: (-f.severity.rank, *f.location.order, f.code))
         for finding in ordered:
             if rows >= max_rows:
                 break
             rows += 1
             loc = finding.location
-            item = f"- {md.code(f'{loc.path}:{loc.line}:{loc.column}')} `{finding.code}` {md.cell(finding.message)}"
+            item = f"- {md.code(loc.where)} `{finding.code}` {md.cell(finding.message)}"
             if finding.hint:
                 item += f" Fix: {md.cell(finding.hint)}"
             lines.append(item)

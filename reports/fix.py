@@ -191,13 +191,14 @@ def _fix_label(outcome: Outcome) -> str:
     return f"{label}: {fix.description}"
 
 
-def _order(finding: Finding) -> tuple[int, int]:
-    return finding.location.line, finding.location.column
+def _order(finding: Finding) -> tuple[int, int, int]:
+    return finding.location.cell or 0, finding.location.line, finding.location.column
 
 
 def _where(finding: Finding) -> str:
-    return f"{finding.location.line}:{finding.location.column}"
+    cell = f"cell {finding.location.cell}:" if finding.location.cell is not None else ""
+    return f"{cell}{finding.location.line}:{finding.location.column}"
 
 
 def _site(finding: Finding) -> str:
-    return f"{finding.location.path}:{finding.location.line}:{finding.location.column}"
+    return finding.location.where

@@ -64,13 +64,19 @@ def render(result: AuditResult, *, workspace: Path | None = None) -> str:
 
 
 def _sorted(findings: list[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
+    return sorted(findings, key=lambda f: (*f.location.order, f.code))
 
 
 def _annotation(finding: Finding, result: AuditResult, workspace: Path | None) -> str:
     loc = finding.location
-    one_line = loc.end_line == loc.line
-    message = finding.message
+    line, column, end_line, end_column = loc.line, loc.column, loc.end_line, loc.end_column
+    if loc.cell is not None:  # a notebook: the annotation points into its JSON, where the cell's line is
+        if loc.json_region is None:
+            line = column = end_line = end_column = None  # type: ignore[assignment]  # the file alone
+        else:
+            line, column, end_line, end_column = loc.json_region
+    one_line = end_line == line
+    message = finding.message if loc.cell is None else f"{loc.where}: {finding.message}"
     if finding.hint:
         message += f"\nFix: {finding.hint}"
     if finding.new_signature:
@@ -81,10 +87,10 @@ def _annotation(finding: Finding, result: AuditResult, workspace: Path | None) -
         COMMANDS[finding.severity],
         message,
         file=workspace_path(result, loc.path, workspace),
-        line=loc.line,
+        line=line,
         # Columns only mean something on one line; the runner ignores them across lines.
-        col=loc.column if one_line else None,
-        endLine=loc.end_line,
-        endColumn=loc.end_column if one_line else None,
+        col=column if one_line else None,
+        endLine=end_line,
+        endColumn=end_column if one_line else None,
         title=f"{finding.code} {finding.rule}",
     )

@@ -115,9 +115,7 @@ def context(result: AuditResult) -> dict[str, Any]:
         result.findings,
         key=lambda f: (
             -f.severity.rank,
-            f.location.path,
-            f.location.line,
-            f.location.column,
+            *f.location.order,
             f.code,
             f.message,
         ),

@@ -103,10 +103,7 @@ def _row(finding: Finding) -> str:
         message += f"<br>Fix: {cell(finding.hint)}"
     if finding.since is not None:
         message += f"<br>History: {cell(finding.since.sentence())}"
-    return (
-        f"| {ICONS[finding.severity]} | {code(f'{loc.path}:{loc.line}:{loc.column}')} | "
-        f"`{finding.code}` {finding.rule} | {message} |"
-    )
+    return f"| {ICONS[finding.severity]} | {code(loc.where)} | `{finding.code}` {finding.rule} | {message} |"
 
 
 def _details(result: AuditResult) -> list[str]:

@@ -94,9 +94,7 @@ def render_text(result: PlanResult) -> str:
         for history in result.histories:
             f = history.finding
             loc = f.location
-            out.append(
-                f"  {loc.path}:{loc.line}:{loc.column}: {f.code} [{f.severity.value}] {safe(f.message)}"
-            )
+            out.append(f"  {loc.where}: {f.code} [{f.severity.value}] {safe(f.message)}")
             out += [f"      {safe(line)}" for line in history_lines(history)]
     else:
         out += ["", f"no findings in {result.upstream} {result.to_version}"]
@@ -125,7 +123,7 @@ def render_markdown(result: PlanResult) -> str:
         out += ["| finding | where | first appeared | deprecated | migration |", "|---|---|---|---|---|"]
         for history in result.histories:
             f = history.finding
-            where = code(f"{f.location.path}:{f.location.line}")
+            where = code(f.location.where.rpartition(":")[0])
             first = cell(history.first_appeared or "already in the written-for release")
             deprecated = (
                 cell(f"{history.deprecated_in}: {history.deprecation}") if history.deprecated_in else ""

@@ -94,9 +94,8 @@ def fingerprints_of(findings: list[Finding]) -> list[str]:
     return result
 
 
-def _position(finding: Finding) -> tuple[str, int, int, str]:
-    loc = finding.location
-    return (loc.path, loc.line, loc.column, finding.code)
+def _position(finding: Finding) -> tuple[str, int, int, int, str]:
+    return (*finding.location.order, finding.code)
 
 
 def _result(finding: Finding, rule_index: dict[str, int], fingerprint_value: str) -> dict[str, Any]:
@@ -117,6 +116,10 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprint_value: str
         "newSignature": finding.new_signature,
         "oldSignature": finding.old_signature,
         "sourceLine": finding.location.source_line or None,
+        # In a notebook: the region above is in its JSON; this is where the cell shows the finding.
+        "notebookCell": finding.location.cell,
+        "cellLine": finding.location.line if finding.location.cell is not None else None,
+        "cellColumn": finding.location.column if finding.location.cell is not None else None,
         "since": finding.since.as_dict() if finding.since is not None else None,  # with `audit --history`
     }
     result["properties"] = {key: value for key, value in properties.items() if value is not None}
@@ -129,6 +132,8 @@ def artifact_location(path: str) -> dict[str, str]:
 
 
 def physical_location(loc: Location) -> dict[str, Any]:
+    if loc.cell is not None:
+        return _notebook_location(loc)
     start_line = max(loc.line, 1)
     start_column = max(loc.column, 1)
     end_line = max(loc.end_line, start_line)
@@ -231,3 +236,20 @@ def _sentence(text: str) -> str:
     """SARIF asks for plain-text messages as complete sentences."""
     text = text.strip()
     return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _notebook_location(loc: Location) -> dict[str, Any]:
+    """A finding in a notebook: the region its characters have in the notebook's JSON file, which
+    code scanning and editors open as it is (a cell's line is no line of the file). No snippet: the
+    JSON's text of the region is escaped, not the code. Without a region, the file alone."""
+    physical: dict[str, Any] = {"artifactLocation": artifact_location(loc.path)}
+    if loc.json_region is not None:
+        line, column, end_line, end_column = loc.json_region
+        end_line = max(end_line, line)
+        physical["region"] = {
+            "startLine": max(line, 1),
+            "startColumn": max(column, 1),
+            "endLine": end_line,
+            "endColumn": max(end_column, column) if end_line == line else max(end_column, 1),
+        }
+    return physical

@@ -63,9 +63,7 @@ def _unchecked(result: AuditResult, style: _Style) -> str:
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Grouped by file (files sorted), then by position; code and message only break ties, for stable output."""
-    return sorted(
-        findings, key=lambda f: (f.location.path, f.location.line, f.location.column, f.code, f.message)
-    )
+    return sorted(findings, key=lambda f: (*f.location.order, f.code, f.message))
 
 
 def _finding_block(finding: Finding, style: _Style) -> str:
@@ -73,7 +71,7 @@ def _finding_block(finding: Finding, style: _Style) -> str:
     tags = finding.severity.value + (f", {finding.classification.value}" if finding.classification else "")
     severity_color = _SEVERITY_COLOR[finding.severity]
     header = (
-        f"{style(f'{loc.path}:{loc.line}:{loc.column}:', _BOLD)} {style(finding.code, _BOLD, _CODE_COLOR)} "
+        f"{style(f'{loc.where}:', _BOLD)} {style(finding.code, _BOLD, _CODE_COLOR)} "
         f"{style(f'[{tags}]', severity_color)} {finding.message}"
     )
     lines = [header]

@@ -19,7 +19,7 @@ from apidrift.auditor.engine import AuditRequest, DiffRequest, audit, diff_versi
 from apidrift.auditor.fix.codemods import run_fix
 from apidrift.reports import RENDERERS
 
-COMMANDS = ("audit", "fix", "diff", "plan", "impact", "bump")
+COMMANDS = ("audit", "fix", "diff", "plan", "impact", "bump", "upgrade")
 CLI_FOLDER = Path(options.__file__).parent
 
 
@@ -48,12 +48,12 @@ def test_the_fetch_options_are_in_every_command_that_fetches_with_one_help(name:
 @pytest.mark.parametrize(
     ("name", "takers"),
     [
-        ("--quiet", ("audit", "fix", "plan", "impact", "bump")),
-        ("--no-config", ("audit", "fix", "plan", "bump")),
-        ("--color", ("audit", "bump")),
-        ("--severity", ("audit", "plan", "bump")),
-        ("--ignore-symbol", ("audit", "fix", "plan", "bump")),
-        ("--ignore", ("audit", "fix", "plan", "bump")),
+        ("--quiet", ("audit", "fix", "plan", "impact", "bump", "upgrade")),
+        ("--no-config", ("audit", "fix", "plan", "bump", "upgrade")),
+        ("--color", ("audit", "bump", "upgrade")),
+        ("--severity", ("audit", "plan", "bump", "upgrade")),
+        ("--ignore-symbol", ("audit", "fix", "plan", "bump", "upgrade")),
+        ("--ignore", ("audit", "fix", "plan", "bump", "upgrade")),
     ],
 )
 def test_a_shared_option_says_the_same_in_every_command(name: str, takers: tuple[str, ...]) -> None:

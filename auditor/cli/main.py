@@ -447,6 +447,7 @@ def _refuse_write_early(downstream: str) -> None:
 
 import apidrift.auditor.cli.bump  # noqa: E402,F401  registers `apidrift bump`
 from apidrift.auditor.cli import plan as _plan  # noqa: E402,F401 - registers `apidrift plan`
+from apidrift.auditor.cli import upgrade as _upgrade  # noqa: E402,F401 - registers `apidrift upgrade`
 from apidrift.auditor.cli.impact import impact as _impact  # noqa: E402  (a command in its own module)
 
 cli.add_command(_impact)

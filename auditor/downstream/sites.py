@@ -10,6 +10,7 @@ from enum import Enum
 from typing import Any
 
 from apidrift.auditor.check.bind import CallShape
+from apidrift.auditor.downstream.notebook import NotebookMap
 from apidrift.auditor.downstream.refs import (
     AttrRef,
     CallRef,
@@ -76,6 +77,8 @@ class FileScan:
     path: str
     sites: tuple[UseSite, ...]
     lines: tuple[str, ...]  # the file's lines, for showing findings
+    # For a notebook: its code cells' lines are `lines`, and this says which cell each is in.
+    notebook: NotebookMap | None = None
 
 
 def ref_to_data(ref: Ref) -> Any:

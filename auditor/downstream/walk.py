@@ -1,6 +1,7 @@
 """The downstream side: walk a source tree, read each Python file, and scan those that mention the upstream.
 
-Input: a folder (or one file) and the upstream's import names. Output: the `FileScan`s and, for every
+Input: a folder (or one file) and the upstream's import names. Jupyter notebooks (`.ipynb`) are
+read too: their code cells are one text (`notebook`), and their scans carry the map back to cells. Output: the `FileScan`s and, for every
 file, a `FileOutcome` (scanned, skipped with a reason, failed with the error): one bad file never
 stops the audit. Scans are cached per file content, so a warm run never loads the parser.
 
@@ -20,10 +21,12 @@ import multiprocessing
 import os
 import re
 import stat
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, Notebook, NotebookError, read_notebook
 from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import (
@@ -51,6 +54,7 @@ SKIPPED_DIRS = frozenset(
         "env",
         "node_modules",
         "__pycache__",
+        ".ipynb_checkpoints",  # Jupyter's autosaved copies of the notebooks beside it
         "build",
         "dist",
         ".mypy_cache",
@@ -64,7 +68,7 @@ SKIPPED_DIRS = frozenset(
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024
-SCAN_VERSION = 25  # part of the scan cache key: bump when the scanner's output changes
+SCAN_VERSION = 26  # part of the scan cache key: bump when the scanner's output changes
 
 
 def scan_downstream(
@@ -78,6 +82,7 @@ def scan_downstream(
         else None
     )
     scans: list[FileScan | None] = []
+    notebooks: dict[str, Notebook] = {}  # of the files still to parse
     pending: list[
         tuple[int, int, str, bytes, str]
     ] = []  # to parse: outcome and scan positions, path, bytes, text
@@ -90,32 +95,49 @@ def scan_downstream(
         ):
             outcomes.append(FileOutcome(relative, FileStatus.SKIPPED, "excluded by configuration"))
             continue
-        try:
-            data = _read_bounded(path)
-        except OSError as error:
-            outcomes.append(
-                FileOutcome(relative, FileStatus.FAILED, f"unreadable: {error.strerror or error}")
-            )
-            continue
-        if data is None:
-            outcomes.append(
-                FileOutcome(relative, FileStatus.SKIPPED, f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB")
-            )
-            continue
-        try:
-            text = decode_source(data)
-        except SourceDecodeError as error:
-            outcomes.append(FileOutcome(relative, FileStatus.FAILED, f"cannot decode: {error}"))
-            continue
-        if mention is None or not mention.search(text):
+        notebook: Notebook | None = None
+        if relative.endswith(NOTEBOOK_SUFFIX):
+            read = _read_notebook(path, relative, mention)
+            if isinstance(read, FileOutcome):
+                outcomes.append(read)
+                continue
+            data, notebook = read
+            text = notebook.text
+        else:
+            try:
+                read_data = _read_bounded(path)
+            except OSError as error:
+                outcomes.append(
+                    FileOutcome(relative, FileStatus.FAILED, f"unreadable: {error.strerror or error}")
+                )
+                continue
+            if read_data is None:
+                outcomes.append(
+                    FileOutcome(
+                        relative, FileStatus.SKIPPED, f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB"
+                    )
+                )
+                continue
+            data = read_data
+            try:
+                text = decode_source(data)
+            except SourceDecodeError as error:
+                outcomes.append(FileOutcome(relative, FileStatus.FAILED, f"cannot decode: {error}"))
+                continue
+        # A notebook is scanned when any of its code cells' lines (a magic, a cell that does not parse) names it.
+        if mention is None or not mention.search("\n".join(notebook.lines) if notebook else text):
             outcomes.append(FileOutcome(relative, FileStatus.SKIPPED, "does not mention the upstream"))
             continue
         cached = _cached_scan(relative, data, text, upstream_names, cache_dir)
+        if cached is not None and notebook is not None:
+            cached = _in_notebook(cached, notebook)
         if cached is not None:
             outcomes.append(FileOutcome(relative, FileStatus.SCANNED, use_sites=len(cached.sites)))
             scans.append(cached)
             continue
         pending.append((len(outcomes), len(scans), relative, data, text))
+        if notebook is not None:
+            notebooks[relative] = notebook
         outcomes.append(FileOutcome(relative, FileStatus.SCANNED))  # both placeholders are filled once parsed
         scans.append(None)
     jobs = [(relative, data, text, upstream_names, cache_dir) for _, _, relative, data, text in pending]
@@ -124,7 +146,7 @@ def scan_downstream(
             outcomes[position] = FileOutcome(relative, FileStatus.FAILED, scan)
         else:
             outcomes[position] = FileOutcome(relative, FileStatus.SCANNED, use_sites=len(scan.sites))
-            scans[slot] = scan
+            scans[slot] = _in_notebook(scan, notebooks[relative]) if relative in notebooks else scan
     return [s for s in scans if s is not None], outcomes
 
 
@@ -139,7 +161,10 @@ POOL_MIN_CHARS = 1024 * 1024
 def _parse_all(jobs: list[tuple[str, bytes, str, frozenset[str], Path]]) -> list[FileScan | str]:
     workers = min(os.cpu_count() or 1, len(jobs))
     small = len(jobs) < POOL_MIN_FILES or sum(len(job[2]) for job in jobs) < POOL_MIN_CHARS
-    if workers < 2 or small or "fork" not in multiprocessing.get_all_start_methods():
+    # Forking while other threads run (`apidrift upgrade` walks dependencies in threads) may copy a lock
+    # another thread holds: then this thread parses, as the other walks use the other core.
+    threaded = threading.active_count() > 1
+    if workers < 2 or small or threaded or "fork" not in multiprocessing.get_all_start_methods():
         return [_parse_job(job) for job in jobs]
     context = multiprocessing.get_context("fork")
     try:
@@ -152,6 +177,43 @@ def _parse_all(jobs: list[tuple[str, bytes, str, frozenset[str], Path]]) -> list
 
 def _parse_job(job: tuple[str, bytes, str, frozenset[str], Path]) -> FileScan | str:
     return _fresh_scan(*job)
+
+
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+def _read_notebook(
+    path: Path, relative: str, mention: re.Pattern[str] | None
+) -> tuple[bytes, Notebook] | FileOutcome:
+    """A notebook's bytes and code cells, or its outcome: skipped (too large, not Python, or its JSON
+    names no upstream import name anywhere: then it is not decoded) or failed."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_NOTEBOOK_BYTES + 1)
+    except OSError as error:
+        return FileOutcome(relative, FileStatus.FAILED, f"unreadable: {error.strerror or error}")
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        return FileOutcome(
+            relative, FileStatus.SKIPPED, f"notebook larger than {MAX_NOTEBOOK_BYTES // 1024 // 1024} MiB"
+        )
+    # A name in the JSON is written as is unless escaped (`\u0070kg`): without escapes, no match is no mention.
+    if b"\\u" not in data and (mention is None or not mention.search(data.decode("utf-8", "replace"))):
+        return FileOutcome(relative, FileStatus.SKIPPED, "does not mention the upstream")
+    try:
+        notebook = read_notebook(data)
+    except NotebookError as error:
+        return FileOutcome(relative, FileStatus.FAILED, str(error))
+    if notebook.language is not None and notebook.language.lower() not in ("python", "python3", "ipython"):
+        return FileOutcome(
+            relative, FileStatus.SKIPPED, f"not a Python notebook (kernel language: {notebook.language[:40]})"
+        )
+    return data, notebook
+
+
+def _in_notebook(scan: FileScan, notebook: Notebook) -> FileScan:
+    """A notebook's scan: its cells' lines as written (the parser read `pass` for what is not
+    Python), and the map from those lines to cells and to the JSON."""
+    return FileScan(scan.path, scan.sites, notebook.lines, notebook.map)
 
 
 def _read_bounded(path: Path) -> bytes | None:
@@ -277,7 +339,7 @@ def _links_to_folder(path: str) -> bool:
 
 
 def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[FileOutcome]]:
-    """The regular `.py` files under `root` with their display paths (sorted), and the folders that could not be read.
+    """The regular `.py` and `.ipynb` files under `root` with their display paths (sorted), and the folders that could not be read.
 
     Iterative (deep trees hit no recursion limit); symlinks are never followed, so a link can neither
     leave the tree nor loop; FIFOs and devices are never opened.
@@ -309,12 +371,16 @@ def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[FileOutcome]
                 if entry.name in SKIPPED_DIRS or entry.name.endswith(".egg-info"):
                     continue
                 stack.append((Path(entry.path), (*parts, entry.name)))
-            elif stat.S_ISREG(mode) and entry.name.endswith(".py"):
+            elif stat.S_ISREG(mode) and entry.name.endswith((".py", NOTEBOOK_SUFFIX)):
                 files.append((Path(entry.path), _display("/".join((*parts, entry.name)))))
-            elif stat.S_ISLNK(mode) and (entry.name.endswith(".py") or _links_to_folder(entry.path)):
+            elif stat.S_ISLNK(mode) and (
+                entry.name.endswith((".py", NOTEBOOK_SUFFIX)) or _links_to_folder(entry.path)
+            ):
                 relative = _display("/".join((*parts, entry.name)))
                 problems.append(FileOutcome(relative, FileStatus.SKIPPED, "symlink, not followed"))
-            elif entry.name.endswith(".py") and not stat.S_ISREG(mode):  # a FIFO, a device, a socket
+            elif entry.name.endswith((".py", NOTEBOOK_SUFFIX)) and not stat.S_ISREG(
+                mode
+            ):  # a FIFO, a device, a socket
                 relative = _display("/".join((*parts, entry.name)))
                 problems.append(FileOutcome(relative, FileStatus.SKIPPED, "not a regular file"))
     files.sort(key=lambda item: item[1].split("/"))  # as paths sort: by component

@@ -254,6 +254,8 @@ def _fix_file(root: Path, path: str, findings: list[Finding]) -> tuple[FileChang
     target = root / path
     if target.is_symlink() or not _within(target.resolve(), root.resolve()):
         return failed("the file is a symbolic link or lies outside the tree: not edited")
+    if path.endswith(".ipynb"):
+        return _fix_notebook(target, path, findings)
     try:
         data = target.read_bytes()
         text = decode_source(data)
@@ -291,6 +293,39 @@ def _fix_file(root: Path, path: str, findings: list[Finding]) -> tuple[FileChang
     if problem is not None:
         return None, [Outcome(o.finding, NOT_APPLIED, problem) if o.status == APPLIED else o for o in ordered]
     return FileChange(path, text, after, encoding), ordered
+
+
+def _fix_notebook(
+    target: Path, path: str, findings: list[Finding]
+) -> tuple[FileChange | None, list[Outcome]]:
+    """A notebook's fixes, cell by cell (`fix.notebooks`)."""
+    from apidrift.auditor.fix.notebooks import NotebookError, fix_notebook
+
+    def failed(reason: str) -> tuple[None, list[Outcome]]:
+        return None, [Outcome(f, NOT_APPLIED, reason) for f in findings]
+
+    try:
+        data = target.read_bytes()
+        fixed = fix_notebook(data, findings, apply_fixes, _compile_problem, path)
+    except OSError as error:
+        return failed(f"cannot read {path}: {error.strerror or error}")
+    except NotebookError as error:
+        return failed(f"cannot read {path} as a notebook: {error}")
+    except cst.ParserSyntaxError as error:
+        return failed(f"LibCST cannot parse a cell of {path}: {first_line(error, strip=False)}")
+    outcomes = []
+    for finding, reason, value in zip(findings, fixed.reasons, fixed.values):
+        if reason is None:
+            unsafe = finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+            outcomes.append(Outcome(finding, APPLIED, unsafe_consequence(finding, value) if unsafe else None))
+        else:
+            outcomes.append(Outcome(finding, NOT_APPLIED, reason))
+    if fixed.after is None:
+        return None, [
+            Outcome(o.finding, NOT_APPLIED, "no edit") if o.status == APPLIED else o for o in outcomes
+        ]
+    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+    return FileChange(path, fixed.before, fixed.after, encoding), outcomes
 
 
 def source_encoding(data: bytes) -> str:
@@ -715,12 +750,24 @@ def write_changes(result: FixResult) -> list[Path]:
         target = result.root / change.path
         if target.is_symlink() or not target.is_file() or not _within(target.resolve(), root):
             raise FixError(f"refusing to write {change.path}: it is not a file inside {result.root}")
-        if decode_source(target.read_bytes()) != change.before:
+        if _current_text(target, change) != change.before:
             raise FixError(f"{change.path} changed since it was read; nothing written, run again")
         targets.append((target, change.after.encode(change.encoding)))
     for target, data in targets:
         atomic_write_bytes(target, data, mode=target.stat().st_mode & 0o7777, suffix=".apidrift-fix")
     return [target for target, _ in targets]
+
+
+def _current_text(target: Path, change: FileChange) -> str:
+    data = target.read_bytes()
+    if change.path.endswith(".ipynb"):
+        from apidrift.auditor.downstream.notebook import NotebookError, bounded_json
+
+        try:
+            return bounded_json(data)
+        except NotebookError:
+            return ""
+    return decode_source(data)
 
 
 # ---- what a manual step needs the developer to do

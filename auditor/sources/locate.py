@@ -792,6 +792,20 @@ def _from_directory(
         if analysis.root != folder:
             analysis.meta.fill(_project_metadata(_project_dir_of(analysis.root)))
     if not analysis.import_names:
+        if origin == "directory" and any(name.endswith(".ipynb") for _, name in _walk_files(folder)):
+            # Notebooks only (a docs or examples folder): a downstream with no package of its own.
+            return SourceTree(
+                name=analysis.meta.name or folder.name,
+                version=analysis.meta.version,
+                root=folder,
+                import_names=(),
+                origin=origin,
+                location=str(folder),
+                sha256=None,
+                compiled_modules=frozenset(),
+                requires=analysis.meta.requires or (),
+                project_root=_path_base(folder, folder),
+            )
         raise SourceError(f"no Python package or module found in {folder}")
     meta = analysis.meta
     return SourceTree(

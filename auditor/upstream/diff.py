@@ -9,7 +9,7 @@ loaded; with it, only what the downstream reaches (the same lazy loading and cac
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from enum import Enum
@@ -481,15 +481,20 @@ def _literal_differs(old: str | None, new: str | None) -> bool:
         return False
 
 
-def used_sites(sites_by_file: Iterable[tuple[str, Iterable[Any]]], old: Resolver) -> dict[str, list[Use]]:
-    """Old-version paths the downstream uses (as written, and where defined), each with its use sites."""
+def used_sites(
+    sites_by_file: Iterable[tuple[str, Iterable[Any]]],
+    old: Resolver,
+    place: Callable[[str, int], str | None] | None = None,
+) -> dict[str, list[Use]]:
+    """Old-version paths the downstream uses (as written, and where defined), each with its use sites
+    (`path:line`, or what `place` says for a file and line: a notebook's cell and line)."""
     uses: dict[str, list[Use]] = {}
     for path, sites in sites_by_file:
         for site in sites:
             value = old.resolve(site.ref)
             if not isinstance(value, (ClassValue, FunctionValue, ModuleValue, AttributeValue)):
                 continue
-            use = Use(f"{path}:{site.span.line}", site)
+            use = Use((place(path, site.span.line) if place else None) or f"{path}:{site.span.line}", site)
             # The path as the downstream writes it (a re-export can vanish while its target stays)...
             written = site.ref.render()
             if "(" not in written and "<" not in written:
