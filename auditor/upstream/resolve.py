@@ -137,8 +137,24 @@ class Missing:
     message: str | None = None  # what the module's `__getattr__` raises for the name, when it says
 
 
+@dataclass(frozen=True)
+class BuiltinInstanceValue:
+    """An instance of a builtin value type (`-> bytes`, `x: str`), known from an annotation: its
+    members are those of the builtin type as the interpreter apidrift runs under has them (a subclass
+    instance is possible: a miss is certain only as a removal, when the old value's type had it)."""
+
+    path: str  # "builtins.str"
+
+
 Value = Union[
-    ModuleValue, ClassValue, FunctionValue, InstanceValue, AttributeValue, ExternalValue, ServedValue
+    ModuleValue,
+    ClassValue,
+    FunctionValue,
+    InstanceValue,
+    AttributeValue,
+    ExternalValue,
+    ServedValue,
+    BuiltinInstanceValue,
 ]
 Resolution = Union[Value, Missing, Unknown]
 
@@ -321,6 +337,8 @@ class Resolver:
         return receiver.args[index] if index < len(receiver.args) else ""
 
     def _instance_of(self, path: str) -> Resolution:
+        if path in _BUILTIN_VALUE_TYPES:
+            return BuiltinInstanceValue(path)
         target = self.lookup(path)
         if isinstance(target, ClassValue):
             return InstanceValue(target.info, exact=False)
@@ -402,10 +420,17 @@ class Resolver:
             cls = self._annotated_class(base.info)
             if cls is not None:
                 return self._class_attribute(cls, name, on_instance=True, exact=False)
+            if base.info.annotation_path in _BUILTIN_VALUE_TYPES:
+                return self.attribute(BuiltinInstanceValue(base.info.annotation_path), name)
             assigned = self.assigned_value(base)
             if isinstance(assigned, (Missing, Unknown)):
                 return Unknown(Reason.UNTYPED_ATTRIBUTE)
             return self.attribute(assigned, name)
+        if isinstance(base, BuiltinInstanceValue):
+            builtin = _BUILTIN_VALUE_TYPES[base.path]
+            if hasattr(builtin, name):
+                return ExternalValue(f"{base.path}.{name}")
+            return Missing(base.path, name, "instance", exact=False)
         if isinstance(base, ExternalValue):
             return Unknown(Reason.EXTERNAL)
         if isinstance(base, ServedValue):
@@ -919,6 +944,8 @@ class Resolver:
             return Unknown(Reason.COROUTINE)  # what awaiting it gives is an ItemRef "await"
         if isinstance(func, FunctionValue) and func.info.returns_path:
             path = self._substituted(func.info.returns_path, receiver)
+            if path in _BUILTIN_VALUE_TYPES:
+                return BuiltinInstanceValue(path)
             target = self.lookup(path) if path else None
             if isinstance(target, ClassValue):
                 return InstanceValue(target.info, exact=False, args=func.info.returns_args)
@@ -928,6 +955,11 @@ class Resolver:
 
 # The method a protocol calls on the instance (see ItemRef).
 _PROTOCOL_METHODS = {"item": "__getitem__", "iter": "__iter__", "next": "__next__", "enter": "__enter__"}
+# Builtin value types whose members the interpreter's own types tell (never an object of the code read).
+_BUILTIN_VALUE_TYPES: dict[str, type] = {
+    f"builtins.{t.__name__}": t
+    for t in (str, bytes, bytearray, int, float, complex, bool, list, dict, tuple, set, frozenset)
+}
 # A return annotation that means the instance itself.
 _SELF_TYPES = frozenset({"typing.Self", "typing_extensions.Self"})
 
