@@ -61,6 +61,10 @@ class Reason(Enum):
         "the Python source beside the stub defines the name, which the stub does not declare",
     )
     MODULE_GETATTR = ("module-getattr", "the module answers unknown names itself (module __getattr__)")
+    EVALUATION_LIMIT = (
+        "evaluation-limit",
+        "evaluating the module's __getattr__ for the name reached a bound of the analysis (steps, work, time, size)",
+    )
     SERVED_BY_GETATTR = (
         "served-by-getattr",
         "served by the module's __getattr__: what it hands back is not an object the analysis reads",

@@ -495,3 +495,87 @@ def test_a_shim_reading_its_module_s_namespace_through_sys_modules(tmp_path: Pat
     binds at top level (its star imports under `if typing.TYPE_CHECKING:` never run)."""
     for answer, real in _package_answers(tmp_path, _MIGRATION_SHIM, ["nosuch", "SomeError"]):
         assert isinstance(answer, NotServed) and answer.message == real, (answer, real)
+
+
+# -- bounds: a bound reached is never read as the module raising (issue 36, items 1 and 3) -----------
+
+_SERVE = "    if name == 'x':\n        return name\n    raise AttributeError(name)\n"
+# Each builds, before serving `x` (as CPython does, given the memory), a value larger than the evaluator
+# follows: it must be refused before it is built, and the answer is undecided, never "not served".
+BOUNDS = {
+    "join": f"_L = {[f'name_{i:05d}' for i in range(12_000)]!r}\ndef __getattr__(name):\n    d = ', '.join(_L)\n",
+    "concatenation": f"_S = {'x' * 60_000!r}\ndef __getattr__(name):\n    d = _S + _S\n",
+    "format_width": "def __getattr__(name):\n    d = '{:>3000000000}'.format(name)\n",
+    "nested_format_width": "def __getattr__(name):\n    d = '{:>{}}'.format(name, 3000000000)\n",
+    "percent_width": "def __getattr__(name):\n    d = '%3000000000s' % name\n",
+    "percent_star": "def __getattr__(name):\n    d = '%*s' % (3000000000, name)\n",
+    "fstring": f"_S = {'x' * 60_000!r}\ndef __getattr__(name):\n    d = f'{{_S}}{{_S}}'\n",
+    "fstring_repr": f"_S = {chr(0) * 30_000!r}\ndef __getattr__(name):\n    d = f'{{_S!r}}'\n",
+    "replace": f"_S = {'a' * 60_000!r}\ndef __getattr__(name):\n    d = _S.replace('a', 'bb')\n",
+    "list_concatenation": f"_L = {['x'] * 60_000!r}\ndef __getattr__(name):\n    d = _L + _L\n",
+    "starred": f"_L = {['x'] * 60_000!r}\ndef __getattr__(name):\n    d = [*_L, *_L]\n",
+    "repr_of_shared_rows": f"_L = {['x'] * 1000!r}\n_M = [_L for _ in _L]\ndef __getattr__(name):\n    d = str(_M)\n",
+    "message_doubled": "def __getattr__(name):\n    m = name\n    for c in 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz':\n        m = m + m\n",
+    # 526 s for two names when only steps were counted
+    "sorted_in_a_loop": f"_S = {''.join(chr(97 + i % 26) for i in range(100_000))!r}\n"
+    "def __getattr__(name):\n    for c in _S:\n        t = sorted(_S)\n",
+    "membership_in_a_loop": f"_L = {[f'n{i}' for i in range(100_000)]!r}\n"
+    "def __getattr__(name):\n    for c in _L:\n        t = name in _L\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BOUNDS))
+def test_a_bound_reached_is_undecided_never_not_served(case: str) -> None:
+    import time
+
+    started = time.monotonic()
+    answer = _evaluate(BOUNDS[case] + _SERVE, "x")
+    assert isinstance(answer, Undecided) and answer.limit, answer
+    assert time.monotonic() - started < 10
+
+
+def test_a_module_raising_with_a_message_too_long_to_build_is_still_undecided() -> None:
+    answer = _evaluate(
+        "def __getattr__(name):\n    raise AttributeError('{:>3000000000}'.format(name))\n", "x"
+    )
+    assert isinstance(answer, Undecided) and answer.limit, answer
+
+
+def test_time_is_bounded_per_name_and_per_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    from apidrift.auditor.upstream import dynamic
+
+    source = "def __getattr__(name):\n" + _SERVE
+    monkeypatch.setattr(dynamic, "MAX_NAME_SECONDS", 0.0)
+    answer = _evaluate(source, "x")
+    assert isinstance(answer, Undecided) and answer.limit and "time" in answer.why, answer
+    monkeypatch.setattr(dynamic, "MAX_NAME_SECONDS", 5.0)
+    monkeypatch.setattr(dynamic, "MAX_MODULE_SECONDS", 0.0)
+    evaluator = dynamic.Evaluator(lambda dotted: (source, False) if dotted == "m" else None)
+    answer = evaluator.evaluate("m", source, "x")
+    assert isinstance(answer, Undecided) and answer.limit and "time" in answer.why, answer
+
+
+def test_memory_exhausted_while_building_is_undecided(tmp_path: Path) -> None:
+    """Without the size estimate (disabled here), `'{:>3000000000}'.format(name)` runs out of a 512 MiB
+    address space: the MemoryError is a bound of the analysis, not the module raising."""
+    import subprocess
+
+    script = tmp_path / "run.py"
+    script.write_text(
+        textwrap.dedent("""
+        import resource
+        from apidrift.auditor.upstream import dynamic
+        dynamic._Interpreter.method_bound = lambda *args: 0
+        dynamic.MAX_SIZE = 10**10
+        source = "def __getattr__(name):\\n    d = '{:>3000000000}'.format(name)\\n    return name\\n"
+        resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+        print(dynamic.evaluate("m", source, "x", lambda d: None))
+    """)
+    )
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.stdout.strip().startswith("Undecided(") and "limit=True" in run.stdout, (
+        run.stdout,
+        run.stderr,
+    )

@@ -809,3 +809,52 @@ def test_local_upstream_links_out_of_the_tree_and_fifo_metadata(tmp_path: Path) 
     )  # the outside file's f(a, b, c) is never read: no AD102
     assert "AD102" not in run.stdout and "a link out of its tree" in run.stdout, run.stdout
     assert elapsed < 20
+
+
+# --- issue 36, 1 and 3: the `__getattr__` evaluator's bounds are never evidence -------------------
+
+_LAZY_NAMES = [f"name_{i:05d}" for i in range(12_000)]
+# Each builds a value larger than the evaluator follows before serving the name CPython serves (run
+# for real, each module hands back the name asked: `import zzup.a; zzup.a.name_00001`).
+_BIG_VALUE_SHIMS = {
+    "join": f"_LAZY = {_LAZY_NAMES!r}\n\ndef __getattr__(name):\n    doc = ', '.join(_LAZY)\n"
+    "    if name in _LAZY:\n        return name\n    raise AttributeError(name)\n",
+    "concatenation": f"_S = {'x' * 60_000!r}\n\ndef __getattr__(name):\n    doc = _S + _S\n"
+    "    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    "format_width": "def __getattr__(name):\n    doc = '{:>3000000000}'.format(name)\n"
+    "    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    "percent_width": "def __getattr__(name):\n    doc = '%3000000000s' % name\n"
+    "    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    "fstring": "_S = 'y' * 1\n_T = " + repr("z" * 60_000) + "\n\ndef __getattr__(name):\n"
+    "    doc = f'{_T}{_T}{name}'\n    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    "starred": "_T = " + repr(["z"] * 60_000) + "\n\ndef __getattr__(name):\n"
+    "    doc = [*_T, *_T]\n    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    # 526 s for two names when only steps were counted: 100,000 sorts of 100,000 characters
+    "sorted_in_a_loop": "_S = " + repr("".join(chr(97 + i % 26) for i in range(100_000))) + "\n\n"
+    "def __getattr__(name):\n    for c in _S:\n        t = sorted(_S)\n"
+    "    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+}
+
+
+def test_an_evaluation_bound_is_not_checkable_never_a_miss(tmp_path: Path) -> None:
+    files = {
+        "zzup/__init__.py": "def f(a):\n    return a\n",
+        **{f"zzup/{shape}.py": code for shape, code in _BIG_VALUE_SHIMS.items()},
+    }
+    up = write_tree(tmp_path / "up", files)
+    uses = "".join(
+        f"import zzup.{shape}\nzzup.{shape}.name_00001\nzzup.{shape}.name_00002\n"
+        for shape in _BIG_VALUE_SHIMS
+    )
+    down = write_tree(tmp_path / "down", {"app.py": uses + "zzup.f(1)\n"})
+    report = tmp_path / "report.json"
+    run, elapsed = run_cli(["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--no-config",
+                            "--quiet", "--cache-dir", str(tmp_path / "c"), "--format", f"json:{report}"],
+                           timeout=90, memory=1 << 30)  # fmt: skip
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
+    data = json.loads(report.read_text())
+    assert not data["findings"], data["findings"]
+    (coverage,) = data["coverage"]
+    assert coverage["not_checkable"].get("evaluation-limit", 0) == 2 * len(_BIG_VALUE_SHIMS), coverage
+    assert elapsed < 45

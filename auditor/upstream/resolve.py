@@ -385,7 +385,7 @@ class Resolver:
         """A name the module does not bind, answered by what its `__getattr__` does (PEP 562)."""
         answer = self.served(module, name)
         if isinstance(answer, dynamic.Undecided):
-            return Unknown(Reason.MODULE_GETATTR)
+            return Unknown(Reason.EVALUATION_LIMIT if answer.limit else Reason.MODULE_GETATTR)
         if unsure is not None:
             return unsure  # a star import the analysis cannot read may bind it before `__getattr__` runs
         if isinstance(answer, dynamic.NotServed):
