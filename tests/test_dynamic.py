@@ -579,3 +579,86 @@ def test_memory_exhausted_while_building_is_undecided(tmp_path: Path) -> None:
         run.stdout,
         run.stderr,
     )
+
+
+# -- a table changed where the evaluator does not look (issue 36, item 2) ----------------------------
+
+_GETATTR_IN = """
+def __getattr__(name):
+    if name in {table}:
+        return name
+    raise AttributeError(f"no {{name}}")
+"""
+# Each changes the table the `__getattr__` reads, not through its own name: CPython serves `old`.
+CHANGED_ELSEWHERE = {
+    "alias": ("_TABLE = {'a': 1}\n_ALIAS = _TABLE\n_ALIAS['old'] = 2\n", "_TABLE"),
+    "container": ("_TABLE = {'a': 1}\n_HOLDER = [_TABLE]\n_HOLDER[0]['old'] = 2\n", "_TABLE"),
+    "container_of_literals": ("_HOLDER = [{'a': 1}]\n_HOLDER[0]['old'] = 2\n", "_HOLDER[0]"),
+    "helper": (
+        "_TABLE = {'a': 1}\n\ndef _add(table, **names):\n    table.update(names)\n\n_add(_TABLE, old=2)\n",
+        "_TABLE",
+    ),
+    "helper_by_keyword": (
+        "_TABLE = {'a': 1}\n\ndef _add(key, table=None):\n    table[key] = 1\n\n_add('old', table=_TABLE)\n",
+        "_TABLE",
+    ),
+    "alias_setdefault": ("_TABLE = {'a': 1}\n_ALIAS = _TABLE\n_ALIAS.setdefault('old', 2)\n", "_TABLE"),
+    "alias_update": ("_TABLE = {'a': 1}\n_ALIAS = _TABLE\n_ALIAS.update(old=2)\n", "_TABLE"),
+    "element_through_a_name": (
+        "_TABLE = {'names': ['a']}\n_NAMES = _TABLE['names']\n_NAMES.append('old')\n",
+        "_TABLE['names']",
+    ),
+    "element_in_place": ("_TABLE = {'names': ['a']}\n_TABLE['names'].append('old')\n", "_TABLE['names']"),
+    "loop_variable": (
+        "_TABLE = {'names': ['a']}\nfor _k, _v in _TABLE.items():\n    _v.append('old')\n",
+        "_TABLE['names']",
+    ),
+    "returned_by_a_helper": (
+        "_TABLE = {'a': 1}\n\ndef _table():\n    return _TABLE\n\n_table()['old'] = 2\n",
+        "_TABLE",
+    ),
+    "library_function": (
+        "import operator\n_TABLE = {'a': 1}\noperator.setitem(_TABLE, 'old', 2)\n",
+        "_TABLE",
+    ),
+    "starred_into_a_helper": (
+        "_TABLE = {'a': 1}\n\ndef _add(*tables):\n    for t in tables:\n        t['old'] = 2\n\n_add(_TABLE)\n",
+        "_TABLE",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHANGED_ELSEWHERE))
+def test_a_table_changed_through_another_name_is_not_read(case: str, tmp_path: Path) -> None:
+    code, table = CHANGED_ELSEWHERE[case]
+    files = {"__init__": code + _GETATTR_IN.format(table=table)}
+    ((answer, real),) = _package_answers(tmp_path, files, ["old"])
+    assert real == "served"  # CPython: the change made elsewhere added it
+    assert isinstance(answer, Undecided), answer
+
+
+def test_a_table_only_read_stays_certain(tmp_path: Path) -> None:
+    """Reading a table, handing its immutable elements on (a warning's message), copying it or
+    passing it to the module's own helper that only reads it: its literal is still what runs."""
+    code = """
+    import warnings
+
+    _TABLE = {"a": ("pkg.a", "a is deprecated"), "b": ("pkg.b", "b is deprecated")}
+    _NAMES = sorted(_TABLE)
+    _COPY = dict(_TABLE)
+    _COPY["zz"] = ("pkg.zz", "")
+
+
+    def _known(table, name):
+        return name in table and len(table) > 0
+
+
+    def __getattr__(name):
+        if _known(_TABLE, name):
+            target, message = _TABLE[name]
+            warnings.warn(message, DeprecationWarning)
+            return target
+        raise AttributeError(f"no {name} in {', '.join(_NAMES)}")
+    """
+    for answer, real in _package_answers(tmp_path, {"__init__": code}, ["zz", "other"]):
+        assert isinstance(answer, NotServed) and answer.message == real, (answer, real)

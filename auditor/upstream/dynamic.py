@@ -29,6 +29,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from apidrift.auditor.upstream.escape import changed_depths
+
 MAX_STEPS = 50_000  # expressions and statements evaluated for one name
 MAX_DEPTH = 16  # nested calls
 MAX_SIZE = 100_000  # elements of a container, characters of a string
@@ -160,6 +162,8 @@ class _Obj:
     # imported and then changed in place where it is imported (`T.pop(k)`): its own module's value
     # is no longer the one read
     changed: bool = field(default=False, compare=False)
+    # imported, and what it holds from this depth on may be changed where it is imported (escape.py)
+    shared: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -213,6 +217,9 @@ class _Module:
     # changes and each runs on every import (`T = {}` then `T.update({...})`, `T["k"] = v`)
     mutations: dict[str, list[ast.stmt]] = field(default_factory=dict)
     stars: bool = False  # a star import binds names the analysis does not list
+    # name -> the nesting depth from which what its value holds may be changed where the analysis does
+    # not look (through another name, a container, a helper: escape.py); 0 is the value itself
+    shared: dict[str, int] = field(default_factory=dict)
     values: dict[str, tuple[Any, bool]] = field(default_factory=dict)  # name -> (value, from an unknown call)
 
     @property
@@ -620,8 +627,10 @@ class _Interpreter:
             )  # its code sees the module as it is there
             try:
                 value = self.bind_statement(mod, stmt, name)
-                if isinstance(value, _Obj) and isinstance(stmt, ast.ImportFrom) and name in mod.mutated:
-                    value = _Obj(value.path, changed=True)
+                if isinstance(value, _Obj) and isinstance(stmt, ast.ImportFrom):
+                    value = _Obj(value.path, changed=name in mod.mutated, shared=mod.shared.get(name))
+                else:
+                    value = self.unshared(mod, name, value)
             except _Limit as limit:
                 mod.values[name] = (_Failed(limit.why), False)
                 raise
@@ -666,6 +675,7 @@ class _Interpreter:
             for change in changes:
                 self.before = (mod.path, change.lineno)
                 value = self.change(mod, value, change)
+            value = self.unshared(mod, name, value)
         except _Limit as limit:
             mod.values[key] = (_Failed(limit.why), False)
             raise
@@ -675,6 +685,24 @@ class _Interpreter:
             approximate, self.approximate = self.approximate, outer_approximate or self.approximate
         mod.values[key] = (value, approximate)
         return value
+
+    def unshared(self, mod: _Module, name: str, value: Any) -> Any:
+        """`value`, bound to `name` in `mod`, or unknown where an object it holds may be changed where
+        the analysis does not look."""
+        depth = mod.shared.get(name)
+        return UNKNOWN if depth is not None and self.mutable_from(value, depth) else value
+
+    def mutable_from(self, value: Any, depth: int, level: int = 0) -> bool:
+        """Whether `value` holds a mutable container (a dict, list or set) at `depth` or deeper."""
+        if not isinstance(value, _COLLECTIONS):
+            return False
+        if depth <= 0 and isinstance(value, (dict, list, set)):
+            return True
+        if level > 20:
+            return True
+        self.charge(len(value) + 1)
+        children = [x for pair in value.items() for x in pair] if isinstance(value, dict) else value
+        return any(self.mutable_from(child, depth - 1, level + 1) for child in children)
 
     def change(self, mod: _Module, value: Any, stmt: ast.stmt) -> Any:
         """`value` after a module-level statement changes it in place (see _module_mutations)."""
@@ -1428,7 +1456,11 @@ class _Interpreter:
             if value.changed:
                 return _Unknown()
             resolved = self.function_of(value.path)
-            return _Unknown() if isinstance(resolved, _Obj) else resolved
+            if isinstance(resolved, _Obj):
+                return _Unknown()
+            if value.shared is not None and self.mutable_from(resolved, value.shared):
+                return _Unknown()
+            return resolved
         return value
 
     def attribute(self, owner: Any, name: str) -> Any:
@@ -1607,14 +1639,20 @@ class _Interpreter:
 @functools.lru_cache(maxsize=32)
 def _module_facts(
     source: str,
-) -> tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str], dict[str, list[ast.stmt]], bool] | str:
-    """A module's bindings and mutated names (parsed once per source: every name asked reads them).
-    The trees are only read, never changed, by the interpreter."""
+) -> (
+    tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str], dict[str, list[ast.stmt]], bool, dict[str, int]]
+    | str
+):
+    """A module's bindings, mutated names, changes made in place, whether it star-imports, and the
+    depths from which its values may be changed unseen (parsed once per source: every name asked
+    reads them). The trees are only read, never changed, by the interpreter."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
         return str(error) or type(error).__name__
-    return _bindings(tree), _mutated(tree), _module_mutations(tree), _has_star_import(tree)
+    mutations = _module_mutations(tree)
+    followed = {id(change) for changes in mutations.values() for change in changes}
+    return _bindings(tree), _mutated(tree), mutations, _has_star_import(tree), changed_depths(tree, followed)
 
 
 def _handling(scope: _Scope) -> _Raised | None:

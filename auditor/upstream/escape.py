@@ -1,0 +1,427 @@
+"""Which of a module's values may be changed where the `__getattr__` evaluator does not look.
+
+A table the module binds as a literal is read as that literal only where nothing else may change it:
+not through another name (`_ALIAS = _TABLE; _ALIAS["old"] = ...`), a container holding it
+(`_HOLDER = [_TABLE]; _HOLDER[0]["old"] = ...`), a helper it is passed to (`_add(_TABLE, old=...)`
+where `_add` changes its argument), a value taken out of it (`_TABLE["sub"].append(...)`), or code the
+analysis cannot read (any call of something else, a value stored into another object). Static and
+name-based, over the whole module (functions included): a local of the same name counts too, which
+only makes more values unknown.
+
+`changed_depths(tree, followed)` answers, per name, the smallest nesting depth from which the objects
+its value holds may be changed: 0 is the value itself, 1 its elements (a dict's keys and values), and
+so on. `followed` holds the ids of the module-level statements that change a name in place and that
+the evaluator replays itself (`T.update({...})` on every import): those are not changes it misses.
+
+Each use of a name is followed upwards through the expressions around it, keeping how the value there
+relates to the name's value: (offset, fresh) says that the value's objects at depth j >= fresh are the
+name's objects at depth j + offset, and those above are new (a display, a comprehension, a copy).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterator
+
+MAX_WALK = 200_000  # expression nodes visited for one module; past it, every value may be changed
+
+_EXCEPTIONS = frozenset(
+    n
+    for n in dir(builtins)
+    if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)
+)
+# builtins that only read their arguments and return something new that holds none of them
+_READERS = frozenset(
+    {"len", "isinstance", "issubclass", "repr", "str", "bool", "int", "float", "hash", "id", "print", "any",
+     "all", "sum", "hasattr", "format", "callable", "ascii", "bytes"}
+)  # fmt: skip
+# builtins that return a new container holding the elements of their (first) argument
+_COPIERS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "dict", "reversed", "iter"})
+_ELEMENT_OF = frozenset({"min", "max", "next"})  # builtins that return an element
+_PAIRS = frozenset({"enumerate", "zip"})  # builtins whose items are new pairs holding elements
+# methods that change their receiver
+_MUTATORS = frozenset(
+    {"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove", "add",
+     "discard", "__setitem__", "__delitem__", "sort", "reverse", "difference_update",
+     "intersection_update", "symmetric_difference_update", "__ior__", "__iadd__"}
+)  # fmt: skip
+_BULK_MUTATORS = frozenset({"update", "extend", "difference_update", "intersection_update"})  # take elements
+# methods that only read their receiver and arguments, returning something that holds neither
+_READ_METHODS = frozenset(
+    {"count", "index", "startswith", "endswith", "find", "rfind", "format", "split", "rsplit",
+     "partition", "rpartition", "lower", "upper", "replace", "join", "strip", "lstrip", "rstrip",
+     "removeprefix", "removesuffix", "isidentifier", "isupper", "islower", "title", "capitalize",
+     "issubset", "issuperset", "isdisjoint", "__contains__", "__len__", "encode", "decode"}
+)  # fmt: skip
+_COPY_METHODS = frozenset(
+    {"copy", "keys", "values", "union", "intersection", "difference", "symmetric_difference"}
+)
+
+Relation = tuple[int, int]  # (offset, fresh): see the module docstring
+
+
+def changed_depths(tree: ast.Module, followed: set[int]) -> dict[str, int]:
+    """Name -> the smallest depth from which its value's objects may be changed unseen (see above)."""
+    walker = _Walker(tree, followed)
+    try:
+        walker.run()
+    except (_TooMuch, RecursionError):
+        return {name: 0 for name in walker.names}
+    return walker.result()
+
+
+class _TooMuch(Exception):
+    pass
+
+
+class _Walker:
+    def __init__(self, tree: ast.Module, followed: set[int]) -> None:
+        self.followed = followed
+        self.parents: dict[int, ast.AST] = {}
+        self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self.calls: dict[str, list[ast.Call]] = {}  # function name -> the calls of it by that name
+        self.returns: dict[int, ast.AST] = {}  # id(return or lambda body) -> its function
+        self.loads: list[ast.Name] = []
+        self.names: set[str] = set()
+        self.edges: dict[str, list[tuple[str, Relation]]] = {}  # derived name -> (source name, relation)
+        self.bad: dict[str, int] = {}  # name -> smallest depth changed unseen
+        # name -> smallest depth of a change the evaluator replays for that name, not for the names
+        # it was derived from (`_ALIAS = _TABLE; _ALIAS["k"] = v` changes `_TABLE` unseen)
+        self.replayed: dict[str, int] = {}
+        self.visits = 0
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[id(child)] = parent
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(parent.name, []).append(parent)
+            elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name):
+                self.calls.setdefault(parent.func.id, []).append(parent)
+            elif isinstance(parent, ast.Name):
+                self.names.add(parent.id)
+                if isinstance(parent.ctx, ast.Load):
+                    self.loads.append(parent)
+
+    def run(self) -> None:
+        for name in self.loads:
+            self.follow(name.id, name, (0, 0), set())
+
+    def result(self) -> dict[str, int]:
+        for derived, replayed in self.replayed.items():
+            for source, (offset, fresh) in self.edges.get(derived, ()):
+                self.mark(source, max(replayed, fresh) + offset)
+        changed = True
+        while changed:
+            changed = False
+            for derived, sources in self.edges.items():
+                depth = self.bad.get(derived)
+                if depth is None:
+                    continue
+                for source, (offset, fresh) in sources:
+                    if self.mark(source, max(depth, fresh) + offset):
+                        changed = True
+        return dict(self.bad)
+
+    def mark(self, name: str, depth: int) -> bool:
+        depth = max(depth, 0)
+        if name in self.bad and self.bad[name] <= depth:
+            return False
+        self.bad[name] = depth
+        return True
+
+    def derive(self, target: str, root: str, relation: Relation) -> None:
+        if target != root or relation != (0, 0):
+            self.edges.setdefault(target, []).append((root, relation))
+
+    def escape(self, root: str, relation: Relation) -> None:
+        """The value (related to `root` by `relation`) reaches code the analysis does not follow."""
+        offset, fresh = relation
+        self.mark(root, fresh + offset)
+
+    def change(self, root: str, relation: Relation, statement: ast.AST | None) -> None:
+        """The value itself is changed in place (its depth-0 object)."""
+        offset, fresh = relation
+        if fresh > 0:
+            return  # a new container: changing it changes nothing the name holds
+        if relation == (0, 0) and statement is not None and id(statement) in self.followed:
+            self.replayed[root] = 0  # a module-level change the evaluator replays (for this name)
+            return
+        self.mark(root, offset)
+
+    def follow(self, root: str, node: ast.AST, relation: Relation, seen: set[tuple[int, Relation]]) -> None:
+        key = (id(node), relation)
+        if key in seen:
+            return
+        seen.add(key)
+        self.visits += 1
+        if self.visits > MAX_WALK:
+            raise _TooMuch()
+        offset, fresh = relation
+        element: Relation = (offset + 1, max(fresh - 1, 0))
+        copy: Relation = (offset, max(fresh, 1))
+        holder: Relation = (offset - 1, fresh + 1)
+        parent = self.parents.get(id(node))
+        if parent is None:
+            return
+        if isinstance(parent, (ast.Expr, ast.If, ast.While, ast.Assert)):
+            return  # evaluated, or tested for truth
+        if isinstance(parent, (ast.Compare, ast.UnaryOp, ast.FormattedValue, ast.JoinedStr)):
+            return
+        if isinstance(parent, ast.Subscript):
+            if node is not parent.value:
+                return  # a key or index
+            if isinstance(parent.ctx, ast.Load):
+                self.follow(root, parent, element, seen)
+            else:
+                self.change(root, relation, self.statement_of(parent))
+            return
+        if isinstance(parent, ast.Attribute):
+            call = self.parents.get(id(parent))
+            if not isinstance(parent.ctx, ast.Load):
+                self.change(root, relation, self.statement_of(parent))
+            elif isinstance(call, ast.Call) and call.func is parent:
+                self.method(root, parent.attr, call, relation, seen)
+            else:
+                self.escape(root, relation)  # a bound method or an attribute handed on
+            return
+        if isinstance(parent, ast.Call):
+            self.argument(root, parent, node, relation, seen)
+            return
+        if isinstance(parent, ast.keyword):
+            call = self.parents.get(id(parent))
+            if isinstance(call, ast.Call):
+                self.argument(root, call, parent, relation, seen)
+            else:
+                self.escape(root, relation)  # a class keyword
+            return
+        if isinstance(parent, ast.Starred):
+            outer = self.parents.get(id(parent))
+            if isinstance(outer, (ast.List, ast.Tuple, ast.Set)) and isinstance(parent.ctx, ast.Load):
+                self.follow(root, outer, copy, seen)  # `[*T]`: a new list of its elements
+            elif isinstance(outer, ast.Call):
+                if isinstance(outer.func, ast.Name) and outer.func.id in self.functions:
+                    for target, held in self.parameters_for(outer, None):
+                        # `f(*T)`: its elements are the arguments (`*args` holds T's elements: a copy)
+                        self.derive(target, root, copy if held else element)
+                self.argument_elements(root, outer, relation, seen)
+            else:
+                self.escape(root, relation)
+            return
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
+            self.follow(root, parent, holder, seen)
+            return
+        if isinstance(parent, ast.Dict):
+            if any(v is node for k, v in zip(parent.keys, parent.values) if k is None):
+                self.follow(root, parent, copy, seen)  # `{**T}`
+            else:
+                self.follow(root, parent, holder, seen)
+            return
+        if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            self.follow(root, parent, holder, seen)  # the element of a comprehension
+            return
+        if isinstance(parent, ast.comprehension):
+            if node is parent.iter:
+                self.bind(root, parent.target, element, seen)
+            return  # a condition
+        if isinstance(parent, (ast.For, ast.AsyncFor)):
+            if node is parent.iter:
+                self.bind(root, parent.target, element, seen)
+            return
+        if isinstance(parent, ast.BinOp):
+            self.follow(root, parent, copy, seen)  # `T + [x]`, `T | {...}`: a new value of its elements
+            return
+        if isinstance(parent, (ast.BoolOp, ast.IfExp)):
+            if isinstance(parent, ast.IfExp) and node is parent.test:
+                return
+            self.follow(root, parent, relation, seen)
+            return
+        if isinstance(parent, ast.NamedExpr):
+            self.derive(parent.target.id, root, relation)
+            self.follow(root, parent, relation, seen)
+            return
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+            targets: list[ast.expr] = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            for bound in targets:
+                self.bind(root, bound, relation, seen)
+            return
+        if isinstance(parent, ast.AugAssign):
+            if node is parent.value:
+                self.bind(root, parent.target, copy, seen)  # `x += T`: x takes T's elements
+            return
+        if isinstance(parent, ast.Return):
+            function = self.function_of(parent)
+            if function is not None:
+                for call in self.calls.get(function, ()):
+                    self.follow(root, call, relation, seen)
+            return  # handed back to whoever called it: the import system, or the downstream
+        if isinstance(parent, ast.Lambda):
+            self.escape(root, relation)  # handed back to whoever calls the lambda
+            return
+        if isinstance(parent, ast.arguments):
+            self.default(root, parent, node, relation)
+            return
+        self.escape(root, relation)  # yield, await, raise, with, a decorator, a base class, ...
+
+    def bind(self, root: str, target: ast.AST, relation: Relation, seen: set[tuple[int, Relation]]) -> None:
+        offset, fresh = relation
+        if isinstance(target, ast.Name):
+            self.derive(target.id, root, relation)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                if isinstance(element, ast.Starred):
+                    self.bind(root, element.value, (offset, max(fresh, 1)), seen)
+                else:
+                    self.bind(root, element, (offset + 1, max(fresh - 1, 0)), seen)
+        elif isinstance(target, ast.Starred):
+            self.bind(root, target.value, relation, seen)
+        elif isinstance(target, (ast.Subscript, ast.Attribute)):
+            self.escape(root, relation)  # stored into another object
+        else:
+            self.escape(root, relation)
+
+    def method(
+        self, root: str, name: str, call: ast.Call, relation: Relation, seen: set[tuple[int, Relation]]
+    ) -> None:
+        offset, fresh = relation
+        if name in _MUTATORS:
+            self.change(root, relation, self.statement_of(call))
+            if name in ("pop", "popitem", "setdefault"):
+                self.follow(root, call, (offset + 1, max(fresh - 1, 0)), seen)  # hands back an element
+            return
+        if name in _READ_METHODS:
+            return
+        if name == "get":
+            self.follow(root, call, (offset + 1, max(fresh - 1, 0)), seen)
+            return
+        if name == "items":
+            self.follow(root, call, (offset - 1, max(fresh + 1, 2)), seen)  # new pairs of its keys and values
+            return
+        if name in _COPY_METHODS:
+            self.follow(root, call, (offset, max(fresh, 1)), seen)
+            return
+        self.escape(root, relation)
+
+    def argument(
+        self,
+        root: str,
+        call: ast.Call,
+        node: ast.AST,
+        relation: Relation,
+        seen: set[tuple[int, Relation]],
+    ) -> None:
+        """The value is an argument of `call` (`node`: the argument, or its keyword)."""
+        offset, fresh = relation
+        func = call.func
+        if node is func:
+            return  # called
+        if isinstance(node, ast.keyword) and node.arg is None:
+            relation = (offset + 1, max(fresh - 1, 0))  # `f(**T)`: its values are the arguments
+            offset, fresh = relation
+        if isinstance(func, ast.Name):
+            if func.id in _READERS or func.id in _EXCEPTIONS:
+                return
+            if func.id in _COPIERS:
+                self.follow(root, call, (offset, max(fresh, 1)), seen)
+                return
+            if func.id in _ELEMENT_OF:
+                self.follow(root, call, (offset + 1, max(fresh - 1, 0)), seen)
+                return
+            if func.id in _PAIRS:
+                self.follow(root, call, (offset - 1, max(fresh + 1, 2)), seen)
+                return
+            if func.id == "getattr" and call.args and call.args[0] is node:
+                self.escape(root, relation)  # a method of it, maybe one that changes it
+                return
+            if func.id in self.functions:
+                for target, held in self.parameters_for(call, node):
+                    self.derive(target, root, (offset - 1, fresh + 1) if held else relation)
+                return
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            if method in _READ_METHODS:
+                return
+            if method in _BULK_MUTATORS:
+                self.escape(root, (offset, max(fresh, 1)))  # its elements go into the receiver
+                return
+            if method == "get" and len(call.args) > 1 and call.args[1] is node:
+                self.follow(root, call, relation, seen)  # the default handed back
+                return
+        self.escape(root, relation)
+
+    def argument_elements(
+        self, root: str, call: ast.Call, relation: Relation, seen: set[tuple[int, Relation]]
+    ) -> None:
+        """`f(*T)`: T's elements are the arguments."""
+        offset, fresh = relation
+        func = call.func
+        if isinstance(func, ast.Name) and (func.id in _READERS or func.id in _EXCEPTIONS):
+            return
+        if isinstance(func, ast.Name) and func.id in self.functions:
+            return  # bound to its parameters (parameters_for)
+        self.escape(root, (offset, max(fresh, 1)))
+
+    def parameters_for(self, call: ast.Call, node: ast.AST | None) -> Iterator[tuple[str, bool]]:
+        """The parameters of the module's functions called so that may receive `node` (None: a
+        starred argument, any positional parameter), each with whether it holds the argument (a
+        `*args` tuple or a `**kwargs` dict) rather than being it."""
+        assert isinstance(call.func, ast.Name)
+        for function in self.functions.get(call.func.id, ()):
+            args = function.args
+            positional = [*args.posonlyargs, *args.args]
+            if node is None:
+                yield from ((a.arg, False) for a in positional)
+                if args.vararg is not None:
+                    yield args.vararg.arg, True
+                continue
+            if isinstance(node, ast.keyword):
+                names = {a.arg for a in (*args.args, *args.kwonlyargs)}
+                if node.arg is None:
+                    yield from ((n, False) for n in names)  # `f(**T)`: T's values bound to any of them
+                    if args.kwarg is not None:
+                        yield args.kwarg.arg, True
+                elif node.arg in names:
+                    yield node.arg, False
+                elif args.kwarg is not None:
+                    yield args.kwarg.arg, True
+                continue
+            index = next((i for i, a in enumerate(call.args) if a is node), None)
+            if index is None:
+                continue
+            if any(isinstance(a, ast.Starred) for a in call.args[:index]):
+                yield from ((a.arg, False) for a in positional)  # its position is not known
+                if args.vararg is not None:
+                    yield args.vararg.arg, True
+            elif index < len(positional):
+                yield positional[index].arg, False
+            elif args.vararg is not None:
+                yield args.vararg.arg, True
+
+    def default(self, root: str, arguments: ast.arguments, node: ast.AST, relation: Relation) -> None:
+        positional = [*arguments.posonlyargs, *arguments.args]
+        for param, default in zip(
+            positional[len(positional) - len(arguments.defaults) :], arguments.defaults
+        ):
+            if default is node:
+                self.derive(param.arg, root, relation)
+                return
+        for param, kw_default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+            if kw_default is node:
+                self.derive(param.arg, root, relation)
+                return
+        self.escape(root, relation)
+
+    def function_of(self, node: ast.AST) -> str | None:
+        current = self.parents.get(id(node))
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return current.name
+            if isinstance(current, (ast.Lambda, ast.ClassDef, ast.Module)):
+                return None
+            current = self.parents.get(id(current))
+        return None
+
+    def statement_of(self, node: ast.AST) -> ast.AST | None:
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, ast.stmt):
+            current = self.parents.get(id(current))
+        return current
