@@ -115,6 +115,258 @@ def _evaluate(interpreter: _Interpreter, module: str, source: str, name: str, is
     return Served(_path_of(value), warning)
 
 
+def namespace_names(
+    evaluator: Evaluator, module: str, source: str, enums: dict[str, list[str]], *, is_package: bool = False
+) -> frozenset[str] | Undecided:
+    """The names a module's code binds through `globals()` on every import (see namespace_writes),
+    evaluated with the bounds of `evaluate`; `enums` holds the members of the module's Enum classes."""
+    interpreter = evaluator.interpreter
+    spent = evaluator.spent.get(module, 0.0)
+    if spent >= MAX_MODULE_SECONDS:
+        return Undecided(f"more time than the analysis spends on one module ({MAX_MODULE_SECONDS:g} s)", True)
+    started = time.monotonic()
+    interpreter.reset(started + min(MAX_NAME_SECONDS, MAX_MODULE_SECONDS - spent))
+    try:
+        mod = interpreter.modules.get(module) or interpreter.module(module, source, is_package)
+        tree = ast.parse(source)
+        names: list[str] = []
+        for stmt in namespace_writes(tree):
+            interpreter.before = (module, stmt.lineno)
+            try:
+                names.extend(interpreter.namespace_write(mod, stmt, enums))
+            finally:
+                interpreter.before = None
+        return frozenset(names)
+    except _Limit as limit:
+        return Undecided(limit.why, True)
+    except _Abort as abort:
+        return Undecided(abort.why)
+    except _Raised as raised:
+        return Undecided(f"the module's code raises {raised.cls} there")
+    except (_Return, _Break, _Continue):
+        return Undecided("a statement the analysis does not follow")
+    except (SyntaxError, ValueError):
+        return Undecided("the module does not parse")
+    except RecursionError:
+        return Undecided("nesting deeper than the analysis follows", True)
+    except MemoryError:
+        return Undecided("more memory than the analysis has", True)
+    finally:
+        interpreter.memo.clear()
+        evaluator.spent[module] = spent + time.monotonic() - started
+
+
+def namespace_writes(tree: ast.Module) -> list[ast.stmt]:
+    """Module-level statements that run on every import and bind names through `globals()` in a way
+    the evaluator reads: `globals().update(X)` (X a dict it can evaluate, keywords, or an Enum's
+    `__members__`), and a `for` loop over a value it can evaluate whose body writes `globals()[key] =
+    value` (with plain assignments, `if` tests, `continue` and `__all__` additions around it)."""
+    certain = _certain_statements(tree)
+    return [
+        stmt
+        for stmt in _module_statements(tree)
+        if id(stmt) in certain and (_is_namespace_update(stmt) or _is_namespace_loop(stmt))
+    ]
+
+
+def enum_members(tree: ast.Module) -> dict[str, list[str]]:
+    """The member names of each module-level Enum class whose body the analysis reads for certain: its
+    bases the `enum` module's classes (after builtin mixins), its body only members whose values are
+    literals, `auto()` or other members, methods, annotations and a docstring."""
+    enum_names = {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"}
+    imported: set[str] = set()
+    modules: set[str] = set()
+    for stmt in _module_statements(tree):
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "enum" and not stmt.level:
+            imported.update(
+                a.asname or a.name for a in stmt.names if a.name in enum_names | {"auto", "unique"}
+            )
+        elif isinstance(stmt, ast.Import):
+            modules.update(a.asname or a.name for a in stmt.names if a.name == "enum")
+
+    def is_enum(node: ast.expr, names: set[str]) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in imported and node.id in names
+        return (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.attr in names
+        )
+
+    found: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.ClassDef) or not stmt.bases or stmt.keywords:
+            continue
+        *mixins, base = stmt.bases
+        if not is_enum(base, enum_names) or not all(
+            isinstance(m, ast.Name) and m.id in ("int", "str") for m in mixins
+        ):
+            continue
+        if not all(is_enum(d, {"unique"}) for d in stmt.decorator_list):
+            continue
+        members = _enum_body_members(stmt.body, lambda n: is_enum(n, {"auto"}))
+        if members is not None:
+            found[stmt.name] = members
+    return found
+
+
+def _enum_body_members(body: list[ast.stmt], is_auto: Callable[[ast.expr], bool]) -> list[str] | None:
+    members: list[str] = []
+
+    def literal(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in members  # an alias of an earlier member
+        if isinstance(node, ast.Tuple):
+            return all(literal(e) for e in node.elts)
+        if isinstance(node, ast.UnaryOp):
+            return literal(node.operand)
+        if isinstance(node, ast.BinOp):
+            return literal(node.left) and literal(node.right)
+        return isinstance(node, ast.Call) and is_auto(node.func) and not node.args and not node.keywords
+
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, ast.Pass) or (
+            index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if all(
+                isinstance(d, ast.Name) and d.id in ("property", "classmethod", "staticmethod")
+                for d in stmt.decorator_list
+            ):
+                continue
+            return None
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        if not isinstance(target, ast.Name):
+            return None
+        name = target.id
+        if name.startswith("__") and name.endswith("__") and len(name) > 4:
+            if value is not None and isinstance(stmt, ast.Assign) and name != "__doc__":
+                return None  # `__init__ = ...`, `__new__`: more than members
+            continue
+        if name.startswith("_"):
+            return None  # `_ignore_`, `_order_`, private names (members or not, depending on the version)
+        if value is None:
+            continue  # an annotation alone binds nothing
+        if not literal(value):
+            return None  # maybe a descriptor: not a member
+        members.append(name)
+    return members
+
+
+def _is_namespace_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "globals"
+        and not node.args
+        and not node.keywords
+    )
+
+
+def _reads_namespace(node: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id in ("globals", "locals", "vars", "exec", "eval", "setattr")
+        for n in ast.walk(node)
+    )
+
+
+def _is_namespace_update(stmt: ast.stmt) -> bool:
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    call = stmt.value
+    return (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr == "update"
+        and _is_namespace_call(call.func.value)
+        and len(call.args) <= 1
+        and not any(_reads_namespace(a) for a in (*call.args, *call.keywords))
+    )
+
+
+def _namespace_key(stmt: ast.stmt) -> ast.expr | None:
+    """The key of `globals()[key] = value`."""
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Subscript)
+        and _is_namespace_call(stmt.targets[0].value)
+        and not _reads_namespace(stmt.value)
+        and not _reads_namespace(stmt.targets[0].slice)
+    ):
+        return stmt.targets[0].slice
+    return None
+
+
+def _adds_to_all(stmt: ast.stmt) -> bool:
+    """`__all__.append(...)`, `__all__.extend(...)`, `__all__ += ...`: the export list, not the namespace."""
+    if isinstance(stmt, ast.AugAssign):
+        return (
+            isinstance(stmt.target, ast.Name)
+            and stmt.target.id == "__all__"
+            and not _reads_namespace(stmt.value)
+        )
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        return (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "__all__"
+            and func.attr in ("append", "extend")
+            and not any(_reads_namespace(a) for a in stmt.value.args)
+        )
+    return False
+
+
+def _loop_body_ok(body: list[ast.stmt]) -> tuple[bool, bool]:
+    """(every statement is one the evaluator runs in a namespace loop, one of them writes the namespace)"""
+    writes = False
+    for stmt in body:
+        if _namespace_key(stmt) is not None:
+            writes = True
+        elif isinstance(stmt, ast.Assign) and all(_names_only(t) for t in stmt.targets):
+            if _reads_namespace(stmt.value):
+                return False, writes
+        elif isinstance(stmt, ast.If):
+            if _reads_namespace(stmt.test):
+                return False, writes
+            for branch in (stmt.body, stmt.orelse):
+                ok, inner = _loop_body_ok(branch)
+                if not ok:
+                    return False, writes
+                writes = writes or inner
+        elif (
+            isinstance(stmt, (ast.Pass, ast.Continue))
+            or _adds_to_all(stmt)
+            or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+        ):
+            continue
+        else:
+            return False, writes
+    return True, writes
+
+
+def _names_only(target: ast.expr) -> bool:
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, (ast.Tuple, ast.List)) and all(_names_only(e) for e in target.elts)
+
+
+def _is_namespace_loop(stmt: ast.stmt) -> bool:
+    if not isinstance(stmt, ast.For) or stmt.orelse or _reads_namespace(stmt.iter):
+        return False
+    ok, writes = _loop_body_ok(stmt.body)
+    return ok and writes
+
+
 def defines_getattr(tree: ast.Module) -> bool:
     """Whether the module binds `__getattr__` at module level (a def or an assignment)."""
     return "__getattr__" in _bindings(tree)
@@ -685,6 +937,72 @@ class _Interpreter:
             approximate, self.approximate = self.approximate, outer_approximate or self.approximate
         mod.values[key] = (value, approximate)
         return value
+
+    def namespace_write(self, mod: _Module, stmt: ast.stmt, enums: dict[str, list[str]]) -> list[str]:
+        """The names one statement of namespace_writes binds."""
+        scope = _Scope(mod, {}, frozenset())
+        names: list[str] = []
+        if isinstance(stmt, ast.For):
+            for item in self.iterate(self.eval(stmt.iter, scope)):
+                self.store(stmt.target, item, scope)
+                try:
+                    self.namespace_body(stmt.body, scope, names)
+                except _Continue:
+                    continue
+            return names
+        assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+        call = stmt.value
+        for argument in call.args:
+            if (
+                isinstance(argument, ast.Attribute)
+                and argument.attr == "__members__"
+                and isinstance(argument.value, ast.Name)
+                and argument.value.id in enums
+                and len(mod.bindings.get(argument.value.id, ())) == 1
+            ):
+                names.extend(enums[argument.value.id])
+                continue
+            names.extend(self.mapping_keys(self.data(self.eval(argument, scope))))
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                names.append(keyword.arg)
+            else:
+                names.extend(self.mapping_keys(self.data(self.eval(keyword.value, scope))))
+        return names
+
+    def mapping_keys(self, value: Any) -> list[str]:
+        """The keys `dict.update(value)` adds: a dict's, or the first items of pairs."""
+        if isinstance(value, dict):
+            if self.unknown_keys(value):
+                raise _Abort("a key the analysis does not know")
+            keys = list(value)
+        else:
+            keys = [
+                self.iterate(pair)[0] if isinstance(pair, (tuple, list)) and len(pair) == 2 else UNKNOWN
+                for pair in self.iterate(value)
+            ]
+        if not all(isinstance(k, str) for k in keys):
+            raise _Abort("a name the analysis does not know")
+        return keys
+
+    def namespace_body(self, body: list[ast.stmt], scope: _Scope, names: list[str]) -> None:
+        for stmt in body:
+            self.step()
+            key = _namespace_key(stmt)
+            if key is not None:
+                name = self.eval(key, scope)
+                if not isinstance(name, str):
+                    raise _Abort("a name the analysis does not know")
+                names.append(name)
+            elif isinstance(stmt, ast.If):
+                self.namespace_body(
+                    stmt.body if self.truth(self.eval(stmt.test, scope)) else stmt.orelse, scope, names
+                )
+            elif isinstance(stmt, ast.Assign):
+                self.assign(stmt, scope)
+            elif isinstance(stmt, ast.Continue):
+                raise _Continue()
+            # `pass`, a docstring, an addition to `__all__`: nothing bound
 
     def unshared(self, mod: _Module, name: str, value: Any) -> Any:
         """`value`, bound to `name` in `mod`, or unknown where an object it holds may be changed where
