@@ -662,3 +662,79 @@ def test_a_table_only_read_stays_certain(tmp_path: Path) -> None:
     """
     for answer, real in _package_answers(tmp_path, {"__init__": code}, ["zz", "other"]):
         assert isinstance(answer, NotServed) and answer.message == real, (answer, real)
+
+
+# -- names a module binds through globals() or setattr on itself (issue 32, computed namespaces) -------
+
+COMPUTED = {
+    "table_loop": "_T = {'a': 1, 'b': 2}\nfor _k, _v in _T.items():\n    globals()[_k] = _v\n",
+    "filtered_loop": "_T = ['a', '_b', 'c']\nfor _k in _T:\n    if _k.startswith('_'):\n        continue\n    _name = _k.upper()\n    globals()[_name] = 1\n",
+    "update_dict": "globals().update({'x': 1}, y=2)\n",
+    "update_comprehension": "globals().update({f'float{b}': b for b in (16, 32)})\n",
+    "update_pairs": "globals().update([('p', 1), ('q', 2)])\n",
+    "enum_members": "import enum\nclass C(enum.Enum):\n    A = 1\n    B = 2\n    ALIAS = 1\n    def f(self):\n        return 1\nglobals().update(C.__members__)\n",
+    "setattr_over_enum": "import sys\nfrom enum import IntEnum\nclass C(IntEnum):\n    A = 1\n    B = 2\n    ALIAS = 2\nmodule = sys.modules[__name__]\nfor item in C:\n    setattr(module, item.name, item.value)\n",
+    "setattr_direct": "import sys\nfor _n in ('u', 'v'):\n    setattr(sys.modules[__name__], _n, 0)\n",
+}
+NOT_READ = {
+    "unknown_table": "import os\nfor _k in os.environ:\n    globals()[_k] = 1\n",
+    "alias_used_elsewhere": "import sys\nmodule = sys.modules[__name__]\nmodule.extra = 1\nfor _n in ('u',):\n    setattr(module, _n, 0)\n",
+    "flag_iterated": "import sys\nfrom enum import Flag\nclass F(Flag):\n    A = 1\n    B = 2\n    AB = 3\nfor item in F:\n    setattr(sys.modules[__name__], item.name, 1)\n",
+    "enum_with_private_name": "import enum\nclass C(enum.Enum):\n    A = 1\n    _B = 2\nglobals().update(C.__members__)\n",
+    "key_from_a_call": "def _name(i):\n    return 'n' + str(i)\nfor _i in (1, 2):\n    globals()[_name(_i) + input()] = 1\n",
+}
+
+
+def _static_names(source: str) -> set[str]:
+    """Names the module's statements bind by name (not inside classes or functions)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(ast.parse(source).body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _computed(source: str) -> object:
+    from apidrift.auditor.upstream import dynamic
+
+    tree = ast.parse(source)
+    assert dynamic.namespace_writes(tree), "not recognised as a namespace write"
+    program = program_source(ast.parse(source))
+    evaluator = dynamic.Evaluator(lambda dotted: (program, False) if dotted == "m" else None)
+    return dynamic.namespace_names(evaluator, "m", program, dynamic.enum_members(tree))
+
+
+@pytest.mark.parametrize("case", sorted(COMPUTED))
+def test_names_bound_through_the_namespace_match_cpython(case: str) -> None:
+    source = COMPUTED[case]
+    module = types.ModuleType("m")
+    sys.modules["m"] = module
+    try:
+        exec(compile(source, "m.py", "exec"), module.__dict__)  # noqa: S102  # the tests' own snippets
+    finally:
+        del sys.modules["m"]
+    real = (
+        set(module.__dict__)
+        - _static_names(source)
+        - {"__builtins__", "__name__", "__doc__", "__package__", "__loader__", "__spec__"}
+    )
+    assert _computed(source) == frozenset(real), real
+
+
+@pytest.mark.parametrize("case", sorted(NOT_READ))
+def test_names_bound_through_the_namespace_unread_stay_open(case: str) -> None:
+    from apidrift.auditor.upstream import dynamic
+
+    source = NOT_READ[case]
+    if case == "alias_used_elsewhere":  # `module.extra = 1`: the alias is not only used by the writes
+        assert not dynamic.namespace_writes(ast.parse(source))  # not taken for a write it reads: stays open
+        return
+    assert isinstance(_computed(source), Undecided)

@@ -128,6 +128,11 @@ def namespace_names(
     interpreter.reset(started + min(MAX_NAME_SECONDS, MAX_MODULE_SECONDS - spent))
     try:
         mod = interpreter.modules.get(module) or interpreter.module(module, source, is_package)
+        interpreter.enums = {
+            f"{module}.{key.removesuffix('.__iter__')}": members
+            for key, members in enums.items()
+            if key.endswith(".__iter__")
+        }
         tree = ast.parse(source)
         names: list[str] = []
         for stmt in namespace_writes(tree):
@@ -157,22 +162,119 @@ def namespace_names(
 
 
 def namespace_writes(tree: ast.Module) -> list[ast.stmt]:
-    """Module-level statements that run on every import and bind names through `globals()` in a way
-    the evaluator reads: `globals().update(X)` (X a dict it can evaluate, keywords, or an Enum's
-    `__members__`), and a `for` loop over a value it can evaluate whose body writes `globals()[key] =
-    value` (with plain assignments, `if` tests, `continue` and `__all__` additions around it)."""
+    """Module-level statements that run on every import and bind names in the module's namespace in a
+    way the evaluator reads: `globals().update(X)` (X a dict it can evaluate, keywords, or an Enum's
+    `__members__`), and a `for` loop over a value it can evaluate (an Enum class too) whose body writes
+    `globals()[key] = value` or `setattr(module, key, value)` (the module: `sys.modules[__name__]`, or
+    a name bound once to it and used for nothing else: Pillow's constants), with plain assignments,
+    nested loops, `if` tests, `continue` and `__all__` additions around it. The binding of such a
+    module name is one of these statements (it binds nothing)."""
     certain = _certain_statements(tree)
-    return [
+    aliases = _module_aliases(tree)
+    found = [
         stmt
         for stmt in _module_statements(tree)
-        if id(stmt) in certain and (_is_namespace_update(stmt) or _is_namespace_loop(stmt))
+        if id(stmt) in certain and (_is_namespace_update(stmt) or _is_namespace_loop(stmt, aliases))
     ]
+    if found and aliases:
+        used = {
+            id(n)
+            for stmt in found
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load)
+        }
+        loads = {
+            id(n)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load)
+        }
+        if used == loads:  # every use of the alias is a write the evaluator reads
+            found.extend(stmt for stmt in tree.body if _module_alias_of(stmt) in aliases)
+        else:
+            found = [
+                stmt
+                for stmt in found
+                if not any(isinstance(n, ast.Name) and n.id in aliases for n in ast.walk(stmt))
+            ]
+    return sorted(found, key=lambda stmt: stmt.lineno)
+
+
+def _is_this_module(node: ast.AST) -> bool:
+    """`sys.modules[__name__]`."""
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "modules"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "sys"
+        and isinstance(node.slice, ast.Name)
+        and node.slice.id == "__name__"
+    )
+
+
+def _module_alias_of(stmt: ast.stmt) -> str | None:
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and _is_this_module(stmt.value)
+    ):
+        return stmt.targets[0].id
+    return None
+
+
+def _module_aliases(tree: ast.Module) -> frozenset[str]:
+    """Names bound once, at the top level, to `sys.modules[__name__]`, and never otherwise."""
+    candidates = {name for stmt in tree.body if (name := _module_alias_of(stmt)) is not None}
+    if not candidates:
+        return frozenset()
+    stores: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+            and node.id in candidates
+        ):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            candidates -= set(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            candidates.discard(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            candidates -= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.arg):
+            candidates.discard(node.arg)
+    return frozenset(name for name in candidates if stores.get(name) == 1)
+
+
+def _setattr_key(stmt: ast.stmt, aliases: frozenset[str]) -> ast.expr | None:
+    """The key of `setattr(module, key, value)` on the module itself."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return None
+    call = stmt.value
+    if not (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "setattr"
+        and len(call.args) == 3
+        and not call.keywords
+        and not any(isinstance(a, ast.Starred) for a in call.args)
+    ):
+        return None
+    target, key, value = call.args
+    if not (_is_this_module(target) or (isinstance(target, ast.Name) and target.id in aliases)):
+        return None
+    if _reads_namespace(key) or _reads_namespace(value):
+        return None
+    return key
 
 
 def enum_members(tree: ast.Module) -> dict[str, list[str]]:
     """The member names of each module-level Enum class whose body the analysis reads for certain: its
     bases the `enum` module's classes (after builtin mixins), its body only members whose values are
-    literals, `auto()` or other members, methods, annotations and a docstring."""
+    literals, `auto()` or other members, methods, annotations and a docstring. Under the key
+    `"CLASS.__iter__"`, where known, the members iterating the class gives (aliases left out: a
+    member whose value equals an earlier one's; for an Enum, IntEnum or StrEnum whose values are all
+    literals)."""
     enum_names = {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"}
     imported: set[str] = set()
     modules: set[str] = set()
@@ -205,14 +307,21 @@ def enum_members(tree: ast.Module) -> dict[str, list[str]]:
             continue
         if not all(is_enum(d, {"unique"}) for d in stmt.decorator_list):
             continue
-        members = _enum_body_members(stmt.body, lambda n: is_enum(n, {"auto"}))
-        if members is not None:
-            found[stmt.name] = members
+        read = _enum_body_members(stmt.body, lambda n: is_enum(n, {"auto"}))
+        if read is not None:
+            found[stmt.name] = read[0]
+            if read[1] is not None and is_enum(base, {"Enum", "IntEnum", "StrEnum"}):
+                found[f"{stmt.name}.__iter__"] = read[1]
     return found
 
 
-def _enum_body_members(body: list[ast.stmt], is_auto: Callable[[ast.expr], bool]) -> list[str] | None:
+def _enum_body_members(
+    body: list[ast.stmt], is_auto: Callable[[ast.expr], bool]
+) -> tuple[list[str], list[str] | None] | None:
+    """(the names `__members__` holds, the canonical members in order where every value is a literal)"""
     members: list[str] = []
+    canonical: list[str] | None = []
+    values: list[Any] = []
 
     def literal(node: ast.expr) -> bool:
         if isinstance(node, ast.Constant):
@@ -259,7 +368,16 @@ def _enum_body_members(body: list[ast.stmt], is_auto: Callable[[ast.expr], bool]
         if not literal(value):
             return None  # maybe a descriptor: not a member
         members.append(name)
-    return members
+        if canonical is not None:
+            try:
+                constant = ast.literal_eval(value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                canonical = None  # `auto()`, another member: which value it has is not read here
+                continue
+            if not any(constant == earlier for earlier in values):
+                canonical.append(name)
+            values.append(constant)
+    return members, canonical
 
 
 def _is_namespace_call(node: ast.AST) -> bool:
@@ -274,7 +392,8 @@ def _is_namespace_call(node: ast.AST) -> bool:
 
 def _reads_namespace(node: ast.AST) -> bool:
     return any(
-        isinstance(n, ast.Name) and n.id in ("globals", "locals", "vars", "exec", "eval", "setattr")
+        (isinstance(n, ast.Name) and n.id in ("globals", "locals", "vars", "exec", "eval", "setattr"))
+        or (isinstance(n, ast.Attribute) and n.attr == "modules")
         for n in ast.walk(node)
     )
 
@@ -326,12 +445,19 @@ def _adds_to_all(stmt: ast.stmt) -> bool:
     return False
 
 
-def _loop_body_ok(body: list[ast.stmt]) -> tuple[bool, bool]:
+def _loop_body_ok(body: list[ast.stmt], aliases: frozenset[str]) -> tuple[bool, bool]:
     """(every statement is one the evaluator runs in a namespace loop, one of them writes the namespace)"""
     writes = False
     for stmt in body:
-        if _namespace_key(stmt) is not None:
+        if _namespace_key(stmt) is not None or _setattr_key(stmt, aliases) is not None:
             writes = True
+        elif isinstance(stmt, ast.For):
+            if stmt.orelse or _reads_namespace(stmt.iter) or not _names_only(stmt.target):
+                return False, writes
+            ok, inner = _loop_body_ok(stmt.body, aliases)
+            if not ok:
+                return False, writes
+            writes = writes or inner
         elif isinstance(stmt, ast.Assign) and all(_names_only(t) for t in stmt.targets):
             if _reads_namespace(stmt.value):
                 return False, writes
@@ -339,7 +465,7 @@ def _loop_body_ok(body: list[ast.stmt]) -> tuple[bool, bool]:
             if _reads_namespace(stmt.test):
                 return False, writes
             for branch in (stmt.body, stmt.orelse):
-                ok, inner = _loop_body_ok(branch)
+                ok, inner = _loop_body_ok(branch, aliases)
                 if not ok:
                     return False, writes
                 writes = writes or inner
@@ -360,10 +486,10 @@ def _names_only(target: ast.expr) -> bool:
     return isinstance(target, (ast.Tuple, ast.List)) and all(_names_only(e) for e in target.elts)
 
 
-def _is_namespace_loop(stmt: ast.stmt) -> bool:
+def _is_namespace_loop(stmt: ast.stmt, aliases: frozenset[str] = frozenset()) -> bool:
     if not isinstance(stmt, ast.For) or stmt.orelse or _reads_namespace(stmt.iter):
         return False
-    ok, writes = _loop_body_ok(stmt.body)
+    ok, writes = _loop_body_ok(stmt.body, aliases)
     return ok and writes
 
 
@@ -426,6 +552,12 @@ class _Exc:
 @dataclass(frozen=True)
 class _Builtin:
     name: str  # a builtin function the interpreter models
+
+
+@dataclass(frozen=True)
+class _EnumMember:
+    cls: str  # dotted path of its Enum class
+    name: str
 
 
 class _SysModules:
@@ -690,6 +822,7 @@ class _Interpreter:
         self.deadline = time.monotonic() + MAX_NAME_SECONDS
         # id(container) -> (the container, its facts): each container is walked once per name
         self.memo: dict[int, tuple[Any, tuple[bool, bool, bool, int]]] = {}
+        self.enums: dict[str, list[str]] = {}  # dotted path of an Enum class -> its members, iterated
 
     def reset(self, deadline: float | None = None) -> None:
         """Before the next name: module-level values stay (they do not depend on the name)."""
@@ -942,13 +1075,10 @@ class _Interpreter:
         """The names one statement of namespace_writes binds."""
         scope = _Scope(mod, {}, frozenset())
         names: list[str] = []
+        if isinstance(stmt, ast.Assign):
+            return names  # `module = sys.modules[__name__]`, used only by the writes
         if isinstance(stmt, ast.For):
-            for item in self.iterate(self.eval(stmt.iter, scope)):
-                self.store(stmt.target, item, scope)
-                try:
-                    self.namespace_body(stmt.body, scope, names)
-                except _Continue:
-                    continue
+            self.namespace_loop(stmt, scope, names)
             return names
         assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
         call = stmt.value
@@ -958,6 +1088,7 @@ class _Interpreter:
                 and argument.attr == "__members__"
                 and isinstance(argument.value, ast.Name)
                 and argument.value.id in enums
+                and not argument.value.id.endswith(".__iter__")
                 and len(mod.bindings.get(argument.value.id, ())) == 1
             ):
                 names.extend(enums[argument.value.id])
@@ -985,11 +1116,23 @@ class _Interpreter:
             raise _Abort("a name the analysis does not know")
         return keys
 
+    def namespace_loop(self, stmt: ast.For, scope: _Scope, names: list[str]) -> None:
+        for item in self.iterate(self.eval(stmt.iter, scope)):
+            self.store(stmt.target, item, scope)
+            try:
+                self.namespace_body(stmt.body, scope, names)
+            except _Continue:
+                continue
+
     def namespace_body(self, body: list[ast.stmt], scope: _Scope, names: list[str]) -> None:
         for stmt in body:
             self.step()
             key = _namespace_key(stmt)
-            if key is not None:
+            if key is None:
+                key = _setattr_key(stmt, frozenset(n for n in scope.module.bindings if n not in scope.names))
+            if isinstance(stmt, ast.For):
+                self.namespace_loop(stmt, scope, names)
+            elif key is not None:
                 name = self.eval(key, scope)
                 if not isinstance(name, str):
                     raise _Abort("a name the analysis does not know")
@@ -1589,6 +1732,13 @@ class _Interpreter:
     def iterate(self, value: Any) -> list[Any]:
         # A list or tuple holding unknown values still has its length and order; an unknown key of a
         # set or dict may equal another one.
+        if isinstance(value, _Obj) and value.path in self.enums:
+            module, _, cls = value.path.rpartition(".")
+            mod = self.load(module)
+            if mod is not None and len(mod.bindings.get(cls, ())) == 1:
+                members = self.enums[value.path]
+                self.charge(len(members))
+                return [_EnumMember(value.path, name) for name in members]
         value = self.data(value)
         if isinstance(value, (str, list, tuple)) or (
             isinstance(value, _LOOPABLE) and not self.unknown_keys(value)
@@ -1784,6 +1934,8 @@ class _Interpreter:
     def attribute(self, owner: Any, name: str) -> Any:
         if isinstance(owner, _Unknown):
             return _Unknown()
+        if isinstance(owner, _EnumMember):
+            return owner.name if name == "name" else _Unknown()
         if isinstance(owner, _Spec):
             if name == "parent":
                 return owner.module if owner.is_package else owner.module.rpartition(".")[0]

@@ -124,6 +124,8 @@ _SHARES_PATH = re.compile(
 _NAMESPACE_READ = re.compile(
     r"\b(?:globals|vars)\(\)\s*\.\s*(?:keys|items|values|get|copy)\b"
     r"|\b(?:list|sorted|set|frozenset|tuple|len|iter)\(\s*(?:globals|vars)\(\)\s*\)"
+    # `__import__(name, globals(), locals(), [])` reads `__name__`/`__package__` and binds nothing
+    r"|\b__import__\((?:[^()]|\([^()]*\))*\)"
 )
 
 
