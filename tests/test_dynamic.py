@@ -617,6 +617,14 @@ CHANGED_ELSEWHERE = {
         "_TABLE = {'a': 1}\n\ndef _table():\n    return _TABLE\n\n_table()['old'] = 2\n",
         "_TABLE",
     ),
+    "original_changed_after_an_alias": (
+        "_TABLE = {'a': 1}\n_ALIAS = _TABLE\n_TABLE['old'] = 2\n",
+        "_ALIAS",
+    ),
+    "original_updated_after_an_alias": (
+        "_TABLE = {'a': 1}\n_ALIAS = _TABLE\n_TABLE.update(old=2)\n",
+        "_ALIAS",
+    ),
     "library_function": (
         "import operator\n_TABLE = {'a': 1}\noperator.setitem(_TABLE, 'old', 2)\n",
         "_TABLE",

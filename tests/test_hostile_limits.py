@@ -858,3 +858,36 @@ def test_an_evaluation_bound_is_not_checkable_never_a_miss(tmp_path: Path) -> No
     (coverage,) = data["coverage"]
     assert coverage["not_checkable"].get("evaluation-limit", 0) == 2 * len(_BIG_VALUE_SHIMS), coverage
     assert elapsed < 45
+
+
+def test_alias_chains_and_namespace_loops_are_bounded(tmp_path: Path) -> None:
+    """20,000 aliases of a `__getattr__` table, the first changed (CPython serves `y`), and a loop
+    binding a billion names through `globals()`: each not checkable, quickly, never a miss."""
+    n = 20_000
+    chain = (
+        "a0 = {'x': 1}\n"
+        + "".join(f"a{i} = a{i - 1}\n" for i in range(1, n))
+        + "a0['y'] = 2\n\n"
+        + f"def __getattr__(name):\n    if name in a{n - 1}:\n        return name\n    raise AttributeError(name)\n"
+    )
+    letters = "".join(chr(0x4E00 + i) for i in range(1000))
+    loop = f"_S = {letters!r}\nfor _c in _S:\n    for _d in _S:\n        for _e in _S:\n            globals()[_c + _d + _e] = 1\n"
+    up = write_tree(
+        tmp_path / "up",
+        {"zzup/__init__.py": "def f(a):\n    return a\n", "zzup/chain.py": chain, "zzup/loop.py": loop},
+    )
+    down = write_tree(
+        tmp_path / "down",
+        {"app.py": "import zzup.chain\nimport zzup.loop\nzzup.chain.y\nzzup.loop.x\nzzup.f(1)\n"},
+    )
+    report = tmp_path / "report.json"
+    run, elapsed = run_cli(["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--no-config",
+                            "--quiet", "--cache-dir", str(tmp_path / "c"), "--format", f"json:{report}"],
+                           timeout=90, memory=1 << 30)  # fmt: skip
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
+    data = json.loads(report.read_text())
+    assert not data["findings"], data["findings"]
+    (coverage,) = data["coverage"]
+    assert coverage["not_checkable"].get("evaluation-limit", 0) >= 1, coverage
+    assert elapsed < 45

@@ -107,19 +107,33 @@ class _Walker:
             self.follow(name.id, name, (0, 0), set())
 
     def result(self) -> dict[str, int]:
-        for derived, replayed in self.replayed.items():
-            for source, (offset, fresh) in self.edges.get(derived, ()):
-                self.mark(source, max(replayed, fresh) + offset)
-        changed = True
-        while changed:
-            changed = False
-            for derived, sources in self.edges.items():
-                depth = self.bad.get(derived)
-                if depth is None:
-                    continue
-                for source, (offset, fresh) in sources:
-                    if self.mark(source, max(depth, fresh) + offset):
-                        changed = True
+        """Each name's smallest changed depth, propagated both ways along derivations: what changes an
+        alias (or a value taken out of a table) changes the table, and what changes the table changes
+        its aliases, even a change the evaluator replays for the table itself (an alias bound before
+        it would be read as the value it had there)."""
+        derived_from: dict[str, list[tuple[str, Relation]]] = {}
+        for derived, sources in self.edges.items():
+            for source, relation in sources:
+                derived_from.setdefault(source, []).append((derived, relation))
+        pending: list[str] = []
+
+        def lower(name: str, depth: int) -> None:
+            if self.mark(name, depth):
+                pending.append(name)
+
+        for name, replayed in self.replayed.items():
+            for source, (offset, fresh) in self.edges.get(name, ()):
+                lower(source, max(replayed, fresh) + offset)
+            for derived, (offset, fresh) in derived_from.get(name, ()):
+                lower(derived, max(fresh, replayed - offset))
+        pending.extend(self.bad)
+        while pending:
+            name = pending.pop()
+            depth = self.bad[name]
+            for source, (offset, fresh) in self.edges.get(name, ()):
+                lower(source, max(depth, fresh) + offset)
+            for derived, (offset, fresh) in derived_from.get(name, ()):
+                lower(derived, max(fresh, depth - offset))
         return dict(self.bad)
 
     def mark(self, name: str, depth: int) -> bool:
