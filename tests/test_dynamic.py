@@ -746,3 +746,48 @@ def test_names_bound_through_the_namespace_unread_stay_open(case: str) -> None:
         assert not dynamic.namespace_writes(ast.parse(source))  # not taken for a write it reads: stays open
         return
     assert isinstance(_computed(source), Undecided)
+
+
+def test_a_lazy_table_whose_names_are_handed_on_stays_certain(tmp_path: Path) -> None:
+    """huggingface_hub 0.26's `_attach` (a copy of lazy_loader's): the table's strings go to
+    `getattr(submod, name)`, into `pkg.__dict__` and through an eager loop over `__all__`; a function's
+    local `attr` is not the module's `attr`. Nothing changes the table: a name not in it is certain."""
+    code = """
+    import importlib
+    import os
+    import sys
+
+    _SUBMOD_ATTRS = {"core": ["download", "upload"], "tools": ["helper"]}
+
+
+    def _attach(package_name, submodules=None, submod_attrs=None):
+        if submod_attrs is None:
+            submod_attrs = {}
+        submodules = set(submodules) if submodules is not None else set()
+        attr_to_modules = {attr: mod for mod, attrs in submod_attrs.items() for attr in attrs}
+        __all__ = list(submodules | attr_to_modules.keys())
+
+        def __getattr__(name):
+            if name in attr_to_modules:
+                submod = importlib.import_module(f"{package_name}.{attr_to_modules[name]}")
+                attr = getattr(submod, name)
+                if name == attr_to_modules[name]:
+                    pkg = sys.modules[package_name]
+                    pkg.__dict__[name] = attr
+                return attr
+            raise AttributeError(f"No {package_name} attribute {name}")
+
+        def __dir__():
+            return __all__
+
+        return __getattr__, __dir__, list(__all__)
+
+
+    __getattr__, __dir__, __all__ = _attach(__name__, submodules=[], submod_attrs=_SUBMOD_ATTRS)
+
+    if os.environ.get("PKG_EAGER_IMPORT_NEVER_SET", ""):
+        for attr in __all__:
+            __getattr__(attr)
+    """
+    for answer, real in _package_answers(tmp_path, {"__init__": code}, ["cached_download"]):
+        assert isinstance(answer, NotServed) and answer.message == real, (answer, real)

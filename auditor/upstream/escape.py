@@ -62,13 +62,118 @@ Relation = tuple[int, int]  # (offset, fresh): see the module docstring
 
 
 def changed_depths(tree: ast.Module, followed: set[int]) -> dict[str, int]:
-    """Name -> the smallest depth from which its value's objects may be changed unseen (see above)."""
-    walker = _Walker(tree, followed)
+    """Module-level name -> the smallest depth from which its value's objects may be changed unseen
+    (see above)."""
     try:
+        walker = _Walker(tree, followed)
         walker.run()
+        result = walker.result()
     except (_TooMuch, RecursionError):
-        return {name: 0 for name in walker.names}
-    return walker.result()
+        return {n.id: 0 for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return {key: depth for key, depth in result.items() if ":" not in key}
+
+
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _scope_keys(tree: ast.Module) -> dict[int, str]:
+    """id(Name node) -> the variable it is, as Python's scoping rules say: its name for the module's
+    (and a `global` one's), `"<id of the function or comprehension>:<name>"` for a local, so that a
+    function's local or a comprehension's variable is not the module's name of the same spelling."""
+    keys: dict[int, str] = {}
+    locals_of: dict[int, tuple[set[str], set[str], set[str]]] = {}  # scope -> (locals, global, nonlocal)
+
+    def own(scope: ast.AST) -> tuple[set[str], set[str], set[str]]:
+        if id(scope) in locals_of:
+            return locals_of[id(scope)]
+        names: set[str] = set()
+        declared_global: set[str] = set()
+        declared_nonlocal: set[str] = set()
+        if isinstance(scope, _COMPREHENSIONS):
+            for generator in scope.generators:
+                names.update(n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name))
+        else:
+            assert isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            names.update(a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg))
+            body: list[ast.AST] = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+            stack = body
+            while stack:
+                node = stack.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                    stack.extend(node.decorator_list)
+                    continue
+                if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
+                    continue
+                if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                    names.add(node.id)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    names.update((a.asname or a.name).split(".")[0] for a in node.names)
+                elif isinstance(node, ast.ExceptHandler) and node.name:
+                    names.add(node.name)
+                elif isinstance(node, ast.Global):
+                    declared_global.update(node.names)
+                elif isinstance(node, ast.Nonlocal):
+                    declared_nonlocal.update(node.names)
+                stack.extend(ast.iter_child_nodes(node))
+        found = (names - declared_global - declared_nonlocal, declared_global, declared_nonlocal)
+        locals_of[id(scope)] = found
+        return found
+
+    def resolve(name: str, chain: list[ast.AST]) -> str:
+        for scope in reversed(chain):
+            names, declared_global, _ = own(scope)
+            if name in declared_global:
+                return name
+            if name in names:
+                return f"{id(scope)}:{name}"
+        return name
+
+    def visit(node: ast.AST, chain: list[ast.AST]) -> None:
+        if isinstance(node, ast.Name):
+            keys[id(node)] = resolve(node.id, chain)
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            outer: list[ast.AST] = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            if not isinstance(node, ast.Lambda):
+                outer.extend(node.decorator_list)
+            for part in outer:
+                visit(part, chain)
+            inner = [*chain, node]
+            parts: list[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
+            for inside in parts:
+                visit(inside, inner)
+            return
+        if isinstance(node, _COMPREHENSIONS):
+            inner = [*chain, node]
+            for index, generator in enumerate(node.generators):
+                visit(generator.iter, chain if index == 0 else inner)  # the first iterable: outside
+                visit(generator.target, inner)
+                for test in generator.ifs:
+                    visit(test, inner)
+            results: list[ast.AST] = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            for result in results:
+                visit(result, inner)
+            return
+        if isinstance(node, ast.ClassDef):
+            heads: list[ast.AST] = [*node.bases, *node.keywords, *node.decorator_list, *node.body]
+            for head in heads:
+                visit(head, chain)  # its own names are the class's: kept apart only from functions
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, chain)
+
+    visit(tree, [])
+    return keys
 
 
 class _TooMuch(Exception):
@@ -83,7 +188,7 @@ class _Walker:
         self.calls: dict[str, list[ast.Call]] = {}  # function name -> the calls of it by that name
         self.returns: dict[int, ast.AST] = {}  # id(return or lambda body) -> its function
         self.loads: list[ast.Name] = []
-        self.names: set[str] = set()
+        self.keys = _scope_keys(tree)  # id(Name) -> the variable it is
         self.edges: dict[str, list[tuple[str, Relation]]] = {}  # derived name -> (source name, relation)
         self.bad: dict[str, int] = {}  # name -> smallest depth changed unseen
         # name -> smallest depth of a change the evaluator replays for that name, not for the names
@@ -97,14 +202,15 @@ class _Walker:
                 self.functions.setdefault(parent.name, []).append(parent)
             elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name):
                 self.calls.setdefault(parent.func.id, []).append(parent)
-            elif isinstance(parent, ast.Name):
-                self.names.add(parent.id)
-                if isinstance(parent.ctx, ast.Load):
-                    self.loads.append(parent)
+            elif isinstance(parent, ast.Name) and isinstance(parent.ctx, ast.Load):
+                self.loads.append(parent)
+
+    def key(self, name: ast.Name) -> str:
+        return self.keys.get(id(name), name.id)
 
     def run(self) -> None:
         for name in self.loads:
-            self.follow(name.id, name, (0, 0), set())
+            self.follow(self.key(name), name, (0, 0), set())
 
     def result(self) -> dict[str, int]:
         """Each name's smallest changed depth, propagated both ways along derivations: what changes an
@@ -250,7 +356,7 @@ class _Walker:
             self.follow(root, parent, relation, seen)
             return
         if isinstance(parent, ast.NamedExpr):
-            self.derive(parent.target.id, root, relation)
+            self.derive(self.key(parent.target), root, relation)
             self.follow(root, parent, relation, seen)
             return
         if isinstance(parent, (ast.Assign, ast.AnnAssign)):
@@ -279,7 +385,7 @@ class _Walker:
     def bind(self, root: str, target: ast.AST, relation: Relation, seen: set[tuple[int, Relation]]) -> None:
         offset, fresh = relation
         if isinstance(target, ast.Name):
-            self.derive(target.id, root, relation)
+            self.derive(self.key(target), root, relation)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 if isinstance(element, ast.Starred):
@@ -343,8 +449,19 @@ class _Walker:
             if func.id in _PAIRS:
                 self.follow(root, call, (offset - 1, max(fresh + 1, 2)), seen)
                 return
-            if func.id == "getattr" and call.args and call.args[0] is node:
-                self.escape(root, relation)  # a method of it, maybe one that changes it
+            if func.id in ("getattr", "hasattr", "delattr", "setattr") and call.args:
+                position = next((i for i, a in enumerate(call.args) if a is node), None)
+                if position == 0:
+                    if func.id in ("setattr", "delattr"):
+                        self.change(root, relation, self.statement_of(call))
+                    else:
+                        self.escape(root, relation)  # a method of it, maybe one that changes it
+                elif position == 1:
+                    return  # an attribute name: only read
+                elif func.id == "getattr":
+                    self.follow(root, call, relation, seen)  # the default handed back
+                else:
+                    self.escape(root, relation)  # stored as an attribute of another object
                 return
             if func.id in self.functions:
                 for target, held in self.parameters_for(call, node):
@@ -383,44 +500,49 @@ class _Walker:
             args = function.args
             positional = [*args.posonlyargs, *args.args]
             if node is None:
-                yield from ((a.arg, False) for a in positional)
+                yield from ((f"{id(function)}:{a.arg}", False) for a in positional)
                 if args.vararg is not None:
-                    yield args.vararg.arg, True
+                    yield f"{id(function)}:{args.vararg.arg}", True
                 continue
             if isinstance(node, ast.keyword):
                 names = {a.arg for a in (*args.args, *args.kwonlyargs)}
                 if node.arg is None:
-                    yield from ((n, False) for n in names)  # `f(**T)`: T's values bound to any of them
+                    yield from (
+                        (f"{id(function)}:{n}", False) for n in names
+                    )  # `f(**T)`: T's values bound to any of them
                     if args.kwarg is not None:
-                        yield args.kwarg.arg, True
+                        yield f"{id(function)}:{args.kwarg.arg}", True
                 elif node.arg in names:
-                    yield node.arg, False
+                    yield f"{id(function)}:{node.arg}", False
                 elif args.kwarg is not None:
-                    yield args.kwarg.arg, True
+                    yield f"{id(function)}:{args.kwarg.arg}", True
                 continue
             index = next((i for i, a in enumerate(call.args) if a is node), None)
             if index is None:
                 continue
             if any(isinstance(a, ast.Starred) for a in call.args[:index]):
-                yield from ((a.arg, False) for a in positional)  # its position is not known
+                yield from (
+                    (f"{id(function)}:{a.arg}", False) for a in positional
+                )  # its position is not known
                 if args.vararg is not None:
-                    yield args.vararg.arg, True
+                    yield f"{id(function)}:{args.vararg.arg}", True
             elif index < len(positional):
-                yield positional[index].arg, False
+                yield f"{id(function)}:{positional[index].arg}", False
             elif args.vararg is not None:
-                yield args.vararg.arg, True
+                yield f"{id(function)}:{args.vararg.arg}", True
 
     def default(self, root: str, arguments: ast.arguments, node: ast.AST, relation: Relation) -> None:
+        function = self.parents.get(id(arguments))
         positional = [*arguments.posonlyargs, *arguments.args]
         for param, default in zip(
             positional[len(positional) - len(arguments.defaults) :], arguments.defaults
         ):
             if default is node:
-                self.derive(param.arg, root, relation)
+                self.derive(f"{id(function)}:{param.arg}", root, relation)
                 return
         for param, kw_default in zip(arguments.kwonlyargs, arguments.kw_defaults):
             if kw_default is node:
-                self.derive(param.arg, root, relation)
+                self.derive(f"{id(function)}:{param.arg}", root, relation)
                 return
         self.escape(root, relation)
 
