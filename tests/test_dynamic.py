@@ -625,6 +625,10 @@ CHANGED_ELSEWHERE = {
         "_TABLE = {'a': 1}\n_ALIAS = _TABLE\n_TABLE.update(old=2)\n",
         "_ALIAS",
     ),
+    "imported_library_function": (
+        "from operator import setitem\n_TABLE = {'a': 1}\nsetitem(_TABLE, 'old', 2)\n",
+        "_TABLE",
+    ),
     "library_function": (
         "import operator\n_TABLE = {'a': 1}\noperator.setitem(_TABLE, 'old', 2)\n",
         "_TABLE",
@@ -791,3 +795,45 @@ def test_a_lazy_table_whose_names_are_handed_on_stays_certain(tmp_path: Path) ->
     """
     for answer, real in _package_answers(tmp_path, {"__init__": code}, ["cached_download"]):
         assert isinstance(answer, NotServed) and answer.message == real, (answer, real)
+
+
+def test_a_table_handed_to_another_module_s_function(tmp_path: Path) -> None:
+    """scipy 1.14's deprecated-module shims: `__getattr__` hands `__all__` to a helper of another module
+    (`_sub_module_deprecation(all=__all__, attribute=name)`) that only tests `attribute not in all`:
+    the table is still its literal. A helper there that changes its argument makes it unknown."""
+    shim = """
+    from ._helpers import {helper}
+
+    __all__ = ["kept"]
+    {helper}(table=__all__, name="x")
+
+
+    def __getattr__(name):
+        return _deprecated(all=__all__, attribute=name)
+
+
+    def _deprecated(*, all, attribute):
+        if attribute not in all:
+            raise AttributeError(f"no attribute {{attribute}}")
+        return 1
+    """
+    helpers = """
+    def reads(table, name):
+        if name in table:
+            return 1
+        return 0
+
+
+    def adds(table, name):
+        table.append(name)
+    """
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    ((answer, real),) = _package_answers(
+        tmp_path / "a", {"__init__": shim.format(helper="reads"), "_helpers": helpers}, ["x"]
+    )
+    ((added, served),) = _package_answers(
+        tmp_path / "b", {"__init__": shim.format(helper="adds"), "_helpers": helpers}, ["x"]
+    )
+    assert isinstance(answer, NotServed) and answer.message == real == "no attribute x", (answer, real)
+    assert served == "served" and isinstance(added, Undecided), (added, served)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from apidrift.auditor.upstream.escape import changed_depths
+from apidrift.auditor.upstream.escape import Escapes, changed_depths
 
 MAX_STEPS = 50_000  # expressions and statements evaluated for one name
 MAX_DEPTH = 16  # nested calls
@@ -604,6 +604,10 @@ class _Module:
     # name -> the nesting depth from which what its value holds may be changed where the analysis does
     # not look (through another name, a container, a helper: escape.py); 0 is the value itself
     shared: dict[str, int] = field(default_factory=dict)
+    # name -> (a function of another module it is handed to, the slot, the depth it would be changed
+    # from if that function does more than read it); function -> parameter -> depth (escape.py)
+    deferred: dict[str, list[tuple[str, int | str, int]]] = field(default_factory=dict)
+    params: dict[str, dict[str, int]] = field(default_factory=dict)
     values: dict[str, tuple[Any, bool]] = field(default_factory=dict)  # name -> (value, from an unknown call)
 
     @property
@@ -952,7 +956,18 @@ class _Interpreter:
         facts = _module_facts(source)
         if isinstance(facts, str):
             raise _Abort(f"`{path}` does not parse: {facts}")
-        mod = _Module(path, is_package, *facts)
+        bindings, mutated, mutations, stars, escapes = facts
+        mod = _Module(
+            path,
+            is_package,
+            bindings,
+            mutated,
+            mutations,
+            stars,
+            shared=escapes.shared,
+            deferred=escapes.deferred,
+            params=escapes.params,
+        )
         self.modules[path] = mod
         return mod
 
@@ -1013,7 +1028,7 @@ class _Interpreter:
             try:
                 value = self.bind_statement(mod, stmt, name)
                 if isinstance(value, _Obj) and isinstance(stmt, ast.ImportFrom):
-                    value = _Obj(value.path, changed=name in mod.mutated, shared=mod.shared.get(name))
+                    value = _Obj(value.path, changed=name in mod.mutated, shared=self.shared_depth(mod, name))
                 else:
                     value = self.unshared(mod, name, value)
             except _Limit as limit:
@@ -1150,8 +1165,46 @@ class _Interpreter:
     def unshared(self, mod: _Module, name: str, value: Any) -> Any:
         """`value`, bound to `name` in `mod`, or unknown where an object it holds may be changed where
         the analysis does not look."""
-        depth = mod.shared.get(name)
+        if not isinstance(value, _COLLECTIONS):
+            return value
+        depth = self.shared_depth(mod, name)
         return UNKNOWN if depth is not None and self.mutable_from(value, depth) else value
+
+    def shared_depth(self, mod: _Module, name: str) -> int | None:
+        """The depth from which what `name` holds may be changed unseen: its own module's finding, and
+        each function of another module it is handed to that does more than read it."""
+        depth = mod.shared.get(name)
+        for callee, slot, deferred in mod.deferred.get(name, ()):
+            if (depth is None or deferred < depth) and not self.only_reads(mod, callee, slot):
+                depth = deferred
+        return depth
+
+    def only_reads(self, mod: _Module, callee: str, slot: int | str) -> bool:
+        """Whether the function `callee` names in `mod` (a def of the package, followed through imports)
+        only reads the argument passed in `slot`."""
+        try:
+            function = self.global_value(mod, callee)
+            if isinstance(function, _Obj):
+                function = self.function_of(function.path)
+        except _Limit:
+            raise
+        except (_Abort, _Raised, _Return, _Break, _Continue):
+            return False
+        if not isinstance(function, _Function) or function.path is None:
+            return False
+        node = function.node
+        assert isinstance(node, ast.FunctionDef)
+        positional = [*node.args.posonlyargs, *node.args.args]
+        if isinstance(slot, int):
+            if slot >= len(positional):
+                return False
+            param = positional[slot].arg
+        else:
+            if slot not in {a.arg for a in (*node.args.args, *node.args.kwonlyargs)}:
+                return False
+            param = slot
+        params = function.module.params.get(node.name)
+        return params is not None and param not in params
 
     def mutable_from(self, value: Any, depth: int, level: int = 0) -> bool:
         """Whether `value` holds a mutable container (a dict, list or set) at `depth` or deeper."""
@@ -2109,10 +2162,7 @@ class _Interpreter:
 @functools.lru_cache(maxsize=32)
 def _module_facts(
     source: str,
-) -> (
-    tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str], dict[str, list[ast.stmt]], bool, dict[str, int]]
-    | str
-):
+) -> tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str], dict[str, list[ast.stmt]], bool, Escapes] | str:
     """A module's bindings, mutated names, changes made in place, whether it star-imports, and the
     depths from which its values may be changed unseen (parsed once per source: every name asked
     reads them). The trees are only read, never changed, by the interpreter."""
@@ -2122,6 +2172,7 @@ def _module_facts(
         return str(error) or type(error).__name__
     mutations = _module_mutations(tree)
     followed = {id(change) for changes in mutations.values() for change in changes}
+    # (the last: escape.Escapes)
     return _bindings(tree), _mutated(tree), mutations, _has_star_import(tree), changed_depths(tree, followed)
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Union
 
 MAX_WALK = 200_000  # expression nodes visited for one module; past it, every value may be changed
 
@@ -61,16 +63,41 @@ _COPY_METHODS = frozenset(
 Relation = tuple[int, int]  # (offset, fresh): see the module docstring
 
 
-def changed_depths(tree: ast.Module, followed: set[int]) -> dict[str, int]:
-    """Module-level name -> the smallest depth from which its value's objects may be changed unseen
-    (see above)."""
+Slot = Union[int, str]  # an argument's position, or its keyword
+
+
+@dataclass
+class Escapes:
+    """What `changed_depths` finds in one module."""
+
+    # module-level name -> the smallest depth from which its value's objects may be changed unseen
+    shared: dict[str, int] = field(default_factory=dict)
+    # module-level name -> (a function it reaches as an argument, the argument's slot, the depth from
+    # which its objects would be changed if that function changed or kept its parameter): calls of
+    # functions other modules define, which the evaluator resolves (`_sub_module_deprecation(all=__all__)`)
+    deferred: dict[str, list[tuple[str, Slot, int]]] = field(default_factory=dict)
+    # module-level function -> parameter -> the depth from which what it is handed may be changed or
+    # kept (returned, stored, handed on to what is not read): absent, only read
+    params: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+MAX_DEFERRED = 500  # calls of other modules' functions followed per module; past it, escapes
+
+
+def changed_depths(tree: ast.Module, followed: set[int]) -> Escapes:
+    """See the module docstring and `Escapes`."""
     try:
         walker = _Walker(tree, followed)
         walker.run()
-        result = walker.result()
+        return walker.escapes()
     except (_TooMuch, RecursionError):
-        return {n.id: 0 for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    return {key: depth for key, depth in result.items() if ":" not in key}
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        functions = {
+            f.name: {a.arg: 0 for a in ast.walk(f.args) if isinstance(a, ast.arg)}
+            for f in tree.body
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        return Escapes({name: 0 for name in names}, {}, functions)
 
 
 _SCOPES = (
@@ -182,7 +209,9 @@ class _TooMuch(Exception):
 
 class _Walker:
     def __init__(self, tree: ast.Module, followed: set[int]) -> None:
+        self.tree = tree
         self.followed = followed
+        self._derived_from: dict[str, list[tuple[str, Relation]]] | None = None
         self.parents: dict[int, ast.AST] = {}
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.calls: dict[str, list[ast.Call]] = {}  # function name -> the calls of it by that name
@@ -194,6 +223,9 @@ class _Walker:
         # name -> smallest depth of a change the evaluator replays for that name, not for the names
         # it was derived from (`_ALIAS = _TABLE; _ALIAS["k"] = v` changes `_TABLE` unseen)
         self.replayed: dict[str, int] = {}
+        # (the called name, the argument's slot, the key followed, its relation there): see Escapes
+        self.deferred: list[tuple[str, Slot, str, Relation]] = []
+        self.returned: list[tuple[str, Relation]] = []  # (key, relation) handed back by a `return`
         self.visits = 0
         for parent in ast.walk(tree):
             for child in ast.iter_child_nodes(parent):
@@ -217,30 +249,71 @@ class _Walker:
         alias (or a value taken out of a table) changes the table, and what changes the table changes
         its aliases, even a change the evaluator replays for the table itself (an alias bound before
         it would be read as the value it had there)."""
-        derived_from: dict[str, list[tuple[str, Relation]]] = {}
-        for derived, sources in self.edges.items():
-            for source, relation in sources:
-                derived_from.setdefault(source, []).append((derived, relation))
-        pending: list[str] = []
-
-        def lower(name: str, depth: int) -> None:
-            if self.mark(name, depth):
-                pending.append(name)
-
+        start: dict[str, int] = dict(self.bad)
         for name, replayed in self.replayed.items():
             for source, (offset, fresh) in self.edges.get(name, ()):
-                lower(source, max(replayed, fresh) + offset)
-            for derived, (offset, fresh) in derived_from.get(name, ()):
-                lower(derived, max(fresh, replayed - offset))
-        pending.extend(self.bad)
+                start[source] = min(start.get(source, 1 << 30), max(max(replayed, fresh) + offset, 0))
+            for derived, (offset, fresh) in self.derived_from().get(name, ()):
+                start[derived] = min(start.get(derived, 1 << 30), max(max(fresh, replayed - offset), 0))
+        return self.spread(start)
+
+    def derived_from(self) -> dict[str, list[tuple[str, Relation]]]:
+        if self._derived_from is None:
+            self._derived_from = {}
+            for derived, sources in self.edges.items():
+                for source, relation in sources:
+                    self._derived_from.setdefault(source, []).append((derived, relation))
+        return self._derived_from
+
+    def spread(self, start: dict[str, int], base: dict[str, int] | None = None) -> dict[str, int]:
+        """Depths from `start` propagated along derivations (both ways), over `base`'s (unchanged)."""
+        depths = dict(base or {})
+        pending: list[str] = []
+        for name, depth in start.items():
+            if depth < depths.get(name, 1 << 30):
+                depths[name] = max(depth, 0)
+                pending.append(name)
+        derived_from = self.derived_from()
         while pending:
+            self.visits += 1
+            if self.visits > MAX_WALK * 4:
+                raise _TooMuch()
             name = pending.pop()
-            depth = self.bad[name]
-            for source, (offset, fresh) in self.edges.get(name, ()):
-                lower(source, max(depth, fresh) + offset)
-            for derived, (offset, fresh) in derived_from.get(name, ()):
-                lower(derived, max(fresh, depth - offset))
-        return dict(self.bad)
+            depth = depths[name]
+            lowered = [(s, max(depth, f) + o) for s, (o, f) in self.edges.get(name, ())]
+            lowered += [(d, max(f, depth - o)) for d, (o, f) in derived_from.get(name, ())]
+            for other, value in lowered:
+                value = max(value, 0)
+                if value < depths.get(other, 1 << 30):
+                    depths[other] = value
+                    pending.append(other)
+        return depths
+
+    def escapes(self) -> Escapes:
+        static = self.result()
+        found = Escapes({k: d for k, d in static.items() if ":" not in k})
+        for callee, slot, key, (offset, fresh) in self.deferred[:MAX_DEFERRED]:
+            for name, depth in self.spread({key: fresh + offset}, None).items():
+                if ":" not in name and depth < static.get(name, 1 << 30):
+                    found.deferred.setdefault(name, []).append((callee, slot, depth))
+        for _, _, key, (offset, fresh) in self.deferred[MAX_DEFERRED:]:
+            for name, depth in self.spread({key: fresh + offset}, None).items():
+                if ":" not in name:
+                    found.shared[name] = min(found.shared.get(name, 1 << 30), depth)
+        # what a module-level function's parameters are handed: changed, kept or handed on unread
+        kept = {key: fresh + offset for key, (offset, fresh) in self.returned}
+        for _, _, key, (offset, fresh) in self.deferred:
+            kept[key] = min(kept.get(key, 1 << 30), fresh + offset)
+        conservative = self.spread(kept, static) if kept else static
+        for function in self.tree.body:
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                prefix = f"{id(function)}:"
+                found.params[function.name] = {
+                    a.arg: conservative[prefix + a.arg]
+                    for a in ast.walk(function.args)
+                    if isinstance(a, ast.arg) and prefix + a.arg in conservative
+                }
+        return found
 
     def mark(self, name: str, depth: int) -> bool:
         depth = max(depth, 0)
@@ -369,6 +442,7 @@ class _Walker:
                 self.bind(root, parent.target, copy, seen)  # `x += T`: x takes T's elements
             return
         if isinstance(parent, ast.Return):
+            self.returned.append((root, relation))
             function = self.function_of(parent)
             if function is not None:
                 for call in self.calls.get(function, ()):
@@ -467,6 +541,10 @@ class _Walker:
                 for target, held in self.parameters_for(call, node):
                     self.derive(target, root, (offset - 1, fresh + 1) if held else relation)
                 return
+            slot = self.slot(call, node)
+            if slot is not None and ":" not in self.key(func):
+                self.deferred.append((func.id, slot, root, relation))  # another module's function, maybe
+                return
         if isinstance(func, ast.Attribute):
             method = func.attr
             if method in _READ_METHODS:
@@ -478,6 +556,17 @@ class _Walker:
                 self.follow(root, call, relation, seen)  # the default handed back
                 return
         self.escape(root, relation)
+
+    def slot(self, call: ast.Call, node: ast.AST) -> Slot | None:
+        """The position or keyword an argument is passed by, where certain."""
+        if isinstance(node, ast.keyword):
+            return node.arg
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred):
+                return None
+            if argument is node:
+                return index
+        return None
 
     def argument_elements(
         self, root: str, call: ast.Call, relation: Relation, seen: set[tuple[int, Relation]]
