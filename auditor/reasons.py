@@ -65,6 +65,10 @@ class Reason(Enum):
         "the standard library's stubs do not declare the name in the version written for either: its absence is not evidenced",
     )
     MODULE_GETATTR = ("module-getattr", "the module answers unknown names itself (module __getattr__)")
+    EVALUATION_LIMIT = (
+        "evaluation-limit",
+        "evaluating the module's __getattr__ for the name reached a bound of the analysis (steps, work, time, size)",
+    )
     SERVED_BY_GETATTR = (
         "served-by-getattr",
         "served by the module's __getattr__: what it hands back is not an object the analysis reads",

@@ -809,3 +809,85 @@ def test_local_upstream_links_out_of_the_tree_and_fifo_metadata(tmp_path: Path) 
     )  # the outside file's f(a, b, c) is never read: no AD102
     assert "AD102" not in run.stdout and "a link out of its tree" in run.stdout, run.stdout
     assert elapsed < 20
+
+
+# --- issue 36, 1 and 3: the `__getattr__` evaluator's bounds are never evidence -------------------
+
+_LAZY_NAMES = [f"name_{i:05d}" for i in range(12_000)]
+# Each builds a value larger than the evaluator follows before serving the name CPython serves (run
+# for real, each module hands back the name asked: `import zzup.a; zzup.a.name_00001`).
+_BIG_VALUE_SHIMS = {
+    "join": f"_LAZY = {_LAZY_NAMES!r}\n\ndef __getattr__(name):\n    doc = ', '.join(_LAZY)\n"
+    "    if name in _LAZY:\n        return name\n    raise AttributeError(name)\n",
+    "concatenation": f"_S = {'x' * 60_000!r}\n\ndef __getattr__(name):\n    doc = _S + _S\n"
+    "    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    "format_width": "def __getattr__(name):\n    doc = '{:>3000000000}'.format(name)\n"
+    "    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    "percent_width": "def __getattr__(name):\n    doc = '%3000000000s' % name\n"
+    "    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    "fstring": "_S = 'y' * 1\n_T = " + repr("z" * 60_000) + "\n\ndef __getattr__(name):\n"
+    "    doc = f'{_T}{_T}{name}'\n    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    "starred": "_T = " + repr(["z"] * 60_000) + "\n\ndef __getattr__(name):\n"
+    "    doc = [*_T, *_T]\n    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+    # 526 s for two names when only steps were counted: 100,000 sorts of 100,000 characters
+    "sorted_in_a_loop": "_S = " + repr("".join(chr(97 + i % 26) for i in range(100_000))) + "\n\n"
+    "def __getattr__(name):\n    for c in _S:\n        t = sorted(_S)\n"
+    "    if name == 'name_00001':\n        return name\n    raise AttributeError(name)\n",
+}
+
+
+def test_an_evaluation_bound_is_not_checkable_never_a_miss(tmp_path: Path) -> None:
+    files = {
+        "zzup/__init__.py": "def f(a):\n    return a\n",
+        **{f"zzup/{shape}.py": code for shape, code in _BIG_VALUE_SHIMS.items()},
+    }
+    up = write_tree(tmp_path / "up", files)
+    uses = "".join(
+        f"import zzup.{shape}\nzzup.{shape}.name_00001\nzzup.{shape}.name_00002\n"
+        for shape in _BIG_VALUE_SHIMS
+    )
+    down = write_tree(tmp_path / "down", {"app.py": uses + "zzup.f(1)\n"})
+    report = tmp_path / "report.json"
+    run, elapsed = run_cli(["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--no-config",
+                            "--quiet", "--cache-dir", str(tmp_path / "c"), "--format", f"json:{report}"],
+                           timeout=90, memory=1 << 30)  # fmt: skip
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
+    data = json.loads(report.read_text())
+    assert not data["findings"], data["findings"]
+    (coverage,) = data["coverage"]
+    assert coverage["not_checkable"].get("evaluation-limit", 0) == 2 * len(_BIG_VALUE_SHIMS), coverage
+    assert elapsed < 45
+
+
+def test_alias_chains_and_namespace_loops_are_bounded(tmp_path: Path) -> None:
+    """20,000 aliases of a `__getattr__` table, the first changed (CPython serves `y`), and a loop
+    binding a billion names through `globals()`: each not checkable, quickly, never a miss."""
+    n = 20_000
+    chain = (
+        "a0 = {'x': 1}\n"
+        + "".join(f"a{i} = a{i - 1}\n" for i in range(1, n))
+        + "a0['y'] = 2\n\n"
+        + f"def __getattr__(name):\n    if name in a{n - 1}:\n        return name\n    raise AttributeError(name)\n"
+    )
+    letters = "".join(chr(0x4E00 + i) for i in range(1000))
+    loop = f"_S = {letters!r}\nfor _c in _S:\n    for _d in _S:\n        for _e in _S:\n            globals()[_c + _d + _e] = 1\n"
+    up = write_tree(
+        tmp_path / "up",
+        {"zzup/__init__.py": "def f(a):\n    return a\n", "zzup/chain.py": chain, "zzup/loop.py": loop},
+    )
+    down = write_tree(
+        tmp_path / "down",
+        {"app.py": "import zzup.chain\nimport zzup.loop\nzzup.chain.y\nzzup.loop.x\nzzup.f(1)\n"},
+    )
+    report = tmp_path / "report.json"
+    run, elapsed = run_cli(["audit", str(down), "--against", f"zzup@{up}", "--from", "none", "--offline", "--no-config",
+                            "--quiet", "--cache-dir", str(tmp_path / "c"), "--format", f"json:{report}"],
+                           timeout=90, memory=1 << 30)  # fmt: skip
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
+    data = json.loads(report.read_text())
+    assert not data["findings"], data["findings"]
+    (coverage,) = data["coverage"]
+    assert coverage["not_checkable"].get("evaluation-limit", 0) >= 1, coverage
+    assert elapsed < 45

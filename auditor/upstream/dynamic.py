@@ -5,9 +5,12 @@ package: literals and comprehensions over them, tests on the name (`in`, `==`, `
 `return`, `raise`, `try`/`except`, `warnings.warn`, module-level constants, closures returned by a
 factory (`__getattr__ = make_getattr(__name__)`, `__getattr__, __dir__, __all__ = attach(...)`),
 `importlib.import_module` and `getattr(module, name)`. Whatever it cannot follow makes the answer
-`Undecided`: the answer is certain or it is not given. Evaluation is bounded in steps, call depth and
-sizes; nothing is imported or executed (only methods of builtin values such as `str.startswith` run,
-on values the source spells out).
+`Undecided`: the answer is certain or it is not given. Evaluation is bounded in steps, call depth,
+sizes, work and wall time; nothing is imported or executed (only methods of builtin values such as
+`str.startswith` run, on values the source spells out). A bound reached is never read as the module
+raising: the answer is `Undecided` with `limit` set. A value's size is estimated from its operands'
+sizes and refused before it is built (a join, a concatenation, a `%` or `str.format` with a width),
+and every operation is charged work in proportion to the size of what it reads and builds.
 
 `evaluate(module, source, name, sources)` answers `Served(target, warning)` (the object handed back,
 as a dotted path when it names one, and the message of a warning issued on the way: a deprecation),
@@ -19,14 +22,22 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import re
+import string
+import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Union
+
+from apidrift.auditor.upstream.escape import Escapes, changed_depths
 
 MAX_STEPS = 50_000  # expressions and statements evaluated for one name
 MAX_DEPTH = 16  # nested calls
 MAX_SIZE = 100_000  # elements of a container, characters of a string
 MAX_SOURCE = 2 * 1024 * 1024  # a helper module larger than this is not read
+MAX_WORK = 2_000_000  # elements read or built (by loops, builtins, methods, operators) for one name
+MAX_NAME_SECONDS = 5.0  # wall time for one name
+MAX_MODULE_SECONDS = 30.0  # wall time for all the names asked of one module's `__getattr__`
 
 # dotted module path -> (its source text, whether it is a package), when it is in the package
 Sources = Callable[[str], tuple[str, bool] | None]
@@ -47,6 +58,7 @@ class NotServed:
 @dataclass(frozen=True)
 class Undecided:
     why: str
+    limit: bool = False  # a bound of the analysis was reached (steps, work, time, size, depth, memory)
 
 
 Answer = Union[Served, NotServed, Undecided]
@@ -62,11 +74,22 @@ class Evaluator:
 
     def __init__(self, sources: Sources) -> None:
         self.interpreter = _Interpreter(sources)
+        self.spent: dict[str, float] = {}  # module -> seconds spent on its names so far
 
     def evaluate(self, module: str, source: str, name: str, *, is_package: bool = False) -> Answer:
         interpreter = self.interpreter
-        interpreter.reset()
-        return _evaluate(interpreter, module, source, name, is_package)
+        spent = self.spent.get(module, 0.0)
+        if spent >= MAX_MODULE_SECONDS:
+            return Undecided(
+                f"more time than the analysis spends on one module ({MAX_MODULE_SECONDS:g} s)", True
+            )
+        started = time.monotonic()
+        interpreter.reset(started + min(MAX_NAME_SECONDS, MAX_MODULE_SECONDS - spent))
+        try:
+            return _evaluate(interpreter, module, source, name, is_package)
+        finally:
+            interpreter.memo.clear()
+            self.spent[module] = spent + time.monotonic() - started
 
 
 def _evaluate(interpreter: _Interpreter, module: str, source: str, name: str, is_package: bool) -> Answer:
@@ -76,16 +99,398 @@ def _evaluate(interpreter: _Interpreter, module: str, source: str, name: str, is
         if not isinstance(function, _Function):
             raise _Abort("`__getattr__` is not a function the analysis can read")
         value = interpreter.call(function, [name], {})
+    except _Limit as limit:
+        return Undecided(limit.why, True)
     except _Abort as abort:
         return Undecided(abort.why)
     except _Raised as raised:
         return NotServed(raised.message, raised.cls)
     except RecursionError:
-        return Undecided("nesting too deep")
+        return Undecided("nesting deeper than the analysis follows", True)
+    except MemoryError:
+        return Undecided("more memory than the analysis has", True)
     if interpreter.approximate or isinstance(value, _Unknown):
         return Undecided("it hands back what a helper the analysis cannot follow returns")
     warning = interpreter.warnings[0] if interpreter.warnings else None
     return Served(_path_of(value), warning)
+
+
+def namespace_names(
+    evaluator: Evaluator, module: str, source: str, enums: dict[str, list[str]], *, is_package: bool = False
+) -> frozenset[str] | Undecided:
+    """The names a module's code binds through `globals()` on every import (see namespace_writes),
+    evaluated with the bounds of `evaluate`; `enums` holds the members of the module's Enum classes."""
+    interpreter = evaluator.interpreter
+    spent = evaluator.spent.get(module, 0.0)
+    if spent >= MAX_MODULE_SECONDS:
+        return Undecided(f"more time than the analysis spends on one module ({MAX_MODULE_SECONDS:g} s)", True)
+    started = time.monotonic()
+    interpreter.reset(started + min(MAX_NAME_SECONDS, MAX_MODULE_SECONDS - spent))
+    try:
+        mod = interpreter.modules.get(module) or interpreter.module(module, source, is_package)
+        interpreter.enums = {
+            f"{module}.{key.removesuffix('.__iter__')}": members
+            for key, members in enums.items()
+            if key.endswith(".__iter__")
+        }
+        tree = ast.parse(source)
+        names: list[str] = []
+        for stmt in namespace_writes(tree):
+            interpreter.before = (module, stmt.lineno)
+            try:
+                names.extend(interpreter.namespace_write(mod, stmt, enums))
+            finally:
+                interpreter.before = None
+        return frozenset(names)
+    except _Limit as limit:
+        return Undecided(limit.why, True)
+    except _Abort as abort:
+        return Undecided(abort.why)
+    except _Raised as raised:
+        return Undecided(f"the module's code raises {raised.cls} there")
+    except (_Return, _Break, _Continue):
+        return Undecided("a statement the analysis does not follow")
+    except (SyntaxError, ValueError):
+        return Undecided("the module does not parse")
+    except RecursionError:
+        return Undecided("nesting deeper than the analysis follows", True)
+    except MemoryError:
+        return Undecided("more memory than the analysis has", True)
+    finally:
+        interpreter.memo.clear()
+        evaluator.spent[module] = spent + time.monotonic() - started
+
+
+def namespace_writes(tree: ast.Module) -> list[ast.stmt]:
+    """Module-level statements that run on every import and bind names in the module's namespace in a
+    way the evaluator reads: `globals().update(X)` (X a dict it can evaluate, keywords, or an Enum's
+    `__members__`), and a `for` loop over a value it can evaluate (an Enum class too) whose body writes
+    `globals()[key] = value` or `setattr(module, key, value)` (the module: `sys.modules[__name__]`, or
+    a name bound once to it and used for nothing else: Pillow's constants), with plain assignments,
+    nested loops, `if` tests, `continue` and `__all__` additions around it. The binding of such a
+    module name is one of these statements (it binds nothing)."""
+    certain = _certain_statements(tree)
+    aliases = _module_aliases(tree)
+    found = [
+        stmt
+        for stmt in _module_statements(tree)
+        if id(stmt) in certain and (_is_namespace_update(stmt) or _is_namespace_loop(stmt, aliases))
+    ]
+    if found and aliases:
+        used = {
+            id(n)
+            for stmt in found
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load)
+        }
+        loads = {
+            id(n)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load)
+        }
+        if used == loads:  # every use of the alias is a write the evaluator reads
+            found.extend(stmt for stmt in tree.body if _module_alias_of(stmt) in aliases)
+        else:
+            found = [
+                stmt
+                for stmt in found
+                if not any(isinstance(n, ast.Name) and n.id in aliases for n in ast.walk(stmt))
+            ]
+    return sorted(found, key=lambda stmt: stmt.lineno)
+
+
+def _is_this_module(node: ast.AST) -> bool:
+    """`sys.modules[__name__]`."""
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "modules"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "sys"
+        and isinstance(node.slice, ast.Name)
+        and node.slice.id == "__name__"
+    )
+
+
+def _module_alias_of(stmt: ast.stmt) -> str | None:
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and _is_this_module(stmt.value)
+    ):
+        return stmt.targets[0].id
+    return None
+
+
+def _module_aliases(tree: ast.Module) -> frozenset[str]:
+    """Names bound once, at the top level, to `sys.modules[__name__]`, and never otherwise."""
+    candidates = {name for stmt in tree.body if (name := _module_alias_of(stmt)) is not None}
+    if not candidates:
+        return frozenset()
+    stores: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+            and node.id in candidates
+        ):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            candidates -= set(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            candidates.discard(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            candidates -= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.arg):
+            candidates.discard(node.arg)
+    return frozenset(name for name in candidates if stores.get(name) == 1)
+
+
+def _setattr_key(stmt: ast.stmt, aliases: frozenset[str]) -> ast.expr | None:
+    """The key of `setattr(module, key, value)` on the module itself."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return None
+    call = stmt.value
+    if not (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "setattr"
+        and len(call.args) == 3
+        and not call.keywords
+        and not any(isinstance(a, ast.Starred) for a in call.args)
+    ):
+        return None
+    target, key, value = call.args
+    if not (_is_this_module(target) or (isinstance(target, ast.Name) and target.id in aliases)):
+        return None
+    if _reads_namespace(key) or _reads_namespace(value):
+        return None
+    return key
+
+
+def enum_members(tree: ast.Module) -> dict[str, list[str]]:
+    """The member names of each module-level Enum class whose body the analysis reads for certain: its
+    bases the `enum` module's classes (after builtin mixins), its body only members whose values are
+    literals, `auto()` or other members, methods, annotations and a docstring. Under the key
+    `"CLASS.__iter__"`, where known, the members iterating the class gives (aliases left out: a
+    member whose value equals an earlier one's; for an Enum, IntEnum or StrEnum whose values are all
+    literals)."""
+    enum_names = {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"}
+    imported: set[str] = set()
+    modules: set[str] = set()
+    for stmt in _module_statements(tree):
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "enum" and not stmt.level:
+            imported.update(
+                a.asname or a.name for a in stmt.names if a.name in enum_names | {"auto", "unique"}
+            )
+        elif isinstance(stmt, ast.Import):
+            modules.update(a.asname or a.name for a in stmt.names if a.name == "enum")
+
+    def is_enum(node: ast.expr, names: set[str]) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in imported and node.id in names
+        return (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.attr in names
+        )
+
+    found: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.ClassDef) or not stmt.bases or stmt.keywords:
+            continue
+        *mixins, base = stmt.bases
+        if not is_enum(base, enum_names) or not all(
+            isinstance(m, ast.Name) and m.id in ("int", "str") for m in mixins
+        ):
+            continue
+        if not all(is_enum(d, {"unique"}) for d in stmt.decorator_list):
+            continue
+        read = _enum_body_members(stmt.body, lambda n: is_enum(n, {"auto"}))
+        if read is not None:
+            found[stmt.name] = read[0]
+            if read[1] is not None and is_enum(base, {"Enum", "IntEnum", "StrEnum"}):
+                found[f"{stmt.name}.__iter__"] = read[1]
+    return found
+
+
+def _enum_body_members(
+    body: list[ast.stmt], is_auto: Callable[[ast.expr], bool]
+) -> tuple[list[str], list[str] | None] | None:
+    """(the names `__members__` holds, the canonical members in order where every value is a literal)"""
+    members: list[str] = []
+    canonical: list[str] | None = []
+    values: list[Any] = []
+
+    def literal(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in members  # an alias of an earlier member
+        if isinstance(node, ast.Tuple):
+            return all(literal(e) for e in node.elts)
+        if isinstance(node, ast.UnaryOp):
+            return literal(node.operand)
+        if isinstance(node, ast.BinOp):
+            return literal(node.left) and literal(node.right)
+        return isinstance(node, ast.Call) and is_auto(node.func) and not node.args and not node.keywords
+
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, ast.Pass) or (
+            index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if all(
+                isinstance(d, ast.Name) and d.id in ("property", "classmethod", "staticmethod")
+                for d in stmt.decorator_list
+            ):
+                continue
+            return None
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        if not isinstance(target, ast.Name):
+            return None
+        name = target.id
+        if name.startswith("__") and name.endswith("__") and len(name) > 4:
+            if value is not None and isinstance(stmt, ast.Assign) and name != "__doc__":
+                return None  # `__init__ = ...`, `__new__`: more than members
+            continue
+        if name.startswith("_"):
+            return None  # `_ignore_`, `_order_`, private names (members or not, depending on the version)
+        if value is None:
+            continue  # an annotation alone binds nothing
+        if not literal(value):
+            return None  # maybe a descriptor: not a member
+        members.append(name)
+        if canonical is not None:
+            try:
+                constant = ast.literal_eval(value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                canonical = None  # `auto()`, another member: which value it has is not read here
+                continue
+            if not any(constant == earlier for earlier in values):
+                canonical.append(name)
+            values.append(constant)
+    return members, canonical
+
+
+def _is_namespace_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "globals"
+        and not node.args
+        and not node.keywords
+    )
+
+
+def _reads_namespace(node: ast.AST) -> bool:
+    return any(
+        (isinstance(n, ast.Name) and n.id in ("globals", "locals", "vars", "exec", "eval", "setattr"))
+        or (isinstance(n, ast.Attribute) and n.attr == "modules")
+        for n in ast.walk(node)
+    )
+
+
+def _is_namespace_update(stmt: ast.stmt) -> bool:
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    call = stmt.value
+    return (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr == "update"
+        and _is_namespace_call(call.func.value)
+        and len(call.args) <= 1
+        and not any(_reads_namespace(a) for a in (*call.args, *call.keywords))
+    )
+
+
+def _namespace_key(stmt: ast.stmt) -> ast.expr | None:
+    """The key of `globals()[key] = value`."""
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Subscript)
+        and _is_namespace_call(stmt.targets[0].value)
+        and not _reads_namespace(stmt.value)
+        and not _reads_namespace(stmt.targets[0].slice)
+    ):
+        return stmt.targets[0].slice
+    return None
+
+
+def _adds_to_all(stmt: ast.stmt) -> bool:
+    """`__all__.append(...)`, `__all__.extend(...)`, `__all__ += ...`: the export list, not the namespace."""
+    if isinstance(stmt, ast.AugAssign):
+        return (
+            isinstance(stmt.target, ast.Name)
+            and stmt.target.id == "__all__"
+            and not _reads_namespace(stmt.value)
+        )
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        return (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "__all__"
+            and func.attr in ("append", "extend")
+            and not any(_reads_namespace(a) for a in stmt.value.args)
+        )
+    return False
+
+
+def _loop_body_ok(body: list[ast.stmt], aliases: frozenset[str]) -> tuple[bool, bool]:
+    """(every statement is one the evaluator runs in a namespace loop, one of them writes the namespace)"""
+    writes = False
+    for stmt in body:
+        if _namespace_key(stmt) is not None or _setattr_key(stmt, aliases) is not None:
+            writes = True
+        elif isinstance(stmt, ast.For):
+            if stmt.orelse or _reads_namespace(stmt.iter) or not _names_only(stmt.target):
+                return False, writes
+            ok, inner = _loop_body_ok(stmt.body, aliases)
+            if not ok:
+                return False, writes
+            writes = writes or inner
+        elif isinstance(stmt, ast.Assign) and all(_names_only(t) for t in stmt.targets):
+            if _reads_namespace(stmt.value):
+                return False, writes
+        elif isinstance(stmt, ast.If):
+            if _reads_namespace(stmt.test):
+                return False, writes
+            for branch in (stmt.body, stmt.orelse):
+                ok, inner = _loop_body_ok(branch, aliases)
+                if not ok:
+                    return False, writes
+                writes = writes or inner
+        elif (
+            isinstance(stmt, (ast.Pass, ast.Continue))
+            or _adds_to_all(stmt)
+            or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+        ):
+            continue
+        else:
+            return False, writes
+    return True, writes
+
+
+def _names_only(target: ast.expr) -> bool:
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, (ast.Tuple, ast.List)) and all(_names_only(e) for e in target.elts)
+
+
+def _is_namespace_loop(stmt: ast.stmt, aliases: frozenset[str] = frozenset()) -> bool:
+    if not isinstance(stmt, ast.For) or stmt.orelse or _reads_namespace(stmt.iter):
+        return False
+    ok, writes = _loop_body_ok(stmt.body, aliases)
+    return ok and writes
 
 
 def defines_getattr(tree: ast.Module) -> bool:
@@ -135,6 +540,8 @@ class _Obj:
     # imported and then changed in place where it is imported (`T.pop(k)`): its own module's value
     # is no longer the one read
     changed: bool = field(default=False, compare=False)
+    # imported, and what it holds from this depth on may be changed where it is imported (escape.py)
+    shared: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -145,6 +552,12 @@ class _Exc:
 @dataclass(frozen=True)
 class _Builtin:
     name: str  # a builtin function the interpreter models
+
+
+@dataclass(frozen=True)
+class _EnumMember:
+    cls: str  # dotted path of its Enum class
+    name: str
 
 
 class _SysModules:
@@ -188,6 +601,13 @@ class _Module:
     # changes and each runs on every import (`T = {}` then `T.update({...})`, `T["k"] = v`)
     mutations: dict[str, list[ast.stmt]] = field(default_factory=dict)
     stars: bool = False  # a star import binds names the analysis does not list
+    # name -> the nesting depth from which what its value holds may be changed where the analysis does
+    # not look (through another name, a container, a helper: escape.py); 0 is the value itself
+    shared: dict[str, int] = field(default_factory=dict)
+    # name -> (a function of another module it is handed to, the slot, the depth it would be changed
+    # from if that function does more than read it); function -> parameter -> depth (escape.py)
+    deferred: dict[str, list[tuple[str, int | str, int]]] = field(default_factory=dict)
+    params: dict[str, dict[str, int]] = field(default_factory=dict)
     values: dict[str, tuple[Any, bool]] = field(default_factory=dict)  # name -> (value, from an unknown call)
 
     @property
@@ -229,6 +649,15 @@ class _Abort(Exception):
     def __init__(self, why: str) -> None:
         super().__init__(why)
         self.why = why
+
+
+class _Limit(_Abort):
+    """A bound of the analysis reached: never an answer about the module, whatever catches it."""
+
+
+@dataclass(frozen=True)
+class _Failed:
+    why: str  # a module-level value whose evaluation reached a bound (kept: asking again costs as much)
 
 
 class _Raised(Exception):
@@ -343,33 +772,30 @@ _BINARY = {
 }
 
 
-def _has_unknown(value: Any, depth: int = 0) -> bool:
-    """Whether a value is, or holds, something unknown (or something that is no plain value)."""
-    if depth > 20:
-        return True
-    if isinstance(value, _Unknown):
-        return True
-    if isinstance(value, _PLAIN):
-        return False
-    if isinstance(value, dict):
-        return any(_has_unknown(k, depth + 1) or _has_unknown(v, depth + 1) for k, v in value.items())
-    if isinstance(value, _COLLECTIONS):
-        return any(_has_unknown(v, depth + 1) for v in value)
-    return False
+_DIGIT_RUNS = re.compile(r"\d+")
+_FORMATTER = string.Formatter()
+_NESTED_FIELD = re.compile(r"\{[^{}]*\{")
 
 
-def _unknown_keys(container: Any) -> bool:
-    if isinstance(container, dict):
-        return any(isinstance(k, _Unknown) for k in container)
-    if isinstance(container, _VIEWS[0]):
-        return any(isinstance(k, _Unknown) for k in container)
-    return any(isinstance(k, _Unknown) for k in container)
+def _format_bound(template: str, fields: int, values: list[int], ints: list[int], nested: bool) -> int:
+    """An upper bound on the length of `template` formatted with values whose texts are at most
+    `values` long: every field the longest value, padded to the largest number the template spells
+    (a width or precision), and to an int argument's value where a width comes from the arguments."""
+    runs = _DIGIT_RUNS.findall(template)
+    if any(len(run) > 9 for run in runs):
+        return MAX_SIZE + 1
+    widths = sum(int(run) for run in runs)
+    if nested:
+        widths += sum(abs(i) for i in ints)
+    return len(template) + fields * (max(values, default=0) + widths)
 
 
-def _size_ok(value: Any) -> Any:
-    if isinstance(value, _SIZED) and len(value) > MAX_SIZE:
-        raise _Abort("a value larger than the analysis follows")
-    return value
+def _built(maker: Callable[[list[Any]], Any], items: list[Any]) -> Any:
+    """A set or dict built from items, as CPython builds it: an unhashable key raises TypeError."""
+    try:
+        return maker(items)
+    except TypeError as error:
+        raise _Raised("TypeError", str(error)) from None
 
 
 def _path_of(value: Any) -> str | None:
@@ -380,20 +806,6 @@ def _path_of(value: Any) -> str | None:
     if isinstance(value, _Exc):
         return f"builtins.{value.name}"
     return None
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, _Unknown):
-        return value.hint
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (_Mod, _Obj)):
-        return value.path
-    if isinstance(value, _PLAIN):
-        return str(value)
-    if isinstance(value, _CONTAINERS) and not _has_unknown(value):
-        return repr(value)
-    return "\u2026"
 
 
 class _Interpreter:
@@ -410,19 +822,131 @@ class _Interpreter:
         # While a module-level statement is evaluated (a binding, or a change made in place): the line
         # of the statement (names bound or deleted after it are not seen yet), else None.
         self.before: tuple[str, int] | None = None  # (module, line)
+        self.work = 0
+        self.deadline = time.monotonic() + MAX_NAME_SECONDS
+        # id(container) -> (the container, its facts): each container is walked once per name
+        self.memo: dict[int, tuple[Any, tuple[bool, bool, bool, int]]] = {}
+        self.enums: dict[str, list[str]] = {}  # dotted path of an Enum class -> its members, iterated
 
-    def reset(self) -> None:
+    def reset(self, deadline: float | None = None) -> None:
         """Before the next name: module-level values stay (they do not depend on the name)."""
         self.steps = 0
         self.depth = 0
+        self.work = 0
+        self.deadline = deadline if deadline is not None else time.monotonic() + MAX_NAME_SECONDS
         self.warnings = []
         self.approximate = False
         self.active.clear()
+        self.memo.clear()
 
     def step(self) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
-            raise _Abort("more steps than the analysis takes")
+            raise _Limit("more steps than the analysis takes")
+        self.charge(1)
+
+    # -- bounds -----------------------------------------------------------------------------------
+
+    def charge(self, amount: int) -> None:
+        """Count work (elements read or built) before it is done; past a bound, stop."""
+        self.work += amount
+        if self.work > MAX_WORK:
+            raise _Limit("more work than the analysis does for one name")
+        if time.monotonic() > self.deadline:
+            raise _Limit("more time than the analysis spends on one name")
+
+    def ensure(self, size: int) -> None:
+        """A value about to be built, `size` elements or characters at most: refused beforehand if
+        larger than the analysis follows, and charged as work."""
+        if size > MAX_SIZE:
+            raise _Limit("a value larger than the analysis follows")
+        self.charge(size)
+
+    def sized(self, value: Any) -> Any:
+        if isinstance(value, _SIZED) and len(value) > MAX_SIZE:
+            raise _Limit("a value larger than the analysis follows")
+        return value
+
+    def facts(self, value: Any, depth: int = 0) -> tuple[bool, bool, bool, int]:
+        """(holds something unknown, builtin data only, an element or key is itself unknown, a bound on
+        the length of its repr()), computed once per container per name and charged by its length."""
+        if isinstance(value, _Unknown):
+            return True, False, True, len(value.hint)
+        if isinstance(value, str):
+            return False, True, False, 10 * len(value) + 2  # repr: `\U0001f600` is ten characters
+        if isinstance(value, bytes):
+            return False, True, False, 4 * len(value) + 3
+        if isinstance(value, (bool, type(None))):
+            return False, True, False, 5
+        if isinstance(value, int):
+            return False, True, False, value.bit_length() // 3 + 2
+        if isinstance(value, float):
+            return False, True, False, 32
+        if not isinstance(value, _COLLECTIONS):
+            return False, False, False, 256  # a module, an object, a function
+        entry = self.memo.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        if depth > 20:
+            return True, False, True, MAX_SIZE + 1  # nested deeper than read: not known to be plain
+        self.charge(len(value) + 1)
+        unknown, plain, unknown_keys, size = False, True, False, 2
+        children: Any = value
+        if isinstance(value, dict):
+            children = (x for pair in value.items() for x in pair)
+            unknown_keys = any(isinstance(k, _Unknown) for k in value)
+        else:
+            unknown_keys = any(isinstance(k, _Unknown) for k in value)
+        for child in children:
+            child_unknown, child_plain, _, child_size = self.facts(child, depth + 1)
+            unknown = unknown or child_unknown
+            plain = plain and child_plain
+            size += child_size + 2
+        found = (unknown, plain and not unknown, unknown_keys, size)
+        self.memo[id(value)] = (value, found)
+        return found
+
+    def has_unknown(self, value: Any) -> bool:
+        """Whether a value is, or holds, something unknown."""
+        return self.facts(value)[0]
+
+    def plain(self, value: Any) -> bool:
+        """A value of builtin type only (the interpreter may run builtin methods on it)."""
+        return self.facts(value)[1]
+
+    def unknown_keys(self, container: Any) -> bool:
+        return self.facts(container)[2]
+
+    def extent(self, value: Any) -> int:
+        """What reading a value costs: a string's length, a container's elements (nested ones too)."""
+        if isinstance(value, (str, bytes)):
+            return len(value)
+        return self.facts(value)[3] if isinstance(value, _COLLECTIONS) else 1
+
+    def text(self, value: Any) -> str:
+        """How a value reads in a message (`str()`), or an ellipsis where it is not known or too long."""
+        if isinstance(value, _Unknown):
+            return value.hint
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (_Mod, _Obj)):
+            return value.path
+        if isinstance(value, int) and value.bit_length() > 10_000:
+            return "\u2026"  # more digits than str() converts
+        if isinstance(value, _PLAIN):
+            return str(value)
+        if isinstance(value, _CONTAINERS):
+            unknown, _, _, size = self.facts(value)
+            if not unknown and size <= MAX_SIZE:
+                self.charge(size)
+                return repr(value)
+        return "\u2026"
+
+    def hint(self, *parts: str) -> _Unknown:
+        """An unknown value with a message made of known parts, where that message is not too long."""
+        if sum(len(p) for p in parts) > MAX_SIZE:
+            return _Unknown()
+        return _Unknown("".join(parts))
 
     # -- modules ----------------------------------------------------------------------------------
 
@@ -432,7 +956,18 @@ class _Interpreter:
         facts = _module_facts(source)
         if isinstance(facts, str):
             raise _Abort(f"`{path}` does not parse: {facts}")
-        mod = _Module(path, is_package, *facts)
+        bindings, mutated, mutations, stars, escapes = facts
+        mod = _Module(
+            path,
+            is_package,
+            bindings,
+            mutated,
+            mutations,
+            stars,
+            shared=escapes.shared,
+            deferred=escapes.deferred,
+            params=escapes.params,
+        )
         self.modules[path] = mod
         return mod
 
@@ -455,6 +990,8 @@ class _Interpreter:
                 return self.value_before(mod, name, earlier, before)
         if name in mod.values:
             value, approximate = mod.values[name]
+            if isinstance(value, _Failed):
+                raise _Limit(value.why)
             self.approximate = self.approximate or approximate
             return value
         if name == "__name__":
@@ -490,8 +1027,13 @@ class _Interpreter:
             )  # its code sees the module as it is there
             try:
                 value = self.bind_statement(mod, stmt, name)
-                if isinstance(value, _Obj) and isinstance(stmt, ast.ImportFrom) and name in mod.mutated:
-                    value = _Obj(value.path, changed=True)
+                if isinstance(value, _Obj) and isinstance(stmt, ast.ImportFrom):
+                    value = _Obj(value.path, changed=name in mod.mutated, shared=self.shared_depth(mod, name))
+                else:
+                    value = self.unshared(mod, name, value)
+            except _Limit as limit:
+                mod.values[name] = (_Failed(limit.why), False)
+                raise
             finally:
                 self.before = outer
                 self.active.discard(key)
@@ -509,6 +1051,8 @@ class _Interpreter:
         key = f"{name}@{before}"  # no identifier holds "@": never a name's own entry
         if key in mod.values:
             value, approximate = mod.values[key]
+            if isinstance(value, _Failed):
+                raise _Limit(value.why)
             self.approximate = self.approximate or approximate
             return value
         every_change = mod.mutations.get(name)
@@ -531,6 +1075,10 @@ class _Interpreter:
             for change in changes:
                 self.before = (mod.path, change.lineno)
                 value = self.change(mod, value, change)
+            value = self.unshared(mod, name, value)
+        except _Limit as limit:
+            mod.values[key] = (_Failed(limit.why), False)
+            raise
         finally:
             self.before = outer
             self.active.discard((mod.path, key))
@@ -538,11 +1086,144 @@ class _Interpreter:
         mod.values[key] = (value, approximate)
         return value
 
+    def namespace_write(self, mod: _Module, stmt: ast.stmt, enums: dict[str, list[str]]) -> list[str]:
+        """The names one statement of namespace_writes binds."""
+        scope = _Scope(mod, {}, frozenset())
+        names: list[str] = []
+        if isinstance(stmt, ast.Assign):
+            return names  # `module = sys.modules[__name__]`, used only by the writes
+        if isinstance(stmt, ast.For):
+            self.namespace_loop(stmt, scope, names)
+            return names
+        assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+        call = stmt.value
+        for argument in call.args:
+            if (
+                isinstance(argument, ast.Attribute)
+                and argument.attr == "__members__"
+                and isinstance(argument.value, ast.Name)
+                and argument.value.id in enums
+                and not argument.value.id.endswith(".__iter__")
+                and len(mod.bindings.get(argument.value.id, ())) == 1
+            ):
+                names.extend(enums[argument.value.id])
+                continue
+            names.extend(self.mapping_keys(self.data(self.eval(argument, scope))))
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                names.append(keyword.arg)
+            else:
+                names.extend(self.mapping_keys(self.data(self.eval(keyword.value, scope))))
+        return names
+
+    def mapping_keys(self, value: Any) -> list[str]:
+        """The keys `dict.update(value)` adds: a dict's, or the first items of pairs."""
+        if isinstance(value, dict):
+            if self.unknown_keys(value):
+                raise _Abort("a key the analysis does not know")
+            keys = list(value)
+        else:
+            keys = [
+                self.iterate(pair)[0] if isinstance(pair, (tuple, list)) and len(pair) == 2 else UNKNOWN
+                for pair in self.iterate(value)
+            ]
+        if not all(isinstance(k, str) for k in keys):
+            raise _Abort("a name the analysis does not know")
+        return keys
+
+    def namespace_loop(self, stmt: ast.For, scope: _Scope, names: list[str]) -> None:
+        for item in self.iterate(self.eval(stmt.iter, scope)):
+            self.store(stmt.target, item, scope)
+            try:
+                self.namespace_body(stmt.body, scope, names)
+            except _Continue:
+                continue
+
+    def namespace_body(self, body: list[ast.stmt], scope: _Scope, names: list[str]) -> None:
+        for stmt in body:
+            self.step()
+            key = _namespace_key(stmt)
+            if key is None:
+                key = _setattr_key(stmt, frozenset(n for n in scope.module.bindings if n not in scope.names))
+            if isinstance(stmt, ast.For):
+                self.namespace_loop(stmt, scope, names)
+            elif key is not None:
+                name = self.eval(key, scope)
+                if not isinstance(name, str):
+                    raise _Abort("a name the analysis does not know")
+                names.append(name)
+            elif isinstance(stmt, ast.If):
+                self.namespace_body(
+                    stmt.body if self.truth(self.eval(stmt.test, scope)) else stmt.orelse, scope, names
+                )
+            elif isinstance(stmt, ast.Assign):
+                self.assign(stmt, scope)
+            elif isinstance(stmt, ast.Continue):
+                raise _Continue()
+            # `pass`, a docstring, an addition to `__all__`: nothing bound
+
+    def unshared(self, mod: _Module, name: str, value: Any) -> Any:
+        """`value`, bound to `name` in `mod`, or unknown where an object it holds may be changed where
+        the analysis does not look."""
+        if not isinstance(value, _COLLECTIONS):
+            return value
+        depth = self.shared_depth(mod, name)
+        return UNKNOWN if depth is not None and self.mutable_from(value, depth) else value
+
+    def shared_depth(self, mod: _Module, name: str) -> int | None:
+        """The depth from which what `name` holds may be changed unseen: its own module's finding, and
+        each function of another module it is handed to that does more than read it."""
+        depth = mod.shared.get(name)
+        for callee, slot, deferred in mod.deferred.get(name, ()):
+            if (depth is None or deferred < depth) and not self.only_reads(mod, callee, slot):
+                depth = deferred
+        return depth
+
+    def only_reads(self, mod: _Module, callee: str, slot: int | str) -> bool:
+        """Whether the function `callee` names in `mod` (a def of the package, followed through imports)
+        only reads the argument passed in `slot`."""
+        try:
+            function = self.global_value(mod, callee)
+            if isinstance(function, _Obj):
+                function = self.function_of(function.path)
+        except _Limit:
+            raise
+        except (_Abort, _Raised, _Return, _Break, _Continue):
+            return False
+        if not isinstance(function, _Function) or function.path is None:
+            return False
+        node = function.node
+        assert isinstance(node, ast.FunctionDef)
+        positional = [*node.args.posonlyargs, *node.args.args]
+        if isinstance(slot, int):
+            if slot >= len(positional):
+                return False
+            param = positional[slot].arg
+        else:
+            if slot not in {a.arg for a in (*node.args.args, *node.args.kwonlyargs)}:
+                return False
+            param = slot
+        params = function.module.params.get(node.name)
+        return params is not None and param not in params
+
+    def mutable_from(self, value: Any, depth: int, level: int = 0) -> bool:
+        """Whether `value` holds a mutable container (a dict, list or set) at `depth` or deeper."""
+        if not isinstance(value, _COLLECTIONS):
+            return False
+        if depth <= 0 and isinstance(value, (dict, list, set)):
+            return True
+        if level > 20:
+            return True
+        self.charge(len(value) + 1)
+        children = [x for pair in value.items() for x in pair] if isinstance(value, dict) else value
+        return any(self.mutable_from(child, depth - 1, level + 1) for child in children)
+
     def change(self, mod: _Module, value: Any, stmt: ast.stmt) -> Any:
         """`value` after a module-level statement changes it in place (see _module_mutations)."""
         if not isinstance(value, (dict, list, set)):
             return UNKNOWN
         scope = _Scope(mod, {}, frozenset())
+        self.charge(len(value))
         value = value.copy()
         try:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -557,6 +1238,7 @@ class _Interpreter:
                     isinstance(a, _COLLECTIONS) for a in arguments
                 ):
                     return UNKNOWN
+                self.ensure(len(value) + sum(len(a) if isinstance(a, _SIZED) else 1 for a in arguments))
                 method = getattr(value, call.func.attr, None)
                 if method is None:
                     return UNKNOWN
@@ -577,11 +1259,13 @@ class _Interpreter:
                 del value[key]
             else:
                 return UNKNOWN
+        except _Limit:
+            raise
+        except (MemoryError, RecursionError):
+            raise _Limit("a value larger than the analysis follows") from None
         except (_Abort, _Raised, _Return, _Break, _Continue, TypeError, KeyError, IndexError, ValueError):
-            if self.steps > MAX_STEPS:
-                raise _Abort("more steps than the analysis takes") from None
             return UNKNOWN  # a change the analysis cannot make: the import may even fail there
-        return _size_ok(value)
+        return self.sized(value)
 
     def bind_statement(self, mod: _Module, stmt: ast.stmt, name: str) -> Any:
         scope = _Scope(mod, {}, frozenset())
@@ -617,9 +1301,9 @@ class _Interpreter:
         """Evaluate a module-level expression: what cannot be followed is unknown, not an abort."""
         try:
             return self.eval(node, scope)
+        except _Limit:
+            raise
         except _Abort:
-            if self.steps > MAX_STEPS:
-                raise
             return UNKNOWN
         except (_Raised, _Return, _Break, _Continue):
             return UNKNOWN
@@ -680,7 +1364,7 @@ class _Interpreter:
     def call(self, function: _Function, positional: list[Any], keywords: dict[str, Any]) -> Any:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise _Abort("calls nested deeper than the analysis follows")
+            raise _Limit("calls nested deeper than the analysis follows")
         try:
             node = function.node
             names = self.bind_arguments(function, positional, keywords)
@@ -738,9 +1422,9 @@ class _Interpreter:
         if isinstance(callee, _Function):
             try:
                 return self.call(callee, positional, keywords)
+            except _Limit:
+                raise
             except _Abort:
-                if self.steps >= MAX_STEPS or self.depth >= MAX_DEPTH:
-                    raise
                 self.approximate = True
                 return _Unknown()
         if isinstance(callee, _Builtin):
@@ -760,7 +1444,7 @@ class _Interpreter:
             return None
         if name == "warn":
             message = positional[0] if positional else keywords.get("message", UNKNOWN)
-            self.warnings.append(_text(message) if not isinstance(message, _Unknown) else message.hint)
+            self.warnings.append(self.text(message))
             return None
         if name == "import_module":
             target = positional[0] if positional else keywords.get("name", UNKNOWN)
@@ -788,8 +1472,8 @@ class _Interpreter:
             return _Unknown()
         if (
             keywords
-            or any(_has_unknown(p) for p in positional)
-            or any(not _plain_value(p) for p in positional)
+            or any(self.has_unknown(p) for p in positional)
+            or not all(self.plain(p) for p in positional)
         ):
             if name == "isinstance":
                 return _Unknown()
@@ -799,16 +1483,44 @@ class _Interpreter:
                 and not keywords
             ):
                 value = positional[0]
-                if isinstance(value, _COLLECTIONS) and not _unknown_keys(value):
-                    if name != "sorted" or not _has_unknown(value):
-                        return _size_ok(getattr(builtins, name)(value))
+                if isinstance(value, _COLLECTIONS) and not self.unknown_keys(value):
+                    if name != "sorted" or not self.has_unknown(value):
+                        self.charge_builtin(name, positional)
+                        try:
+                            return getattr(builtins, name)(value)
+                        except TypeError:  # objects the analysis names but cannot order or hash
+                            return _Unknown()
             return _Unknown()
         if name == "isinstance":
             return _Unknown()
+        if (
+            name == "int"
+            and positional
+            and isinstance(positional[0], (str, bytes))
+            and len(positional[0]) > 4000
+        ):
+            return _Unknown()  # longer than some Pythons convert (3.11: 4,300 digits)
+        self.charge_builtin(name, positional)
         try:
-            return _size_ok(getattr(builtins, name)(*positional))
+            result = getattr(builtins, name)(*positional)
+        except (MemoryError, RecursionError):
+            raise _Limit("a value larger than the analysis follows") from None
         except Exception as error:  # a TypeError of the analysed code: it would raise there too
             raise _Raised(type(error).__name__, str(error)) from None
+        return self.sized(result)
+
+    def charge_builtin(self, name: str, positional: list[Any]) -> None:
+        """Refuse a builtin's result beforehand where it would be too large, and charge what it reads
+        and builds (`sorted`: n log n)."""
+        reads = sum(self.extent(p) for p in positional)
+        self.charge(reads)
+        first = positional[0] if positional else None
+        if name in ("str", "repr"):
+            self.ensure(len(first) if name == "str" and isinstance(first, str) else self.facts(first)[3])
+        elif isinstance(first, _SIZED) and name in ("set", "list", "tuple", "frozenset", "sorted", "dict"):
+            self.ensure(len(first))
+            if name == "sorted":
+                self.charge(len(first) * max(1, len(first).bit_length()))
 
     def call_method(self, method: _BoundMethod, positional: list[Any], keywords: dict[str, Any]) -> Any:
         owner, name = method.owner, method.name
@@ -817,19 +1529,63 @@ class _Interpreter:
             default = positional[1] if len(positional) > 1 else None
             if isinstance(key, _Unknown):
                 return _Unknown()
-            if key in owner:
-                return owner[key]
-            return _Unknown() if _unknown_keys(owner) else default
+            self.charge(self.extent(key))
+            try:
+                if key in owner:
+                    return owner[key]
+            except TypeError:
+                return _Unknown()
+            return _Unknown() if self.unknown_keys(owner) else default
         if isinstance(owner, dict) and name in ("keys", "values", "items") and not positional:
             return getattr(owner, name)()
-        if _has_unknown(owner) or any(_has_unknown(p) for p in positional) or _has_unknown(keywords):
+        arguments = [*positional, *keywords.values()]
+        if self.has_unknown(owner) or any(self.has_unknown(p) for p in arguments):
             return _Unknown()
-        if not all(_plain_value(p) for p in (*positional, *keywords.values())):
+        if not all(self.plain(p) for p in arguments):
             return _Unknown()
+        if name == "format" and isinstance(owner, str) and "." in owner:
+            try:
+                fields = [f for _, f, _, _ in _FORMATTER.parse(owner) if f is not None]
+            except ValueError:
+                fields = []
+            if any("." in f for f in fields):
+                return _Unknown()  # an attribute of an argument (`{0.__class__}`): not read
+        self.charge(self.extent(owner) + sum(self.extent(a) for a in arguments))
+        self.ensure(self.method_bound(owner, name, positional, keywords))
         try:
-            return _size_ok(getattr(owner, name)(*positional, **keywords))
+            result = getattr(owner, name)(*positional, **keywords)
+        except (MemoryError, RecursionError):
+            raise _Limit("a value larger than the analysis follows") from None
         except Exception as error:
             raise _Raised(type(error).__name__, str(error)) from None
+        return self.sized(result)
+
+    def method_bound(self, owner: Any, name: str, positional: list[Any], keywords: dict[str, Any]) -> int:
+        """An upper bound on the size of what a builtin method returns, from its operands' sizes."""
+        arguments = [*positional, *keywords.values()]
+        if not isinstance(owner, str):
+            if name in ("union", "intersection", "difference", "copy"):
+                return len(owner) + sum(len(a) if isinstance(a, _SIZED) else 1 for a in arguments)
+            return 1
+        if name == "join":
+            items = positional[0] if positional else ()
+            if not isinstance(items, _LOOPABLE):
+                return 1
+            lengths = [len(i) if isinstance(i, str) else 0 for i in items]
+            return sum(lengths) + len(owner) * max(len(lengths) - 1, 0)
+        if name == "format":
+            texts = [self.facts(a)[3] if not isinstance(a, str) else len(a) for a in arguments]
+            ints = [a for a in arguments if isinstance(a, int)]
+            return _format_bound(
+                owner, owner.count("{"), texts, ints, _NESTED_FIELD.search(owner) is not None
+            )
+        if name == "replace":
+            old = positional[0] if positional and isinstance(positional[0], str) else ""
+            new = positional[1] if len(positional) > 1 and isinstance(positional[1], str) else ""
+            return len(owner) + (len(owner) // max(len(old), 1) + 1) * len(new)
+        if name in ("upper", "lower", "title", "capitalize"):
+            return len(owner) if owner.isascii() else 3 * len(owner)
+        return len(owner) + 1
 
     # -- statements -------------------------------------------------------------------------------
 
@@ -909,7 +1665,9 @@ class _Interpreter:
         message = None
         if call is not None and call.args:
             try:
-                message = _text(self.eval(call.args[0], scope))
+                message = self.text(self.eval(call.args[0], scope))
+            except _Limit:
+                raise
             except _Abort:
                 message = None
         raise _Raised(name, message)
@@ -1027,10 +1785,18 @@ class _Interpreter:
     def iterate(self, value: Any) -> list[Any]:
         # A list or tuple holding unknown values still has its length and order; an unknown key of a
         # set or dict may equal another one.
+        if isinstance(value, _Obj) and value.path in self.enums:
+            module, _, cls = value.path.rpartition(".")
+            mod = self.load(module)
+            if mod is not None and len(mod.bindings.get(cls, ())) == 1:
+                members = self.enums[value.path]
+                self.charge(len(members))
+                return [_EnumMember(value.path, name) for name in members]
         value = self.data(value)
         if isinstance(value, (str, list, tuple)) or (
-            isinstance(value, _LOOPABLE) and not _unknown_keys(value)
+            isinstance(value, _LOOPABLE) and not self.unknown_keys(value)
         ):
+            self.charge(len(value))
             return list(value)
         raise _Abort("a loop over values the analysis does not know")
 
@@ -1046,11 +1812,14 @@ class _Interpreter:
             items: list[Any] = []
             for element in node.elts:
                 if isinstance(element, ast.Starred):
-                    items.extend(self.iterate(self.eval(element.value, scope)))
+                    spread = self.iterate(self.eval(element.value, scope))
+                    self.ensure(len(items) + len(spread))
+                    items.extend(spread)
                 else:
                     items.append(self.eval(element, scope))
             maker = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
-            return _size_ok(maker(items))
+            self.ensure(len(items))
+            return _built(maker, items)
         if isinstance(node, ast.Dict):
             result: dict[Any, Any] = {}
             for key, value in zip(node.keys, node.values):
@@ -1058,10 +1827,16 @@ class _Interpreter:
                     spread = self.eval(value, scope)
                     if not isinstance(spread, dict):
                         return _Unknown()
+                    self.ensure(len(result) + len(spread))
                     result.update(spread)
                 else:
-                    result[self.eval(key, scope)] = self.eval(value, scope)
-            return _size_ok(result)
+                    entry = self.eval(key, scope)
+                    self.charge(self.extent(entry))
+                    try:
+                        result[entry] = self.eval(value, scope)
+                    except TypeError as error:
+                        raise _Raised("TypeError", str(error)) from None
+            return result
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             return self.comprehension(node, scope)
         if isinstance(node, ast.Attribute):
@@ -1122,18 +1897,21 @@ class _Interpreter:
             if (
                 isinstance(inner, _Unknown)
                 or value.format_spec is not None
-                or not _plain_value(inner)
-                or _has_unknown(inner)
+                or not self.plain(inner)
+                or self.has_unknown(inner)
             ):
                 known = False
-                parts.append(_text(inner))
+                parts.append(self.text(inner))
                 continue
             if value.conversion == ord("r"):
+                self.ensure(self.facts(inner)[3])
                 parts.append(repr(inner))
             else:
-                parts.append(str(inner) if isinstance(inner, str) else _text(inner))
-        text = "".join(parts)
-        return _size_ok(text) if known else _Unknown(text)
+                parts.append(self.text(inner))
+        if not known:
+            return self.hint(*parts)
+        self.ensure(sum(len(p) for p in parts))
+        return "".join(parts)
 
     def comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: _Scope
@@ -1149,7 +1927,7 @@ class _Interpreter:
                 else:
                     results.append(self.eval(node.elt, inner))
                 if len(results) > MAX_SIZE:
-                    raise _Abort("a comprehension larger than the analysis follows")
+                    raise _Limit("a comprehension larger than the analysis follows")
                 return
             generator = node.generators[index]
             if generator.is_async:
@@ -1160,10 +1938,11 @@ class _Interpreter:
                     loop(index + 1)
 
         loop(0)
+        self.charge(len(results))
         if isinstance(node, ast.DictComp):
-            return dict(results)
+            return _built(dict, results)
         if isinstance(node, ast.SetComp):
-            return set(results)
+            return _built(set, results)
         if isinstance(node, ast.GeneratorExp):
             return tuple(results)
         return results
@@ -1198,12 +1977,18 @@ class _Interpreter:
             if value.changed:
                 return _Unknown()
             resolved = self.function_of(value.path)
-            return _Unknown() if isinstance(resolved, _Obj) else resolved
+            if isinstance(resolved, _Obj):
+                return _Unknown()
+            if value.shared is not None and self.mutable_from(resolved, value.shared):
+                return _Unknown()
+            return resolved
         return value
 
     def attribute(self, owner: Any, name: str) -> Any:
         if isinstance(owner, _Unknown):
             return _Unknown()
+        if isinstance(owner, _EnumMember):
+            return owner.name if name == "name" else _Unknown()
         if isinstance(owner, _Spec):
             if name == "parent":
                 return owner.module if owner.is_package else owner.module.rpartition(".")[0]
@@ -1239,19 +2024,22 @@ class _Interpreter:
             mod = self.load(owner.module)
             return self.global_value(mod, key) if mod is not None and isinstance(key, str) else _Unknown()
         if isinstance(owner, dict):
+            self.charge(self.extent(key))
             try:
                 if key in owner:
                     return owner[key]
             except TypeError:
                 return _Unknown()
-            if _unknown_keys(owner):
+            if self.unknown_keys(owner):
                 return _Unknown()
-            raise _Raised("KeyError", repr(key))
+            raise _Raised("KeyError", self.text(key) if isinstance(key, _CONTAINERS) else repr(key))
         if (
             isinstance(owner, (list, tuple, str))
             and isinstance(key, (int, slice))
             and not isinstance(key, bool)
         ):
+            if isinstance(key, slice):
+                self.charge(len(owner))
             try:
                 return owner[key]
             except IndexError:
@@ -1270,7 +2058,7 @@ class _Interpreter:
         for keyword in node.keywords:
             value = self.eval(keyword.value, scope)
             if keyword.arg is None:
-                if not isinstance(value, dict) or _unknown_keys(value):
+                if not isinstance(value, dict) or self.unknown_keys(value):
                     return _Unknown()
                 keywords.update(value)
             else:
@@ -1308,20 +2096,22 @@ class _Interpreter:
                 return _Unknown()
             if isinstance(right, str) and not isinstance(left, str):
                 return _Unknown()
+            self.charge(self.extent(left) + (len(right) if isinstance(right, (str, list, tuple)) else 1))
             try:
                 found = left in right
             except TypeError:
                 return _Unknown()
-            if not found and (_unknown_keys(right) if not isinstance(right, str) else False):
+            if not found and (self.unknown_keys(right) if not isinstance(right, str) else False):
                 return _Unknown()
-            if not found and isinstance(right, (list, tuple)) and any(not _plain_value(v) for v in right):
+            if not found and isinstance(right, (list, tuple)) and not self.plain(right):
                 return _Unknown()
             return found if isinstance(op, ast.In) else not found
         compare = _COMPARE.get(type(op))
-        if compare is None or not _plain_value(left) or not _plain_value(right):
+        if compare is None or not self.plain(left) or not self.plain(right):
             return _Unknown()
-        if _has_unknown(left) or _has_unknown(right):
+        if self.has_unknown(left) or self.has_unknown(right):
             return _Unknown()
+        self.charge(min(self.extent(left), self.extent(right)))
         try:
             return compare(left, right)
         except TypeError:
@@ -1330,46 +2120,60 @@ class _Interpreter:
     def binary(self, op: ast.operator, left: Any, right: Any) -> Any:
         left, right = self.data(left), self.data(right)
         function = _BINARY.get(type(op))
-        if function is None or _has_unknown(left) or _has_unknown(right):
+        if function is None or self.has_unknown(left) or self.has_unknown(right):
             if (
                 isinstance(op, ast.Add)
                 and isinstance(left, (str, _Unknown))
                 and isinstance(right, (str, _Unknown))
             ):
-                return _Unknown(_text(left) + _text(right))  # a message with a part not known
+                return self.hint(self.text(left), self.text(right))  # a message with a part not known
             return _Unknown()
-        if not _plain_value(left) or not _plain_value(right):
+        if not self.plain(left) or not self.plain(right):
             return _Unknown()
         if isinstance(op, ast.Mod) and not isinstance(left, str):
             return _Unknown()
+        self.charge(self.extent(left) + self.extent(right))
+        self.ensure(self.binary_bound(op, left, right))
         try:
-            return _size_ok(function(left, right))
+            result = function(left, right)
+        except (MemoryError, RecursionError):
+            raise _Limit("a value larger than the analysis follows") from None
         except Exception as error:
             raise _Raised(type(error).__name__, str(error)) from None
+        return self.sized(result)
+
+    def binary_bound(self, op: ast.operator, left: Any, right: Any) -> int:
+        """An upper bound on the size of `left OP right`, from the operands' sizes."""
+        if isinstance(op, ast.Mod) and isinstance(left, str):  # `"%-3000000000s" % name`
+            values = (
+                list(right.values())
+                if isinstance(right, dict)
+                else list(right)
+                if isinstance(right, tuple)
+                else [right]
+            )
+            texts = [len(v) if isinstance(v, str) else self.facts(v)[3] for v in values]
+            ints = [v for v in values if isinstance(v, int)]
+            return _format_bound(left, left.count("%"), texts, ints, "*" in left)
+        sizes = [len(v) if isinstance(v, _SIZED) else 1 for v in (left, right)]
+        return sum(sizes)
 
 
 @functools.lru_cache(maxsize=32)
 def _module_facts(
     source: str,
-) -> tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str], dict[str, list[ast.stmt]], bool] | str:
-    """A module's bindings and mutated names (parsed once per source: every name asked reads them).
-    The trees are only read, never changed, by the interpreter."""
+) -> tuple[dict[str, list[tuple[ast.stmt, bool]]], set[str], dict[str, list[ast.stmt]], bool, Escapes] | str:
+    """A module's bindings, mutated names, changes made in place, whether it star-imports, and the
+    depths from which its values may be changed unseen (parsed once per source: every name asked
+    reads them). The trees are only read, never changed, by the interpreter."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
         return str(error) or type(error).__name__
-    return _bindings(tree), _mutated(tree), _module_mutations(tree), _has_star_import(tree)
-
-
-def _plain_value(value: Any) -> bool:
-    """A value of builtin type only (the interpreter may run builtin methods on it)."""
-    if isinstance(value, _PLAIN):
-        return True
-    if isinstance(value, dict):
-        return all(_plain_value(k) and _plain_value(v) for k, v in value.items())
-    if isinstance(value, _COLLECTIONS):
-        return all(_plain_value(v) for v in value)
-    return False
+    mutations = _module_mutations(tree)
+    followed = {id(change) for changes in mutations.values() for change in changes}
+    # (the last: escape.Escapes)
+    return _bindings(tree), _mutated(tree), mutations, _has_star_import(tree), changed_depths(tree, followed)
 
 
 def _handling(scope: _Scope) -> _Raised | None:

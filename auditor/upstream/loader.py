@@ -48,6 +48,7 @@ from apidrift.auditor.upstream.analyses.namespace import (
     _DYNAMIC_BINDING,
     _body_bound_names,
     _class_patches,
+    _computed_namespace,
     _getattr_program,
     _instance_attributes,
     _open_module_namespace,
@@ -126,6 +127,8 @@ _SHARES_PATH = re.compile(
 _NAMESPACE_READ = re.compile(
     r"\b(?:globals|vars)\(\)\s*\.\s*(?:keys|items|values|get|copy)\b"
     r"|\b(?:list|sorted|set|frozenset|tuple|len|iter)\(\s*(?:globals|vars)\(\)\s*\)"
+    # `__import__(name, globals(), locals(), [])` reads `__name__`/`__package__` and binds nothing
+    r"|\b__import__\((?:[^()]|\([^()]*\))*\)"
 )
 
 
@@ -289,6 +292,19 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
             or "__getattr__" in members
             or bool(facts.get("getattr"))
         )
+    # Names bound through `globals()` in ways the evaluator reads: where they are the only open door,
+    # the resolver evaluates them and the namespace is complete if it can.
+    computed = facts.get("computed") if filepath.suffix == ".py" else None
+    if computed is not None and dynamic and not facts.get("open_namespace"):
+        blank = computed["lines"] + (program["helper_lines"] if program is not None else [])
+        rest = _NAMESPACE_READ.sub("", _blank_lines(program_code if program is not None else code, blank))
+        closes = not any(marker in rest for marker in (*_DYNAMIC_MARKERS, "locals()"))
+        if program is None and ("__getattr__" in members or facts.get("getattr")):
+            closes = False
+        if not closes:
+            computed = None
+    else:
+        computed = None
     # `__all__ = [n for n in dir() ...]` or `a.__all__ + b.__all__`: the export list is not read, and a
     # star import from here takes every public name the module has (found through its own imports).
     computed_all = facts.get("computed_all", False)
@@ -314,9 +330,12 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         bound_names=frozenset(bound),
         rebound=frozenset(facts.get("rebound", ())),
         dynamic_namespace=dynamic,
+        # (a namespace opened only by names bound in ways the evaluator reads is the resolver's to open)
         open_namespace=facts.get("open_namespace")
-        or (_DYNAMIC_BINDING if dynamic and "__getattr__" not in members else None),
+        or (_DYNAMIC_BINDING if dynamic and "__getattr__" not in members and computed is None else None),
         getattr_source=program["source"] if program is not None else None,
+        namespace_source=computed["source"] if computed is not None else None,
+        enum_members={k: tuple(v) for k, v in computed["enums"].items()} if computed is not None else {},
         installs_modules=_INSTALLS_MODULES.search(runtime_code) is not None,
         shares_path=filepath.stem == "__init__" and _SHARES_PATH.search(runtime_code) is not None,
     )
@@ -838,6 +857,7 @@ class _FactsExtension(griffe.Extension):
                 "open_namespace": _open_module_namespace(node),
                 "getattr": _getattr_program(node),
                 "type_aliases": type_aliases(node),
+                "computed": _computed_namespace(node),
             }
 
     def on_class_members(

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 60  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 61  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -487,6 +487,12 @@ class ModuleInfo:
     # The module-level statements a module `__getattr__` needs (as source, class bodies dropped), for the
     # static evaluator (`dynamic.py`): which names it serves, which it provably does not.
     getattr_source: str | None = None
+    # A module whose only open door is names bound through `globals()` in ways the evaluator reads (a
+    # loop over a table, `globals().update(...)`: `dynamic.namespace_writes`): its statements as source
+    # (class bodies dropped), and the members of its Enum classes. Where the evaluator reads them, the
+    # namespace is complete; where it does not, it is open (`dynamic_namespace` stays set).
+    namespace_source: str | None = None
+    enum_members: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # The module's code installs modules the files do not show: `sys.modules[name] = ...`, an importer
     # on `sys.meta_path` (six's `six.moves`): a submodule without a file may still import.
     installs_modules: bool = False
@@ -510,6 +516,8 @@ class ModuleInfo:
             "dynamic_namespace": self.dynamic_namespace,
             "open_namespace": self.open_namespace,
             "getattr_source": self.getattr_source,
+            "namespace_source": self.namespace_source,
+            "enum_members": {name: list(members) for name, members in self.enum_members.items()},
             "installs_modules": self.installs_modules,
             "shares_path": self.shares_path,
         }
@@ -529,6 +537,8 @@ class ModuleInfo:
             dynamic_namespace=data["dynamic_namespace"],
             open_namespace=data.get("open_namespace"),
             getattr_source=data["getattr_source"],
+            namespace_source=data.get("namespace_source"),
+            enum_members={name: tuple(members) for name, members in data.get("enum_members", {}).items()},
             installs_modules=data.get("installs_modules", False),
             shares_path=data.get("shares_path", False),
         )

@@ -194,6 +194,9 @@ class Resolver:
         self._added: dict[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]], set[str] | None] = {}
         self._sources: dict[str, tuple[str, bool] | None] = {}  # helper modules the evaluator reads
         self._evaluator: dynamic.Evaluator | None = None
+        self._computed: dict[
+            str, frozenset[str] | dynamic.Undecided
+        ] = {}  # module -> names bound via globals()
 
     # -- references -------------------------------------------------------------------------------
 
@@ -493,13 +496,26 @@ class Resolver:
                 return found
         if name in module.bound_names:
             return Unknown(Reason.DYNAMIC_BINDING)
+        # Names bound through `globals()` in a loop or an update the evaluator reads: where it does,
+        # they are all the module binds that way, and its namespace is complete.
+        closed = False
+        if module.namespace_source is not None:
+            computed = self.computed_names(module)
+            if isinstance(computed, frozenset):
+                if name in computed:
+                    return AttributeValue(AttributeInfo(name), f"{module.path}.{name}")
+                closed = True
+            elif computed.limit:
+                return Unknown(Reason.EVALUATION_LIMIT)
         if module.getattr_source is not None:
-            return self._getattr_attribute(module, name, unsure)
+            return self._getattr_attribute(module, name, unsure, closed=closed)
         # Open: globals() games, a load that failed, or top-level code that binds names itself
         # (`exec(...)`, `locals()[...] = ...`): a name the analysis does not see may still be there.
-        if module.dynamic_namespace or module.open_namespace:
+        if (module.dynamic_namespace and not closed) or module.open_namespace:
             if self.index.stats.failed.get(module.path, "").startswith(BUDGET_MESSAGE):
                 return Unknown(Reason.LOAD_BUDGET)
+            if module.namespace_source is not None and not module.open_namespace:
+                return Unknown(Reason.DYNAMIC_BINDING)  # names bound via globals() the evaluator cannot read
             return Unknown(
                 reason_of(module.open_namespace) if module.open_namespace else Reason.MODULE_GETATTR
             )
@@ -513,15 +529,17 @@ class Resolver:
             return Unknown(Reason.ASSIGNED_BY_ANOTHER_MODULE)
         return Missing(module.path, name, "module")
 
-    def _getattr_attribute(self, module: ModuleInfo, name: str, unsure: Unknown | None) -> Resolution:
+    def _getattr_attribute(
+        self, module: ModuleInfo, name: str, unsure: Unknown | None, *, closed: bool = False
+    ) -> Resolution:
         """A name the module does not bind, answered by what its `__getattr__` does (PEP 562)."""
         answer = self.served(module, name)
         if isinstance(answer, dynamic.Undecided):
-            return Unknown(Reason.MODULE_GETATTR)
+            return Unknown(Reason.EVALUATION_LIMIT if answer.limit else Reason.MODULE_GETATTR)
         if unsure is not None:
             return unsure  # a star import the analysis cannot read may bind it before `__getattr__` runs
         if isinstance(answer, dynamic.NotServed):
-            if module.dynamic_namespace or module.open_namespace:
+            if (module.dynamic_namespace and not closed) or module.open_namespace:
                 return Unknown(Reason.DYNAMIC_BINDING)  # globals() games or exec() elsewhere may bind it
             return Missing(module.path, name, "module", message=answer.message)
         path = f"{module.path}.{name}"
@@ -540,21 +558,39 @@ class Resolver:
                 return target
         return ServedValue(path, answer.target, answer.warning)
 
+    def computed_names(self, module: ModuleInfo) -> frozenset[str] | dynamic.Undecided:
+        """The names the module binds through `globals()` (`ModuleInfo.namespace_source`), evaluated."""
+        if module.path not in self._computed:
+            evaluator = self._evaluator_for(module)
+            self._computed[module.path] = dynamic.namespace_names(
+                evaluator,
+                module.path,
+                module.namespace_source or "",
+                {k: list(v) for k, v in module.enum_members.items()},
+                is_package=module.is_package,
+            )
+        return self._computed[module.path]
+
+    def _evaluator_for(self, module: ModuleInfo) -> dynamic.Evaluator:
+        own = module.path
+
+        def sources(dotted: str) -> tuple[str, bool] | None:
+            if dotted == own:
+                return module.getattr_source or module.namespace_source or "", module.is_package
+            if dotted not in self._sources:
+                self._sources[dotted] = self.index.source(dotted)
+            return self._sources[dotted]
+
+        if self._evaluator is None:
+            self._evaluator = dynamic.Evaluator(sources)
+        self._evaluator.interpreter.sources = sources
+        return self._evaluator
+
     def served(self, module: ModuleInfo, name: str) -> dynamic.Answer:
         key = (module.path, name)
         if key not in self._served:
-            own = module.path
-
-            def sources(dotted: str) -> tuple[str, bool] | None:
-                if dotted == own:
-                    return module.getattr_source or "", module.is_package
-                if dotted not in self._sources:
-                    self._sources[dotted] = self.index.source(dotted)
-                return self._sources[dotted]
-
-            if self._evaluator is None:
-                self._evaluator = dynamic.Evaluator(sources)
-            self._evaluator.interpreter.sources = sources
+            self._evaluator_for(module)
+            assert self._evaluator is not None
             self._served[key] = self._evaluator.evaluate(
                 module.path, module.getattr_source or "", name, is_package=module.is_package
             )

@@ -37,6 +37,24 @@ def _getattr_program(node: ast.Module) -> dict[str, Any] | None:
     return {"source": source, "helper_lines": lines + written, "written_names": names}
 
 
+def _computed_namespace(node: ast.Module) -> dict[str, Any] | None:
+    """A module that binds names through `globals()` in ways the evaluator reads (a loop over a table,
+    `globals().update(...)`): the lines of those statements, its pruned source and its Enum classes'
+    members, for the resolver to evaluate."""
+    writes = dynamic_eval.namespace_writes(node)
+    if not writes:
+        return None
+    try:
+        source = dynamic_eval.program_source(copy.deepcopy(node))
+    except (RecursionError, MemoryError):
+        return None
+    return {
+        "source": source,
+        "lines": [(stmt.lineno, stmt.end_lineno or stmt.lineno) for stmt in writes],
+        "enums": dynamic_eval.enum_members(node),
+    }
+
+
 def _is_namespace_call(node: ast.expr) -> bool:
     return (
         isinstance(node, ast.Call)
