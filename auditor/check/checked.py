@@ -93,8 +93,11 @@ def check_site(
     version: str,
     relocator: Relocator | None = None,
     old: SiteCheck | None = None,
+    old_resolver: Resolver | None = None,
 ) -> SiteCheck:
-    """Check one site against one version; with a relocator, a missing name is looked for elsewhere."""
+    """Check one site against one version; with a relocator, a missing name is looked for elsewhere.
+    With the old version's resolver, a name an annotated value's class lost counts as a removal even
+    where the old version could not type the value (its return was not annotated)."""
     if site.kind is SiteKind.OVERRIDE:
         return _check_override(site, resolver, version, old)
     resolution = resolver.resolve(site.ref)
@@ -117,7 +120,12 @@ def check_site(
     if missing is not None and not resolver.index.absence_is_evidence and not _found_before(old):
         # Python's standard library: only a name the older version has is evidenced gone, not a stub's silence.
         return SiteCheck(version, resolution, unknown=Unknown(Reason.NOT_IN_STDLIB_STUBS))
-    if missing is not None and not missing.exact and not _found_before(old):
+    if (
+        missing is not None
+        and not missing.exact
+        and not _found_before(old)
+        and not _class_had_it(missing, old_resolver)
+    ):
         # Typed by an annotation only: a subclass instance may have it. Certain only as a removal.
         return SiteCheck(version, resolution, unknown=Unknown(Reason.ATTRIBUTE_OF_ANNOTATED_TYPE))
     if missing is not None:
@@ -510,6 +518,17 @@ def _empty_subclass_kept(cls: ClassInfo, missing: Missing, resolver: Resolver) -
         return None
     now = resolver.lookup(f"{missing.owner}.{base}")
     return base if isinstance(now, ClassValue) else None
+
+
+def _class_had_it(missing: Missing, old_resolver: Resolver | None) -> bool:
+    """Whether the class an annotated value is an instance of had the name in the old version: the
+    class lost it (`Engine.execute`, SQLAlchemy 2.0), whatever the old version typed the value as."""
+    if old_resolver is None or missing.owner_kind != "instance" or missing.owner.startswith("builtins."):
+        return False
+    cls = old_resolver.lookup(missing.owner)
+    if not isinstance(cls, ClassValue):
+        return False
+    return not isinstance(old_resolver.attribute_of_instance(cls.info, missing.name), (Missing, Unknown))
 
 
 def _found_before(old: SiteCheck | None) -> bool:
