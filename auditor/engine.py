@@ -177,7 +177,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
         for scan in scans:
             for site in scan.sites:
                 old = check_site(site, old_resolver, _label(old_tree)) if old_resolver and old_tree else None
-                new = check_site(site, new_resolver, _label(new_tree), relocator, old)
+                new = check_site(site, new_resolver, _label(new_tree), relocator, old, old_resolver)
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 if not (
                     site.kind is SiteKind.OVERRIDE

@@ -39,6 +39,7 @@ class FixKind(str, Enum):
     RENAME_KEYWORD = "rename-keyword"
     REMOVE_KEYWORD = "remove-keyword"
     MOVE_IMPORT = "move-import"
+    REPLACE_NAME = "replace-name"
     MANUAL = "manual"
 
 
@@ -101,6 +102,31 @@ class MoveImport:
         return {**data, "name": self.name, "new_module": self.new_module}
 
 
+@dataclass(frozen=True)
+class ReplaceName:
+    """A reference to a name the upstream replaced, rewritten to the replacement: `np.float_` becomes
+    `np.float64` (the attribute, in place), `from jinja2 import contextfunction` becomes `from jinja2
+    import pass_context as contextfunction` (the imported name; the local name stays, so every use of
+    it in the file follows). With `new_module`, the replacement lives in another module: `import
+    jinja2; jinja2.Markup` becomes `import markupsafe; markupsafe.Markup` (the import is added)."""
+
+    old: str  # the name as written (attribute or imported name)
+    new: str  # the replacement's name
+    new_module: str | None = None  # where the replacement lives, when not where the old name was
+    module: str | None = None  # for an import: the module it imports from (checked before editing)
+    requires: str | None = (
+        None  # a distribution the replacement comes from, when the downstream does not declare it
+    )
+
+    def as_data(self) -> dict[str, str]:
+        data = {"old": self.old, "new": self.new}
+        for key in ("new_module", "module", "requires"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        return data
+
+
 ParameterHistory = Literal["new", "had-default", "required"]  # what a parameter was in the old version
 
 
@@ -147,27 +173,36 @@ class ManualStep:
         }
 
 
-FixData = RenameKeyword | RemoveKeyword | MoveImport | ManualStep
+FixData = RenameKeyword | RemoveKeyword | MoveImport | ReplaceName | ManualStep
 FIX_PAYLOADS: dict[FixKind, type[FixData]] = {
     FixKind.RENAME_KEYWORD: RenameKeyword,
     FixKind.REMOVE_KEYWORD: RemoveKeyword,
     FixKind.MOVE_IMPORT: MoveImport,
+    FixKind.REPLACE_NAME: ReplaceName,
     FixKind.MANUAL: ManualStep,
 }
 
 
 @dataclass(frozen=True)
 class Fix:
-    """What would repair a finding, as data for `apidrift fix` (and for a reader)."""
+    """What would repair a finding, as data for `apidrift fix` (and for a reader).
+
+    A `safe` fix keeps behaviour, and only the upstream's own code can prove that: `evidence` says
+    which fact of the upstream it rests on (the old version accepted both spellings, the upstream's
+    deprecation message names the replacement, the new location binds the same definition). A
+    guess (a parameter added where another was removed) is never a fix: it stays a hint."""
 
     kind: FixKind
     applicability: Applicability
     description: str
     data: FixData  # the kind's payload, e.g. RenameKeyword("path", "file_path")
+    evidence: str | None = None  # the upstream fact a safe fix rests on, in words
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, FIX_PAYLOADS[self.kind]):
             raise TypeError(f"a {self.kind.value} fix carries a {FIX_PAYLOADS[self.kind].__name__}")
+        if self.applicability is Applicability.SAFE and not self.evidence:
+            raise ValueError("a safe fix needs the upstream's evidence that it keeps behaviour")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -175,6 +210,7 @@ class Fix:
             "applicability": self.applicability.value,
             "description": self.description,
             "data": self.data.as_data(),  # string values (docs/json-schema.md)
+            "evidence": self.evidence,
         }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from apidrift.auditor.check.bind import Break, Problem, ProblemKind
+from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import SiteKind, Span
 from apidrift.auditor.upstream.signature import ParamKind
@@ -58,12 +58,10 @@ def names(items: tuple[str, ...]) -> str:
     return ", ".join(f"`{n}`" for n in items)
 
 
-def renamed_to(checked: CheckedSite, name: str) -> tuple[str, str] | None:
-    """A parameter `name` of the old signature that now stands, under another name, at the same place.
-
-    Only a parameter absent from the old signature counts, and it must share the old one's
-    annotation or have a similar name: that is the confidence the hint rests on.
-    """
+def added_where_removed(checked: CheckedSite, name: str) -> tuple[str, str] | None:
+    """A parameter absent from the old signature that now stands where `name` stood, with the old
+    one's annotation or a similar name: (its name, why it is paired). A guess, never evidence: the
+    two may differ in meaning (click 8.2.0 put `catch_exceptions` where `mix_stderr` was)."""
     old, new = checked.old, checked.new
     if old is None or old.target is None or new.target is None:
         return None
@@ -81,6 +79,35 @@ def renamed_to(checked: CheckedSite, name: str) -> tuple[str, str] | None:
     if similarity >= 0.6:
         return after.name, f"same position, similar name ({similarity:.0%} alike)"
     return None
+
+
+def proven_rename(checked: CheckedSite, name: str) -> tuple[str, str] | None:
+    """The parameter the upstream itself says `name=` became, and the evidence: the old version
+    accepted both spellings for one parameter (a decorator of its own passing `name=` on as the new
+    keyword, matplotlib's `rename_parameter`), and the call, renamed, binds the new signature."""
+    old, new = checked.old, checked.new
+    if old is None or old.target is None or new.target is None or checked.site.shape is None:
+        return None
+    renamed = dict(old.target.renamed_keywords)
+    target = renamed.get(name)
+    if target is None or new.target.signature.get(target) is None:
+        return None
+    shape = checked.site.shape
+    if target in shape.keywords:
+        return None
+    keywords = tuple(target if k == name else k for k in shape.keywords)
+    from apidrift.auditor.check.checked import bind_target
+
+    verdict = bind_target(
+        CallShape(shape.positional, keywords, shape.star_args, shape.star_kwargs, shape.values), new.target
+    )
+    if not isinstance(verdict, Ok):
+        return None
+    evidence = (
+        f"{old.version} accepts both spellings: its decorator passes `{name}=` on as `{target}=`"
+        f" ({old.target.defined_at}), and the renamed call binds {new.version}'s signature"
+    )
+    return target, evidence
 
 
 def deprecated_member(checked: CheckedSite, name: str) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from apidrift.auditor.check.checked import CheckedSite, before_miss
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
+from apidrift.auditor.results import Applicability, Fix, FixKind, ReplaceName
 from apidrift.auditor.upstream.resolve import ExternalValue, Missing, ServedValue
 
 
@@ -28,6 +29,9 @@ def hint(checked: CheckedSite, missing: Missing, fallback: str) -> str:
     """What the module's `__getattr__` says of the name, where the name went, the old version's
     deprecation notice, or the fallback."""
     parts = []
+    replacement = checked.new.replacement
+    if replacement is not None:
+        parts.append(f"use `{replacement.name}` instead")
     if missing.message and missing.message != missing.name:  # `raise AttributeError(name)` says nothing more
         parts.append(f"{checked.new.version} says: \u201c{missing.message}\u201d")
     relocated = checked.new.relocated
@@ -78,3 +82,46 @@ def old_deprecation(checked: CheckedSite) -> str | None:
         return before.deprecated
     info = getattr(before, "info", None)
     return getattr(info, "deprecated", None)
+
+
+def replacement_fix(checked: CheckedSite, old_name: str, module: str | None) -> Fix | None:
+    """The safe fix to the replacement the upstream names (`checked.new.replacement`): the imported
+    name (`module` given: `from jinja2 import pass_context as contextfunction`, so every use in the
+    file follows) or the attribute (`np.float_` -> `np.float64`) is rewritten, in place."""
+    replacement = checked.new.replacement
+    if replacement is None:
+        return None
+    if checked.site.kind is SiteKind.IMPORT:
+        if module is None:
+            return None
+        how = f"import `{replacement.name}` from `{module}` (as `{old_name}`)"
+    else:
+        how = f"use `{replacement.name}` instead of `{old_name}`"
+    return Fix(
+        FixKind.REPLACE_NAME,
+        Applicability.SAFE,
+        how,
+        ReplaceName(old_name, replacement.name, module=module),
+        evidence=replacement.evidence,
+    )
+
+
+def external_fix(checked: CheckedSite, missing: Missing) -> Fix | None:
+    """`from jinja2 import Markup`, where the old version re-exported another distribution's object
+    (`markupsafe.Markup`): import it from there. Safe: the old version bound the same object; the
+    fix notes the distribution when the downstream does not declare it (`checked` cannot tell: the
+    renderer of the fix run says it)."""
+    from apidrift.auditor.results import MoveImport
+
+    path = external_before(checked, missing)
+    if path is None or not is_name_import(checked):
+        return None
+    module = path.rpartition(".")[0]
+    old = checked.old.version if checked.old is not None else "the old version"
+    return Fix(
+        FixKind.MOVE_IMPORT,
+        Applicability.SAFE,
+        f"import `{missing.name}` from `{module}`",
+        MoveImport(missing.name, module, missing.owner),
+        evidence=f"{old}'s `{missing.owner}.{missing.name}` was `{path}`, re-exported: the same object",
+    )

@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Finding, Fix, Severity
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -30,6 +31,7 @@ from apidrift.auditor.upstream.resolve import (
     ServedValue,
     value_path,
 )
+from apidrift.rules import _names
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
@@ -59,5 +61,23 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         checked,
         f"`{path}` is deprecated in {checked.new.version}: {message}",
         symbol=path,
-        hint="move to the replacement the deprecation names",
+        hint=_hint(checked),
+        fix=_fix(checked),
     )
+
+
+def _hint(checked: CheckedSite) -> str:
+    replacement = checked.new.replacement
+    if replacement is None:
+        return "move to the replacement the deprecation names"
+    return f"use `{replacement.name}` instead: {replacement.evidence}"
+
+
+def _fix(checked: CheckedSite) -> Fix | None:
+    ref = checked.site.ref
+    if not isinstance(ref, AttrRef):
+        return None
+    module = (
+        ref.base.path if checked.site.kind is SiteKind.IMPORT and isinstance(ref.base, ModuleRef) else None
+    )
+    return _names.replacement_fix(checked, ref.name, module)

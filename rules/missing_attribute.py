@@ -46,4 +46,5 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         f"{kind} `{missing.owner}` has no attribute `{missing.name}` in {checked.new.version}",
         symbol=_names.missing_path(missing),
         hint=_names.hint(checked, missing, f"`{missing.name}` was removed from `{missing.owner}`"),
+        fix=_names.replacement_fix(checked, missing.name, None),
     )

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
+from apidrift.auditor.upstream.resolve import Missing
 from apidrift.rules import _names
 from apidrift.rules.base import Family, Rule, RuleMeta
 
@@ -63,7 +64,20 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             missing,
             f"`{missing.name}` is neither defined in `{missing.owner}` any more nor found elsewhere",
         ),
-        fix=_move(checked, missing.owner, missing.name),
+        fix=_fix(checked, missing),
+    )
+
+
+def _fix(checked: CheckedSite, missing: Missing) -> Fix | None:
+    """A move to the same definition, else the replacement the upstream names, else the re-export of
+    another distribution's object, else a move to an object of the same name (unsafe)."""
+    moved = _move(checked, missing.owner, missing.name)
+    if moved is not None and moved.applicability is Applicability.SAFE:
+        return moved
+    return (
+        _names.replacement_fix(checked, missing.name, missing.owner)
+        or _names.external_fix(checked, missing)
+        or moved
     )
 
 
@@ -72,9 +86,20 @@ def _move(checked: CheckedSite, module: str, name: str) -> Fix | None:
     if not relocated or checked.site.kind is not SiteKind.IMPORT:
         return None
     new_module = relocated[0].rpartition(".")[0]
+    evidence = checked.new.relocated_same
+    if evidence is None:
+        # an object of the same name and kind, but not shown to be the same definition: its uses may
+        # need changes there (checked after the move, in the same `apidrift fix` run)
+        return Fix(
+            FixKind.MOVE_IMPORT,
+            Applicability.UNSAFE,
+            f"import `{name}` from `{new_module}`: the definition there is not the old one's (review its uses)",
+            MoveImport(name, new_module, module),
+        )
     return Fix(
         FixKind.MOVE_IMPORT,
         Applicability.SAFE,
         f"import `{name}` from `{new_module}`",
         MoveImport(name, new_module, module),
+        evidence=evidence,
     )

@@ -232,8 +232,7 @@ def test_the_cases_cover_every_fix_kind_and_outcome(tmp_path: Path) -> None:
             fix = outcome.finding.fix
             statuses[(fix.kind if fix else None, outcome.status)] += 1
     for wanted in [(FixKind.RENAME_KEYWORD, APPLIED), (FixKind.REMOVE_KEYWORD, APPLIED), (FixKind.MOVE_IMPORT, APPLIED),
-                   (FixKind.MANUAL, MANUAL), (FixKind.MANUAL, RESOLVED), (FixKind.RENAME_KEYWORD, NOT_APPLIED),
-                   (FixKind.MOVE_IMPORT, GUARDED)]:  # fmt: skip
+                   (FixKind.MANUAL, MANUAL), (FixKind.MANUAL, RESOLVED), (FixKind.MOVE_IMPORT, GUARDED)]:  # fmt: skip
         assert statuses[wanted], f"no case exercises {wanted}: {statuses}"
 
 
@@ -251,7 +250,7 @@ def finding_at(source: str, needle: str, kind: FixKind, **data: str) -> Finding:
     return Finding(
         "AD002" if kind is FixKind.MOVE_IMPORT else "AD101", "rule", Severity.ERROR, "f() got it",
         Location("m.py", line, column, line, column + len(needle), source.splitlines()[line - 1]),
-        "pkg.f", "pkg", fix=Fix(kind, applicability, "", FIX_PAYLOADS[kind](**data)),  # type: ignore[arg-type]
+        "pkg.f", "pkg", fix=Fix(kind, applicability, "", FIX_PAYLOADS[kind](**data), "a test's evidence"),  # type: ignore[arg-type]
     )  # fmt: skip
 
 
@@ -353,7 +352,15 @@ def test_unsafe_fixes_are_labelled_in_the_output_never_in_the_code(tmp_path: Pat
     safe = _plan_case("keywords", tmp_path / "a", unsafe=False)
     report = render(safe)
     assert "Unsafe fixes not applied (they change behaviour; rerun with --unsafe-fixes" in report
-    assert len(safe.with_status(NEEDS_UNSAFE)) == 7
+    assert len(safe.with_status(NEEDS_UNSAFE)) == 9
+    # a rename rests on the old version's evidence, said with it; a parameter added where another was
+    # removed (`catch_exceptions` where `mix_stderr` was) is no rename, in the fix nor in the hint
+    assert "safe fix: rename `path=` to `file_path=`" in report
+    assert "accepts both spellings: its decorator passes `path=` on as `file_path=`" in report
+    assert "catch_exceptions" not in report
+    hint = next(o.finding.hint for o in safe.outcomes if "mix_stderr" in o.finding.message)
+    assert hint is not None and "a parameter `catch_exceptions` was added where `mix_stderr` was" in hint
+    assert "they may differ in meaning" in hint and "rename" not in hint
     unsafe = _plan_case("keywords", tmp_path / "b", unsafe=True)
     report = render(unsafe)
     assert (
@@ -494,10 +501,10 @@ def test_encoding_and_newlines_are_kept(tmp_path: Path) -> None:
     source = "# -*- coding: latin-1 -*-\r\nfrom pkg.io import open_file\r\n\r\nopen_file(path='caf\u00e9')  # \u00e9t\u00e9\r\n"
     (tmp_path / "down").mkdir()
     (tmp_path / "down" / "app.py").write_bytes(source.encode("latin-1"))
-    fixed = plan_fixes(run_audit(tmp_path, tmp_path / "down"), tmp_path / "down")
-    write_changes(fixed)
+    fixed = plan_fixes(run_audit(tmp_path, tmp_path / "down"), tmp_path / "down", unsafe=True)
+    write_changes(fixed)  # the unsafe removal: `file_path` in place of `path` would be a guess
     data = (tmp_path / "down" / "app.py").read_bytes()
-    assert data == source.replace("path=", "file_path=").encode("latin-1")
+    assert data == source.replace("path='caf\u00e9'", "").encode("latin-1")
 
 
 # ---- the flagship, for real

@@ -7,7 +7,7 @@ picks the signature and binds the call. Rules only read these values; they never
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
@@ -16,7 +16,8 @@ from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
 from apidrift.auditor.upstream.model import ClassInfo
-from apidrift.auditor.upstream.relocate import Relocator, kind_of
+from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
+from apidrift.auditor.upstream.replacement import Replacement, find_replacement
 from apidrift.auditor.upstream.resolve import (
     ClassValue,
     FunctionValue,
@@ -24,6 +25,7 @@ from apidrift.auditor.upstream.resolve import (
     Missing,
     Resolution,
     Resolver,
+    ServedValue,
 )
 from apidrift.auditor.upstream.signature import ParamKind, Signature
 
@@ -39,6 +41,12 @@ class SiteCheck:
     verdict: Verdict | None = None  # for calls: Ok, Break or Unknown
     unknown: Unknown | None = None  # why the site could not be checked, when it could not
     relocated: tuple[str, ...] = ()  # for a missing name: where an object of that name and kind lives now
+    # The evidence that relocated[0] binds the definition the old version had (a re-export, the same
+    # code), when there is: what makes moving the import a safe fix.
+    relocated_same: str | None = None
+    # For a missing or deprecated name: the replacement the upstream's own messages name, when it
+    # resolves where the name was and takes the same uses (see upstream/replacement.py).
+    replacement: Replacement | None = None
     # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
     # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
     upstream_call: dict[str, object] | None = None
@@ -88,8 +96,78 @@ def check_site(
     version: str,
     relocator: Relocator | None = None,
     old: SiteCheck | None = None,
+    old_resolver: Resolver | None = None,
 ) -> SiteCheck:
-    """Check one site against one version; with a relocator, a missing name is looked for elsewhere."""
+    """Check one site against one version; with a relocator, a missing name is looked for elsewhere,
+    and the replacement the upstream names for a missing or deprecated name is looked up."""
+    checked = _check_site(site, resolver, version, relocator, old, old_resolver)
+    if relocator is None:
+        return checked
+    replacement = _replacement(site, checked, resolver, old, old_resolver)
+    return replace(checked, replacement=replacement) if replacement is not None else checked
+
+
+def _replacement(
+    site: UseSite,
+    checked: SiteCheck,
+    resolver: Resolver,
+    old: SiteCheck | None,
+    old_resolver: Resolver | None,
+) -> Replacement | None:
+    if site.kind is SiteKind.OVERRIDE:
+        return None
+    missing = checked.missing
+    if missing is not None:
+        ref = checked.missing_at
+        if not isinstance(ref, AttrRef) or ref.name != missing.name:
+            return None
+        messages = []
+        if missing.message and missing.message != missing.name:
+            messages.append((checked.version, missing.message))
+        before = before_miss(checked, old)
+        said = _deprecation(before)
+        if said and old is not None:
+            messages.append((old.version, said))
+        if not messages:
+            return None
+        shape = site.shape if site.kind is SiteKind.CALL and ref == site.ref else None
+        return find_replacement(
+            messages, ref.base, missing.name, resolver, before, old_resolver, shape,
+            old.version if old is not None else "the old version",
+        )  # fmt: skip
+    said = _deprecation(checked.resolution)
+    ref = site.ref
+    if not said or not isinstance(ref, AttrRef):
+        return None
+    shape = site.shape if site.kind is SiteKind.CALL else None
+    return find_replacement(
+        [(checked.version, said)],
+        ref.base,
+        ref.name,
+        resolver,
+        checked.resolution,
+        resolver,
+        shape,
+        checked.version,
+    )
+
+
+def _deprecation(value: Resolution | None) -> str | None:
+    if isinstance(value, ServedValue):
+        return value.deprecated
+    info = getattr(value, "info", None)
+    said = getattr(info, "deprecated", None)
+    return said if isinstance(said, str) else None
+
+
+def _check_site(
+    site: UseSite,
+    resolver: Resolver,
+    version: str,
+    relocator: Relocator | None = None,
+    old: SiteCheck | None = None,
+    old_resolver: Resolver | None = None,
+) -> SiteCheck:
     if site.kind is SiteKind.OVERRIDE:
         return _check_override(site, resolver, version)
     resolution = resolver.resolve(site.ref)
@@ -105,10 +183,23 @@ def check_site(
         return SiteCheck(version, resolution, unknown=Unknown(Reason.ATTRIBUTE_OF_ANNOTATED_TYPE))
     if missing is not None:
         relocated: tuple[str, ...] = ()
+        before: Resolution | None = None
         if relocator is not None:
             before = old.resolution if old is not None and missing_path_is_site(site.ref, missing) else None
             relocated = relocator.find(missing.name, kind_of(before), missing.owner)
-        return SiteCheck(version, resolution, missing=missing, relocated=relocated, missing_at=missing_at)
+        same = (
+            same_definition(old_resolver, before, resolver, relocated[0])
+            if relocated and old_resolver is not None
+            else None
+        )
+        return SiteCheck(
+            version,
+            resolution,
+            missing=missing,
+            relocated=relocated,
+            relocated_same=same,
+            missing_at=missing_at,
+        )
     if isinstance(resolution, Unknown):
         return SiteCheck(
             version,

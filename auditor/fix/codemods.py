@@ -50,6 +50,7 @@ from apidrift.auditor.results import (
     MoveImport,
     RemoveKeyword,
     RenameKeyword,
+    ReplaceName,
     Severity,
 )
 from apidrift.auditor.upstream.signature import ParamKind
@@ -58,7 +59,7 @@ from apidrift.auditor.wording import first_line
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
 
-EDIT_KINDS = (FixKind.RENAME_KEYWORD, FixKind.REMOVE_KEYWORD, FixKind.MOVE_IMPORT)
+EDIT_KINDS = (FixKind.RENAME_KEYWORD, FixKind.REMOVE_KEYWORD, FixKind.MOVE_IMPORT, FixKind.REPLACE_NAME)
 
 # What happened to each finding's fix.
 APPLIED = "applied"  # edited (in the diff, or written)
@@ -323,6 +324,11 @@ def unsafe_consequence(finding: Finding, value: str | None = None) -> str:
             f"changes behaviour: {callee} no longer receives {what}; "
             f"check how {finding.upstream}'s new version gets what it used to be told"
         )
+    if fix is not None and isinstance(fix.data, MoveImport):
+        return (
+            f"may change behaviour: `{fix.data.new_module}.{fix.data.name}` is not shown to be the definition "
+            f"`{fix.data.module or '?'}.{fix.data.name}` was (its code differs, or cannot be compared)"
+        )
     return "changes behaviour: review it"
 
 
@@ -359,6 +365,8 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
     empty = cst.Module([])
     call_edits: dict[cst.Call, dict[int, tuple[str, str]]] = {}
     import_edits: dict[cst.ImportFrom, dict[int, str]] = {}
+    import_renames: dict[cst.ImportFrom, dict[int, str]] = {}
+    attribute_edits: dict[cst.Attribute, str] = {}
     for number, finding in enumerate(findings):
         fix = finding.fix
         if fix is None or fix.kind not in EDIT_KINDS or isinstance(fix.data, ManualStep):
@@ -382,6 +390,28 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
                 statement, index = found
                 import_edits.setdefault(statement, {})[index] = new_module
             continue
+        if isinstance(data, ReplaceName):
+            if not data.new.isidentifier():
+                reasons[number] = f"`{data.new}` is not a name"
+            elif data.new_module is not None:
+                reasons[number] = "a replacement in another module is not rewritten yet"
+            elif data.module is not None:
+                found = locator.aliases.get((*where, data.old))
+                if found is None or (
+                    found[0].module is not None and empty.code_for_node(found[0].module) != data.module
+                ):
+                    reasons[number] = (
+                        f"no import of `{data.old}` from `{data.module}` at {where[0]}:{where[1]} (already fixed?)"
+                    )
+                else:
+                    import_renames.setdefault(found[0], {})[found[1]] = data.new
+            else:
+                attribute = locator.attributes.get((*where, data.old))
+                if attribute is None:
+                    reasons[number] = f"no attribute `{data.old}` at {where[0]}:{where[1]} (already fixed?)"
+                else:
+                    attribute_edits[attribute] = data.new
+            continue
         keyword = data.old if isinstance(data, RenameKeyword) else data.name
         found_arg = locator.keywords.get((*where, keyword))
         if found_arg is None:
@@ -403,8 +433,10 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
         else:
             edits[index] = ("remove", keyword)
             values[number] = empty.code_for_node(call.args[index].value)
-    if call_edits or import_edits:
-        source = wrapper.module.visit(_Rewriter(call_edits, import_edits)).code
+    if call_edits or import_edits or import_renames or attribute_edits:
+        source = wrapper.module.visit(
+            _Rewriter(call_edits, import_edits, import_renames, attribute_edits)
+        ).code
     return FileFixes(source, reasons, values)
 
 
@@ -421,6 +453,11 @@ class _Locator(cst.CSTVisitor):
         super().__init__()
         self.keywords: dict[tuple[int, int, str], tuple[cst.Call, int]] = {}
         self.aliases: dict[tuple[int, int, str], tuple[cst.ImportFrom, int]] = {}
+        self.attributes: dict[tuple[int, int, str], cst.Attribute] = {}
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        start = self.get_metadata(PositionProvider, node).start
+        self.attributes.setdefault((start.line, start.column + 1, node.attr.value), node)
 
     def visit_Call(self, node: cst.Call) -> None:
         for index, arg in enumerate(node.args):
@@ -442,10 +479,14 @@ class _Rewriter(cst.CSTTransformer):
         self,
         call_edits: dict[cst.Call, dict[int, tuple[str, str]]],
         import_edits: dict[cst.ImportFrom, dict[int, str]],
+        import_renames: dict[cst.ImportFrom, dict[int, str]] | None = None,
+        attribute_edits: dict[cst.Attribute, str] | None = None,
     ) -> None:
         super().__init__()
         self.call_edits = call_edits
         self.import_edits = import_edits
+        self.import_renames = import_renames or {}
+        self.attribute_edits = attribute_edits or {}
         # New imports (with the comments that travel with their names), per enclosing statement line.
         self.pending: list[list[tuple[cst.ImportFrom, list[cst.Comment]]]] = []
 
@@ -493,7 +534,23 @@ class _Rewriter(cst.CSTTransformer):
             body=[*body, *(statement for statement, _ in added)]
         )  # one line: no comments
 
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        new = self.attribute_edits.get(original_node)
+        if new is None:
+            return updated_node
+        return updated_node.with_changes(attr=updated_node.attr.with_changes(value=new))
+
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        renames = self.import_renames.get(original_node)
+        if renames and not isinstance(updated_node.names, cst.ImportStar):
+            names = list(updated_node.names)
+            for index, new in renames.items():
+                alias = names[index]
+                assert isinstance(alias.name, cst.Name)
+                # the local name stays: `from m import new as old`, so every use in the file follows
+                asname = alias.asname or cst.AsName(name=cst.Name(alias.name.value))
+                names[index] = alias.with_changes(name=cst.Name(new), asname=asname)
+            updated_node = updated_node.with_changes(names=names)
         edits = self.import_edits.get(original_node)
         if not edits or isinstance(updated_node.names, cst.ImportStar):
             return updated_node
