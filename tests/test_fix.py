@@ -39,6 +39,7 @@ from apidrift.auditor.fix.codemods import (
     FixError,
     FixResult,
     apply_fixes,
+    follow_up,
     not_local_reason,
     plan_fixes,
     write_changes,
@@ -146,8 +147,18 @@ def assert_fixed_calls_bind(before: str, after: str, outcomes: list, new_files: 
     return checked
 
 
-def assert_imports_import(after: str, new_root: Path) -> None:
-    """Every unguarded `from pkg... import ...` of the fixed file imports on the new upstream (CPython)."""
+def assert_imports_import(after: str, new_root: Path, before: str = "") -> None:
+    """Every unguarded name the fixes import from `pkg` (a `from pkg... import name` the file did not
+    have) imports on the new upstream (CPython)."""
+
+    def pairs(tree: ast.AST, skip: set[int]) -> list[tuple[str, str]]:
+        return [
+            (n.module or "", alias.name)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "pkg" and id(n) not in skip
+            for alias in n.names
+        ]
+
     tree = ast.parse(after)
     guarded = {
         id(n)
@@ -156,16 +167,27 @@ def assert_imports_import(after: str, new_root: Path) -> None:
         for s in t.body + [h for x in t.handlers for h in x.body]
         for n in ast.walk(s)
     }
-    statements = [
-        ast.unparse(n)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "pkg" and id(n) not in guarded
-    ]
+    untouched = set(pairs(ast.parse(before), set()))
+    statements = [f"from {m} import {n}" for m, n in pairs(tree, guarded) if (m, n) not in untouched]
     if not statements:
         return
     code = "import sys\nsys.path.insert(0, sys.argv[1])\n" + "\n".join(statements)
     done = subprocess.run(
         [sys.executable, "-I", "-c", code, str(new_root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def assert_runs(down: Path, path: str, new_root: Path) -> None:
+    """The fixed file runs under CPython with the new upstream on the path, every warning an error
+    (a fix to a name that still warns is no fix): used where the re-audit finds nothing left."""
+    code = "import runpy, sys\nsys.path[:0] = [sys.argv[1]]\nrunpy.run_path(sys.argv[2])"
+    done = subprocess.run(
+        [sys.executable, "-I", "-W", "error", "-c", code, str(new_root), str(down / path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -185,7 +207,7 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
     write_tree(tmp_path / "old", sections["old"])
     down = write_tree(tmp_path / "down", sections["downstream"])
     before = run_audit(tmp_path, down)
-    fixed = plan_fixes(before, down, unsafe=unsafe)
+    fixed = follow_up(plan_fixes(before, down, unsafe=unsafe), lambda folder: run_audit(tmp_path, folder))
 
     expected = {}
     for path, text in sections["downstream"].items():
@@ -199,7 +221,7 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
     for change in fixed.changes:
         compile(change.after, change.path, "exec", dont_inherit=True)  # CPython's compiler takes it
         bound += assert_fixed_calls_bind(change.before, change.after, fixed.outcomes, sections["new"])
-        assert_imports_import(change.after, tmp_path / "new")
+        assert_imports_import(change.after, tmp_path / "new", change.before)
     applied = [o for o in fixed.outcomes if o.status == APPLIED]
     assert bound == len(
         {(o.finding.symbol, o.finding.fix.data.call) for o in applied if o.finding.code == "AD101"}
@@ -218,6 +240,11 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
     again = plan_fixes(after, down, unsafe=unsafe)
     assert again.changes == [], "a second run changes nothing"
     assert not again.with_status(APPLIED, RESOLVED)
+    for change in fixed.changes:
+        if "apidrift: ignore" not in change.after and not any(
+            f.location.path == change.path and f.severity is Severity.ERROR for f in after.findings
+        ):
+            assert_runs(down, change.path, tmp_path / "new")
 
 
 def test_the_cases_cover_every_fix_kind_and_outcome(tmp_path: Path) -> None:

@@ -28,10 +28,12 @@ import ast
 import difflib
 import io
 import sysconfig
+import tempfile
 import tokenize
 import warnings
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -144,7 +146,67 @@ def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
     tree = inputs.downstream
     assert tree is not None and result.root is not None  # an audit always has a downstream
     reason = not_local_reason(tree.origin, tree.root, inputs.sources.cache.root)
-    return plan_fixes(result, result.root, unsafe=unsafe, local=reason is None, not_local_reason=reason)
+    fixed = plan_fixes(result, result.root, unsafe=unsafe, local=reason is None, not_local_reason=reason)
+
+    def audit_again(folder: Path) -> AuditResult:
+        again = replace(inputs, downstream=inputs.sources.locate(str(folder), "downstream"))
+        return audit(replace(request, downstream=str(folder)), again)
+
+    return follow_up(fixed, audit_again)
+
+
+MAX_ROUNDS = 3  # audits of the fixed text after the first: a moved name's new home, then what it needs
+
+
+def follow_up(fixed: FixResult, audit_again: Callable[[Path], AuditResult]) -> FixResult:
+    """Check the fixed text again, where a fix made names resolve somewhere else (an import moved, a
+    name replaced): the uses of a moved class are calls of its new home, whose signature may differ.
+    The changed files are audited again in a private temporary folder; the findings that were not
+    there before are planned on the fixed text, in the same run, up to `MAX_ROUNDS` times. Nothing
+    is written."""
+    for _ in range(MAX_ROUNDS):
+        relocating = [
+            o
+            for o in fixed.outcomes
+            if o.status == APPLIED
+            and o.finding.fix is not None
+            and isinstance(o.finding.fix.data, (MoveImport, ReplaceName))
+        ]
+        if not relocating or not fixed.changes:
+            return fixed
+        with tempfile.TemporaryDirectory(prefix="apidrift-fix-") as folder:
+            root = Path(folder)
+            for change in fixed.changes:
+                target = root / change.path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(change.after, encoding="utf-8")
+            again = audit_again(root)
+            known = Counter(_key(o.finding) for o in fixed.outcomes)
+            fresh = []
+            for finding in again.findings:
+                if known[_key(finding)] > 0:
+                    known[_key(finding)] -= 1
+                else:
+                    fresh.append(finding)
+            if not fresh:
+                return fixed
+            more = plan_fixes(replace(again, findings=fresh), root, unsafe=fixed.unsafe)
+        by_path = {change.path: change for change in fixed.changes}
+        for change in more.changes:
+            first = by_path.get(change.path)
+            by_path[change.path] = (
+                replace(change, before=first.before, encoding=first.encoding) if first is not None else change
+            )
+        fixed.changes = [by_path[path] for path in sorted(by_path)]
+        fixed.outcomes = [*fixed.outcomes, *more.outcomes]
+        if not more.with_status(APPLIED):
+            return fixed
+    return fixed
+
+
+def _key(finding: Finding) -> tuple[str, str, str]:
+    """A finding regardless of where its line moved to: file, rule and message."""
+    return (finding.location.path, finding.code, finding.message)
 
 
 def not_local_reason(origin: str, root: Path, cache_root: Path | None = None) -> str | None:

@@ -216,7 +216,8 @@ def same_definition(
         return None
     if old_path == new_path:
         return f"`{path}` re-exports `{new_path}`, the definition the old version had (same code)"
-    return f"`{path}` binds `{new_path}`, whose code is the old `{old_path}`'s (compared as parsed, docstrings aside)"
+    where = f"`{path}`" if path == new_path else f"`{path}` (`{new_path}`)"
+    return f"{where} has the code the old `{old_path}` had (compared as parsed, docstrings aside)"
 
 
 def _definition_code(resolver: Resolver, canonical: str, lineno: int | None) -> str | None:
