@@ -40,6 +40,7 @@ class FixKind(str, Enum):
     REMOVE_KEYWORD = "remove-keyword"
     MOVE_IMPORT = "move-import"
     REPLACE_NAME = "replace-name"
+    POSITIONAL_TO_KEYWORD = "positional-to-keyword"
     MANUAL = "manual"
 
 
@@ -127,6 +128,22 @@ class ReplaceName:
         return data
 
 
+@dataclass(frozen=True)
+class PositionalToKeyword:
+    """`f(a, b)` becomes `f(a, b=b)`: the positional arguments at these places (0-based, among the
+    plain positional arguments of the call at `call`) are passed by keyword, each to the parameter
+    the old version bound it to."""
+
+    call: tuple[int, int]  # (line, column) of the call
+    arguments: tuple[tuple[int, str], ...]  # (position, parameter name)
+
+    def as_data(self) -> dict[str, str]:
+        return {
+            "call": _position(self.call),
+            "arguments": ",".join(f"{index}:{name}" for index, name in self.arguments),
+        }
+
+
 ParameterHistory = Literal["new", "had-default", "required"]  # what a parameter was in the old version
 
 
@@ -173,12 +190,13 @@ class ManualStep:
         }
 
 
-FixData = RenameKeyword | RemoveKeyword | MoveImport | ReplaceName | ManualStep
+FixData = RenameKeyword | RemoveKeyword | MoveImport | ReplaceName | PositionalToKeyword | ManualStep
 FIX_PAYLOADS: dict[FixKind, type[FixData]] = {
     FixKind.RENAME_KEYWORD: RenameKeyword,
     FixKind.REMOVE_KEYWORD: RemoveKeyword,
     FixKind.MOVE_IMPORT: MoveImport,
     FixKind.REPLACE_NAME: ReplaceName,
+    FixKind.POSITIONAL_TO_KEYWORD: PositionalToKeyword,
     FixKind.MANUAL: ManualStep,
 }
 

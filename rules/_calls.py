@@ -117,3 +117,56 @@ def deprecated_member(checked: CheckedSite, name: str) -> str | None:
     if not isinstance(members, dict) or name not in members:
         return None
     return getattr(members[name], "deprecated", None)
+
+
+def keyword_conversion(checked: CheckedSite) -> tuple[tuple[tuple[int, str], ...], str] | None:
+    """The positional arguments of a call that the new version takes by keyword only, each with the
+    parameter the old version bound it to, and the evidence: the old binding names the parameter, the
+    new signature has it, keyword-only, and the converted call binds the new signature."""
+    old, new, shape = checked.old, checked.new, checked.site.shape
+    if (
+        old is None
+        or shape is None
+        or shape.star_args
+        or not isinstance(old.verdict, Ok)
+        or new.target is None
+        or checked.site.forwarded
+        or checked.site.through_init
+    ):
+        return None
+    by_position = {key: name for key, name in old.verdict.assignments if isinstance(key, int)}
+    signature = new.target.signature
+    accepted = sum(
+        1
+        for p in signature.parameters
+        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    )
+    if shape.positional <= accepted or any(p.kind is ParamKind.VAR_POSITIONAL for p in signature.parameters):
+        return None
+    moved: list[tuple[int, str]] = []
+    for index in range(accepted, shape.positional):
+        name = by_position.get(index)
+        param = signature.get(name) if name is not None else None
+        if (
+            name is None
+            or param is None
+            or param.kind is not ParamKind.KEYWORD_ONLY
+            or name in shape.keywords
+        ):
+            return None
+        moved.append((index, name))
+    if len({name for _, name in moved}) != len(moved):
+        return None
+    converted = CallShape(
+        accepted, (*shape.keywords, *(name for _, name in moved)), shape.star_args, shape.star_kwargs
+    )
+    from apidrift.auditor.check.checked import bind_target
+
+    if not isinstance(bind_target(converted, new.target), Ok):
+        return None
+    names_text = ", ".join(f"argument {index + 1} to `{name}`" for index, name in moved)
+    evidence = (
+        f"{old.version} bound {names_text}; {new.version} takes "
+        f"{'it' if len(moved) == 1 else 'them'} by keyword only, and the converted call binds its signature"
+    )
+    return tuple(moved), evidence

@@ -52,6 +52,7 @@ from apidrift.auditor.results import (
     Fix,
     FixKind,
     Location,
+    PositionalToKeyword,
     RemoveKeyword,
     RenameKeyword,
     Severity,
@@ -122,9 +123,9 @@ def assert_fixed_calls_bind(before: str, after: str, outcomes: list, new_files: 
     for outcome in outcomes:
         fix = outcome.finding.fix
         if (
-            outcome.finding.code == "AD101"
+            outcome.finding.code in ("AD101", "AD103")
             and fix is not None
-            and isinstance(fix.data, (RenameKeyword, RemoveKeyword))
+            and isinstance(fix.data, (RenameKeyword, RemoveKeyword, PositionalToKeyword))
             and fix.data.call is not None
         ):
             by_call.setdefault((outcome.finding.symbol, fix.data.call), []).append(outcome)
@@ -224,7 +225,7 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
         assert_imports_import(change.after, tmp_path / "new", change.before)
     applied = [o for o in fixed.outcomes if o.status == APPLIED]
     assert bound == len(
-        {(o.finding.symbol, o.finding.fix.data.call) for o in applied if o.finding.code == "AD101"}
+        {(o.finding.symbol, o.finding.fix.data.call) for o in applied if o.finding.code in ("AD101", "AD103")}
     )
     if not unsafe:
         assert not any(o.finding.fix and o.finding.fix.applicability is Applicability.UNSAFE for o in applied)
@@ -259,7 +260,8 @@ def test_the_cases_cover_every_fix_kind_and_outcome(tmp_path: Path) -> None:
             fix = outcome.finding.fix
             statuses[(fix.kind if fix else None, outcome.status)] += 1
     for wanted in [(FixKind.RENAME_KEYWORD, APPLIED), (FixKind.REMOVE_KEYWORD, APPLIED), (FixKind.MOVE_IMPORT, APPLIED),
-                   (FixKind.MANUAL, MANUAL), (FixKind.MANUAL, RESOLVED), (FixKind.MOVE_IMPORT, GUARDED)]:  # fmt: skip
+                   (FixKind.MANUAL, MANUAL), (FixKind.MANUAL, RESOLVED), (FixKind.MOVE_IMPORT, GUARDED),
+                   (FixKind.REPLACE_NAME, APPLIED), (FixKind.POSITIONAL_TO_KEYWORD, APPLIED)]:  # fmt: skip
         assert statuses[wanted], f"no case exercises {wanted}: {statuses}"
 
 

@@ -50,6 +50,7 @@ from apidrift.auditor.results import (
     ManualParameter,
     ManualStep,
     MoveImport,
+    PositionalToKeyword,
     RemoveKeyword,
     RenameKeyword,
     ReplaceName,
@@ -61,7 +62,13 @@ from apidrift.auditor.wording import first_line
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
 
-EDIT_KINDS = (FixKind.RENAME_KEYWORD, FixKind.REMOVE_KEYWORD, FixKind.MOVE_IMPORT, FixKind.REPLACE_NAME)
+EDIT_KINDS = (
+    FixKind.RENAME_KEYWORD,
+    FixKind.REMOVE_KEYWORD,
+    FixKind.MOVE_IMPORT,
+    FixKind.REPLACE_NAME,
+    FixKind.POSITIONAL_TO_KEYWORD,
+)
 
 # What happened to each finding's fix.
 APPLIED = "applied"  # edited (in the diff, or written)
@@ -452,6 +459,20 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
                 statement, index = found
                 import_edits.setdefault(statement, {})[index] = new_module
             continue
+        if isinstance(data, PositionalToKeyword):
+            call = locator.calls.get(data.call)
+            plain = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star] if call else []
+            if call is None:
+                reasons[number] = f"no call at {data.call[0]}:{data.call[1]} (already fixed?)"
+            elif any(a.star == "*" for a in call.args) or any(
+                index >= len(plain) or not name.isidentifier() for index, name in data.arguments
+            ):
+                reasons[number] = "the call's positional arguments are not the ones audited (already fixed?)"
+            else:
+                edits = call_edits.setdefault(call, {})
+                for index, name in data.arguments:
+                    edits[plain[index]] = ("keyword", name)
+            continue
         if isinstance(data, ReplaceName):
             if not data.new.isidentifier():
                 reasons[number] = f"`{data.new}` is not a name"
@@ -516,12 +537,15 @@ class _Locator(cst.CSTVisitor):
         self.keywords: dict[tuple[int, int, str], tuple[cst.Call, int]] = {}
         self.aliases: dict[tuple[int, int, str], tuple[cst.ImportFrom, int]] = {}
         self.attributes: dict[tuple[int, int, str], cst.Attribute] = {}
+        self.calls: dict[tuple[int, int], cst.Call] = {}
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         start = self.get_metadata(PositionProvider, node).start
         self.attributes.setdefault((start.line, start.column + 1, node.attr.value), node)
 
     def visit_Call(self, node: cst.Call) -> None:
+        start = self.get_metadata(PositionProvider, node).start
+        self.calls.setdefault((start.line, start.column + 1), node)
         for index, arg in enumerate(node.args):
             if arg.keyword is not None and not arg.star:
                 start = self.get_metadata(PositionProvider, arg).start
@@ -562,6 +586,13 @@ class _Rewriter(cst.CSTTransformer):
                 arg = args[index]
                 assert arg.keyword is not None
                 args[index] = arg.with_changes(keyword=arg.keyword.with_changes(value=name))
+            elif action == "keyword":
+                args[index] = args[index].with_changes(
+                    keyword=cst.Name(name),
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                    ),
+                )
         call = updated_node.with_changes(args=args)
         for index in sorted((i for i, (action, _) in edits.items() if action == "remove"), reverse=True):
             call = _remove_arg(call, index)
