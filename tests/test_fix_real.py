@@ -1,0 +1,249 @@
+"""`apidrift fix` on real releases from the index, each fix proven by running the fixed code.
+
+Every fix kind the upstream's evidence allows is applied (`fix --write`) to a small downstream, then
+the fixed code runs in a throwaway virtualenv (under the system temporary folder) holding the real
+new release, installed by pip from the configured index, with every DeprecationWarning an error: a
+fix onto a name that still warns is no fix. The re-audit of the fixed code has none of the fixed
+findings and no new one. The click 8.2.0 case (a parameter added where a removed one was) gets no
+rename in any output.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import venv
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from apidrift import AuditRequest, audit
+from apidrift.auditor.cli.main import main
+from apidrift.auditor.results import AuditResult, FixKind
+
+pytestmark = pytest.mark.network
+
+_VENVS: dict[str, Path] = {}
+
+
+def release_python(spec: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The interpreter of a throwaway virtualenv holding the real release `spec` (pip, default index)."""
+    if spec not in _VENVS:
+        folder = tmp_path_factory.mktemp("venv-" + spec.replace("=", "-"))
+        venv.create(folder, with_pip=True)
+        python = folder / "bin" / "python"
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", spec],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        _VENVS[spec] = python
+    return _VENVS[spec]
+
+
+def run_under(python: Path, folder: Path, code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), "-W", "error::DeprecationWarning", "-c", code],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def downstream(root: Path, source: str) -> Path:
+    root.mkdir(parents=True)
+    (root / "app.py").write_text(source)
+    return root
+
+
+def keys(result: AuditResult) -> Counter[tuple[str, str]]:
+    return Counter((f.code, f.message) for f in result.findings)
+
+
+def fix_and_reaudit(
+    folder: Path, against: str, old: str, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[str, AuditResult, AuditResult]:
+    before = audit(AuditRequest(str(folder), against, old, cache_dir=cache))
+    main(
+        [
+            "fix",
+            str(folder),
+            "--against",
+            against,
+            "--from",
+            old,
+            "--cache-dir",
+            str(cache),
+            "--no-config",
+            "--write",
+        ]
+    )
+    out = capsys.readouterr().out
+    after = audit(AuditRequest(str(folder), against, old, cache_dir=cache))
+    return out, before, after
+
+
+# ---- a guess is never a fix: click 8.1.8 -> 8.2.0
+
+
+def test_click_added_parameter_is_no_rename_in_any_output(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    source = "from click.testing import CliRunner\n\nrunner = CliRunner(mix_stderr=False)\n"
+    folder = downstream(tmp_path / "down", source)
+    # CPython with click 8.2.0: TypeError: CliRunner.__init__() got an unexpected keyword argument 'mix_stderr'
+    python = release_python("click==8.2.0", tmp_path_factory)
+    ran = run_under(python, folder, "import app")
+    assert "unexpected keyword argument 'mix_stderr'" in ran.stderr
+    common = [
+        "--against",
+        "click==8.2.0",
+        "--from",
+        "click==8.1.8",
+        "--cache-dir",
+        str(index_cache),
+        "--no-config",
+    ]
+    outputs = {}
+    for fmt in ("text", "json", "sarif", "markdown", "github"):
+        main(["audit", str(folder), *common, "--format", fmt])
+        outputs[fmt] = capsys.readouterr().out
+    main(["fix", str(folder), *common])
+    outputs["fix"] = capsys.readouterr().out
+    main(["fix", str(folder), *common, "--unsafe-fixes"])
+    outputs["fix --unsafe-fixes"] = capsys.readouterr().out
+    for name, text in outputs.items():
+        assert "mix_stderr" in text, name
+        assert "catch_exceptions=" not in text and "renamed to" not in text, name
+    for name in ("text", "json", "sarif", "markdown", "github"):
+        assert "they may differ in meaning" in outputs[name], name
+    finding = json.loads(outputs["json"])["findings"][0]
+    assert finding["fix"]["kind"] == "remove-keyword" and finding["fix"]["applicability"] == "unsafe"
+    assert "rename" not in outputs["fix"] and "drop `mix_stderr=`" in outputs["fix"]
+    assert "+runner = CliRunner()" in outputs["fix --unsafe-fixes"]  # the removal, labelled unsafe
+    assert "UNSAFE: changes behaviour" in outputs["fix --unsafe-fixes"]
+
+
+# ---- replacements the upstream names, run under the new release
+
+
+JINJA = (
+    "from jinja2 import contextfunction, environmentfilter\n"
+    "import jinja2\n\n\n"
+    "@contextfunction\n"
+    "def hello(ctx, name):\n"
+    "    return 'hello ' + name\n\n\n"
+    "@environmentfilter\n"
+    "def shout(env, value):\n"
+    "    return value.upper()\n\n\n"
+    "@jinja2.evalcontextfilter\n"
+    "def same(ctx, value):\n"
+    "    return value\n"
+)
+RENDER = (
+    "import app, jinja2\n"
+    "env = jinja2.Environment()\n"
+    "env.globals['hello'] = app.hello\n"
+    "env.filters.update(shout=app.shout, same=app.same)\n"
+    'print(env.from_string(\'{{ hello("x") }} {{ "y"|shout }} {{ "z"|same }}\').render())\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [("2.11.3", "3.0.0", "AD203"), ("3.0.3", "3.1.0", "AD002")],
+    ids=["deprecated-in-3.0", "removed-in-3.1"],
+)
+def test_jinja2_renamed_decorators_are_fixed_and_run(
+    old: str,
+    new: str,
+    kind: str,
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    folder = downstream(tmp_path / "down", JINJA)
+    out, before, after = fix_and_reaudit(folder, f"jinja2=={new}", f"jinja2=={old}", index_cache, capsys)
+    fixed = [f for f in before.findings if f.fix is not None and f.fix.kind is FixKind.REPLACE_NAME]
+    assert sorted((f.location.line, f.code) for f in fixed) == sorted(
+        [(1, kind), (1, kind), (15, "AD003" if kind == "AD002" else "AD203")]
+    )
+    assert all("names `pass_" in (f.fix.evidence or "") for f in fixed)  # type: ignore[union-attr]
+    text = (folder / "app.py").read_text()
+    assert text.startswith(
+        "from jinja2 import pass_context as contextfunction, pass_environment as environmentfilter\n"
+    )
+    assert "@jinja2.pass_eval_context\n" in text
+    ran = run_under(release_python(f"Jinja2=={new}", tmp_path_factory), folder, RENDER)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "hello x Y z"
+    gone = Counter((f.code, f.message) for f in fixed)
+    assert keys(after) == keys(before) - gone, "none of the fixed findings and no new one"
+    assert "evidence:" in out
+
+
+def test_jinja2_markup_reexported_from_markupsafe_is_imported_from_there(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # Jinja2 2.11.3 `from markupsafe import Markup` in jinja2/__init__.py; 3.1.0 dropped it
+    folder = downstream(tmp_path / "down", "from jinja2 import Markup, Template\n\nsafe = Markup('<b>')\n")
+    out, before, after = fix_and_reaudit(folder, "jinja2==3.1.0", "jinja2==2.11.3", index_cache, capsys)
+    assert (
+        (folder / "app.py")
+        .read_text()
+        .startswith("from jinja2 import Template\nfrom markupsafe import Markup\n")
+    )
+    assert "was `markupsafe.Markup`, re-exported: the same object" in out
+    ran = run_under(
+        release_python("Jinja2==3.1.0", tmp_path_factory),
+        folder,
+        "import app; print(type(app.safe).__module__)",
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "markupsafe"
+    assert not [f for f in after.findings if f.severity.value == "error"]
+    assert keys(after) == keys(before) - Counter(
+        (f.code, f.message) for f in before.findings if f.code == "AD002"
+    )
+
+
+def test_numpy_2_expired_names_are_fixed_and_run(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    source = "import numpy as np\n\nx = np.float_(1.5)\ny = np.NaN\nz = np.Inf\nw = np.NINF\n"
+    folder = downstream(tmp_path / "down", source)
+    out, before, after = fix_and_reaudit(folder, "numpy==2.0.0", "numpy==1.26.4", index_cache, capsys)
+    assert (folder / "app.py").read_text() == (
+        "import numpy as np\n\nx = np.float64(1.5)\ny = np.nan\nz = np.inf\nw = np.NINF\n"
+    )  # `np.NINF`: "Use `-np.inf` instead" names an expression, not a name: no fix
+    assert "names `np.float64` as the replacement" in out
+    ran = run_under(
+        release_python("numpy==2.0.0", tmp_path_factory),
+        folder,
+        "src = open('app.py').read().replace('w = np.NINF', '')\n"
+        "ns = {}\nexec(compile(src, 'app.py', 'exec'), ns)\n"  # the fixed lines, without the one left
+        "print(type(ns['x']).__name__, ns['y'] != ns['y'], ns['z'])",
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["float64", "True", "inf"]
+    fixed = Counter(
+        (f.code, f.message)
+        for f in before.findings
+        if f.fix is not None and f.fix.kind is FixKind.REPLACE_NAME
+    )
+    assert sum(fixed.values()) == 3
+    assert keys(after) == keys(before) - fixed
