@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Fix, Severity
+from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, Severity
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -32,7 +32,7 @@ from apidrift.auditor.upstream.resolve import (
     value_path,
 )
 from apidrift.rules import _names
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD203",
@@ -41,6 +41,13 @@ RULE = RuleMeta(
     family=Family.DRIFT,
     summary="Use of an upstream object the target version deprecates",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.REPLACE_NAME,
+            Applicability.SAFE,
+            "the deprecation message names the replacement, it resolves where the name is and takes the same uses",
+        ),
+    ),
 )
 
 

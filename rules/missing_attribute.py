@@ -21,9 +21,9 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Applicability, Finding, FixKind, Severity
 from apidrift.rules import _names
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD003",
@@ -33,6 +33,13 @@ RULE = RuleMeta(
     summary="Attribute of an upstream module or class does not exist",
     since="0.1.0",
     raises="AttributeError",
+    fixes=(
+        FixOffer(
+            FixKind.REPLACE_NAME,
+            Applicability.SAFE,
+            "the upstream's own message names the replacement (a deprecation warning, a module __getattr__), it resolves where the name was and takes the same uses",
+        ),
+    ),
 )
 
 

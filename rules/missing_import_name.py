@@ -23,7 +23,7 @@ from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
 from apidrift.auditor.upstream.resolve import Missing
 from apidrift.rules import _names
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD002",
@@ -33,6 +33,28 @@ RULE = RuleMeta(
     summary="Name imported from an upstream module does not exist",
     since="0.1.0",
     raises="ImportError",
+    fixes=(
+        FixOffer(
+            FixKind.MOVE_IMPORT,
+            Applicability.SAFE,
+            "the new location binds the old definition: a re-export of it, or the same code (as parsed, docstrings aside)",
+        ),
+        FixOffer(
+            FixKind.MOVE_IMPORT,
+            Applicability.SAFE,
+            "the old version re-exported another distribution's object (jinja2.Markup was markupsafe.Markup): imported from there",
+        ),
+        FixOffer(
+            FixKind.REPLACE_NAME,
+            Applicability.SAFE,
+            "the upstream's own message names the replacement (a deprecation warning, a module __getattr__), it resolves where the name was and takes the same uses",
+        ),
+        FixOffer(
+            FixKind.MOVE_IMPORT,
+            Applicability.UNSAFE,
+            "an object of the same name and kind lives elsewhere, but its code differs: its uses are checked there in the same run",
+        ),
+    ),
 )
 
 

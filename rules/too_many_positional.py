@@ -21,7 +21,7 @@ from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, PositionalToKeyword, Severity
 from apidrift.rules import _calls
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD103",
@@ -30,6 +30,13 @@ RULE = RuleMeta(
     family=Family.CALLS,
     summary="Call passes more positional arguments than the callee takes",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.POSITIONAL_TO_KEYWORD,
+            Applicability.SAFE,
+            "the old binding names the parameter each surplus argument went to, the new version takes it by keyword only, and the converted call binds",
+        ),
+    ),
 )
 
 

@@ -32,7 +32,7 @@ from apidrift.auditor.results import (
     Severity,
 )
 from apidrift.rules import _calls
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD101",
@@ -41,6 +41,18 @@ RULE = RuleMeta(
     family=Family.CALLS,
     summary="Call passes a keyword argument the callee no longer accepts",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.RENAME_KEYWORD,
+            Applicability.SAFE,
+            "the old version accepted both spellings (its own decorator passed the old keyword on as the new one) and the renamed call binds",
+        ),
+        FixOffer(
+            FixKind.REMOVE_KEYWORD,
+            Applicability.UNSAFE,
+            "the parameter is gone: the value is no longer passed anywhere",
+        ),
+    ),
 )
 
 
