@@ -602,6 +602,8 @@ def test_readme_documents_the_fix_command() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert "apidrift fix DOWNSTREAM --against UPSTREAM" in readme
     assert "--unsafe-fixes" in readme and "--write" in readme
+    assert "**A fix is safe only on the upstream's own evidence**" in readme
+    assert "a guess: a hint worded as one, never a fix" in readme
 
 
 def test_a_file_changed_between_plan_and_write_stops_the_whole_write(tmp_path: Path) -> None:
