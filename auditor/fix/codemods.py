@@ -830,6 +830,64 @@ def write_changes(result: FixResult) -> list[Path]:
     return [target for target, _ in targets]
 
 
+# ---- one safe fix as a GitHub suggestion
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The lines a safe fix replaces (1-based, inclusive) and the text that replaces them."""
+
+    first: int
+    last: int
+    text: str
+    evidence: str
+
+
+def suggestion(root: Path, finding: Finding) -> Suggestion | None:
+    """A finding's safe fix as the replacement of the lines it changes, for a GitHub suggestion
+    block: None when it has no safe fix, the file is not a regular file inside `root`, the fix does
+    not apply, or it changes lines in more than one place (a moved import adds a line elsewhere)."""
+    fix = finding.fix
+    if (
+        fix is None
+        or fix.applicability is not Applicability.SAFE
+        or fix.kind not in EDIT_KINDS
+        or finding.guarded
+    ):
+        return None
+    target = root / finding.location.path
+    try:
+        if target.is_symlink() or not _within(target.resolve(), root.resolve()) or not target.is_file():
+            return None
+        text = decode_source(target.read_bytes())
+    except (OSError, SourceDecodeError):
+        return None
+    lines = text.splitlines()
+    line = finding.location.line
+    if not 0 < line <= len(lines) or lines[line - 1] != finding.location.source_line:
+        return None
+    try:
+        fixes = apply_fixes(text, [finding])
+    except cst.ParserSyntaxError:
+        return None
+    if (
+        fixes.reasons[0] is not None
+        or fixes.code == text
+        or _compile_problem(text, fixes.code, "") is not None
+    ):
+        return None
+    after = fixes.code.splitlines()
+    hunks = [
+        op
+        for op in difflib.SequenceMatcher(None, lines, after, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    if len(hunks) != 1 or hunks[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = hunks[0]
+    return Suggestion(i1 + 1, i2, "\n".join(after[j1:j2]), fix.evidence or "")
+
+
 # ---- what a manual step needs the developer to do
 
 
