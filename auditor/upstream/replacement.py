@@ -40,8 +40,10 @@ _QUOTED = re.compile(r"``([^`]{1,200})``|`([^`]{1,200})`|'([^'\s]{1,200})'|\"([^
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 # Words that, just before a quoted name, make it the replacement ("use", "renamed to"...) ...
 _CUE_BEFORE = re.compile(
+    r"(?<!not )(?<!n't )(?<!never )"
     r"(?:\buse|\busing|\brenamed\s+to|\breplaced\s+(?:by|with)|\bin\s+favou?r\s+of|\bmoved\s+to|"
-    r"\bsuperseded\s+by|\bswitch\s+to|\bimport)\s+(?:the\s+)?(?:\w+\s+)?$",
+    r"\bsuperseded\s+by|\bswitch\s+to|\bimport)\s+(?:the\s+)?"
+    r"(?:(?:new|function|method|class|attribute|constant|alias|name|module)\s+)?$",
     re.I,
 )
 # ... or just after it ("`np.nan` instead").
@@ -125,12 +127,24 @@ def _owner_path(base: Ref) -> str | None:
 
 def _names_owner(prefix: list[str], owner: str | None) -> bool:
     """Whether `np` in `np.float64` (or `jinja2`, `Environment`) stands for where the old name was: the
-    owner itself, its last part, or (for a top-level module) any one-word alias of it."""
+    owner itself, its last part, or (for a top-level module) an abbreviation of it."""
     if owner is None:
         return False
     dotted = ".".join(prefix)
     parts = owner.split(".")
-    return dotted == owner or dotted == parts[-1] or (len(prefix) == 1 and len(parts) == 1)
+    return (
+        dotted == owner
+        or dotted == parts[-1]
+        or (len(prefix) == 1 and len(parts) == 1 and _abbreviates(dotted, owner))
+    )
+
+
+def _abbreviates(short: str, name: str) -> bool:
+    """`np` for `numpy`, `pd` for `pandas`: the same first letter, the rest in order within the name."""
+    if not short or short[0].lower() != name[0].lower():
+        return False
+    rest = iter(name.lower())
+    return all(letter in rest for letter in short.lower())
 
 
 def _deprecated(value: Resolution) -> bool:
