@@ -52,6 +52,8 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
         )
     if not result.local:
         say(f"a diff only: {result.not_local_reason}, so apidrift will not write into it")
+    for note in result.notes:
+        say(f"note: {note}")
     applied = result.with_status(APPLIED)
     resolved = result.with_status(RESOLVED)
     by_path: dict[str, list[Outcome]] = {}

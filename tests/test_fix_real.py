@@ -205,6 +205,29 @@ def test_jinja2_markup_reexported_from_markupsafe_is_imported_from_there(
         .startswith("from jinja2 import Template\nfrom markupsafe import Markup\n")
     )
     assert "was `markupsafe.Markup`, re-exported: the same object" in out
+    # the downstream declares no dependency: the distribution the fixed code now imports is named
+    assert (
+        "note: the fixed code imports `markupsafe`, which the downstream does not declare: add `MarkupSafe` "
+        "(the old upstream required it) to its dependencies"
+    ) in out
+    declared = downstream(tmp_path / "declared", "from jinja2 import Markup\n")
+    (declared / "pyproject.toml").write_text(
+        '[project]\nname = "d"\nversion = "1"\ndependencies = ["markupsafe"]\n'
+    )
+    main(
+        [
+            "fix",
+            str(declared),
+            "--against",
+            "jinja2==3.1.0",
+            "--from",
+            "jinja2==2.11.3",
+            "--cache-dir",
+            str(index_cache),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert "+from markupsafe import Markup" in out and "note:" not in out
     ran = run_under(
         release_python("Jinja2==3.1.0", tmp_path_factory),
         folder,

@@ -126,6 +126,7 @@ class FixResult:
     changes: list[FileChange] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
     not_local_reason: str | None = None  # why it is not a local tree, when it is not
+    notes: list[str] = field(default_factory=list)  # e.g. a distribution the fixed code now imports
 
     def with_status(self, *statuses: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.status in statuses]
@@ -159,7 +160,59 @@ def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
         again = replace(inputs, downstream=inputs.sources.locate(str(folder), "downstream"))
         return audit(replace(request, downstream=str(folder)), again)
 
-    return follow_up(fixed, audit_again)
+    fixed = follow_up(fixed, audit_again)
+    fixed.notes += undeclared_imports(
+        fixed,
+        tree.requires,
+        inputs.upstream.import_names,
+        inputs.old_upstream.requires if inputs.old_upstream is not None else (),
+    )
+    return fixed
+
+
+def undeclared_imports(
+    fixed: FixResult, declared: Sequence[str], upstream_names: Sequence[str], old_requires: Sequence[str]
+) -> list[str]:
+    """A note for each distribution the fixed code now imports from that is neither the upstream nor
+    one the downstream declares (`from markupsafe import Markup`, which Jinja2 2.11.3 re-exported and
+    brought along as its own dependency)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from apidrift.auditor.bump import _guessed_names, _provides
+
+    def names(lines: Sequence[str]) -> list[str]:
+        found = []
+        for line in lines:
+            try:
+                found.append(Requirement(line).name)
+            except InvalidRequirement:
+                continue
+        return found
+
+    own = names(declared)
+    notes = []
+    seen = set()
+    for outcome in fixed.with_status(APPLIED):
+        fix = outcome.finding.fix
+        module = fix.data.new_module if fix is not None and isinstance(fix.data, MoveImport) else None
+        if module is None or _provides(upstream_names, module):
+            continue
+        top = module.split(".")[0]
+        if top in seen or any(_provides(_guessed_names(name), module) for name in own):
+            continue
+        seen.add(top)
+        brought = next(
+            (name for name in names(old_requires) if _provides(_guessed_names(name), module)), None
+        )
+        by = (
+            f"`{brought}` (the old upstream required it)"
+            if brought
+            else f"the distribution that provides `{top}`"
+        )
+        notes.append(
+            f"the fixed code imports `{top}`, which the downstream does not declare: add {by} to its dependencies"
+        )
+    return notes
 
 
 MAX_ROUNDS = 3  # audits of the fixed text after the first: a moved name's new home, then what it needs
