@@ -7,6 +7,8 @@ load; the resolver confirms each candidate, so a hint never rests on a regular e
 
 from __future__ import annotations
 
+import ast
+import copy
 import os
 import re
 import stat
@@ -17,7 +19,7 @@ from pathlib import Path
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import read_bounded
-from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES
+from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES, ApiIndex
 from apidrift.auditor.upstream.resolve import (
     ClassValue,
     FunctionValue,
@@ -220,18 +222,24 @@ def same_definition(
     return f"{where} has the code the old `{old_path}` had (compared as parsed, docstrings aside)"
 
 
-def _definition_code(resolver: Resolver, canonical: str, lineno: int | None) -> str | None:
-    """The top-level `def`/`class` `canonical` names, with its decorators, as an AST dump without
-    docstrings or positions; None when its module has no Python source or it is not found there."""
-    import ast
-
-    module, _, name = canonical.rpartition(".")
-    found = resolver.index.source(module) if module else None
+@lru_cache(maxsize=32)
+def _module_tree(index: ApiIndex, module: str) -> ast.Module | None:
+    """A module's Python source as CPython parses it (the last few, for moves out of one module)."""
+    found = index.source(module)
     if found is None:
         return None
     try:
-        tree = ast.parse(found[0])
+        return ast.parse(found[0])
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _definition_code(resolver: Resolver, canonical: str, lineno: int | None) -> str | None:
+    """The top-level `def`/`class` `canonical` names, with its decorators, as an AST dump without
+    docstrings or positions; None when its module has no Python source or it is not found there."""
+    module, _, name = canonical.rpartition(".")
+    tree = _module_tree(resolver.index, module) if module else None
+    if tree is None:
         return None
     nodes = [
         node
@@ -246,6 +254,10 @@ def _definition_code(resolver: Resolver, canonical: str, lineno: int | None) -> 
         return None
     node = nodes[0]
     if sum(1 for _ in ast.walk(node)) > MAX_DEFINITION_NODES:
+        return None
+    try:
+        node = copy.deepcopy(node)  # the cached tree stays as parsed
+    except RecursionError:
         return None
     for inner in ast.walk(node):
         body = getattr(inner, "body", None)
