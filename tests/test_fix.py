@@ -617,3 +617,11 @@ def test_a_file_changed_between_plan_and_write_stops_the_whole_write(tmp_path: P
     assert (down / "app.py").read_text() == sections["downstream"]["app.py"], (
         "no file is written when one is refused"
     )
+
+
+def test_the_html_report_marks_as_fixable_what_apidrift_fix_edits() -> None:
+    from apidrift.auditor.fix.codemods import EDIT_KINDS
+    from apidrift.reports.html import _EDIT_KINDS
+
+    assert set(_EDIT_KINDS) == set(EDIT_KINDS)
+    assert set(EDIT_KINDS) == set(FixKind) - {FixKind.MANUAL}
