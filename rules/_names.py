@@ -125,3 +125,29 @@ def external_fix(checked: CheckedSite, missing: Missing) -> Fix | None:
         MoveImport(missing.name, module, missing.owner),
         evidence=f"{old}'s `{missing.owner}.{missing.name}` was `{path}`, re-exported: the same object",
     )
+
+
+def message_step(checked: CheckedSite, missing: Missing) -> Fix | None:
+    """A manual step quoting what the upstream itself says to use instead, where that is not a name
+    shown to take the same uses (`np.NINF`: "Use `-np.inf` instead"; `np.round_` whose replacement
+    is not followed to a callable): the recipe, never an edit."""
+    from apidrift.auditor.results import ManualStep
+
+    said = []
+    if missing.message and missing.message != missing.name and "instead" in missing.message.lower():
+        said.append((checked.new.version, missing.message))
+    deprecated = old_deprecation(checked)
+    if deprecated and checked.old is not None:
+        said.append((checked.old.version, deprecated))
+    if not said:
+        return None
+    who, text = said[0]
+    quoted = " ".join(text.split())
+    if len(quoted) > 300:
+        quoted = quoted[:297] + "..."
+    return Fix(
+        FixKind.MANUAL,
+        Applicability.MANUAL,
+        f"replace `{missing.name}` as {who} says: \u201c{quoted}\u201d",
+        ManualStep(""),
+    )

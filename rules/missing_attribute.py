@@ -39,6 +39,11 @@ RULE = RuleMeta(
             Applicability.SAFE,
             "the upstream's own message names the replacement (a deprecation warning, a module __getattr__), it resolves where the name was and takes the same uses",
         ),
+        FixOffer(
+            FixKind.MANUAL,
+            Applicability.MANUAL,
+            "the upstream's own message says what to use instead, but not as a name shown to take the same uses: the step quotes it",
+        ),
     ),
 )
 
@@ -53,5 +58,5 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         f"{kind} `{missing.owner}` has no attribute `{missing.name}` in {checked.new.version}",
         symbol=_names.missing_path(missing),
         hint=_names.hint(checked, missing, f"`{missing.name}` was removed from `{missing.owner}`"),
-        fix=_names.replacement_fix(checked, missing.name, None),
+        fix=_names.replacement_fix(checked, missing.name, None) or _names.message_step(checked, missing),
     )

@@ -50,6 +50,11 @@ RULE = RuleMeta(
             "the upstream's own message names the replacement (a deprecation warning, a module __getattr__), it resolves where the name was and takes the same uses",
         ),
         FixOffer(
+            FixKind.MANUAL,
+            Applicability.MANUAL,
+            "the upstream's own message says what to use instead, but not as a name shown to take the same uses: the step quotes it",
+        ),
+        FixOffer(
             FixKind.MOVE_IMPORT,
             Applicability.UNSAFE,
             "an object of the same name and kind lives elsewhere, but its code differs: its uses are checked there in the same run",
@@ -100,6 +105,7 @@ def _fix(checked: CheckedSite, missing: Missing) -> Fix | None:
         _names.replacement_fix(checked, missing.name, missing.owner)
         or _names.external_fix(checked, missing)
         or moved
+        or _names.message_step(checked, missing)
     )
 
 

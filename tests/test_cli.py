@@ -317,7 +317,7 @@ def test_rules_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
         out[i - 1].split()[0]: line.split("fixes: ")[1] for i, line in enumerate(out) if line.startswith(" ")
     }
     assert fixes["AD101"] == "safe rename-keyword, unsafe remove-keyword"
-    assert fixes["AD003"] == "safe replace-name" and fixes["AD102"] == "manual step"
+    assert fixes["AD003"] == "safe replace-name, manual step" and fixes["AD102"] == "manual step"
     assert "AD104" not in fixes
 
 
@@ -334,6 +334,7 @@ def test_rules_say_on_what_evidence_each_fix_rests(capsys: pytest.CaptureFixture
         ("move-import", "safe"),
         ("replace-name", "safe"),
         ("move-import", "unsafe"),
+        ("manual", "manual"),
     }
     assert all(f["when"] for rule in data.values() for f in rule["fixes"])
 

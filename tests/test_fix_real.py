@@ -296,6 +296,11 @@ def test_numpy_2_expired_names_are_fixed_and_run(
         "import numpy as np\n\nx = np.float64(1.5)\ny = np.nan\nz = np.inf\nw = np.NINF\n"
     )  # `np.NINF`: "Use `-np.inf` instead" names an expression, not a name: no fix
     assert "names `np.float64` as the replacement" in out
+    # what cannot be fixed mechanically is a manual step quoting the upstream
+    assert (
+        "replace `NINF` as numpy==2.0.0 says: \u201c`np.NINF` was removed in the NumPy 2.0 release. Use `-np.inf` instead.\u201d"
+        in out
+    )
     ran = run_under(
         release_python("numpy==2.0.0", tmp_path_factory),
         folder,
