@@ -90,6 +90,10 @@ def proven_rename(checked: CheckedSite, name: str) -> tuple[str, str] | None:
         return None
     renamed = dict(old.target.renamed_keywords)
     target = renamed.get(name)
+    how = f"its decorator passes `{name}=` on as `{target}=`"
+    if target is None:
+        target = dict(new.keyword_aliases).get(name)
+        how = f"its body hands `{name}` to `{target}` (`{target} = {name}`)"
     if target is None or new.target.signature.get(target) is None:
         return None
     shape = checked.site.shape
@@ -104,7 +108,7 @@ def proven_rename(checked: CheckedSite, name: str) -> tuple[str, str] | None:
     if not isinstance(verdict, Ok):
         return None
     evidence = (
-        f"{old.version} accepts both spellings: its decorator passes `{name}=` on as `{target}=`"
+        f"{old.version} accepts both spellings: {how}"
         f" ({old.target.defined_at}), and the renamed call binds {new.version}'s signature"
     )
     return target, evidence

@@ -45,7 +45,7 @@ RULE = RuleMeta(
         FixOffer(
             FixKind.RENAME_KEYWORD,
             Applicability.SAFE,
-            "the old version accepted both spellings (its own decorator passed the old keyword on as the new one) and the renamed call binds",
+            "the old version accepted both spellings (its own decorator passed the old keyword on as the new one, or its body handed a deprecated alias on: `if old is not None: warn(...); new = old`) and the renamed call binds",
         ),
         FixOffer(
             FixKind.REMOVE_KEYWORD,

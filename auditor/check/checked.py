@@ -17,7 +17,7 @@ from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
 from apidrift.auditor.upstream.model import ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
-from apidrift.auditor.upstream.replacement import Replacement, find_replacement
+from apidrift.auditor.upstream.replacement import Replacement, find_replacement, forwarded_alias
 from apidrift.auditor.upstream.resolve import (
     ClassValue,
     FunctionValue,
@@ -47,6 +47,9 @@ class SiteCheck:
     # For a missing or deprecated name: the replacement the upstream's own messages name, when it
     # resolves where the name was and takes the same uses (see upstream/replacement.py).
     replacement: Replacement | None = None
+    # For a call passing keywords the new version rejects: those the old version's callee body
+    # assigned to another of its parameters (`new = old`), as (old, new) pairs.
+    keyword_aliases: tuple[tuple[str, str], ...] = ()
     # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
     # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
     upstream_call: dict[str, object] | None = None
@@ -104,7 +107,28 @@ def check_site(
     if relocator is None:
         return checked
     replacement = _replacement(site, checked, resolver, old, old_resolver)
-    return replace(checked, replacement=replacement) if replacement is not None else checked
+    if replacement is not None:
+        checked = replace(checked, replacement=replacement)
+    aliases = _keyword_aliases(checked, old, old_resolver)
+    return replace(checked, keyword_aliases=aliases) if aliases else checked
+
+
+def _keyword_aliases(
+    checked: SiteCheck, old: SiteCheck | None, old_resolver: Resolver | None
+) -> tuple[tuple[str, str], ...]:
+    """The rejected keywords whose value the old version's callee handed to another parameter."""
+    verdict = checked.verdict
+    if old is None or old_resolver is None or old.target is None or not isinstance(verdict, Break):
+        return ()
+    rejected = [n for p in verdict.problems if p.kind is ProblemKind.UNEXPECTED_KEYWORD for n in p.names]
+    found = []
+    for name in rejected:
+        if old.target.signature.get(name) is None:
+            continue
+        alias = forwarded_alias(old_resolver, old.target.defined_at, old.target.signature, name)
+        if alias is not None:
+            found.append((name, alias))
+    return tuple(found)
 
 
 def _replacement(

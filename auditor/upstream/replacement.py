@@ -259,3 +259,85 @@ def _alias_text(value: Resolution | None) -> str:
     if not isinstance(value, AttributeValue) or value.on_instance:
         return ""
     return value.info.value or ""
+
+
+MAX_ALIAS_SOURCE = 5 * 1024 * 1024  # a module larger than this is not read for a keyword alias
+
+
+def forwarded_alias(resolver: Resolver, defined_at: str, signature: Signature, name: str) -> str | None:
+    """The parameter the callee `defined_at` hands `name`'s value to, where its own body does so as a
+    deprecated alias (`if old is not None: warnings.warn(...); new = old`: a branch testing `name`
+    that warns and assigns it to another parameter): two spellings of one parameter, in the version
+    `resolver` reads. None unless exactly one such parameter of `signature` is found. The module is
+    parsed, never run."""
+    import ast
+
+    from apidrift.auditor.pysource import SourceDecodeError, decode_source
+
+    value = resolver.lookup(defined_at)
+    if isinstance(value, ClassValue):
+        value = resolver.attribute(value, "__init__")
+    if not isinstance(value, FunctionValue) or value.info.lineno is None:
+        return None
+    parts = value.path.split(".")
+    file = None
+    for cut in range(len(parts) - 1, 0, -1):
+        file = resolver.index.module_file(".".join(parts[:cut]))
+        if file is not None and file.is_file() and file.suffix == ".py":
+            break
+        file = None
+    if file is None:
+        return None
+    try:
+        data = file.read_bytes()[: MAX_ALIAS_SOURCE + 1]
+        if len(data) > MAX_ALIAS_SOURCE:
+            return None
+        tree = ast.parse(decode_source(data))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, SourceDecodeError):
+        return None
+    lineno = value.info.lineno
+    function = next(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and lineno in (node.lineno, *(d.lineno for d in node.decorator_list))
+        ),
+        None,
+    )
+    if function is None:
+        return None
+    params = {p.name for p in signature.parameters}
+    targets = set()
+    for branch in ast.walk(function):
+        # `if old is not None: warnings.warn(...); new = old`: a deprecated alias, handed on
+        if not isinstance(branch, ast.If) or not any(
+            isinstance(n, ast.Name) and n.id == name for n in ast.walk(branch.test)
+        ):
+            continue
+        warns = any(
+            isinstance(n, ast.Call) and "warn" in _called(n.func).lower()
+            for s in branch.body
+            for n in ast.walk(s)
+        )
+        for statement in branch.body:
+            if (
+                warns
+                and isinstance(statement, ast.Assign)
+                and isinstance(statement.value, ast.Name)
+                and statement.value.id == name
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and statement.targets[0].id in params
+                and statement.targets[0].id != name
+            ):
+                targets.add(statement.targets[0].id)
+    return next(iter(targets)) if len(targets) == 1 else None
+
+
+def _called(func: object) -> str:
+    import ast
+
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
