@@ -108,9 +108,8 @@ def replacement_fix(checked: CheckedSite, old_name: str, module: str | None) -> 
 
 def external_fix(checked: CheckedSite, missing: Missing) -> Fix | None:
     """`from jinja2 import Markup`, where the old version re-exported another distribution's object
-    (`markupsafe.Markup`): import it from there. Safe: the old version bound the same object; the
-    fix notes the distribution when the downstream does not declare it (`checked` cannot tell: the
-    renderer of the fix run says it)."""
+    (`markupsafe.Markup`): import it from there. Safe: the old version bound the same object. Whether
+    the downstream declares that distribution is for the fix run to say (`codemods.undeclared_imports`)."""
     from apidrift.auditor.results import MoveImport
 
     path = external_before(checked, missing)
@@ -132,12 +131,18 @@ def message_step(checked: CheckedSite, missing: Missing) -> Fix | None:
     shown to take the same uses (`np.NINF`: "Use `-np.inf` instead"; `np.round_` whose replacement
     is not followed to a callable): the recipe, never an edit."""
     from apidrift.auditor.results import ManualStep
+    from apidrift.auditor.upstream.replacement import named_in
+
+    def says_what_instead(text: str | None) -> bool:
+        if not text:
+            return False
+        return "instead" in text.lower() or bool(named_in(text, missing.name))
 
     said = []
-    if missing.message and missing.message != missing.name and "instead" in missing.message.lower():
+    if missing.message and missing.message != missing.name and says_what_instead(missing.message):
         said.append((checked.new.version, missing.message))
     deprecated = old_deprecation(checked)
-    if deprecated and checked.old is not None:
+    if deprecated and checked.old is not None and says_what_instead(deprecated):
         said.append((checked.old.version, deprecated))
     if not said:
         return None
