@@ -105,26 +105,19 @@ class MoveImport:
 
 @dataclass(frozen=True)
 class ReplaceName:
-    """A reference to a name the upstream replaced, rewritten to the replacement: `np.float_` becomes
-    `np.float64` (the attribute, in place), `from jinja2 import contextfunction` becomes `from jinja2
-    import pass_context as contextfunction` (the imported name; the local name stays, so every use of
-    it in the file follows). With `new_module`, the replacement lives in another module: `import
-    jinja2; jinja2.Markup` becomes `import markupsafe; markupsafe.Markup` (the import is added)."""
+    """A reference to a name the upstream replaced, rewritten to the replacement, where the old name
+    was looked up: `np.float_` becomes `np.float64` (the attribute, in place); `from jinja2 import
+    contextfunction` becomes `from jinja2 import pass_context as contextfunction` (the imported name;
+    the local name stays, so every use of it in the file follows)."""
 
     old: str  # the name as written (attribute or imported name)
     new: str  # the replacement's name
-    new_module: str | None = None  # where the replacement lives, when not where the old name was
     module: str | None = None  # for an import: the module it imports from (checked before editing)
-    requires: str | None = (
-        None  # a distribution the replacement comes from, when the downstream does not declare it
-    )
 
     def as_data(self) -> dict[str, str]:
         data = {"old": self.old, "new": self.new}
-        for key in ("new_module", "module", "requires"):
-            value = getattr(self, key)
-            if value is not None:
-                data[key] = value
+        if self.module is not None:
+            data["module"] = self.module
         return data
 
 

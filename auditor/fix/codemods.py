@@ -529,8 +529,6 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
         if isinstance(data, ReplaceName):
             if not data.new.isidentifier():
                 reasons[number] = f"`{data.new}` is not a name"
-            elif data.new_module is not None:
-                reasons[number] = "a replacement in another module is not rewritten yet"
             elif data.module is not None:
                 found = locator.aliases.get((*where, data.old))
                 if found is None or (
