@@ -38,9 +38,15 @@ def hint(checked: CheckedSite, missing: Missing, fallback: str) -> str:
     if relocated:
         others = f" (also: {', '.join(f'`{p}`' for p in relocated[1:3])})" if len(relocated) > 1 else ""
         module = relocated[0].rpartition(".")[0]
-        parts.append(
-            f"moved: now importable as `{relocated[0]}` (from {module} import {missing.name}){others}"
-        )
+        if checked.new.relocated_same is not None or checked.old is None:
+            parts.append(
+                f"moved: now importable as `{relocated[0]}` (from {module} import {missing.name}){others}"
+            )
+        else:  # an object of the same name and kind, not shown to be the old definition: said as such
+            parts.append(
+                f"an object of the same name is importable as `{relocated[0]}` (from {module} import "
+                f"{missing.name}){others}, but its code is not the old one's: check its uses there"
+            )
     elsewhere = external_before(checked, missing)
     if elsewhere is not None:
         module = elsewhere.rpartition(".")[0]

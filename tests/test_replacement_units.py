@@ -25,6 +25,9 @@ P, K = ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY
         ("Do not use `legacy_mode`; `helper` is deprecated.", "helper", []),
         ("The use of `other` with `helper` is deprecated.", "helper", []),
         ("`a` is deprecated: use `b` or `c` instead.", "a", ["b", "c"]),
+        # unquoted, a name reads as one where it is written as a call
+        ("retired() is deprecated: use helper()", "retired", ["helper"]),
+        ("use the default instead", "x", []),
     ],
 )  # fmt: skip
 def test_the_replacement_a_message_names(message: str, old: str, named: list[str]) -> None:

@@ -36,7 +36,10 @@ from apidrift.auditor.upstream.resolve import (
 from apidrift.auditor.upstream.signature import ParamKind, Signature
 
 MAX_MESSAGE = 2_000  # characters of a message read for a replacement
-_QUOTED = re.compile(r"``([^`]{1,200})``|`([^`]{1,200})`|'([^'\s]{1,200})'|\"([^\"\s]{1,200})\"")
+_QUOTED = re.compile(
+    r"``([^`]{1,200})``|`([^`]{1,200})`|'([^'\s]{1,200})'|\"([^\"\s]{1,200})\""
+    r"|(?<![\w.`'\"])([A-Za-z_][\w.]{0,200}\(\))"  # or unquoted, as a call: "use helper()"
+)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 # Words that, just before a quoted name, make it the replacement ("use", "renamed to"...) ...
 _CUE_BEFORE = re.compile(
