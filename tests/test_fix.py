@@ -625,3 +625,16 @@ def test_the_html_report_marks_as_fixable_what_apidrift_fix_edits() -> None:
 
     assert set(_EDIT_KINDS) == set(EDIT_KINDS)
     assert set(EDIT_KINDS) == set(FixKind) - {FixKind.MANUAL}
+
+
+def test_a_move_says_whether_the_new_home_is_the_old_definition(tmp_path: Path) -> None:
+    fixed = _plan_case("moved_and_changed", tmp_path, unsafe=False)
+    hints = {o.finding.symbol: o.finding.hint or "" for o in fixed.outcomes}
+    assert hints["pkg.core.Writer"].startswith("moved: now importable as `pkg.io.Writer`")
+    assert hints["pkg.core.Reader"].startswith("an object of the same name is importable as `pkg.io.Reader`")
+    assert "its code is not the old one's: check its uses there" in hints["pkg.core.Reader"]
+    report = render(fixed)
+    assert "evidence: `pkg.io.Writer` has the code the old `pkg.core.Writer` had" in report
+    assert (
+        "import `Reader` from `pkg.io`: the definition there is not the old one's (review its uses)" in report
+    )
