@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, Severity
+from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -46,6 +46,11 @@ RULE = RuleMeta(
             FixKind.REPLACE_NAME,
             Applicability.SAFE,
             "the deprecation message names the replacement, it resolves where the name is and takes the same uses",
+        ),
+        FixOffer(
+            FixKind.MOVE_IMPORT,
+            Applicability.SAFE,
+            "a module __getattr__ serves the name with a warning by handing back another module's object itself: imported from there",
         ),
     ),
 )
@@ -75,6 +80,10 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 
 def _hint(checked: CheckedSite) -> str:
     replacement = checked.new.replacement
+    value = checked.new.resolution
+    target = checked.new.served_from or (value.target if isinstance(value, ServedValue) else None)
+    if replacement is None and target:
+        return f"use `{target}` instead: the module's `__getattr__` hands back that very object"
     if replacement is None:
         return "move to the replacement the deprecation names"
     return f"use `{replacement.name}` instead: {replacement.evidence}"
@@ -87,4 +96,33 @@ def _fix(checked: CheckedSite) -> Fix | None:
     module = (
         ref.base.path if checked.site.kind is SiteKind.IMPORT and isinstance(ref.base, ModuleRef) else None
     )
-    return _names.replacement_fix(checked, ref.name, module)
+    return _names.replacement_fix(checked, ref.name, module) or _served_from(checked, ref.name, module)
+
+
+def _served_from(checked: CheckedSite, name: str, module: str | None) -> Fix | None:
+    """`from click.parser import split_arg_string`, which click 8.2's `click.parser.__getattr__` serves
+    with a warning by handing back `click.shell_completion.split_arg_string` itself: import it from
+    there (the same object, so the same behaviour, without the warning)."""
+    value = checked.new.resolution
+    target = checked.new.served_from or (value.target if isinstance(value, ServedValue) else None)
+    if module is None or not target:
+        return None
+    home, _, served = target.rpartition(".")
+    if served != name or not home or home == module:
+        return None
+    return Fix(
+        FixKind.MOVE_IMPORT,
+        Applicability.SAFE,
+        f"import `{name}` from `{home}`",
+        MoveImport(name, home, module),
+        evidence=(
+            f"{checked.new.version}'s `{module}.__getattr__` hands back `{target}` itself for `{name}`,"
+            f" with the warning \u201c{_deprecation(value)}\u201d"
+        ),
+    )
+
+
+def _deprecation(value: object) -> str | None:
+    if isinstance(value, ServedValue):
+        return value.deprecated
+    return getattr(getattr(value, "info", None), "deprecated", None)

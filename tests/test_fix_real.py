@@ -134,6 +134,33 @@ def test_click_added_parameter_is_no_rename_in_any_output(
     assert "UNSAFE: changes behaviour" in outputs["fix --unsafe-fixes"]
 
 
+# ---- a name a module `__getattr__` serves by handing back another module's object
+
+
+def test_click_8_2_deprecated_import_moves_to_the_object_it_serves(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # click 8.2.0 `click/parser.py:521`: `if name == "split_arg_string": from .shell_completion import
+    # split_arg_string; warnings.warn("Importing 'parser.split_arg_string' is deprecated, ...")`
+    source = "from click.parser import split_arg_string\n\nwords = split_arg_string('a \"b c\"')\n"
+    folder = downstream(tmp_path / "down", source)
+    python = release_python("click==8.2.0", tmp_path_factory)
+    assert "DeprecationWarning" in run_under(python, folder, "import app").stderr  # the warning, before
+    out, before, after = fix_and_reaudit(folder, "click==8.2.0", "click==8.1.8", index_cache, capsys)
+    assert (folder / "app.py").read_text().startswith("from click.shell_completion import split_arg_string\n")
+    assert "hands back `click.shell_completion.split_arg_string` itself" in out
+    assert (
+        "3:9 AD203 resolved: the fixes in this file resolve it (checked again)" in out
+    )  # the use goes with it
+    ran = run_under(python, folder, "import app; print(app.words)")
+    assert ran.returncode == 0, ran.stderr  # no warning left: DeprecationWarning is an error here
+    assert ran.stdout.strip() == "['a', 'b c']"
+    assert [f.code for f in before.findings] == ["AD203", "AD203"] and after.findings == []
+
+
 # ---- a rename the old version proves
 
 

@@ -50,6 +50,9 @@ class SiteCheck:
     # For a call passing keywords the new version rejects: those the old version's callee body
     # assigned to another of its parameters (`new = old`), as (old, new) pairs.
     keyword_aliases: tuple[tuple[str, str], ...] = ()
+    # For a name a module `__getattr__` serves with a warning by handing back another module's object
+    # (`click.parser.split_arg_string` is `click.shell_completion.split_arg_string`): that object's path.
+    served_from: str | None = None
     # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
     # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
     upstream_call: dict[str, object] | None = None
@@ -110,7 +113,29 @@ def check_site(
     if replacement is not None:
         checked = replace(checked, replacement=replacement)
     aliases = _keyword_aliases(checked, old, old_resolver)
-    return replace(checked, keyword_aliases=aliases) if aliases else checked
+    if aliases:
+        checked = replace(checked, keyword_aliases=aliases)
+    served_from = _served_from(site, checked, resolver)
+    return replace(checked, served_from=served_from) if served_from else checked
+
+
+def _served_from(site: UseSite, checked: SiteCheck, resolver: Resolver) -> str | None:
+    """Where the object a module's `__getattr__` hands back with a warning lives, when it names one."""
+    ref = site.ref
+    if (
+        not _deprecation(checked.resolution)
+        or not isinstance(ref, AttrRef)
+        or not isinstance(ref.base, ModuleRef)
+    ):
+        return None
+    module = resolver.index.module(ref.base.path)
+    if module is None or ref.name in module.members:
+        return None
+    answer = resolver.served(module, ref.name)
+    target = getattr(answer, "target", None)
+    if not getattr(answer, "warning", None) or not isinstance(target, str):
+        return None
+    return target if target != f"{ref.base.path}.{ref.name}" and resolver.index.owns(target) else None
 
 
 def _keyword_aliases(

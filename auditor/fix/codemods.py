@@ -241,6 +241,7 @@ def follow_up(fixed: FixResult, audit_again: Callable[[Path], AuditResult]) -> F
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(change.after, encoding="utf-8")
             again = audit_again(root)
+            fixed.outcomes = _resolved_by_fixes(fixed, again)
             known = Counter(_key(o.finding) for o in fixed.outcomes)
             fresh = []
             for finding in again.findings:
@@ -262,6 +263,26 @@ def follow_up(fixed: FixResult, audit_again: Callable[[Path], AuditResult]) -> F
         if not more.with_status(APPLIED):
             return fixed
     return fixed
+
+
+def _resolved_by_fixes(fixed: FixResult, again: AuditResult) -> list[Outcome]:
+    """The findings without an edit of their own that the audit of the fixed text no longer reports
+    (a use of a name whose import was moved): resolved by the fixes in their file."""
+    changed = {change.path for change in fixed.changes}
+    left = Counter(_key(finding) for finding in again.findings)
+    outcomes = []
+    for outcome in fixed.outcomes:
+        key = _key(outcome.finding)
+        if outcome.status in (APPLIED, RESOLVED, GUARDED) or outcome.finding.location.path not in changed:
+            outcomes.append(outcome)
+        elif left[key] > 0:
+            left[key] -= 1
+            outcomes.append(outcome)
+        else:
+            outcomes.append(
+                Outcome(outcome.finding, RESOLVED, "the fixes in this file resolve it (checked again)")
+            )
+    return outcomes
 
 
 def _key(finding: Finding) -> tuple[str, str, str]:
