@@ -259,6 +259,29 @@ def test_jinja2_renamed_decorators_are_fixed_and_run(
     assert "evidence:" in out
 
 
+def test_jinja2_2_to_3_1_rests_on_the_last_release_that_named_the_replacements(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # 2.11.3 did not deprecate contextfunction & co., 3.1.0 removed them; 3.0.3 (the last release before
+    # 3.1.0) warns that each "is renamed to 'pass_...'": the fixes rest on its words, and say so
+    folder = downstream(tmp_path / "down", JINJA)
+    out, before, after = fix_and_reaudit(folder, "jinja2==3.1.0", "jinja2==2.11.3", index_cache, capsys)
+    assert "note: 3 fixes rest on Jinja2==3.0.3, the last release before Jinja2==3.1.0" in out
+    assert out.count("evidence: Jinja2==3.0.3 names `pass_") == 3
+    text = (folder / "app.py").read_text()
+    assert text.startswith(
+        "from jinja2 import pass_context as contextfunction, pass_environment as environmentfilter\n"
+    )
+    ran = run_under(release_python("Jinja2==3.1.0", tmp_path_factory), folder, RENDER)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "hello x Y z"
+    assert [f for f in after.findings if f.severity.value == "error"] == []
+    assert len([f for f in before.findings if f.severity.value == "error"]) == 3
+
+
 def test_jinja2_markup_reexported_from_markupsafe_is_imported_from_there(
     tmp_path: Path,
     index_cache: Path,

@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -57,7 +57,7 @@ from apidrift.auditor.results import (
     Severity,
 )
 from apidrift.auditor.upstream.signature import ParamKind
-from apidrift.auditor.wording import first_line
+from apidrift.auditor.wording import first_line, plural
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
@@ -154,7 +154,10 @@ def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
     tree = inputs.downstream
     assert tree is not None and result.root is not None  # an audit always has a downstream
     reason = not_local_reason(tree.origin, tree.root, inputs.sources.cache.root)
-    fixed = plan_fixes(result, result.root, unsafe=unsafe, local=reason is None, not_local_reason=reason)
+    root = result.root
+    result, said = with_evidence_of_the_last_release(request, inputs, result)
+    fixed = plan_fixes(result, root, unsafe=unsafe, local=reason is None, not_local_reason=reason)
+    fixed.notes += said
 
     def audit_again(folder: Path) -> AuditResult:
         again = replace(inputs, downstream=inputs.sources.locate(str(folder), "downstream"))
@@ -168,6 +171,78 @@ def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
         inputs.old_upstream.requires if inputs.old_upstream is not None else (),
     )
     return fixed
+
+
+UNFIXED_NAMES = ("AD002", "AD003", "AD004")  # a name gone: its replacement may be named by a release between
+
+
+def with_evidence_of_the_last_release(
+    request: AuditRequest, inputs: Any, result: AuditResult
+) -> tuple[AuditResult, list[str]]:
+    """Where names the downstream uses are gone and neither version says what replaced them, the
+    last release before the target may (Jinja2 3.0.3's `contextfunction` warns that it "is renamed to
+    'pass_context'"; 2.11.3 did not deprecate it, 3.1.0 removed it). The downstream is audited again
+    with that release as the version written for, and a finding of the same file, rule and message
+    takes the fix found there, its evidence naming that release. Only between two releases of the
+    index, one release more; anything that fails leaves the result as it was."""
+    from apidrift.auditor.engine import audit, locate_inputs
+    from apidrift.auditor.sources.index_client import IndexClient
+
+    old, new = inputs.old_upstream, inputs.upstream
+    wanted = [
+        f
+        for f in result.findings
+        if f.code in UNFIXED_NAMES and (f.fix is None or f.fix.kind is FixKind.MANUAL)
+    ]
+    if (
+        not wanted
+        or old is None
+        or old.origin != "index"
+        or new.origin != "index"
+        or not old.version
+        or not new.version
+    ):
+        return result, []
+    try:
+        from packaging.version import Version
+
+        low, high = Version(old.version), Version(new.version)
+        with IndexClient(inputs.sources.cache, request.index_url, offline=request.offline) as client:
+            listing = client.project(new.name)
+        between = sorted(
+            v
+            for v, files in listing.by_version().items()
+            if low < v < high and not v.is_prerelease and any(not f.yanked for f in files)
+        )
+        if not between:
+            return result, []
+        last = f"{new.name}=={between[-1]}"
+        again = audit(replace(request, old=last), locate_inputs(replace(request, old=last)))
+    except Exception as error:
+        return result, [
+            f"the last release before {new.name}=={new.version} could not be read for evidence ({first_line(error)})"
+        ]
+    offered: dict[tuple[str, str, str], Finding] = {}
+    for finding in again.findings:
+        fix = finding.fix
+        if fix is not None and fix.kind is not FixKind.MANUAL and fix.applicability is Applicability.SAFE:
+            offered.setdefault(_key(finding), finding)
+    adopted = 0
+    findings = []
+    for finding in result.findings:
+        better = offered.get(_key(finding)) if finding in wanted else None
+        if better is not None and better.location.line == finding.location.line:
+            findings.append(replace(finding, fix=better.fix, hint=better.hint))
+            adopted += 1
+        else:
+            findings.append(finding)
+    if not adopted:
+        return result, []
+    note = (
+        f"{plural(adopted, 'fix', 'fixes')} rest on {last}, the last release before {new.name}=={new.version}: "
+        f"its own deprecation messages name the replacements"
+    )
+    return replace(result, findings=findings), [note]
 
 
 def undeclared_imports(
