@@ -25,7 +25,13 @@ from pathlib import Path
 
 from apidrift import AuditRequest
 from apidrift.auditor.engine import audit, locate_inputs
-from apidrift.auditor.fix.codemods import APPLIED, RESOLVED, follow_up, plan_fixes
+from apidrift.auditor.fix.codemods import (
+    APPLIED,
+    RESOLVED,
+    follow_up,
+    plan_fixes,
+    with_evidence_of_the_last_release,
+)
 from apidrift.auditor.results import (
     MoveImport,
     PositionalToKeyword,
@@ -57,6 +63,15 @@ CASES = [
         "issue-jinja2",
         "jinja2==3.1.0",
         "jinja2==3.0.3",
+        "Jinja2==3.1.0",
+        "from jinja2 import contextfunction, environmentfilter\nimport jinja2\n\n\n@contextfunction\n"
+        "def f(ctx):\n    return ctx\n\n\n@environmentfilter\ndef g(env, v):\n    return v\n\n\n"
+        "@jinja2.evalcontextfilter\ndef h(ctx, v):\n    return v\n",
+    ),
+    (
+        "issue-jinja2-from-2",
+        "jinja2==3.1.0",
+        "jinja2==2.11.3",
         "Jinja2==3.1.0",
         "from jinja2 import contextfunction, environmentfilter\nimport jinja2\n\n\n@contextfunction\n"
         "def f(ctx):\n    return ctx\n\n\n@environmentfilter\ndef g(env, v):\n    return v\n\n\n"
@@ -192,8 +207,10 @@ def run_case(case: tuple, cache: Path, venvs: Path) -> dict:  # type: ignore[typ
         request = AuditRequest(downstream_spec, against, old, cache_dir=cache)
         inputs = locate_inputs(request)
         result = audit(request, inputs)
-        assert result.root is not None
-        planned = plan_fixes(result, result.root, unsafe=True)
+        root = result.root
+        assert root is not None
+        result, _ = with_evidence_of_the_last_release(request, inputs, result)  # as `apidrift fix` does
+        planned = plan_fixes(result, root, unsafe=True)
 
         def again(folder: Path):  # type: ignore[no-untyped-def]
             from dataclasses import replace
@@ -219,7 +236,7 @@ def run_case(case: tuple, cache: Path, venvs: Path) -> dict:  # type: ignore[typ
             path = outcome.finding.location.path
             if path not in sources:
                 change = next((c for c in fixed.changes if c.path == path), None)
-                sources[path] = change.before if change else (result.root / path).read_text()
+                sources[path] = change.before if change else (root / path).read_text()
         checks = [check_of(o, sources) for o in applied]
         python = release_python(spec, venvs)
         wanted = [c for c in checks if c is not None]
