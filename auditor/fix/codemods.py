@@ -228,9 +228,10 @@ def with_evidence_of_the_last_release(
         if fix is not None and fix.kind is not FixKind.MANUAL and fix.applicability is Applicability.SAFE:
             offered.setdefault(_key(finding), finding)
     adopted = 0
+    wanted_ids = {id(f) for f in wanted}
     findings = []
     for finding in result.findings:
-        better = offered.get(_key(finding)) if finding in wanted else None
+        better = offered.get(_key(finding)) if id(finding) in wanted_ids else None
         if better is not None and better.location.line == finding.location.line:
             findings.append(replace(finding, fix=better.fix, hint=better.hint))
             adopted += 1
