@@ -19,14 +19,14 @@ import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
 from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.engine import AuditRequest, audit
-from apidrift.auditor.results import AuditResult, Coverage, FileOutcome, Finding, InputInfo
+from apidrift.auditor.results import Applicability, AuditResult, Coverage, FileOutcome, Finding, InputInfo
 from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.lockfiles import (
     GitSide,
@@ -46,6 +46,8 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
+if TYPE_CHECKING:
+    from apidrift.auditor.fix.codemods import Suggestion
 
 MAX_IMPORT_SCAN_BYTES = 2 * 1024 * 1024  # per file, as the downstream walk
 MAX_IMPORT_SCAN_FILES = 50_000
@@ -154,6 +156,8 @@ class BumpResult:
     changes: list[PackageChange]
     audit: AuditResult  # every audited package's findings and coverage, for the audit renderers
     notes: list[str] = field(default_factory=list)
+    # Safe fixes as GitHub suggestions, by finding (path, line, column, code): for the pull-request comment
+    suggestions: dict[tuple[str, int, int, str], Suggestion] = field(default_factory=dict)
 
     def failed(self) -> list[PackageChange]:
         return [c for c in self.changes if c.failed]
@@ -250,7 +254,17 @@ def run_bump(request: BumpRequest) -> BumpResult:
         )
     combined = combine(project, changes, results)
     combined.notes[:0] = notes
-    return BumpResult(project, old.label, new.label, files_read, changes, combined, notes)
+    suggestions = {}
+    for finding in combined.findings:
+        if finding.fix is None or finding.fix.applicability is not Applicability.SAFE:
+            continue
+        from apidrift.auditor.fix.codemods import suggestion  # LibCST, only where there is a safe fix
+
+        found = suggestion(request.project, finding)
+        if found is not None:
+            loc = finding.location
+            suggestions[(loc.path, loc.line, loc.column, finding.code)] = found
+    return BumpResult(project, old.label, new.label, files_read, changes, combined, notes, suggestions)
 
 
 def _sides(request: BumpRequest) -> tuple[Side, Side, str, str]:

@@ -56,6 +56,8 @@ class FixKind(str, Enum):
     REMOVE_KEYWORD = "remove-keyword"
     MOVE_IMPORT = "move-import"
     RENAME_ATTRIBUTE = "rename-attribute"
+    REPLACE_NAME = "replace-name"
+    POSITIONAL_TO_KEYWORD = "positional-to-keyword"
     MANUAL = "manual"
 
 
@@ -129,6 +131,40 @@ class RenameAttribute:
         return {"old": self.old, "new": self.new}
 
 
+@dataclass(frozen=True)
+class ReplaceName:
+    """A reference to a name the upstream replaced, rewritten to the replacement, where the old name
+    was looked up: `np.float_` becomes `np.float64` (the attribute, in place); `from jinja2 import
+    contextfunction` becomes `from jinja2 import pass_context as contextfunction` (the imported name;
+    the local name stays, so every use of it in the file follows)."""
+
+    old: str  # the name as written (attribute or imported name)
+    new: str  # the replacement's name
+    module: str | None = None  # for an import: the module it imports from (checked before editing)
+
+    def as_data(self) -> dict[str, str]:
+        data = {"old": self.old, "new": self.new}
+        if self.module is not None:
+            data["module"] = self.module
+        return data
+
+
+@dataclass(frozen=True)
+class PositionalToKeyword:
+    """`f(a, b)` becomes `f(a, b=b)`: the positional arguments at these places (0-based, among the
+    plain positional arguments of the call at `call`) are passed by keyword, each to the parameter
+    the old version bound it to."""
+
+    call: tuple[int, int]  # (line, column) of the call
+    arguments: tuple[tuple[int, str], ...]  # (position, parameter name)
+
+    def as_data(self) -> dict[str, str]:
+        return {
+            "call": _position(self.call),
+            "arguments": ",".join(f"{index}:{name}" for index, name in self.arguments),
+        }
+
+
 ParameterHistory = Literal["new", "had-default", "required"]  # what a parameter was in the old version
 
 
@@ -175,28 +211,46 @@ class ManualStep:
         }
 
 
-FixData = RenameKeyword | RemoveKeyword | MoveImport | RenameAttribute | ManualStep
+FixData = (
+    RenameKeyword
+    | RemoveKeyword
+    | MoveImport
+    | RenameAttribute
+    | ReplaceName
+    | PositionalToKeyword
+    | ManualStep
+)
 FIX_PAYLOADS: dict[FixKind, type[FixData]] = {
     FixKind.RENAME_KEYWORD: RenameKeyword,
     FixKind.REMOVE_KEYWORD: RemoveKeyword,
     FixKind.MOVE_IMPORT: MoveImport,
     FixKind.RENAME_ATTRIBUTE: RenameAttribute,
+    FixKind.REPLACE_NAME: ReplaceName,
+    FixKind.POSITIONAL_TO_KEYWORD: PositionalToKeyword,
     FixKind.MANUAL: ManualStep,
 }
 
 
 @dataclass(frozen=True)
 class Fix:
-    """What would repair a finding, as data for `apidrift fix` (and for a reader)."""
+    """What would repair a finding, as data for `apidrift fix` (and for a reader).
+
+    A `safe` fix keeps behaviour, and only the upstream's own code can prove that: `evidence` says
+    which fact of the upstream it rests on (the old version accepted both spellings, the upstream's
+    deprecation message names the replacement, the new location binds the same definition). A
+    guess (a parameter added where another was removed) is never a fix: it stays a hint."""
 
     kind: FixKind
     applicability: Applicability
     description: str
     data: FixData  # the kind's payload, e.g. RenameKeyword("path", "file_path")
+    evidence: str | None = None  # the upstream fact a safe fix rests on, in words
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, FIX_PAYLOADS[self.kind]):
             raise TypeError(f"a {self.kind.value} fix carries a {FIX_PAYLOADS[self.kind].__name__}")
+        if self.applicability is Applicability.SAFE and not self.evidence:
+            raise ValueError("a safe fix needs the upstream's evidence that it keeps behaviour")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -204,6 +258,7 @@ class Fix:
             "applicability": self.applicability.value,
             "description": self.description,
             "data": self.data.as_data(),  # string values (docs/json-schema.md)
+            "evidence": self.evidence,
         }
 
 

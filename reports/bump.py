@@ -8,6 +8,7 @@ sarif, html and github are the audit renderers on the combined result (github ad
 from __future__ import annotations
 
 import json as _json
+from typing import TYPE_CHECKING
 
 from apidrift.auditor.bump import BumpResult, PackageChange
 from apidrift.auditor.results import Finding, Severity
@@ -18,6 +19,9 @@ from apidrift.reports import render as render_audit
 from apidrift.reports.escape import escaped
 from apidrift.reports.github import command
 from apidrift.reports.text import _finding_block, _Style
+
+if TYPE_CHECKING:
+    from apidrift.auditor.fix.codemods import Suggestion
 
 MAX_ROWS = md.MAX_ROWS
 
@@ -39,6 +43,19 @@ def render(result: BumpResult, fmt: str, *, color: bool = False) -> str:
         ]
         return "\n".join([*notices, render_audit(result.audit, "github").rstrip("\n")]) + "\n"
     return render_audit(result.audit, fmt)
+
+
+def _suggestion(found: Suggestion) -> list[str]:
+    """A safe fix as a GitHub suggestion block, indented under its list item, with its evidence."""
+    where = f"line {found.first}" if found.first == found.last else f"lines {found.first}-{found.last}"
+    fence = "````" if "```" in found.text else "```"
+    return [
+        f"  Safe fix ({where}; evidence: {md.cell(found.evidence)}):",
+        "",
+        f"  {fence}suggestion",
+        *(f"  {line}" if line else "" for line in found.text.split("\n")),
+        f"  {fence}",
+    ]
 
 
 def headline(change: PackageChange) -> str:
@@ -150,6 +167,9 @@ def render_markdown(result: BumpResult, *, max_rows: int = MAX_ROWS) -> str:
             if finding.hint:
                 item += f" Fix: {md.cell(finding.hint)}"
             lines.append(item)
+            found = result.suggestions.get((loc.path, loc.line, loc.column, finding.code))
+            if found is not None:
+                lines += _suggestion(found)
         lines.append("")
     if rows >= max_rows and len(result.audit.findings) > rows:
         lines += [f"… and {len(result.audit.findings) - rows} more; see the full report.", ""]

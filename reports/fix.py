@@ -48,10 +48,12 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
     say(f"paths are relative to {result.root}")
     if audit.old_upstream is None:
         say(
-            "no old version (--from): a renamed parameter cannot be told from a removed one, so no rename is offered"
+            "no old version (--from): the old version's own evidence (a renamed keyword it accepted, its deprecation notices) is unknown, so no rename is offered"
         )
     if not result.local:
         say(f"a diff only: {result.not_local_reason}, so apidrift will not write into it")
+    for note in result.notes:
+        say(f"note: {note}")
     applied = result.with_status(APPLIED)
     resolved = result.with_status(RESOLVED)
     by_path: dict[str, list[Outcome]] = {}
@@ -66,6 +68,9 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
                 say(f"  {_where(outcome.finding)} {outcome.finding.code} resolved: {outcome.reason}")
                 continue
             say(f"  {_where(outcome.finding)} {outcome.finding.code} {_fix_label(outcome)}")
+            fix = outcome.finding.fix
+            if fix is not None and fix.evidence:
+                say(f"      evidence: {fix.evidence}")
             if outcome.reason:
                 say(f"      UNSAFE: {outcome.reason}")
         if diff_mode:
@@ -91,6 +96,8 @@ def render(result: FixResult, *, written: list[Path] | None = None) -> str:
         for outcome in unsafe:
             fix = outcome.finding.fix
             say(f"  {_site(outcome.finding)} {outcome.finding.code} {fix.description if fix else ''}")
+            if fix is not None and fix.evidence:
+                say(f"      evidence: {fix.evidence}")
             say(f"      {outcome.reason}")
     failed = result.with_status(NOT_APPLIED)
     if failed:

@@ -105,7 +105,9 @@ _EDIT_KINDS = (
     FixKind.REMOVE_KEYWORD,
     FixKind.MOVE_IMPORT,
     FixKind.RENAME_ATTRIBUTE,
-)  # what `apidrift fix` edits
+    FixKind.REPLACE_NAME,
+    FixKind.POSITIONAL_TO_KEYWORD,
+)  # what `apidrift fix` edits (auditor/fix/codemods.py EDIT_KINDS, without importing LibCST)
 
 
 def context(result: AuditResult) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from apidrift.auditor.check.bind import Break, Problem, ProblemKind
+from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import SiteKind, Span
 from apidrift.auditor.upstream.signature import ParamKind
@@ -58,12 +58,10 @@ def names(items: tuple[str, ...]) -> str:
     return ", ".join(f"`{n}`" for n in items)
 
 
-def renamed_to(checked: CheckedSite, name: str) -> tuple[str, str] | None:
-    """A parameter `name` of the old signature that now stands, under another name, at the same place.
-
-    Only a parameter absent from the old signature counts, and it must share the old one's
-    annotation or have a similar name: that is the confidence the hint rests on.
-    """
+def added_where_removed(checked: CheckedSite, name: str) -> tuple[str, str] | None:
+    """A parameter absent from the old signature that now stands where `name` stood, with the old
+    one's annotation or a similar name: (its name, why it is paired). A guess, never evidence: the
+    two may differ in meaning (click 8.2.0 put `catch_exceptions` where `mix_stderr` was)."""
     old, new = checked.old, checked.new
     if old is None or old.target is None or new.target is None:
         return None
@@ -83,6 +81,39 @@ def renamed_to(checked: CheckedSite, name: str) -> tuple[str, str] | None:
     return None
 
 
+def proven_rename(checked: CheckedSite, name: str) -> tuple[str, str] | None:
+    """The parameter the upstream itself says `name=` became, and the evidence: the old version
+    accepted both spellings for one parameter (a decorator of its own passing `name=` on as the new
+    keyword, matplotlib's `rename_parameter`), and the call, renamed, binds the new signature."""
+    old, new = checked.old, checked.new
+    if old is None or old.target is None or new.target is None or checked.site.shape is None:
+        return None
+    renamed = dict(old.target.renamed_keywords)
+    target = renamed.get(name)
+    how = f"its decorator passes `{name}=` on as `{target}=`"
+    if target is None:
+        target = dict(new.keyword_aliases).get(name)
+        how = f"its body hands `{name}` to `{target}` (`{target} = {name}`)"
+    if target is None or new.target.signature.get(target) is None:
+        return None
+    shape = checked.site.shape
+    if target in shape.keywords:
+        return None
+    keywords = tuple(target if k == name else k for k in shape.keywords)
+    from apidrift.auditor.check.checked import bind_target
+
+    verdict = bind_target(
+        CallShape(shape.positional, keywords, shape.star_args, shape.star_kwargs, shape.values), new.target
+    )
+    if not isinstance(verdict, Ok):
+        return None
+    evidence = (
+        f"{old.version} accepts both spellings: {how}"
+        f" ({old.target.defined_at}), and the renamed call binds {new.version}'s signature"
+    )
+    return target, evidence
+
+
 def deprecated_member(checked: CheckedSite, name: str) -> str | None:
     """For a constructor call: the deprecation message of a class member named like the keyword."""
     value = checked.new.resolution
@@ -90,3 +121,56 @@ def deprecated_member(checked: CheckedSite, name: str) -> str | None:
     if not isinstance(members, dict) or name not in members:
         return None
     return getattr(members[name], "deprecated", None)
+
+
+def keyword_conversion(checked: CheckedSite) -> tuple[tuple[tuple[int, str], ...], str] | None:
+    """The positional arguments of a call that the new version takes by keyword only, each with the
+    parameter the old version bound it to, and the evidence: the old binding names the parameter, the
+    new signature has it, keyword-only, and the converted call binds the new signature."""
+    old, new, shape = checked.old, checked.new, checked.site.shape
+    if (
+        old is None
+        or shape is None
+        or shape.star_args
+        or not isinstance(old.verdict, Ok)
+        or new.target is None
+        or checked.site.forwarded
+        or checked.site.through_init
+    ):
+        return None
+    by_position = {key: name for key, name in old.verdict.assignments if isinstance(key, int)}
+    signature = new.target.signature
+    accepted = sum(
+        1
+        for p in signature.parameters
+        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    )
+    if shape.positional <= accepted or any(p.kind is ParamKind.VAR_POSITIONAL for p in signature.parameters):
+        return None
+    moved: list[tuple[int, str]] = []
+    for index in range(accepted, shape.positional):
+        name = by_position.get(index)
+        param = signature.get(name) if name is not None else None
+        if (
+            name is None
+            or param is None
+            or param.kind is not ParamKind.KEYWORD_ONLY
+            or name in shape.keywords
+        ):
+            return None
+        moved.append((index, name))
+    if len({name for _, name in moved}) != len(moved):
+        return None
+    converted = CallShape(
+        accepted, (*shape.keywords, *(name for _, name in moved)), shape.star_args, shape.star_kwargs
+    )
+    from apidrift.auditor.check.checked import bind_target
+
+    if not isinstance(bind_target(converted, new.target), Ok):
+        return None
+    names_text = ", ".join(f"argument {index + 1} to `{name}`" for index, name in moved)
+    evidence = (
+        f"{old.version} bound {names_text}; {new.version} takes "
+        f"{'it' if len(moved) == 1 else 'them'} by keyword only, and the converted call binds its signature"
+    )
+    return tuple(moved), evidence

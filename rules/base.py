@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from apidrift.auditor.downstream.shared import handles
 from apidrift.auditor.reasons import Reason
-from apidrift.auditor.results import Severity
+from apidrift.auditor.results import Applicability, FixKind, Severity
 
 if TYPE_CHECKING:
     from apidrift.auditor.check.checked import CheckedSite
@@ -33,6 +33,18 @@ class Family(str, Enum):
 
 
 @dataclass(frozen=True)
+class FixOffer:
+    """A fix a rule can make, how applicable it is, and on what evidence (for `apidrift rules`)."""
+
+    kind: FixKind
+    applicability: Applicability
+    when: str  # the evidence it rests on, or why it is unsafe
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind.value, "applicability": self.applicability.value, "when": self.when}
+
+
+@dataclass(frozen=True)
 class RuleMeta:
     """A rule's stable metadata, declared by its module as `RULE`."""
 
@@ -46,6 +58,8 @@ class RuleMeta:
     # (`ImportError` for a name a `from` import no longer finds): a `try` around the use handles it
     # only if a handler catches that class. None: any of the guarding exceptions handles it.
     raises: str | None = None
+    # The fixes the rule can attach to its findings; a finding's fix is always one of these kinds.
+    fixes: tuple[FixOffer, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,11 +73,19 @@ class Rule:
     check: Callable[[Rule, CheckedSite], Iterator[Finding]]
     docs: str  # markdown with the four DOC_SECTIONS
     raises: str | None = None  # what a failing use raises (see RuleMeta)
+    fixes: tuple[FixOffer, ...] = ()  # the fixes it can make (see RuleMeta)
 
     def run(self, checked: CheckedSite) -> Iterator[Finding]:
         return self.check(self, checked)
 
     def finding(self, checked: CheckedSite, message: str, **details: Any) -> Finding:
+        fix = details.get("fix")
+        if fix is not None and (fix.kind, fix.applicability) not in {
+            (o.kind, o.applicability) for o in self.fixes
+        }:
+            raise ValueError(
+                f"{self.code} makes a {fix.applicability.value} {fix.kind.value} fix it does not declare"
+            )
         return make_finding(self, checked, message, **details)
 
     def section(self, title: str) -> str:
@@ -87,6 +109,7 @@ def rule_from_module(module: ModuleType) -> Rule:
         check=module.check,
         docs=(module.__doc__ or "").strip(),
         raises=meta.raises,
+        fixes=meta.fixes,
     )
 
 

@@ -22,8 +22,9 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.bind import Ok, bind
 from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -31,7 +32,8 @@ from apidrift.auditor.upstream.resolve import (
     ServedValue,
     value_path,
 )
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules import _names
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD203",
@@ -40,6 +42,18 @@ RULE = RuleMeta(
     family=Family.DRIFT,
     summary="Use of an upstream object the target version deprecates",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.REPLACE_NAME,
+            Applicability.SAFE,
+            "the deprecation message names the replacement, it resolves where the name is and takes the same uses",
+        ),
+        FixOffer(
+            FixKind.MOVE_IMPORT,
+            Applicability.SAFE,
+            "a module __getattr__ serves the name with a warning by handing back another module's object itself: imported from there",
+        ),
+    ),
 )
 
 
@@ -62,7 +76,8 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         checked,
         f"`{path}` is deprecated in {checked.new.version}: {message}",
         symbol=path,
-        hint="move to the replacement the deprecation names",
+        hint=_hint(checked),
+        fix=_fix(checked),
     )
 
 
@@ -82,3 +97,53 @@ def _overload_deprecation(value: FunctionValue, checked: CheckedSite) -> str | N
         if isinstance(bind(shape, signature), Ok)
     ]
     return bound[0] if bound and all(bound) else None
+
+
+def _hint(checked: CheckedSite) -> str:
+    replacement = checked.new.replacement
+    value = checked.new.resolution
+    target = checked.new.served_from or (value.target if isinstance(value, ServedValue) else None)
+    if replacement is None and target:
+        return f"use `{target}` instead: the module's `__getattr__` hands back that very object"
+    if replacement is None:
+        return "move to the replacement the deprecation names"
+    return f"use `{replacement.name}` instead: {replacement.evidence}"
+
+
+def _fix(checked: CheckedSite) -> Fix | None:
+    ref = checked.site.ref
+    if not isinstance(ref, AttrRef):
+        return None
+    module = (
+        ref.base.path if checked.site.kind is SiteKind.IMPORT and isinstance(ref.base, ModuleRef) else None
+    )
+    return _names.replacement_fix(checked, ref.name, module) or _served_from(checked, ref.name, module)
+
+
+def _served_from(checked: CheckedSite, name: str, module: str | None) -> Fix | None:
+    """`from click.parser import split_arg_string`, which click 8.2's `click.parser.__getattr__` serves
+    with a warning by handing back `click.shell_completion.split_arg_string` itself: import it from
+    there (the same object, so the same behaviour, without the warning)."""
+    value = checked.new.resolution
+    target = checked.new.served_from or (value.target if isinstance(value, ServedValue) else None)
+    if module is None or not target:
+        return None
+    home, _, served = target.rpartition(".")
+    if served != name or not home or home == module:
+        return None
+    return Fix(
+        FixKind.MOVE_IMPORT,
+        Applicability.SAFE,
+        f"import `{name}` from `{home}`",
+        MoveImport(name, home, module),
+        evidence=(
+            f"{checked.new.version}'s `{module}.__getattr__` hands back `{target}` itself for `{name}`,"
+            f" with the warning \u201c{_deprecation(value)}\u201d"
+        ),
+    )
+
+
+def _deprecation(value: object) -> str | None:
+    if isinstance(value, ServedValue):
+        return value.deprecated
+    return getattr(getattr(value, "info", None), "deprecated", None)

@@ -34,7 +34,7 @@ from apidrift.auditor.results import (
 )
 from apidrift.auditor.upstream.signature import Signature
 from apidrift.rules import _calls
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD102",
@@ -43,6 +43,13 @@ RULE = RuleMeta(
     family=Family.CALLS,
     summary="Call omits a parameter the callee now requires",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.MANUAL,
+            Applicability.MANUAL,
+            "a new required parameter: the value is the developer's to choose (its name, annotation and position are given)",
+        ),
+    ),
 )
 
 

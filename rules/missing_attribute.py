@@ -21,9 +21,9 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Applicability, Finding, FixKind, Severity
 from apidrift.rules import _names
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD003",
@@ -33,6 +33,28 @@ RULE = RuleMeta(
     summary="Attribute of an upstream module or class does not exist",
     since="0.1.0",
     raises="AttributeError",
+    fixes=(
+        FixOffer(
+            FixKind.RENAME_ATTRIBUTE,
+            Applicability.SAFE,
+            "the old version bound the name as an alias of another name this version still has (`assertEquals = assertEqual`): the same object",
+        ),
+        FixOffer(
+            FixKind.RENAME_ATTRIBUTE,
+            Applicability.UNSAFE,
+            "only a stub says the two behave alike (an empty subclass whose deprecation names its base: `SafeConfigParser`)",
+        ),
+        FixOffer(
+            FixKind.REPLACE_NAME,
+            Applicability.SAFE,
+            "the upstream's own message names the replacement (a deprecation warning, a module __getattr__), it resolves where the name was and takes the same uses",
+        ),
+        FixOffer(
+            FixKind.MANUAL,
+            Applicability.MANUAL,
+            "the upstream's own message says what to use instead, but not as a name shown to take the same uses: the step quotes it",
+        ),
+    ),
 )
 
 
@@ -46,5 +68,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         f"{kind} `{missing.owner}` has no attribute `{missing.name}` in {checked.new.version}",
         symbol=_names.missing_path(missing),
         hint=_names.hint(checked, missing, f"`{missing.name}` was removed from `{missing.owner}`"),
-        fix=_names.rename_fix(checked, missing),
+        fix=_names.rename_fix(checked, missing)
+        or _names.replacement_fix(checked, missing.name, None)
+        or _names.message_step(checked, missing),
     )

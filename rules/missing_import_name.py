@@ -21,8 +21,9 @@ from collections.abc import Iterator
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
+from apidrift.auditor.upstream.resolve import Missing
 from apidrift.rules import _names
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD002",
@@ -32,6 +33,43 @@ RULE = RuleMeta(
     summary="Name imported from an upstream module does not exist",
     since="0.1.0",
     raises="ImportError",
+    fixes=(
+        FixOffer(
+            FixKind.RENAME_ATTRIBUTE,
+            Applicability.SAFE,
+            "the old version bound the name as an alias of another name this version still has (`assertEquals = assertEqual`): the same object",
+        ),
+        FixOffer(
+            FixKind.RENAME_ATTRIBUTE,
+            Applicability.UNSAFE,
+            "only a stub says the two behave alike (an empty subclass whose deprecation names its base: `SafeConfigParser`)",
+        ),
+        FixOffer(
+            FixKind.MOVE_IMPORT,
+            Applicability.SAFE,
+            "the new location binds the old definition: a re-export of it, or the same code (as parsed, docstrings aside)",
+        ),
+        FixOffer(
+            FixKind.MOVE_IMPORT,
+            Applicability.SAFE,
+            "the old version re-exported another distribution's object (jinja2.Markup was markupsafe.Markup): imported from there",
+        ),
+        FixOffer(
+            FixKind.REPLACE_NAME,
+            Applicability.SAFE,
+            "the upstream's own message names the replacement (a deprecation warning, a module __getattr__), it resolves where the name was and takes the same uses",
+        ),
+        FixOffer(
+            FixKind.MANUAL,
+            Applicability.MANUAL,
+            "the upstream's own message says what to use instead, but not as a name shown to take the same uses: the step quotes it",
+        ),
+        FixOffer(
+            FixKind.MOVE_IMPORT,
+            Applicability.UNSAFE,
+            "an object of the same name and kind lives elsewhere, but its code differs: its uses are checked there in the same run",
+        ),
+    ),
 )
 
 
@@ -63,7 +101,22 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             missing,
             f"`{missing.name}` is neither defined in `{missing.owner}` any more nor found elsewhere",
         ),
-        fix=_move(checked, missing.owner, missing.name) or _names.rename_fix(checked, missing),
+        fix=_fix(checked, missing),
+    )
+
+
+def _fix(checked: CheckedSite, missing: Missing) -> Fix | None:
+    """A move to the same definition, else the replacement the upstream names, else the re-export of
+    another distribution's object, else a move to an object of the same name (unsafe)."""
+    moved = _move(checked, missing.owner, missing.name)
+    if moved is not None and moved.applicability is Applicability.SAFE:
+        return moved
+    return (
+        _names.rename_fix(checked, missing)
+        or _names.replacement_fix(checked, missing.name, missing.owner)
+        or _names.external_fix(checked, missing)
+        or moved
+        or _names.message_step(checked, missing)
     )
 
 
@@ -72,9 +125,20 @@ def _move(checked: CheckedSite, module: str, name: str) -> Fix | None:
     if not relocated or checked.site.kind is not SiteKind.IMPORT:
         return None
     new_module = relocated[0].rpartition(".")[0]
+    evidence = checked.new.relocated_same
+    if evidence is None:
+        # an object of the same name and kind, but not shown to be the same definition: its uses may
+        # need changes there (checked after the move, in the same `apidrift fix` run)
+        return Fix(
+            FixKind.MOVE_IMPORT,
+            Applicability.UNSAFE,
+            f"import `{name}` from `{new_module}`: the definition there is not the old one's (review its uses)",
+            MoveImport(name, new_module, module),
+        )
     return Fix(
         FixKind.MOVE_IMPORT,
         Applicability.SAFE,
         f"import `{name}` from `{new_module}`",
         MoveImport(name, new_module, module),
+        evidence=evidence,
     )

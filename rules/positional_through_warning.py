@@ -35,7 +35,7 @@ from apidrift.auditor.results import (
 )
 from apidrift.auditor.upstream.signature import ParamKind
 from apidrift.rules import _calls
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD205",
@@ -44,6 +44,11 @@ RULE = RuleMeta(
     family=Family.DRIFT,
     summary="Call passes a keyword-only parameter positionally, accepted only by a decorator that warns",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.MANUAL, Applicability.MANUAL, "pass the named parameters by keyword, keeping the values"
+        ),
+    ),
 )
 
 

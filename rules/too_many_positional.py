@@ -19,9 +19,9 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, PositionalToKeyword, Severity
 from apidrift.rules import _calls
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD103",
@@ -30,6 +30,13 @@ RULE = RuleMeta(
     family=Family.CALLS,
     summary="Call passes more positional arguments than the callee takes",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.POSITIONAL_TO_KEYWORD,
+            Applicability.SAFE,
+            "the old binding names the parameter each surplus argument went to, the new version takes it by keyword only, and the converted call binds",
+        ),
+    ),
 )
 
 
@@ -44,5 +51,28 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         checked,
         f"{_calls.display(checked)} gets too many positional arguments in {checked.new.version}{counts}",
         symbol=_calls.callee(checked),
-        hint="pass the surplus arguments by keyword",
+        hint=_hint(checked),
+        fix=_fix(checked),
+    )
+
+
+def _hint(checked: CheckedSite) -> str:
+    converted = _calls.keyword_conversion(checked)
+    if converted is None:
+        return "pass the surplus arguments by keyword"
+    return "pass " + ", ".join(f"argument {i + 1} as `{name}=`" for i, name in converted[0])
+
+
+def _fix(checked: CheckedSite) -> Fix | None:
+    converted = _calls.keyword_conversion(checked)
+    if converted is None:
+        return None
+    arguments, evidence = converted
+    call = checked.site.span
+    return Fix(
+        FixKind.POSITIONAL_TO_KEYWORD,
+        Applicability.SAFE,
+        "pass " + ", ".join(f"argument {i + 1} as `{name}=`" for i, name in arguments),
+        PositionalToKeyword((call.line, call.column), arguments),
+        evidence=evidence,
     )

@@ -32,7 +32,7 @@ from apidrift.auditor.results import (
     Severity,
 )
 from apidrift.rules import _calls
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD101",
@@ -41,6 +41,18 @@ RULE = RuleMeta(
     family=Family.CALLS,
     summary="Call passes a keyword argument the callee no longer accepts",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.RENAME_KEYWORD,
+            Applicability.SAFE,
+            "the old version accepted both spellings (its own decorator passed the old keyword on as the new one, or its body handed a deprecated alias on: `if old is not None: warn(...); new = old`) and the renamed call binds",
+        ),
+        FixOffer(
+            FixKind.REMOVE_KEYWORD,
+            Applicability.UNSAFE,
+            "the parameter is gone: the value is no longer passed anywhere",
+        ),
+    ),
 )
 
 
@@ -62,15 +74,17 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 def _fix(checked: CheckedSite, name: str) -> Fix:
     call = checked.site.span
     where = (call.line, call.column)  # the call's own position: a missing argument there may be this keyword
-    renamed = _calls.renamed_to(checked, name)
-    if renamed is not None:
-        param = checked.new.target.signature.get(renamed[0]) if checked.new.target else None
+    proven = _calls.proven_rename(checked, name)
+    if proven is not None:
+        new_name, evidence = proven
+        param = checked.new.target.signature.get(new_name) if checked.new.target else None
         return Fix(
             FixKind.RENAME_KEYWORD,
             Applicability.SAFE,
-            f"rename `{name}=` to `{renamed[0]}=`",
+            f"rename `{name}=` to `{new_name}=`",
             # a positional-only parameter cannot take the renamed keyword
-            RenameKeyword(name, renamed[0], where, param.kind if param is not None else None),
+            RenameKeyword(name, new_name, where, param.kind if param is not None else None),
+            evidence=evidence,
         )
     return Fix(
         FixKind.REMOVE_KEYWORD,
@@ -84,11 +98,17 @@ def _hint(checked: CheckedSite, name: str, detail: str | None = None) -> str:
     if detail is not None:
         # taken into `**kwargs` and rejected further down, by a key check rather than a signature
         return f"remove `{name}=`: it goes through `**kwargs` to {detail}, and {checked.new.version} has none for `{name}`"
-    renamed = _calls.renamed_to(checked, name)
-    if renamed is not None:
-        new_name, why = renamed
-        return f"renamed to `{new_name}`? ({why}): pass `{new_name}=` instead"
+    proven = _calls.proven_rename(checked, name)
+    if proven is not None:
+        return f"pass `{proven[0]}=` instead: {proven[1]}"
     hint = f"remove `{name}=`: {checked.new.version} has no parameter of that name"
+    guessed = _calls.added_where_removed(checked, name)
+    if guessed is not None:
+        # a guess, worded as one: never a rename, in any output
+        hint += (
+            f"; a parameter `{guessed[0]}` was added where `{name}` was ({guessed[1]}); "
+            "they may differ in meaning"
+        )
     remains = _calls.deprecated_member(checked, name)
     if remains:
         hint += f"; a deprecated `{name}` attribute remains on the class: “{remains}”"

@@ -539,6 +539,10 @@ def test_real_bump_click_8_1_8_to_8_2_0_breaks_cli_runner(tmp_path: Path, index_
     markdown = (reports / "markdown").read_text()
     assert "click 8.1.8 -\\> 8.2.0: 1 call site breaks" in markdown
     assert "`app/__init__.py:6:22` `AD101`" in markdown and "Fix:" in markdown
+    # a parameter added where the removed one was is a guess: no rename, no suggestion, in any report
+    for name in ("json", "sarif", "github", "markdown", "text"):
+        assert "catch_exceptions=" not in (reports / name).read_text(), name
+    assert "they may differ in meaning" in markdown and "```suggestion" not in markdown
     assert ":white_check_mark: **idna 3.7 -\\> 3.6: clean (" in markdown
     sarif = json.loads((reports / "sarif").read_text())
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["AD101"]
@@ -550,6 +554,40 @@ def test_real_bump_click_8_1_8_to_8_2_0_breaks_cli_runner(tmp_path: Path, index_
     # --fail-on never lets it pass, as for `audit`
     assert main(["bump", str(project), "--base", "main", "--cache-dir", str(index_cache), "-q", "--fail-on", "never",
                  f"--format=json:{reports / 'again'}"]) == 0  # fmt: skip
+
+
+JINJA_PROJECT = """\
+from jinja2 import contextfunction
+
+
+@contextfunction
+def hello(ctx, name):
+    return name
+"""
+
+
+@pytest.mark.network
+def test_real_bump_offers_the_safe_fix_as_a_suggestion(tmp_path: Path, index_cache: Path) -> None:
+    """Jinja2 3.0.3 -> 3.1.0 removed `contextfunction`, whose 3.0.3 warning says it "is renamed to
+    'pass_context'": the pull-request comment carries the fix as a GitHub suggestion block, with the
+    evidence (`from jinja2 import pass_context as contextfunction` imports and decorates under 3.1.0:
+    tests/test_fix_real.py)."""
+    project = tmp_path / "project"
+    (project / "app").mkdir(parents=True)
+    (project / "app" / "__init__.py").write_text(JINJA_PROJECT)
+    (project / "requirements.txt").write_text("Jinja2==3.0.3\n")
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "base")
+    (project / "requirements.txt").write_text("Jinja2==3.1.0\n")
+    out = tmp_path / "comment.md"
+    status = main(["bump", str(project), "--base", "main", "--cache-dir", str(index_cache), "-q",
+                   f"--format=markdown:{out}"])  # fmt: skip
+    assert status == 1
+    markdown = out.read_text()
+    assert "`app/__init__.py:1:20` `AD002`" in markdown
+    assert "  ```suggestion\n  from jinja2 import pass_context as contextfunction\n  ```\n" in markdown
+    assert "Safe fix (line 1; evidence: Jinja2==3.0.3 names `pass_context` as the replacement" in markdown
 
 
 def test_headline_counts_call_sites() -> None:

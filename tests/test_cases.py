@@ -110,12 +110,16 @@ def run_case(name: str, tmp_path: Path) -> list:
     return audit(request).findings
 
 
-def test_explanations_name_the_rename_the_move_and_the_deprecation(tmp_path: Path) -> None:
+def test_explanations_name_the_guess_the_move_and_the_deprecation(tmp_path: Path) -> None:
     hints = {(f.location.line, f.code): f.hint for f in run_case("explanations", tmp_path)}
     assert hints[(1, "AD002")] == "moved: now importable as `pkg.Reader` (from pkg import Reader)"
     assert "\u201cretired() is deprecated: use helper()\u201d" in hints[(2, "AD002")]
     assert "nor found elsewhere" in hints[(3, "AD002")]  # no false move
-    assert hints[(5, "AD101")].startswith("renamed to `file_path`? (same position, same annotation `str`)")
+    # a parameter added where another was removed is a guess, worded as one: never "renamed"
+    assert hints[(5, "AD101")].startswith(
+        "remove `path=`: pkg has no parameter of that name; a parameter `file_path` was added where `path` "
+        "was (same position, same annotation `str`); they may differ in meaning"
+    )
     assert hints[(6, "AD101")].startswith("remove `filename=`")  # `source` is not similar: no false rename
     # the missing `file_path` goes with the unexpected keyword: CPython raises on the keyword first
     assert "then: open_file() is missing required argument `file_path`" in hints[(5, "AD101")]

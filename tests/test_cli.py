@@ -322,7 +322,8 @@ def test_progress_draws_and_erases_on_a_terminal() -> None:
 
 def test_rules_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out.splitlines()
+    lines = [line for line in out if not line.startswith(" ")]  # not the fixes under a rule
     assert [line.split()[0] for line in lines] == sorted(
         rule.code for rule in all_rules()
     )  # AD106 before AD107
@@ -341,6 +342,34 @@ def test_rules_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
         assert line.endswith(rule.summary)
         starts = starts or found
         assert found == starts, line
+    # under each rule that can make fixes, which ones
+    fixes = {
+        out[i - 1].split()[0]: line.split("fixes: ")[1] for i, line in enumerate(out) if line.startswith(" ")
+    }
+    assert fixes["AD101"] == "safe rename-keyword, unsafe remove-keyword"
+    assert fixes["AD003"] == "safe rename-attribute, unsafe rename-attribute, safe replace-name, manual step"
+    assert fixes["AD102"] == "manual step"
+    assert "AD104" not in fixes
+
+
+def test_rules_say_on_what_evidence_each_fix_rests(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "AD101"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "## Fixes `apidrift fix` makes\n- safe `rename-keyword`: the old version accepted both spellings"
+        in out
+    )
+    assert main(["rules", "--format", "json"]) == 0
+    data = {rule["code"]: rule for rule in json.loads(capsys.readouterr().out)}
+    assert {(f["kind"], f["applicability"]) for f in data["AD002"]["fixes"]} == {
+        ("rename-attribute", "safe"),
+        ("rename-attribute", "unsafe"),
+        ("move-import", "safe"),
+        ("replace-name", "safe"),
+        ("move-import", "unsafe"),
+        ("manual", "manual"),
+    }
+    assert all(f["when"] for rule in data.values() for f in rule["fixes"])
 
 
 @pytest.mark.parametrize("name", ["AD101", "ad101", "unexpected-keyword"])

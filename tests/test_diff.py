@@ -40,7 +40,13 @@ def test_signature_changes_are_named_and_graded() -> None:
     renamed = compare_signatures(
         sig(Parameter("path", P, annotation="str")), sig(Parameter("file_path", P, annotation="str"))
     )
-    assert renamed == [(ChangeKind.PARAMETER_RENAMED, "`path` renamed to `file_path`", True)]
+    assert renamed == [
+        (
+            ChangeKind.PARAMETER_RENAMED,
+            "`path` removed, `file_path` added at its place (same annotation): they may differ in meaning",
+            True,
+        )
+    ]
     unrelated = compare_signatures(sig(Parameter("filename", P)), sig(Parameter("source", P)))
     assert [k for k, _, _ in unrelated] == [
         ChangeKind.PARAMETER_REMOVED,
@@ -201,7 +207,7 @@ def test_used_by_lists_per_change_exactly_the_sites_it_breaks(tmp_path: Path) ->
     assert (shift.breaking, shift.uses) == (True, ("app.py:6",))  # not line 5, which passes `b` by keyword
     assert sum(c.breaking for c in result.changes) == 2
     text = render(result)
-    assert "parameter-renamed breaks app.py:3" in text and "not here  parameter-renamed" in text
+    assert "parameter-replaced breaks app.py:3" in text and "not here  parameter-replaced" in text
 
 
 def test_used_by_paths_and_lines_are_those_audit_reports(

@@ -39,6 +39,7 @@ from apidrift.auditor.fix.codemods import (
     FixError,
     FixResult,
     apply_fixes,
+    follow_up,
     not_local_reason,
     plan_fixes,
     write_changes,
@@ -51,6 +52,7 @@ from apidrift.auditor.results import (
     Fix,
     FixKind,
     Location,
+    PositionalToKeyword,
     RemoveKeyword,
     RenameKeyword,
     Severity,
@@ -121,9 +123,9 @@ def assert_fixed_calls_bind(before: str, after: str, outcomes: list, new_files: 
     for outcome in outcomes:
         fix = outcome.finding.fix
         if (
-            outcome.finding.code == "AD101"
+            outcome.finding.code in ("AD101", "AD103")
             and fix is not None
-            and isinstance(fix.data, (RenameKeyword, RemoveKeyword))
+            and isinstance(fix.data, (RenameKeyword, RemoveKeyword, PositionalToKeyword))
             and fix.data.call is not None
         ):
             by_call.setdefault((outcome.finding.symbol, fix.data.call), []).append(outcome)
@@ -146,8 +148,18 @@ def assert_fixed_calls_bind(before: str, after: str, outcomes: list, new_files: 
     return checked
 
 
-def assert_imports_import(after: str, new_root: Path) -> None:
-    """Every unguarded `from pkg... import ...` of the fixed file imports on the new upstream (CPython)."""
+def assert_imports_import(after: str, new_root: Path, before: str = "") -> None:
+    """Every unguarded name the fixes import from `pkg` (a `from pkg... import name` the file did not
+    have) imports on the new upstream (CPython)."""
+
+    def pairs(tree: ast.AST, skip: set[int]) -> list[tuple[str, str]]:
+        return [
+            (n.module or "", alias.name)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "pkg" and id(n) not in skip
+            for alias in n.names
+        ]
+
     tree = ast.parse(after)
     guarded = {
         id(n)
@@ -156,16 +168,27 @@ def assert_imports_import(after: str, new_root: Path) -> None:
         for s in t.body + [h for x in t.handlers for h in x.body]
         for n in ast.walk(s)
     }
-    statements = [
-        ast.unparse(n)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "pkg" and id(n) not in guarded
-    ]
+    untouched = set(pairs(ast.parse(before), set()))
+    statements = [f"from {m} import {n}" for m, n in pairs(tree, guarded) if (m, n) not in untouched]
     if not statements:
         return
     code = "import sys\nsys.path.insert(0, sys.argv[1])\n" + "\n".join(statements)
     done = subprocess.run(
         [sys.executable, "-I", "-c", code, str(new_root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def assert_runs(down: Path, path: str, new_root: Path) -> None:
+    """The fixed file runs under CPython with the new upstream on the path, every warning an error
+    (a fix to a name that still warns is no fix): used where the re-audit finds nothing left."""
+    code = "import runpy, sys\nsys.path[:0] = [sys.argv[1]]\nrunpy.run_path(sys.argv[2])"
+    done = subprocess.run(
+        [sys.executable, "-I", "-W", "error", "-c", code, str(new_root), str(down / path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -185,7 +208,7 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
     write_tree(tmp_path / "old", sections["old"])
     down = write_tree(tmp_path / "down", sections["downstream"])
     before = run_audit(tmp_path, down)
-    fixed = plan_fixes(before, down, unsafe=unsafe)
+    fixed = follow_up(plan_fixes(before, down, unsafe=unsafe), lambda folder: run_audit(tmp_path, folder))
 
     expected = {}
     for path, text in sections["downstream"].items():
@@ -199,10 +222,10 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
     for change in fixed.changes:
         compile(change.after, change.path, "exec", dont_inherit=True)  # CPython's compiler takes it
         bound += assert_fixed_calls_bind(change.before, change.after, fixed.outcomes, sections["new"])
-        assert_imports_import(change.after, tmp_path / "new")
+        assert_imports_import(change.after, tmp_path / "new", change.before)
     applied = [o for o in fixed.outcomes if o.status == APPLIED]
     assert bound == len(
-        {(o.finding.symbol, o.finding.fix.data.call) for o in applied if o.finding.code == "AD101"}
+        {(o.finding.symbol, o.finding.fix.data.call) for o in applied if o.finding.code in ("AD101", "AD103")}
     )
     if not unsafe:
         assert not any(o.finding.fix and o.finding.fix.applicability is Applicability.UNSAFE for o in applied)
@@ -218,6 +241,11 @@ def test_fix_case(case: Path, unsafe: bool, tmp_path: Path) -> None:
     again = plan_fixes(after, down, unsafe=unsafe)
     assert again.changes == [], "a second run changes nothing"
     assert not again.with_status(APPLIED, RESOLVED)
+    for change in fixed.changes:
+        if "apidrift: ignore" not in change.after and not any(
+            f.location.path == change.path and f.severity is Severity.ERROR for f in after.findings
+        ):
+            assert_runs(down, change.path, tmp_path / "new")
 
 
 def test_the_cases_cover_every_fix_kind_and_outcome(tmp_path: Path) -> None:
@@ -234,8 +262,8 @@ def test_the_cases_cover_every_fix_kind_and_outcome(tmp_path: Path) -> None:
     # (a missing argument of a call that also passes an unexpected keyword is no finding of its own any
     # more, but part of the keyword's: so no case has a manual step another fix resolves)
     for wanted in [(FixKind.RENAME_KEYWORD, APPLIED), (FixKind.REMOVE_KEYWORD, APPLIED), (FixKind.MOVE_IMPORT, APPLIED),
-                   (FixKind.MANUAL, MANUAL), (FixKind.RENAME_KEYWORD, NOT_APPLIED),
-                   (FixKind.MOVE_IMPORT, GUARDED)]:  # fmt: skip
+                   (FixKind.MANUAL, MANUAL), (FixKind.MOVE_IMPORT, GUARDED),
+                   (FixKind.REPLACE_NAME, APPLIED), (FixKind.POSITIONAL_TO_KEYWORD, APPLIED)]:  # fmt: skip
         assert statuses[wanted], f"no case exercises {wanted}: {statuses}"
 
 
@@ -253,7 +281,7 @@ def finding_at(source: str, needle: str, kind: FixKind, **data: str) -> Finding:
     return Finding(
         "AD002" if kind is FixKind.MOVE_IMPORT else "AD101", "rule", Severity.ERROR, "f() got it",
         Location("m.py", line, column, line, column + len(needle), source.splitlines()[line - 1]),
-        "pkg.f", "pkg", fix=Fix(kind, applicability, "", FIX_PAYLOADS[kind](**data)),  # type: ignore[arg-type]
+        "pkg.f", "pkg", fix=Fix(kind, applicability, "", FIX_PAYLOADS[kind](**data), "a test's evidence"),  # type: ignore[arg-type]
     )  # fmt: skip
 
 
@@ -355,7 +383,15 @@ def test_unsafe_fixes_are_labelled_in_the_output_never_in_the_code(tmp_path: Pat
     safe = _plan_case("keywords", tmp_path / "a", unsafe=False)
     report = render(safe)
     assert "Unsafe fixes not applied (they change behaviour; rerun with --unsafe-fixes" in report
-    assert len(safe.with_status(NEEDS_UNSAFE)) == 7
+    assert len(safe.with_status(NEEDS_UNSAFE)) == 9
+    # a rename rests on the old version's evidence, said with it; a parameter added where another was
+    # removed (`catch_exceptions` where `mix_stderr` was) is no rename, in the fix nor in the hint
+    assert "safe fix: rename `path=` to `file_path=`" in report
+    assert "accepts both spellings: its decorator passes `path=` on as `file_path=`" in report
+    assert "catch_exceptions" not in report
+    hint = next(o.finding.hint for o in safe.outcomes if "mix_stderr" in o.finding.message)
+    assert hint is not None and "a parameter `catch_exceptions` was added where `mix_stderr` was" in hint
+    assert "they may differ in meaning" in hint and "rename" not in hint
     unsafe = _plan_case("keywords", tmp_path / "b", unsafe=True)
     report = render(unsafe)
     assert (
@@ -496,10 +532,10 @@ def test_encoding_and_newlines_are_kept(tmp_path: Path) -> None:
     source = "# -*- coding: latin-1 -*-\r\nfrom pkg.io import open_file\r\n\r\nopen_file(path='caf\u00e9')  # \u00e9t\u00e9\r\n"
     (tmp_path / "down").mkdir()
     (tmp_path / "down" / "app.py").write_bytes(source.encode("latin-1"))
-    fixed = plan_fixes(run_audit(tmp_path, tmp_path / "down"), tmp_path / "down")
-    write_changes(fixed)
+    fixed = plan_fixes(run_audit(tmp_path, tmp_path / "down"), tmp_path / "down", unsafe=True)
+    write_changes(fixed)  # the unsafe removal: `file_path` in place of `path` would be a guess
     data = (tmp_path / "down" / "app.py").read_bytes()
-    assert data == source.replace("path=", "file_path=").encode("latin-1")
+    assert data == source.replace("path='caf\u00e9'", "").encode("latin-1")
 
 
 # ---- the flagship, for real
@@ -568,6 +604,8 @@ def test_readme_documents_the_fix_command() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert "apidrift fix DOWNSTREAM --against UPSTREAM" in readme
     assert "--unsafe-fixes" in readme and "--write" in readme
+    assert "**A fix is safe only on the upstream's own evidence**" in readme
+    assert "a guess: a hint worded as one, never a fix" in readme
 
 
 def test_a_file_changed_between_plan_and_write_stops_the_whole_write(tmp_path: Path) -> None:
@@ -580,4 +618,25 @@ def test_a_file_changed_between_plan_and_write_stops_the_whole_write(tmp_path: P
         write_changes(fixed)
     assert (down / "app.py").read_text() == sections["downstream"]["app.py"], (
         "no file is written when one is refused"
+    )
+
+
+def test_the_html_report_marks_as_fixable_what_apidrift_fix_edits() -> None:
+    from apidrift.auditor.fix.codemods import EDIT_KINDS
+    from apidrift.reports.html import _EDIT_KINDS
+
+    assert set(_EDIT_KINDS) == set(EDIT_KINDS)
+    assert set(EDIT_KINDS) == set(FixKind) - {FixKind.MANUAL}
+
+
+def test_a_move_says_whether_the_new_home_is_the_old_definition(tmp_path: Path) -> None:
+    fixed = _plan_case("moved_and_changed", tmp_path, unsafe=False)
+    hints = {o.finding.symbol: o.finding.hint or "" for o in fixed.outcomes}
+    assert hints["pkg.core.Writer"].startswith("moved: now importable as `pkg.io.Writer`")
+    assert hints["pkg.core.Reader"].startswith("an object of the same name is importable as `pkg.io.Reader`")
+    assert "its code is not the old one's: check its uses there" in hints["pkg.core.Reader"]
+    report = render(fixed)
+    assert "evidence: `pkg.io.Writer` has the code the old `pkg.core.Writer` had" in report
+    assert (
+        "import `Reader` from `pkg.io`: the definition there is not the old one's (review its uses)" in report
     )

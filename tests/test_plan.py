@@ -450,20 +450,28 @@ def test_untrusted_text_is_escaped(index: FakeIndex, downstream: Path, tmp_path:
     assert "<script>" not in md and "\\<script\\>" in md and "\\| \\*\\*bold\\*\\*" in md
 
 
+# 1.1 and 1.2 accept `timeout=` as a deprecated alias of `deadline=` (the evidence a rename rests on)
+SEND_WITH_ALIAS = (
+    "import warnings\n\n\n"
+    "def send(data, timeout: float | None = None, deadline: float | None = None):\n"
+    "    if timeout is not None:\n"
+    "        warnings.warn('`timeout` is deprecated, use `deadline`', DeprecationWarning)\n"
+    "        deadline = timeout\n"
+    "    return data\n"
+)
 LIBY = {
     # version: (liby/__init__.py, liby/old.py, liby/new.py or None)
     "1.0": ("def send(data, timeout: float | None = None):\n    return data\n", "def helper():\n    return 1\n\nVALUE = 1\n", None),
-    "1.1": ("def send(data, timeout: float | None = None, deadline: float | None = None):\n    return data\n",
-            "def helper():\n    return 1\n\nVALUE = 1\n", "def helper():\n    return 1\n"),
-    "1.2": ("def send(data, timeout: float | None = None, deadline: float | None = None):\n    return data\n",
-            "def helper():\n    return 1\n\nVALUE = 1\n", "def helper():\n    return 1\n"),
+    "1.1": (SEND_WITH_ALIAS, "def helper():\n    return 1\n\nVALUE = 1\n", "def helper():\n    return 1\n"),
+    "1.2": (SEND_WITH_ALIAS, "def helper():\n    return 1\n\nVALUE = 1\n", "def helper():\n    return 1\n"),
     "2.0": ("def send(data, deadline: float | None = None):\n    return data\n", "VALUE = 1\n", "def helper():\n    return 1\n"),
 }  # fmt: skip
 
 
 def test_windows_for_a_renamed_keyword_and_a_moved_name(tmp_path: Path) -> None:
     """`send(timeout=)` becomes `send(deadline=)` in 2.0, and `helper` moves from `liby.old` to `liby.new`;
-    1.1 already has both the new keyword and the new home, beside the old ones."""
+    1.1, the version written for, already has both the new keyword (the old one its deprecated alias)
+    and the new home (the same code), beside the old ones."""
     fake = FakeIndex()
     server = QuietServer(("127.0.0.1", 0), _handler(fake))
     fake.url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
@@ -484,7 +492,7 @@ def test_windows_for_a_renamed_keyword_and_a_moved_name(tmp_path: Path) -> None:
         )
         result = plan(
             PlanRequest(
-                str(root), "liby", old="1.0", cache_dir=tmp_path / "cache", index_url=fake.url, every=True
+                str(root), "liby", old="1.1", cache_dir=tmp_path / "cache", index_url=fake.url, every=True
             )
         )
     finally:

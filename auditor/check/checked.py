@@ -7,7 +7,7 @@ picks the signature and binds the call. Rules only read these values; they never
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
@@ -16,7 +16,8 @@ from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
 from apidrift.auditor.upstream.model import ClassInfo
-from apidrift.auditor.upstream.relocate import Relocator, kind_of
+from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
+from apidrift.auditor.upstream.replacement import Replacement, find_replacement, forwarded_alias
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -25,6 +26,7 @@ from apidrift.auditor.upstream.resolve import (
     Missing,
     Resolution,
     Resolver,
+    ServedValue,
 )
 from apidrift.auditor.upstream.signature import ParamKind, Signature
 
@@ -44,6 +46,18 @@ class SiteCheck:
     # in the same class or module) that this version still has: that sibling's name, the same object.
     renamed: str | None = None
     renamed_exact: bool = True  # False: only a stub says the two behave the same (an empty subclass)
+    # The evidence that relocated[0] binds the definition the old version had (a re-export, the same
+    # code), when there is: what makes moving the import a safe fix.
+    relocated_same: str | None = None
+    # For a missing or deprecated name: the replacement the upstream's own messages name, when it
+    # resolves where the name was and takes the same uses (see upstream/replacement.py).
+    replacement: Replacement | None = None
+    # For a call passing keywords the new version rejects: those the old version's callee body
+    # assigned to another of its parameters (`new = old`), as (old, new) pairs.
+    keyword_aliases: tuple[tuple[str, str], ...] = ()
+    # For a name a module `__getattr__` serves with a warning by handing back another module's object
+    # (`click.parser.split_arg_string` is `click.shell_completion.split_arg_string`): that object's path.
+    served_from: str | None = None
     # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
     # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
     upstream_call: dict[str, object] | None = None
@@ -95,9 +109,121 @@ def check_site(
     old: SiteCheck | None = None,
     old_resolver: Resolver | None = None,
 ) -> SiteCheck:
-    """Check one site against one version; with a relocator, a missing name is looked for elsewhere.
-    With the old version's resolver, a name an annotated value's class lost counts as a removal even
-    where the old version could not type the value (its return was not annotated)."""
+    """Check one site against one version; with a relocator, a missing name is looked for elsewhere,
+    and the replacement the upstream names for a missing or deprecated name is looked up. With the old
+    version's resolver, a name an annotated value's class lost counts as a removal even where the old
+    version could not type the value (its return was not annotated)."""
+    checked = _check_site(site, resolver, version, relocator, old, old_resolver)
+    if relocator is None:
+        return checked
+    replacement = _replacement(site, checked, resolver, old, old_resolver)
+    if replacement is not None:
+        checked = replace(checked, replacement=replacement)
+    aliases = _keyword_aliases(checked, old, old_resolver)
+    if aliases:
+        checked = replace(checked, keyword_aliases=aliases)
+    served_from = _served_from(site, checked, resolver)
+    return replace(checked, served_from=served_from) if served_from else checked
+
+
+def _served_from(site: UseSite, checked: SiteCheck, resolver: Resolver) -> str | None:
+    """Where the object a module's `__getattr__` hands back with a warning lives, when it names one."""
+    ref = site.ref
+    if (
+        not _deprecation(checked.resolution)
+        or not isinstance(ref, AttrRef)
+        or not isinstance(ref.base, ModuleRef)
+    ):
+        return None
+    module = resolver.index.module(ref.base.path)
+    if module is None or ref.name in module.members:
+        return None
+    answer = resolver.served(module, ref.name)
+    target = getattr(answer, "target", None)
+    if not getattr(answer, "warning", None) or not isinstance(target, str):
+        return None
+    return target if target != f"{ref.base.path}.{ref.name}" and resolver.index.owns(target) else None
+
+
+def _keyword_aliases(
+    checked: SiteCheck, old: SiteCheck | None, old_resolver: Resolver | None
+) -> tuple[tuple[str, str], ...]:
+    """The rejected keywords whose value the old version's callee handed to another parameter."""
+    verdict = checked.verdict
+    if old is None or old_resolver is None or old.target is None or not isinstance(verdict, Break):
+        return ()
+    rejected = [n for p in verdict.problems if p.kind is ProblemKind.UNEXPECTED_KEYWORD for n in p.names]
+    found = []
+    for name in rejected:
+        if old.target.signature.get(name) is None:
+            continue
+        alias = forwarded_alias(old_resolver, old.target.defined_at, old.target.signature, name)
+        if alias is not None:
+            found.append((name, alias))
+    return tuple(found)
+
+
+def _replacement(
+    site: UseSite,
+    checked: SiteCheck,
+    resolver: Resolver,
+    old: SiteCheck | None,
+    old_resolver: Resolver | None,
+) -> Replacement | None:
+    if site.kind is SiteKind.OVERRIDE:
+        return None
+    missing = checked.missing
+    if missing is not None:
+        ref = checked.missing_at
+        if not isinstance(ref, AttrRef) or ref.name != missing.name:
+            return None
+        messages = []
+        if missing.message and missing.message != missing.name:
+            messages.append((checked.version, missing.message))
+        before = before_miss(checked, old)
+        said = _deprecation(before)
+        if said and old is not None:
+            messages.append((old.version, said))
+        if not messages:
+            return None
+        shape = site.shape if site.kind is SiteKind.CALL and ref == site.ref else None
+        return find_replacement(
+            messages, ref.base, missing.name, resolver, before, old_resolver, shape,
+            old.version if old is not None else "the old version",
+        )  # fmt: skip
+    said = _deprecation(checked.resolution)
+    ref = site.ref
+    if not said or not isinstance(ref, AttrRef):
+        return None
+    shape = site.shape if site.kind is SiteKind.CALL else None
+    return find_replacement(
+        [(checked.version, said)],
+        ref.base,
+        ref.name,
+        resolver,
+        checked.resolution,
+        resolver,
+        shape,
+        checked.version,
+    )
+
+
+def _deprecation(value: Resolution | None) -> str | None:
+    if isinstance(value, ServedValue):
+        return value.deprecated
+    info = getattr(value, "info", None)
+    said = getattr(info, "deprecated", None)
+    return said if isinstance(said, str) else None
+
+
+def _check_site(
+    site: UseSite,
+    resolver: Resolver,
+    version: str,
+    relocator: Relocator | None = None,
+    old: SiteCheck | None = None,
+    old_resolver: Resolver | None = None,
+) -> SiteCheck:
     if site.kind is SiteKind.OVERRIDE:
         return _check_override(site, resolver, version, old)
     resolution = resolver.resolve(site.ref)
@@ -130,15 +256,22 @@ def check_site(
         return SiteCheck(version, resolution, unknown=Unknown(Reason.ATTRIBUTE_OF_ANNOTATED_TYPE))
     if missing is not None:
         relocated: tuple[str, ...] = ()
+        before: Resolution | None = None
         if relocator is not None:
             before = old.resolution if old is not None and missing_path_is_site(site.ref, missing) else None
             relocated = relocator.find(missing.name, kind_of(before), missing.owner)
         renamed = _alias_kept(old, missing, resolver) if old is not None else None
+        same = (
+            same_definition(old_resolver, before, resolver, relocated[0])
+            if relocated and old_resolver is not None
+            else None
+        )
         return SiteCheck(
             version,
             resolution,
             missing=missing,
             relocated=relocated,
+            relocated_same=same,
             missing_at=missing_at,
             renamed=renamed,
             renamed_exact=not (old is not None and isinstance(old.resolution, ClassValue)),

@@ -265,6 +265,7 @@ def rules(code: str | None, fmt: str) -> None:
         else:
             click.echo(
                 f"# {rule.code} {rule.name} ({rule.severity.value}, family {rule.family.value})\n\n{rule.docs}"
+                + _fixes_section(rule)
             )
         return
     if family is not None:
@@ -276,13 +277,35 @@ def rules(code: str | None, fmt: str) -> None:
     widths = [
         max((len(row[i]) for row in rows), default=0) for i in range(4)
     ]  # each column as wide as its widest
-    for row in rows:
+    for rule, row in zip(selected, rows):
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4])
+        if rule.fixes:
+            offers = ", ".join(
+                dict.fromkeys(
+                    "manual step" if o.kind.value == "manual" else f"{o.applicability.value} {o.kind.value}"
+                    for o in rule.fixes
+                )
+            )
+            click.echo(f"{'':7}fixes: {offers}")
+
+
+def _fixes_section(rule: Any) -> str:
+    """What `apidrift fix` can do for a rule's findings, and on what evidence."""
+    if not rule.fixes:
+        return "\n\n## Fixes `apidrift fix` makes\nNone: the finding's hint says what to do."
+    lines = [
+        f"- manual step: {o.when}"
+        if o.kind.value == "manual"
+        else f"- {o.applicability.value} `{o.kind.value}`: {o.when}"
+        for o in rule.fixes
+    ]
+    return "\n\n## Fixes `apidrift fix` makes\n" + "\n".join(lines)
 
 
 def _rule_data(rule: Any, *, docs: bool = False) -> dict[str, Any]:
     data = {"code": rule.code, "name": rule.name, "severity": rule.severity.value, "family": rule.family.value,
             "summary": rule.summary, "since": rule.since}  # fmt: skip
+    data["fixes"] = [o.as_dict() for o in rule.fixes]
     if docs:
         data["docs"] = rule.docs
     return data

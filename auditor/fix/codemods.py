@@ -32,12 +32,14 @@ import ast
 import difflib
 import io
 import sysconfig
+import tempfile
 import tokenize
 import warnings
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -52,18 +54,27 @@ from apidrift.auditor.results import (
     ManualParameter,
     ManualStep,
     MoveImport,
+    PositionalToKeyword,
     RemoveKeyword,
     RenameAttribute,
     RenameKeyword,
+    ReplaceName,
     Severity,
 )
 from apidrift.auditor.upstream.signature import ParamKind
-from apidrift.auditor.wording import first_line
+from apidrift.auditor.wording import first_line, plural
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
 
-EDIT_KINDS = (FixKind.RENAME_KEYWORD, FixKind.REMOVE_KEYWORD, FixKind.MOVE_IMPORT, FixKind.RENAME_ATTRIBUTE)
+EDIT_KINDS = (
+    FixKind.RENAME_KEYWORD,
+    FixKind.REMOVE_KEYWORD,
+    FixKind.MOVE_IMPORT,
+    FixKind.RENAME_ATTRIBUTE,
+    FixKind.REPLACE_NAME,
+    FixKind.POSITIONAL_TO_KEYWORD,
+)
 
 # What happened to each finding's fix.
 APPLIED = "applied"  # edited (in the diff, or written)
@@ -121,6 +132,7 @@ class FixResult:
     changes: list[FileChange] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
     not_local_reason: str | None = None  # why it is not a local tree, when it is not
+    notes: list[str] = field(default_factory=list)  # e.g. a distribution the fixed code now imports
 
     def with_status(self, *statuses: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.status in statuses]
@@ -148,7 +160,216 @@ def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
     tree = inputs.downstream
     assert tree is not None and result.root is not None  # an audit always has a downstream
     reason = not_local_reason(tree.origin, tree.root, inputs.sources.cache.root)
-    return plan_fixes(result, result.root, unsafe=unsafe, local=reason is None, not_local_reason=reason)
+    root = result.root
+    result, said = with_evidence_of_the_last_release(request, inputs, result)
+    fixed = plan_fixes(result, root, unsafe=unsafe, local=reason is None, not_local_reason=reason)
+    fixed.notes += said
+
+    def audit_again(folder: Path) -> AuditResult:
+        again = replace(inputs, downstream=inputs.sources.locate(str(folder), "downstream"))
+        return audit(replace(request, downstream=str(folder)), again)
+
+    fixed = follow_up(fixed, audit_again)
+    fixed.notes += undeclared_imports(
+        fixed,
+        tree.requires,
+        inputs.upstream.import_names,
+        inputs.old_upstream.requires if inputs.old_upstream is not None else (),
+    )
+    return fixed
+
+
+UNFIXED_NAMES = ("AD002", "AD003", "AD004")  # a name gone: its replacement may be named by a release between
+
+
+def with_evidence_of_the_last_release(
+    request: AuditRequest, inputs: Any, result: AuditResult
+) -> tuple[AuditResult, list[str]]:
+    """Where names the downstream uses are gone and neither version says what replaced them, the
+    last release before the target may (Jinja2 3.0.3's `contextfunction` warns that it "is renamed to
+    'pass_context'"; 2.11.3 did not deprecate it, 3.1.0 removed it). The downstream is audited again
+    with that release as the version written for, and a finding of the same file, rule and message
+    takes the fix found there, its evidence naming that release. Only between two releases of the
+    index, one release more; anything that fails leaves the result as it was."""
+    from apidrift.auditor.engine import audit, locate_inputs
+    from apidrift.auditor.sources.index_client import IndexClient
+
+    old, new = inputs.old_upstream, inputs.upstream
+    wanted = [
+        f
+        for f in result.findings
+        if f.code in UNFIXED_NAMES and (f.fix is None or f.fix.kind is FixKind.MANUAL)
+    ]
+    if (
+        not wanted
+        or old is None
+        or old.origin != "index"
+        or new.origin != "index"
+        or not old.version
+        or not new.version
+    ):
+        return result, []
+    try:
+        from packaging.version import Version
+
+        low, high = Version(old.version), Version(new.version)
+        with IndexClient(inputs.sources.cache, request.index_url, offline=request.offline) as client:
+            listing = client.project(new.name)
+        between = sorted(
+            v
+            for v, files in listing.by_version().items()
+            if low < v < high and not v.is_prerelease and any(not f.yanked for f in files)
+        )
+        if not between:
+            return result, []
+        last = f"{new.name}=={between[-1]}"
+        again = audit(replace(request, old=last), locate_inputs(replace(request, old=last)))
+    except Exception as error:
+        return result, [
+            f"the last release before {new.name}=={new.version} could not be read for evidence ({first_line(error)})"
+        ]
+    offered: dict[tuple[str, str, str], Finding] = {}
+    for finding in again.findings:
+        fix = finding.fix
+        if fix is not None and fix.kind is not FixKind.MANUAL and fix.applicability is Applicability.SAFE:
+            offered.setdefault(_key(finding), finding)
+    adopted = 0
+    wanted_ids = {id(f) for f in wanted}
+    findings = []
+    for finding in result.findings:
+        better = offered.get(_key(finding)) if id(finding) in wanted_ids else None
+        if better is not None and better.location.line == finding.location.line:
+            findings.append(replace(finding, fix=better.fix, hint=better.hint))
+            adopted += 1
+        else:
+            findings.append(finding)
+    if not adopted:
+        return result, []
+    note = (
+        f"{plural(adopted, 'fix', 'fixes')} rest on {last}, the last release before {new.name}=={new.version}: "
+        f"its own deprecation messages name the replacements"
+    )
+    return replace(result, findings=findings), [note]
+
+
+def undeclared_imports(
+    fixed: FixResult, declared: Sequence[str], upstream_names: Sequence[str], old_requires: Sequence[str]
+) -> list[str]:
+    """A note for each distribution the fixed code now imports from that is neither the upstream nor
+    one the downstream declares (`from markupsafe import Markup`, which Jinja2 2.11.3 re-exported and
+    brought along as its own dependency)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from apidrift.auditor.bump import _guessed_names, _provides
+
+    def names(lines: Sequence[str]) -> list[str]:
+        found = []
+        for line in lines:
+            try:
+                found.append(Requirement(line).name)
+            except InvalidRequirement:
+                continue
+        return found
+
+    own = names(declared)
+    notes = []
+    seen = set()
+    for outcome in fixed.with_status(APPLIED):
+        fix = outcome.finding.fix
+        module = fix.data.new_module if fix is not None and isinstance(fix.data, MoveImport) else None
+        if module is None or _provides(upstream_names, module):
+            continue
+        top = module.split(".")[0]
+        if top in seen or any(_provides(_guessed_names(name), module) for name in own):
+            continue
+        seen.add(top)
+        brought = next(
+            (name for name in names(old_requires) if _provides(_guessed_names(name), module)), None
+        )
+        by = (
+            f"`{brought}` (the old upstream required it)"
+            if brought
+            else f"the distribution that provides `{top}`"
+        )
+        notes.append(
+            f"the fixed code imports `{top}`, which the downstream does not declare: add {by} to its dependencies"
+        )
+    return notes
+
+
+MAX_ROUNDS = 3  # audits of the fixed text after the first: a moved name's new home, then what it needs
+
+
+def follow_up(fixed: FixResult, audit_again: Callable[[Path], AuditResult]) -> FixResult:
+    """Check the fixed text again, where a fix made names resolve somewhere else (an import moved, a
+    name replaced): the uses of a moved class are calls of its new home, whose signature may differ.
+    The changed files are audited again in a private temporary folder; the findings that were not
+    there before are planned on the fixed text, in the same run, up to `MAX_ROUNDS` times. Nothing
+    is written."""
+    for _ in range(MAX_ROUNDS):
+        relocating = [
+            o
+            for o in fixed.outcomes
+            if o.status == APPLIED
+            and o.finding.fix is not None
+            and isinstance(o.finding.fix.data, (MoveImport, ReplaceName))
+        ]
+        if not relocating or not fixed.changes:
+            return fixed
+        with tempfile.TemporaryDirectory(prefix="apidrift-fix-") as folder:
+            root = Path(folder)
+            for change in fixed.changes:
+                target = root / change.path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(change.after, encoding="utf-8")
+            again = audit_again(root)
+            fixed.outcomes = _resolved_by_fixes(fixed, again)
+            known = Counter(_key(o.finding) for o in fixed.outcomes)
+            fresh = []
+            for finding in again.findings:
+                if known[_key(finding)] > 0:
+                    known[_key(finding)] -= 1
+                else:
+                    fresh.append(finding)
+            if not fresh:
+                return fixed
+            more = plan_fixes(replace(again, findings=fresh), root, unsafe=fixed.unsafe)
+        by_path = {change.path: change for change in fixed.changes}
+        for change in more.changes:
+            first = by_path.get(change.path)
+            by_path[change.path] = (
+                replace(change, before=first.before, encoding=first.encoding) if first is not None else change
+            )
+        fixed.changes = [by_path[path] for path in sorted(by_path)]
+        fixed.outcomes = [*fixed.outcomes, *more.outcomes]
+        if not more.with_status(APPLIED):
+            return fixed
+    return fixed
+
+
+def _resolved_by_fixes(fixed: FixResult, again: AuditResult) -> list[Outcome]:
+    """The findings without an edit of their own that the audit of the fixed text no longer reports
+    (a use of a name whose import was moved): resolved by the fixes in their file."""
+    changed = {change.path for change in fixed.changes}
+    left = Counter(_key(finding) for finding in again.findings)
+    outcomes = []
+    for outcome in fixed.outcomes:
+        key = _key(outcome.finding)
+        if outcome.status in (APPLIED, RESOLVED, GUARDED) or outcome.finding.location.path not in changed:
+            outcomes.append(outcome)
+        elif left[key] > 0:
+            left[key] -= 1
+            outcomes.append(outcome)
+        else:
+            outcomes.append(
+                Outcome(outcome.finding, RESOLVED, "the fixes in this file resolve it (checked again)")
+            )
+    return outcomes
+
+
+def _key(finding: Finding) -> tuple[str, str, str]:
+    """A finding regardless of where its line moved to: file, rule and message."""
+    return (finding.location.path, finding.code, finding.message)
 
 
 def not_local_reason(origin: str, root: Path, cache_root: Path | None = None) -> str | None:
@@ -363,6 +584,11 @@ def unsafe_consequence(finding: Finding, value: str | None = None) -> str:
             f"changes behaviour: {callee} no longer receives {what}; "
             f"check how {finding.upstream}'s new version gets what it used to be told"
         )
+    if fix is not None and isinstance(fix.data, MoveImport):
+        return (
+            f"may change behaviour: `{fix.data.new_module}.{fix.data.name}` is not shown to be the definition "
+            f"`{fix.data.module or '?'}.{fix.data.name}` was (its code differs, or cannot be compared)"
+        )
     return "changes behaviour: review it"
 
 
@@ -399,8 +625,8 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
     empty = cst.Module([])
     call_edits: dict[cst.Call, dict[int, tuple[str, str]]] = {}
     import_edits: dict[cst.ImportFrom, dict[int, str]] = {}
-    attribute_edits: dict[cst.Attribute, str] = {}
     import_renames: dict[cst.ImportFrom, dict[int, str]] = {}
+    attribute_edits: dict[cst.Attribute, str] = {}
     for number, finding in enumerate(findings):
         fix = finding.fix
         if fix is None or fix.kind not in EDIT_KINDS or isinstance(fix.data, ManualStep):
@@ -436,6 +662,40 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
                 statement, index = found
                 import_edits.setdefault(statement, {})[index] = new_module
             continue
+        if isinstance(data, PositionalToKeyword):
+            call = locator.calls.get(data.call)
+            plain = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star] if call else []
+            if call is None:
+                reasons[number] = f"no call at {data.call[0]}:{data.call[1]} (already fixed?)"
+            elif any(a.star == "*" for a in call.args) or any(
+                index >= len(plain) or not name.isidentifier() for index, name in data.arguments
+            ):
+                reasons[number] = "the call's positional arguments are not the ones audited (already fixed?)"
+            else:
+                edits = call_edits.setdefault(call, {})
+                for index, name in data.arguments:
+                    edits[plain[index]] = ("keyword", name)
+            continue
+        if isinstance(data, ReplaceName):
+            if not data.new.isidentifier():
+                reasons[number] = f"`{data.new}` is not a name"
+            elif data.module is not None:
+                found = locator.aliases.get((*where, data.old))
+                if found is None or (
+                    found[0].module is not None and empty.code_for_node(found[0].module) != data.module
+                ):
+                    reasons[number] = (
+                        f"no import of `{data.old}` from `{data.module}` at {where[0]}:{where[1]} (already fixed?)"
+                    )
+                else:
+                    import_renames.setdefault(found[0], {})[found[1]] = data.new
+            else:
+                attribute = locator.attributes.get((*where, data.old))
+                if attribute is None:
+                    reasons[number] = f"no attribute `{data.old}` at {where[0]}:{where[1]} (already fixed?)"
+                else:
+                    attribute_edits[attribute] = data.new
+            continue
         keyword = data.old if isinstance(data, RenameKeyword) else data.name
         found_arg = locator.keywords.get((*where, keyword))
         if found_arg is None:
@@ -457,9 +717,9 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
         else:
             edits[index] = ("remove", keyword)
             values[number] = empty.code_for_node(call.args[index].value)
-    if call_edits or import_edits or attribute_edits or import_renames:
+    if call_edits or import_edits or import_renames or attribute_edits:
         source = wrapper.module.visit(
-            _Rewriter(call_edits, import_edits, attribute_edits, import_renames)
+            _Rewriter(call_edits, import_edits, import_renames, attribute_edits)
         ).code
     return FileFixes(source, reasons, values)
 
@@ -476,11 +736,14 @@ class _Locator(cst.CSTVisitor):
 
     def __init__(self) -> None:
         super().__init__()
-        self.attributes: dict[tuple[int, int, str], cst.Attribute] = {}
         self.keywords: dict[tuple[int, int, str], tuple[cst.Call, int]] = {}
         self.aliases: dict[tuple[int, int, str], tuple[cst.ImportFrom, int]] = {}
+        self.attributes: dict[tuple[int, int, str], cst.Attribute] = {}
+        self.calls: dict[tuple[int, int], cst.Call] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
+        start = self.get_metadata(PositionProvider, node).start
+        self.calls.setdefault((start.line, start.column + 1), node)
         for index, arg in enumerate(node.args):
             if arg.keyword is not None and not arg.star:
                 start = self.get_metadata(PositionProvider, arg).start
@@ -504,20 +767,16 @@ class _Rewriter(cst.CSTTransformer):
         self,
         call_edits: dict[cst.Call, dict[int, tuple[str, str]]],
         import_edits: dict[cst.ImportFrom, dict[int, str]],
-        attribute_edits: dict[cst.Attribute, str] | None = None,
         import_renames: dict[cst.ImportFrom, dict[int, str]] | None = None,
+        attribute_edits: dict[cst.Attribute, str] | None = None,
     ) -> None:
         super().__init__()
         self.call_edits = call_edits
         self.import_edits = import_edits
-        self.attribute_edits = attribute_edits or {}
         self.import_renames = import_renames or {}
+        self.attribute_edits = attribute_edits or {}
         # New imports (with the comments that travel with their names), per enclosing statement line.
         self.pending: list[list[tuple[cst.ImportFrom, list[cst.Comment]]]] = []
-
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
-        new = self.attribute_edits.get(original_node)
-        return updated_node if new is None else updated_node.with_changes(attr=cst.Name(new))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         edits = self.call_edits.get(original_node)
@@ -529,6 +788,13 @@ class _Rewriter(cst.CSTTransformer):
                 arg = args[index]
                 assert arg.keyword is not None
                 args[index] = arg.with_changes(keyword=arg.keyword.with_changes(value=name))
+            elif action == "keyword":
+                args[index] = args[index].with_changes(
+                    keyword=cst.Name(name),
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                    ),
+                )
         call = updated_node.with_changes(args=args)
         for index in sorted((i for i, (action, _) in edits.items() if action == "remove"), reverse=True):
             call = _remove_arg(call, index)
@@ -563,15 +829,23 @@ class _Rewriter(cst.CSTTransformer):
             body=[*body, *(statement for statement, _ in added)]
         )  # one line: no comments
 
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        new = self.attribute_edits.get(original_node)
+        if new is None:
+            return updated_node
+        return updated_node.with_changes(attr=updated_node.attr.with_changes(value=new))
+
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
         renames = self.import_renames.get(original_node)
         if renames and not isinstance(updated_node.names, cst.ImportStar):
-            aliases = list(updated_node.names)
+            names = list(updated_node.names)
             for index, new in renames.items():
-                alias = aliases[index]
-                local = alias.asname or cst.AsName(name=cst.Name(cst.ensure_type(alias.name, cst.Name).value))
-                aliases[index] = alias.with_changes(name=cst.Name(new), asname=local)
-            updated_node = updated_node.with_changes(names=aliases)
+                alias = names[index]
+                assert isinstance(alias.name, cst.Name)
+                # the local name stays: `from m import new as old`, so every use in the file follows
+                asname = alias.asname or cst.AsName(name=cst.Name(alias.name.value))
+                names[index] = alias.with_changes(name=cst.Name(new), asname=asname)
+            updated_node = updated_node.with_changes(names=names)
         edits = self.import_edits.get(original_node)
         if not edits or isinstance(updated_node.names, cst.ImportStar):
             return updated_node
@@ -768,6 +1042,64 @@ def _current_text(target: Path, change: FileChange) -> str:
         except NotebookError:
             return ""
     return decode_source(data)
+
+
+# ---- one safe fix as a GitHub suggestion
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The lines a safe fix replaces (1-based, inclusive) and the text that replaces them."""
+
+    first: int
+    last: int
+    text: str
+    evidence: str
+
+
+def suggestion(root: Path, finding: Finding) -> Suggestion | None:
+    """A finding's safe fix as the replacement of the lines it changes, for a GitHub suggestion
+    block: None when it has no safe fix, the file is not a regular file inside `root`, the fix does
+    not apply, or it changes lines in more than one place (a moved import adds a line elsewhere)."""
+    fix = finding.fix
+    if (
+        fix is None
+        or fix.applicability is not Applicability.SAFE
+        or fix.kind not in EDIT_KINDS
+        or finding.guarded
+    ):
+        return None
+    target = root / finding.location.path
+    try:
+        if target.is_symlink() or not _within(target.resolve(), root.resolve()) or not target.is_file():
+            return None
+        text = decode_source(target.read_bytes())
+    except (OSError, SourceDecodeError):
+        return None
+    lines = text.splitlines()
+    line = finding.location.line
+    if not 0 < line <= len(lines) or lines[line - 1] != finding.location.source_line:
+        return None
+    try:
+        fixes = apply_fixes(text, [finding])
+    except cst.ParserSyntaxError:
+        return None
+    if (
+        fixes.reasons[0] is not None
+        or fixes.code == text
+        or _compile_problem(text, fixes.code, "") is not None
+    ):
+        return None
+    after = fixes.code.splitlines()
+    hunks = [
+        op
+        for op in difflib.SequenceMatcher(None, lines, after, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    if len(hunks) != 1 or hunks[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = hunks[0]
+    return Suggestion(i1 + 1, i2, "\n".join(after[j1:j2]), fix.evidence or "")
 
 
 # ---- what a manual step needs the developer to do

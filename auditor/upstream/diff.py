@@ -44,7 +44,9 @@ class ChangeKind(str, Enum):
     PARAMETER_REMOVED = "parameter-removed"
     PARAMETER_ADDED_REQUIRED = "parameter-added-required"
     PARAMETER_ADDED = "parameter-added"  # optional
-    PARAMETER_RENAMED = "parameter-renamed"
+    # removed, and another added at its place with its annotation or a similar name: perhaps a rename,
+    # perhaps not (a guess: never offered as a fix)
+    PARAMETER_RENAMED = "parameter-replaced"
     PARAMETER_MOVED = "parameter-moved"  # reordered among the positional parameters
     PARAMETER_KIND_CHANGED = "parameter-kind-changed"  # e.g. now keyword-only
     PARAMETER_NOW_REQUIRED = "parameter-now-required"  # lost its default
@@ -362,7 +364,8 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind,
             found.append(
                 (
                     ChangeKind.PARAMETER_RENAMED,
-                    f"`{before.name}` renamed to `{after.name}`",
+                    f"`{before.name}` removed, `{after.name}` added at its place"
+                    f" ({'same annotation' if same_annotation else 'a similar name'}): they may differ in meaning",
                     True,
                     (before.name, after.name),
                 )

@@ -7,6 +7,8 @@ load; the resolver confirms each candidate, so a hint never rests on a regular e
 
 from __future__ import annotations
 
+import ast
+import copy
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,7 +17,7 @@ from pathlib import Path
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import read_bounded
-from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES, walk_modules
+from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES, ApiIndex, walk_modules
 from apidrift.auditor.upstream.resolve import (
     ClassValue,
     FunctionValue,
@@ -151,3 +153,87 @@ def kind_of(value: Resolution | None) -> str | None:
 
 def _walk(root: Path, top: Path, prefix: tuple[str, ...], limit: int) -> list[tuple[str, Path]]:
     return walk_modules(root, top, prefix, limit, skipped=SKIPPED_PARTS, max_depth=MAX_DEPTH)
+
+
+MAX_DEFINITION_NODES = 200_000  # AST nodes compared per definition; a larger one is not compared
+
+
+def same_definition(
+    old_resolver: Resolver, before: Resolution | None, new_resolver: Resolver, path: str
+) -> str | None:
+    """Evidence that `path` in the new version binds the definition `before` was in the old one: the
+    same canonical object re-exported, or a definition whose code is the same (compared as CPython
+    parses it, docstrings aside); None when that is not shown (the definition changed, or either
+    side has no Python source to compare)."""
+    if before is None or _kind(before) not in ("class", "function"):
+        return None
+    module, _, name = path.rpartition(".")
+    after = new_resolver.resolve(AttrRef(ModuleRef(module), name))
+    if _kind(after) != _kind(before):
+        return None
+    old_path = value_path(before)  # type: ignore[arg-type]  # a kind means a class or function value
+    new_path = value_path(after)  # type: ignore[arg-type]
+    old_code = _definition_code(
+        old_resolver, old_path, getattr(getattr(before, "info", None), "lineno", None)
+    )
+    new_code = _definition_code(new_resolver, new_path, getattr(getattr(after, "info", None), "lineno", None))
+    if old_code is None or old_code != new_code:
+        return None
+    if old_path == new_path:
+        return f"`{path}` re-exports `{new_path}`, the definition the old version had (same code)"
+    where = f"`{path}`" if path == new_path else f"`{path}` (`{new_path}`)"
+    return f"{where} has the code the old `{old_path}` had (compared as parsed, docstrings aside)"
+
+
+@lru_cache(maxsize=32)
+def _module_tree(index: ApiIndex, module: str) -> ast.Module | None:
+    """A module's Python source as CPython parses it (the last few, for moves out of one module)."""
+    found = index.source(module)
+    if found is None:
+        return None
+    try:
+        return ast.parse(found[0])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _definition_code(resolver: Resolver, canonical: str, lineno: int | None) -> str | None:
+    """The top-level `def`/`class` `canonical` names, with its decorators, as an AST dump without
+    docstrings or positions; None when its module has no Python source or it is not found there."""
+    module, _, name = canonical.rpartition(".")
+    tree = _module_tree(resolver.index, module) if module else None
+    if tree is None:
+        return None
+    nodes = [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name
+    ]
+    if lineno is not None:
+        nodes = [
+            n for n in nodes if n.lineno == lineno or any(d.lineno == lineno for d in n.decorator_list)
+        ] or nodes
+    if len(nodes) != 1:
+        return None
+    node = nodes[0]
+    if sum(1 for _ in ast.walk(node)) > MAX_DEFINITION_NODES:
+        return None
+    try:
+        node = copy.deepcopy(node)  # the cached tree stays as parsed
+    except RecursionError:
+        return None
+    for inner in ast.walk(node):
+        body = getattr(inner, "body", None)
+        if (
+            isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            inner.body = body[1:] or [ast.Pass()]
+    try:
+        return ast.dump(node, include_attributes=False)
+    except RecursionError:
+        return None
