@@ -37,8 +37,15 @@ from apidrift.reports import render
 
 DATA = Path(__file__).parent / "data" / "notebooks"
 
+# The old version takes both spellings, `path` as a deprecated alias it hands on to `file_path`: the
+# evidence that makes renaming the keyword a safe fix (a parameter merely added where another was
+# removed is only a guess).
 OLD = {
-    "pkg/__init__.py": 'def load(path, mode="r"):\n    return path\n\n\ndef keep(x):\n    return x\n',
+    "pkg/__init__.py": (
+        'import warnings\n\n\ndef load(file_path=None, mode="r", path=None):\n    if path is not None:\n'
+        '        warnings.warn("`path` is deprecated, use `file_path`", DeprecationWarning)\n'
+        "        file_path = path\n    return file_path\n\n\ndef keep(x):\n    return x\n"
+    ),
 }
 NEW = {
     "pkg/__init__.py": 'def load(file_path, mode="r"):\n    return file_path\n\n\ndef keep(x):\n    return x\n',
