@@ -7,6 +7,7 @@ from functools import cache
 from apidrift.rules import (
     argument_combination_rejected,
     argument_given_twice,
+    call_always_raises,
     default_changed,
     definition_left_upstream,
     deprecated_target,
@@ -38,6 +39,7 @@ _MODULES = (
     positional_only_as_keyword,
     argument_given_twice,
     argument_combination_rejected,
+    call_always_raises,
     override_incompatible,
     positional_remapped,
     default_changed,

@@ -15,7 +15,7 @@ from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, Modu
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
-from apidrift.auditor.upstream.model import ClassInfo
+from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
 from apidrift.auditor.upstream.resolve import (
     ClassValue,
@@ -47,6 +47,8 @@ class SiteCheck:
     beyond_upstream: str | None = None
     # For a call that binds: a guard of the callee that certainly raises on the arguments it passes.
     raises: Raised | None = None
+    # For a call that binds: what every call of the callee raises (its body raises unconditionally).
+    always_raises: AlwaysRaises | None = None
     # The reference along the site at which `missing` occurs (`pd.np` in `pd.np.array(...)`).
     missing_at: Ref | None = None
     # For a site not checked for certain: the references along it that resolved to a value in this
@@ -123,6 +125,7 @@ def check_site(
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target, present=_present(site.ref, resolver))
     verdict = bind_target(site.shape, target)
+    called = target  # before keywords are followed on to another callee
     raises = raised_by(site.shape, verdict, target, resolver) if isinstance(verdict, Ok) else None
     if isinstance(verdict, Ok):
         exact = None if site.subclass else _constructed(resolution, resolver)
@@ -149,9 +152,23 @@ def check_site(
             unknown = Unknown(Reason.STUB_SIGNATURE)
     if raises is not None and not isinstance(verdict, Ok):
         raises = None
+    always = None
+    if isinstance(verdict, Ok) and unknown is None and not site.subclass and not typing_view(called):
+        # `__new__` runs before `__init__`: the first that always raises is what the call raises
+        always = next(
+            (t.always_raises for t in (*called.requires_also, called) if t.always_raises is not None),
+            None,
+        )
     present = _present(site.ref, resolver) if unknown is not None else {}
     return SiteCheck(
-        version, resolution, target=target, verdict=verdict, unknown=unknown, raises=raises, present=present
+        version,
+        resolution,
+        target=target,
+        verdict=verdict,
+        unknown=unknown,
+        raises=raises,
+        present=present,
+        always_raises=always,
     )
 
 

@@ -63,6 +63,7 @@ from apidrift.auditor.upstream.analyses.nodes import (
     _module_statements,
     _resolve_text,
 )
+from apidrift.auditor.upstream.analyses.raises import always_raises
 from apidrift.auditor.upstream.analyses.stubs import (
     Decorated,
     _source_classes,
@@ -76,6 +77,7 @@ from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.model import (
     AliasInfo,
+    AlwaysRaises,
     AttributeInfo,
     ClassInfo,
     Decorator,
@@ -511,6 +513,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         lineno=func.lineno,
         deprecated=facts.get("deprecated"),
         raises_when=_canonical_guards(func, facts.get("raises_when")),
+        always_raises=_canonical_always_raises(func, facts.get("always_raises")),
     )
 
 
@@ -541,6 +544,24 @@ def _canonical_guards(func: griffe.Function, guards: Any) -> tuple[RaisingGuard,
             )
         )
     return tuple(found)
+
+
+def _canonical_always_raises(func: griffe.Function, found: Any) -> AlwaysRaises | None:
+    """What every call of the function raises, read from the source, with its names resolved."""
+    if not found:
+        return None
+    through = _resolve_text(func, found["through"]) if found.get("through") else None
+    exception = _resolve_text(func, found["exception"]) if found.get("exception") else None
+    if exception is None and (through is None or through.startswith("?")):
+        return None
+    return AlwaysRaises(
+        exception,
+        found.get("message"),
+        f"{func.path}:{found['where'].rpartition(':')[2]}" if found.get("where") else func.path,
+        tuple(found.get("fields", ())),
+        through if through is not None and not through.startswith("?") else None,
+        tuple(sorted(found.get("arguments", {}).items())),
+    )
 
 
 def _module_node(node: ast.AST) -> ast.Module | None:
@@ -748,6 +769,7 @@ class _FactsExtension(griffe.Extension):
                 "returns": _returned_class(node),
                 "forwards": _kwargs_forwarding(node),
                 "raises_when": raising_guards(node, _module_node(node)) if not _in_stub(func) else [],
+                "always_raises": always_raises(node) if not _in_stub(func) else None,
                 # A `__new__` in Python source: which class it constructs (a stub's body says nothing).
                 "constructs": new_constructs(node)
                 if in_class and node.name == "__new__" and not _in_stub(func)

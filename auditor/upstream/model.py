@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 52  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 53  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,40 @@ class RaisingGuard:
 
 
 @dataclass(frozen=True)
+class AlwaysRaises:
+    """A `raise` every call of the function reaches (see analyses/raises.py), and/or the helper its body
+    calls first, which raises in its place where that helper always raises."""
+
+    exception: str | None  # canonical path of the raised class (None: only a helper may raise)
+    message: str | None  # its first argument's text; an f-string's parameter fields as `{name}`
+    where: str  # the function whose body raises, and the line: "pkg.mod.func:12"
+    fields: tuple[str, ...] = ()  # the parameters whose `{name}` the message holds
+    through: str | None = None  # canonical path of the helper called before the raise
+    arguments: tuple[tuple[str, str], ...] = ()  # the helper call's literal arguments (position or name)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "exception": self.exception,
+            "message": self.message,
+            "where": self.where,
+            "fields": list(self.fields),
+            "through": self.through,
+            "arguments": [list(a) for a in self.arguments],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AlwaysRaises:
+        return cls(
+            data["exception"],
+            data["message"],
+            data["where"],
+            tuple(data["fields"]),
+            data["through"],
+            tuple((a[0], a[1]) for a in data["arguments"]),
+        )
+
+
+@dataclass(frozen=True)
 class FunctionInfo:
     name: str
     signature: Signature
@@ -221,6 +255,8 @@ class FunctionInfo:
     returns_fget: bool = False
     # guards that raise on which arguments are passed (see RaisingGuard)
     raises_when: tuple[RaisingGuard, ...] = ()
+    # every call raises (or hands over first to a helper that may always raise)
+    always_raises: AlwaysRaises | None = None
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -263,6 +299,7 @@ class FunctionInfo:
             "checks_keys": self.checks_keys,
             "returns_fget": self.returns_fget,
             "raises_when": [g.as_dict() for g in self.raises_when],
+            "always_raises": self.always_raises.as_dict() if self.always_raises is not None else None,
         }
 
     @classmethod
@@ -304,6 +341,9 @@ class FunctionInfo:
             checks_keys=data.get("checks_keys"),
             returns_fget=data.get("returns_fget", False),
             raises_when=tuple(RaisingGuard.from_dict(g) for g in data.get("raises_when", ())),
+            always_raises=AlwaysRaises.from_dict(data["always_raises"])
+            if data.get("always_raises")
+            else None,
         )
 
 
