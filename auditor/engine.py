@@ -16,6 +16,7 @@ from pathlib import Path
 from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
+from apidrift.auditor.check.imports import Requirements
 from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.auditor.downstream.walk import scan_downstream
@@ -170,14 +171,22 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     new_resolver = Resolver(_index(new_tree, api_dir))
     old_resolver = Resolver(_index(old_tree, api_dir)) if old_tree else None
     relocator = Relocator(new_resolver)
+    new_requirements = Requirements.of(new_tree.name, new_tree.requires, down_tree.requires)
+    old_requirements = (
+        Requirements.of(old_tree.name, old_tree.requires, down_tree.requires) if old_tree else None
+    )
     coverage = Coverage(upstream=new_tree.name)
     rules = all_rules()
     with timer.phase("resolve"):
         checked_sites = []
         for scan in scans:
             for site in scan.sites:
-                old = check_site(site, old_resolver, _label(old_tree)) if old_resolver and old_tree else None
-                new = check_site(site, new_resolver, _label(new_tree), relocator, old)
+                old = (
+                    check_site(site, old_resolver, _label(old_tree), requirements=old_requirements)
+                    if old_resolver and old_tree
+                    else None
+                )
+                new = check_site(site, new_resolver, _label(new_tree), relocator, old, new_requirements)
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 if not (
                     site.kind is SiteKind.OVERRIDE

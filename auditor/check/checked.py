@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
+from apidrift.auditor.check.imports import ImportFailure, Requirements, import_failure
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
@@ -22,6 +23,7 @@ from apidrift.auditor.upstream.resolve import (
     FunctionValue,
     InstanceValue,
     Missing,
+    ModuleValue,
     Resolution,
     Resolver,
 )
@@ -49,6 +51,8 @@ class SiteCheck:
     raises: Raised | None = None
     # For a call that binds: what every call of the callee raises (its body raises unconditionally).
     always_raises: AlwaysRaises | None = None
+    # For an import: the module whose top level raises when it runs (see check/imports.py).
+    import_fails: ImportFailure | None = None
     # The reference along the site at which `missing` occurs (`pd.np` in `pd.np.array(...)`).
     missing_at: Ref | None = None
     # For a site not checked for certain: the references along it that resolved to a value in this
@@ -90,6 +94,7 @@ def check_site(
     version: str,
     relocator: Relocator | None = None,
     old: SiteCheck | None = None,
+    requirements: Requirements | None = None,
 ) -> SiteCheck:
     """Check one site against one version; with a relocator, a missing name is looked for elsewhere."""
     if site.kind is SiteKind.OVERRIDE:
@@ -119,6 +124,10 @@ def check_site(
             beyond_upstream=_beyond_upstream(site.ref, resolution, resolver),
             present=_present(site.ref, resolver),
         )
+    if site.kind is SiteKind.IMPORT:
+        fails = _import_fails(site.ref, resolution, resolver, requirements)
+        if fails is not None:
+            return SiteCheck(version, resolution, import_fails=fails)
     if site.kind is not SiteKind.CALL or site.shape is None:
         return SiteCheck(version, resolution)
     target = call_target(resolution, resolver)  # type: ignore[arg-type]  # Missing and Unknown returned above: a Value
@@ -170,6 +179,24 @@ def check_site(
         present=present,
         always_raises=always,
     )
+
+
+def _import_fails(
+    ref: Ref, resolution: Resolution, resolver: Resolver, requirements: Requirements | None
+) -> ImportFailure | None:
+    """`import a.b.c` runs a, a.b and a.b.c; `from a import b` runs a and, b being a module, a.b."""
+    if isinstance(ref, ModuleRef):
+        parts = ref.path.split(".")
+        modules = [".".join(parts[: i + 1]) for i in range(len(parts))]
+    elif isinstance(ref, AttrRef) and isinstance(resolution, ModuleValue):
+        modules = [resolution.info.path]
+    else:
+        return None
+    for module in modules:
+        found = import_failure(module, resolver.index, requirements)
+        if found is not None:
+            return found
+    return None
 
 
 def typing_view(target: CallTarget) -> bool:

@@ -56,6 +56,7 @@ from apidrift.auditor.upstream.analyses.namespace import (
     _uses_namespace_functions,
     _without_main_blocks,
 )
+from apidrift.auditor.upstream.analyses.needs import import_failure, own_imports
 from apidrift.auditor.upstream.analyses.nodes import (
     _OWN_NODES,
     _class_statements,
@@ -318,6 +319,8 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         getattr_source=program["source"] if program is not None else None,
         installs_modules=_INSTALLS_MODULES.search(runtime_code) is not None,
         shares_path=filepath.stem == "__init__" and _SHARES_PATH.search(runtime_code) is not None,
+        import_fails=facts.get("import_fails") if filepath.suffix == ".py" else None,
+        own_imports=tuple(facts.get("own_imports", ())) if filepath.suffix == ".py" else (),
     )
 
 
@@ -686,6 +689,8 @@ class _FactsExtension(griffe.Extension):
                 "class_patches": _class_patches(node),
                 "open_namespace": _open_module_namespace(node),
                 "getattr": _getattr_program(node),
+                "import_fails": import_failure(node, mod.path, mod.is_init_module),
+                "own_imports": own_imports(node, mod.path, mod.is_init_module),
             }
 
     def on_class_members(

@@ -505,6 +505,12 @@ class ModuleInfo:
     # A package whose `__path__` other folders join (`pkgutil.extend_path`, `declare_namespace`, a
     # `__path__` change): like a namespace package, other distributions may add modules to it.
     shares_path: bool = False
+    # Its top level raises on import: a `try` importing other distributions' modules whose `except
+    # ImportError:` raises, or a `raise` of its own: {"imports": [top-level names], "exception",
+    # "message", "line"} (see analyses/needs.py).
+    import_fails: dict[str, Any] | None = None
+    # modules of its own package it imports unconditionally at top level (their failure is its own)
+    own_imports: tuple[str, ...] = ()
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -524,6 +530,8 @@ class ModuleInfo:
             "getattr_source": self.getattr_source,
             "installs_modules": self.installs_modules,
             "shares_path": self.shares_path,
+            "import_fails": self.import_fails,
+            "own_imports": list(self.own_imports),
         }
 
     @classmethod
@@ -543,6 +551,8 @@ class ModuleInfo:
             getattr_source=data["getattr_source"],
             installs_modules=data.get("installs_modules", False),
             shares_path=data.get("shares_path", False),
+            import_fails=data.get("import_fails"),
+            own_imports=tuple(data.get("own_imports", ())),
         )
 
 
