@@ -5,6 +5,9 @@ pip install "dask[dataframe]"")`) where the downstream's requirements provide ne
 the distribution, and a module kept only to raise (`raise ImportError("pkg.legacy was removed")`).
 Quotes the upstream's message and names the extra.
 
+Where the downstream requires other distributions besides the upstream, one of them may install the
+missing one in turn (their own requirements are not read): the finding is then a warning.
+
 ## Why is this bad?
 The import raises as soon as the importing module loads, so nothing in it runs. Installing the
 downstream does not install what the module needs.
@@ -22,6 +25,7 @@ Require the extra the message names (`dask[dataframe]`), or move to the replacem
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import SiteKind
@@ -52,18 +56,28 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     via = f" (through `{fails.through}`)" if fails.through and fails.through != fails.module else ""
     if fails.missing:
         needs = ", ".join(f"`{name}`" for name in fails.missing)
+        provide = "do not provide"
+        if fails.others:
+            others = ", ".join(f"`{name}`" for name in fails.others[:3]) + (
+                ", ..." if len(fails.others) > 3 else ""
+            )
+            provide = f"do not name (unless {others} installs it)"
         text = (
             f"importing `{fails.module}`{via} raises {exception} in {checked.new.version} unless {needs} is"
-            f" installed, which the downstream's requirements do not provide{said} (`{fails.module}`, line {fails.line})"
+            f" installed, which the downstream's requirements {provide}{said} (`{fails.module}`, line {fails.line})"
         )
         hint = f"require `{checked.upstream}[{fails.extra}]`" if fails.extra else f"require {needs}"
     else:
         text = f"importing `{fails.module}`{via} always raises {exception} in {checked.new.version}{said} (`{fails.module}`, line {fails.line})"
         hint = "move to the replacement the message names" if message else "the module cannot be imported"
-    yield rule.finding(
+    finding = rule.finding(
         checked,
         text,
         symbol=fails.module,
         hint=hint,
         raises=exception if exception in ("ImportError", "ModuleNotFoundError", "RuntimeError") else None,
     )
+    if fails.others and finding.severity.rank > Severity.WARNING.rank:
+        # another requirement may install the distribution (requirements are read one level deep)
+        finding = replace(finding, severity=Severity.WARNING)
+    yield finding

@@ -225,7 +225,7 @@ def flagship() -> AuditResult:
             "AD005",
             f"importing `vllm.entrypoints.cli` raises ImportError in {NEW} unless `fastapi` is installed, "
             "which the downstream's requirements do not provide: 'the CLI needs extra dependencies: "
-            "pip install \"vllm[cli]\"' (`vllm.entrypoints.cli`, line 12)",
+            'pip install "vllm[cli]"\' (`vllm.entrypoints.cli`, line 12)',
             at("speculators/utils/vllm_utils.py", 9, 1, "import vllm.entrypoints.cli", end_column=28),
             "vllm.entrypoints.cli",
             hint="require `vllm[cli]`",

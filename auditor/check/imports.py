@@ -35,6 +35,9 @@ class ImportFailure:
     line: int
     missing: tuple[str, ...] = ()  # top-level import names of other distributions not required
     extra: str | None = None  # the upstream's extra the message names
+    # other distributions the downstream requires, which may install a missing one in turn (their own
+    # requirements are not read): the failure is then not certain
+    others: tuple[str, ...] = ()
     through: str | None = None  # the module the import runs, when the failing one is another
 
 
@@ -65,6 +68,11 @@ class Requirements:
             else:
                 base.add(canonicalize_name(requirement.name))
         return cls(upstream, down, frozenset(base), {k: frozenset(v) for k, v in extras.items()})
+
+    def others(self) -> tuple[str, ...]:
+        """The distributions the downstream requires besides the upstream."""
+        upstream = canonicalize_name(self.upstream)
+        return tuple(dict.fromkeys(r.name for r in self.downstream if canonicalize_name(r.name) != upstream))
 
     def missing(self, imports: tuple[str, ...], extra: str) -> tuple[str, ...] | None:
         """The import names not provided; None when it cannot be told."""
@@ -118,7 +126,15 @@ def import_failure(
         if requirements is not None and extra is not None:
             missing = requirements.missing(imports, extra)
             if missing:
-                return ImportFailure(module, fails["exception"], message, fails["line"], missing, extra)
+                return ImportFailure(
+                    module,
+                    fails["exception"],
+                    message,
+                    fails["line"],
+                    missing,
+                    extra,
+                    others=requirements.others(),
+                )
     for imported in info.own_imports:
         if index.module(imported) is None:
             continue  # `from pkg.mod import name`: a name, not a module
@@ -132,6 +148,7 @@ def import_failure(
                 found.missing,
                 found.extra,
                 through=module if depth == 0 else None,
+                others=found.others,
             )
     return None
 
