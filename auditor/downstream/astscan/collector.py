@@ -11,6 +11,7 @@ from apidrift.auditor.downstream.astscan.guards import (
     _catches_attribute_error,
     _catches_import_error,
     _handler_guards,
+    _hasattr_tests,
     _is_guard_test,
     _is_type_checking,
     _skip_condition,
@@ -31,6 +32,7 @@ from apidrift.auditor.downstream.astscan.nodes import (
 from apidrift.auditor.downstream.astscan.sites import _shape
 from apidrift.auditor.downstream.astscan.text import _FROM_MODULE, _IDENTIFIER, _name_span, _Text
 from apidrift.auditor.downstream.astscan.values import (
+    _attribute_names,
     _Binding,
     _Candidate,
     _ClassScope,
@@ -44,7 +46,13 @@ from apidrift.auditor.downstream.astscan.values import (
     _SelfOf,
 )
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
-from apidrift.auditor.downstream.shared import NAME_MAKERS, VERSIONISH, Forwarding
+from apidrift.auditor.downstream.shared import (
+    NAME_MAKERS,
+    VERSIONISH,
+    Forwarding,
+    chain_attributes,
+    holds_no_upstream,
+)
 from apidrift.auditor.downstream.sites import Span
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
 
@@ -70,6 +78,9 @@ class _Collector:
         self.scopes: list[_Scope] = [self.module_scope]
         self.candidates: list[_Candidate] = []
         self.guard_depth = 0
+        # The attribute names each enclosing `if hasattr(x, "a"):` tests, where `x` holds no upstream
+        # object: it guards only the uses that go through one of them.
+        self.attr_guards: list[frozenset[str]] = []
         # The builtin exception classes the `try` statements around the code catch, where each of
         # their handlers names only such classes: what a use there may raise and still be handled.
         self.caught: frozenset[str] = frozenset()
@@ -98,10 +109,19 @@ class _Collector:
         `try` statements around it catch, or False."""
         return True if self.guard_depth > 0 else (self.caught or False)
 
+    def _guard_of(self, expression: _Expr) -> bool | frozenset[str]:
+        """How a use of `expression` here is guarded, `hasattr()` tests of other objects included."""
+        guard = self.guard
+        if guard is True or not self.attr_guards:
+            return guard
+        return True if chain_attributes(_attribute_names(expression), self.attr_guards) else guard
+
     def _candidate(
         self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None
     ) -> None:
-        self.candidates.append(_Candidate(kind, expression, self.scopes[-1], self.guard, span, extra))
+        self.candidates.append(
+            _Candidate(kind, expression, self.scopes[-1], self._guard_of(expression), span, extra)
+        )
 
     # -- traversal --------------------------------------------------------------------------------
 
@@ -211,7 +231,7 @@ class _Collector:
             elif param.annotation is not None:
                 scope.bind(param.arg, _Binding(outer, annotation=param.annotation))
             else:
-                scope.bind(param.arg, _Binding(scope))
+                scope.bind(param.arg, _Binding(scope, parameter=True))
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 scope.bind(star.arg, _Binding(scope))
@@ -299,12 +319,14 @@ class _Collector:
     # As written (body, test, orelse); both branches of a version or feature test are guarded
     # (`{np.asfarray} if NUMPY_LT_2_0 else set()`).
     def visit_IfExp(self, node: ast.IfExp) -> None:
-        guards = self._is_guard(node.test)
+        guards, tested = self._guard_kind(node.test)
         self.guard_depth += guards
+        self.attr_guards += tested
         self.visit(node.body)
         self.visit(node.test)
         self.visit(node.orelse)
         self.guard_depth -= guards
+        del self.attr_guards[len(self.attr_guards) - len(tested) :]
 
     def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
         for key, pattern in zip(node.keys, node.patterns):
@@ -379,8 +401,9 @@ class _Collector:
 
     # Both branches of a feature or version test: each runs only where its side of the test holds.
     def visit_If(self, node: ast.If) -> None:
-        guards = self._is_guard(node.test)
+        guards, tested = self._guard_kind(node.test)
         self.guard_depth += guards
+        self.attr_guards += tested
         self.visit(node.test)
         type_checking = _is_type_checking(node.test)
         scope = self.scope
@@ -389,6 +412,31 @@ class _Collector:
         scope.type_checking -= type_checking
         self.visit_all(node.orelse)
         self.guard_depth -= guards
+        del self.attr_guards[len(self.attr_guards) - len(tested) :]
+
+    def _guard_kind(self, test: ast.expr) -> tuple[bool, list[frozenset[str]]]:
+        """Whether a test guards what it holds, or, for `hasattr(x, "a")` tests of names that hold no
+        upstream object (a parameter, `self`, another distribution's module), the attribute names it
+        tests: a use is guarded by it only where it goes through one of them."""
+        if not self._is_guard(test):
+            return False, []
+        tests = _hasattr_tests(test, self.text)
+        if tests is None or not set(_identifiers(test)).isdisjoint(self.version_names | self.fallback_names):
+            return True, []
+        if all(holds_no_upstream(self._visible(name), self.upstream_names) for name, _ in tests):
+            return False, [frozenset(attribute for _, attribute in tests)]
+        return True, []
+
+    def _visible(self, name: str) -> list[_Binding] | None:
+        """The bindings of `name` so far in the nearest scope that has one (class bodies only their own)."""
+        scope: _Scope | None = self.scope
+        first = True
+        while scope is not None:
+            if (first or not scope.is_class) and name in scope.bindings:
+                return scope.bindings[name]
+            first = False
+            scope = scope.parent
+        return None
 
     def _skipped(self, decorators: list[ast.expr]) -> bool:
         """A test skipped on a version or feature test (`@pytest.mark.skipif(not NUMPY_LT_2_0, ...)`):
@@ -411,8 +459,9 @@ class _Collector:
         if first is not None and isinstance(first, ast.Name) and _dotted(node.func) == "isinstance":
             self.scope.narrowed.add(first.id)  # its annotated type no longer holds
         text = self.text
+        func_expression = self._intern(_compact(node.func))
         self.candidates.append(
-            _Candidate("call", self._intern(_compact(node.func)), self.scopes[-1], self.guard, text.span(node),
+            _Candidate("call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
                        None, *_shape(node, text, self.interned))
         )  # fmt: skip
         func = node.func

@@ -40,6 +40,20 @@ def _compact(node: ast.AST) -> _Expr:
     return None
 
 
+def _attribute_names(expression: _Expr) -> list[str]:
+    """The attribute names along a compact expression (`a.b().c` -> c, b)."""
+    names: list[str] = []
+    while isinstance(expression, tuple) and expression:
+        if expression[0] == "a":
+            names.append(expression[2])
+            expression = expression[1]
+        elif expression[0] == "c":
+            expression = expression[1]
+        else:
+            break
+    return names
+
+
 @dataclass
 class _SelfOf:
     """An instance of a downstream class: `self` in its methods, or what calling it returns."""
@@ -115,6 +129,7 @@ class _Binding:
     expression: _Expr = None
     annotation: ast.expr | None = None
     type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
+    parameter: bool = False  # an unannotated parameter of a function
 
 
 # What an import candidate names: (module, imported name or None, the span of the code to show).

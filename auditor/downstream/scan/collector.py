@@ -12,6 +12,7 @@ from apidrift.auditor.downstream.scan.guards import (
     _catches_attribute_error,
     _catches_import_error,
     _handler_guards,
+    _hasattr_tests,
     _is_guard_test,
     _is_type_checking,
     _skip_condition,
@@ -28,6 +29,7 @@ from apidrift.auditor.downstream.scan.nodes import (
     _target_names,
 )
 from apidrift.auditor.downstream.scan.values import (
+    _attribute_names,
     _Binding,
     _Candidate,
     _ClassScope,
@@ -35,7 +37,7 @@ from apidrift.auditor.downstream.scan.values import (
     _Scope,
     _SelfOf,
 )
-from apidrift.auditor.downstream.shared import NAME_MAKERS, VERSIONISH
+from apidrift.auditor.downstream.shared import NAME_MAKERS, VERSIONISH, chain_attributes, holds_no_upstream
 
 
 class _Collector(cst.CSTVisitor):
@@ -61,6 +63,10 @@ class _Collector(cst.CSTVisitor):
         # here rather than asking LibCST's expression-context pass, which costs a quarter of a scan.
         self.stored: set[int] = set()
         self.guarding_ifs: set[int] = set()
+        # The attribute names each enclosing `if hasattr(x, "a"):` tests, where `x` holds no upstream
+        # object: it guards only the uses that go through one of them.
+        self.attr_guards: list[frozenset[str]] = []
+        self.attr_guard_ifs: set[int] = set()
 
     @property
     def scope(self) -> _Scope:
@@ -71,7 +77,14 @@ class _Collector(cst.CSTVisitor):
         return True if self.guard_depth > 0 else (self.caught or False)
 
     def _candidate(self, kind: str, node: cst.CSTNode, extra: str | None = None) -> None:
-        self.candidates.append(_Candidate(kind, node, self.scope, self.guard, extra))
+        self.candidates.append(_Candidate(kind, node, self.scope, self._guard_of(node), extra))
+
+    def _guard_of(self, node: cst.CSTNode) -> bool | frozenset[str]:
+        """How a use of `node` here is guarded, `hasattr()` tests of other objects included."""
+        guard = self.guard
+        if guard is True or not self.attr_guards:
+            return guard
+        return True if chain_attributes(_attribute_names(node), self.attr_guards) else guard
 
     # -- structure --------------------------------------------------------------------------------
 
@@ -116,7 +129,7 @@ class _Collector(cst.CSTVisitor):
             elif param.annotation is not None:
                 scope.bind(param.name.value, _Binding(outer, annotation=param.annotation.annotation))
             else:
-                scope.bind(param.name.value, _Binding(scope))
+                scope.bind(param.name.value, _Binding(scope, parameter=True))
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bind(star.name.value, _Binding(scope))
@@ -197,13 +210,44 @@ class _Collector(cst.CSTVisitor):
 
     # Both branches of a feature or version test: each runs only where its side of the test holds.
     def visit_If(self, node: cst.If) -> None:
-        if self._is_guard(node.test):
-            self.guard_depth += 1
-            self.guarding_ifs.add(id(node))
+        self._enter_test(node, node.test)
 
     def leave_If(self, node: cst.If) -> None:
+        self._leave_test(node)
+
+    def _enter_test(self, node: cst.CSTNode, test: cst.BaseExpression) -> None:
+        """A guarding test; `hasattr(x, "a")` tests of names that hold no upstream object (a parameter,
+        `self`, another distribution's module) guard only the uses that go through a tested name."""
+        if not self._is_guard(test):
+            return
+        tests = _hasattr_tests(test)
+        if (
+            tests is not None
+            and not {n.value for n in _names_in(test)} & (self.version_names | self.fallback_names)
+            and all(holds_no_upstream(self._visible(name), self.upstream_names) for name, _ in tests)
+        ):
+            self.attr_guards.append(frozenset(attribute for _, attribute in tests))
+            self.attr_guard_ifs.add(id(node))
+            return
+        self.guard_depth += 1
+        self.guarding_ifs.add(id(node))
+
+    def _leave_test(self, node: cst.CSTNode) -> None:
         if id(node) in self.guarding_ifs:
             self.guard_depth -= 1
+        elif id(node) in self.attr_guard_ifs:
+            self.attr_guards.pop()
+
+    def _visible(self, name: str) -> list[_Binding] | None:
+        """The bindings of `name` so far in the nearest scope that has one (class bodies only their own)."""
+        scope: _Scope | None = self.scope
+        first = True
+        while scope is not None:
+            if (first or not scope.is_class) and name in scope.bindings:
+                return scope.bindings[name]
+            first = False
+            scope = scope.parent
+        return None
 
     def visit_If_body(self, node: cst.If) -> None:
         if _is_type_checking(node.test):
@@ -215,13 +259,10 @@ class _Collector(cst.CSTVisitor):
 
     # A conditional expression on a version or feature test (`{np.asfarray} if NUMPY_LT_2_0 else set()`).
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        if self._is_guard(node.test):
-            self.guard_depth += 1
-            self.guarding_ifs.add(id(node))
+        self._enter_test(node, node.test)
 
     def leave_IfExp(self, node: cst.IfExp) -> None:
-        if id(node) in self.guarding_ifs:
-            self.guard_depth -= 1
+        self._leave_test(node)
 
     # A test skipped on a version or feature test (`@pytest.mark.skipif(not NUMPY_LT_2_0, ...)`): its
     # body runs only on one side of it.
