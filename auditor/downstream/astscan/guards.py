@@ -125,9 +125,9 @@ def _hasattr_tests(test: ast.expr, text: _Text) -> list[tuple[str, str]] | None:
             return None
         if VERSIONISH.search(text.segment(operand)):
             return None
-        for node in ast.walk(operand):
-            if isinstance(node, ast.Call) and _dotted(node.func) in ("hasattr", "getattr"):
-                args = node.args
+        for call in ast.walk(operand):
+            if isinstance(call, ast.Call) and _dotted(call.func) in ("hasattr", "getattr"):
+                args = call.args
                 if (
                     len(args) < 2
                     or not isinstance(args[0], ast.Name)
