@@ -56,7 +56,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         message = message[: _MESSAGE_LENGTH - 1] + "\u2026"
     said = f": {message!r}" if message else ""
     where, _, line = raised.where.rpartition(":")
-    builtin = getattr(builtins, exception, None)
+    builtin = getattr(builtins, raised.builtin or "", None)
     yield rule.finding(
         checked,
         f"{_calls.display(checked)} always raises {exception} in {checked.new.version}{said}"
@@ -65,5 +65,5 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         hint="move to the replacement the message names"
         if message
         else "the upstream no longer supports this call",
-        raises=exception if isinstance(builtin, type) and issubclass(builtin, BaseException) else None,
+        raises=raised.builtin if isinstance(builtin, type) and issubclass(builtin, BaseException) else None,
     )

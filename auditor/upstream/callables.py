@@ -201,10 +201,31 @@ def always_raised(func: FunctionInfo, resolver: Resolver, depth: int = 0) -> Alw
         ):
             inner = always_raised(helper.info, resolver, depth + 1)
             if inner is not None:
-                return _filled(inner, found.arguments, helper.info.signature) if depth == 0 else inner
+                if depth:
+                    return inner
+                filled = _filled(inner, found.arguments, helper.info.signature)
+                return replace(filled, builtin=_builtin_base(filled.exception, resolver))
     if found.exception is None:
         return None
-    return _filled(found, (), func.signature) if depth == 0 else found
+    if depth:
+        return found
+    return replace(_filled(found, (), func.signature), builtin=_builtin_base(found.exception, resolver))
+
+
+def _builtin_base(path: str | None, resolver: Resolver) -> str | None:
+    """The builtin class a raised exception class is or derives from (`InvalidRequestError` ->
+    `Exception`), where its bases resolve; else None."""
+    if path is None:
+        return None
+    if path.startswith("builtins."):
+        return path.split(".", 1)[1]
+    value = resolver.lookup(path)
+    if not isinstance(value, ClassValue):
+        return None
+    for entry in resolver.mro(value.info) or ():
+        if isinstance(entry, str):
+            return entry.split(".", 1)[1] if entry.startswith("builtins.") else None
+    return None
 
 
 def _filled(

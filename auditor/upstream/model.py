@@ -166,6 +166,8 @@ class AlwaysRaises:
     fields: tuple[str, ...] = ()  # the parameters whose `{name}` the message holds
     through: str | None = None  # canonical path of the helper called before the raise
     arguments: tuple[tuple[str, str], ...] = ()  # the helper call's literal arguments (position or name)
+    # the builtin exception class the raised one derives from (found when a call is checked, not stored)
+    builtin: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
