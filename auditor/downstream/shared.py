@@ -215,3 +215,12 @@ def chain_attributes(names: Iterable[str], tested: Iterable[frozenset[str]]) -> 
     of other objects (each testing the attribute names of one set) guard: it uses a tested name."""
     used = set(names)
     return any(not used.isdisjoint(attributes) for attributes in tested)
+
+
+def unalias(dotted: str, aliases: tuple[tuple[str, str], ...]) -> str:
+    """The module an import of `dotted` runs where another module registered an upstream module under
+    a name it starts with (`requests.packages.urllib3.util` -> `urllib3.util`)."""
+    for alias, target in aliases:
+        if dotted == alias or dotted.startswith(alias + "."):
+            return target + dotted[len(alias) :]
+    return dotted

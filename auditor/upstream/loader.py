@@ -24,6 +24,7 @@ from typing import Any
 
 import griffe
 
+from apidrift.auditor.upstream.analyses.aliases import module_aliases
 from apidrift.auditor.upstream.analyses.calls import _kwargs_forwarding, _returned_class, _self_calls
 from apidrift.auditor.upstream.analyses.decorators import (
     _container_stores,
@@ -321,6 +322,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         shares_path=filepath.stem == "__init__" and _SHARES_PATH.search(runtime_code) is not None,
         import_fails=facts.get("import_fails") if filepath.suffix == ".py" else None,
         own_imports=tuple(facts.get("own_imports", ())) if filepath.suffix == ".py" else (),
+        module_aliases=tuple((a, t) for a, t in facts.get("module_aliases", ())),
     )
 
 
@@ -691,6 +693,7 @@ class _FactsExtension(griffe.Extension):
                 "getattr": _getattr_program(node),
                 "import_fails": import_failure(node, mod.path, mod.is_init_module),
                 "own_imports": own_imports(node, mod.path, mod.is_init_module),
+                "module_aliases": module_aliases(node),
             }
 
     def on_class_members(

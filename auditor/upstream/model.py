@@ -513,6 +513,9 @@ class ModuleInfo:
     import_fails: dict[str, Any] | None = None
     # modules of its own package it imports unconditionally at top level (their failure is its own)
     own_imports: tuple[str, ...] = ()
+    # other modules it registers in `sys.modules` under other names: (alias, target) pairs, each
+    # `alias` (and what lies under it) importing `target` (see analyses/aliases.py)
+    module_aliases: tuple[tuple[str, str], ...] = ()
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -534,6 +537,7 @@ class ModuleInfo:
             "shares_path": self.shares_path,
             "import_fails": self.import_fails,
             "own_imports": list(self.own_imports),
+            "module_aliases": [list(pair) for pair in self.module_aliases],
         }
 
     @classmethod
@@ -555,6 +559,7 @@ class ModuleInfo:
             shares_path=data.get("shares_path", False),
             import_fails=data.get("import_fails"),
             own_imports=tuple(data.get("own_imports", ())),
+            module_aliases=tuple((a, t) for a, t in data.get("module_aliases", ())),
         )
 
 

@@ -52,6 +52,7 @@ from apidrift.auditor.downstream.shared import (
     Forwarding,
     chain_attributes,
     holds_no_upstream,
+    unalias,
 )
 from apidrift.auditor.downstream.sites import Span
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
@@ -71,8 +72,11 @@ _T = TypeVar("_T")
 class _Collector:
     """One pass over the tree in source order: scopes, bindings, guards and the candidate use sites."""
 
-    def __init__(self, upstream_names: frozenset[str], text: _Text) -> None:
+    def __init__(
+        self, upstream_names: frozenset[str], text: _Text, aliases: tuple[tuple[str, str], ...] = ()
+    ) -> None:
         self.upstream_names = upstream_names
+        self.aliases = aliases  # modules other modules register upstream modules under
         self.text = text
         self.module_scope = _Scope(None)
         self.scopes: list[_Scope] = [self.module_scope]
@@ -480,11 +484,11 @@ class _Collector:
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            dotted = alias.name
+            dotted = unalias(alias.name, self.aliases) if self.aliases else alias.name
             if alias.asname is not None:
                 self.scope.bind(alias.asname, _Binding(self.scope, value=ModuleRef(dotted)))
             else:
-                top = dotted.split(".")[0]
+                top = alias.name.split(".")[0]
                 self.scope.bind(top, _Binding(self.scope, value=ModuleRef(top)))
             if dotted.split(".")[0] in self.upstream_names:
                 span = self.text.span(alias)
@@ -492,6 +496,8 @@ class _Collector:
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module
+        if self.aliases and module is not None and not node.level:
+            module = unalias(module, self.aliases)
         upstream = not node.level and module is not None and module.split(".")[0] in self.upstream_names
         text = self.text
         span = text.span(node) if upstream else None

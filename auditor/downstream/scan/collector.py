@@ -37,14 +37,21 @@ from apidrift.auditor.downstream.scan.values import (
     _Scope,
     _SelfOf,
 )
-from apidrift.auditor.downstream.shared import NAME_MAKERS, VERSIONISH, chain_attributes, holds_no_upstream
+from apidrift.auditor.downstream.shared import (
+    NAME_MAKERS,
+    VERSIONISH,
+    chain_attributes,
+    holds_no_upstream,
+    unalias,
+)
 
 
 class _Collector(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, upstream_names: frozenset[str]) -> None:
+    def __init__(self, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()) -> None:
         self.upstream_names = upstream_names
+        self.aliases = aliases  # modules other modules register upstream modules under
         self.module_scope = _Scope(None)
         self.scopes: list[_Scope] = [self.module_scope]
         self.candidates: list[_Candidate] = []
@@ -305,15 +312,16 @@ class _Collector(cst.CSTVisitor):
 
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
-            dotted = _dotted(alias.name)
-            if dotted is None:
+            written = _dotted(alias.name)
+            if written is None:
                 continue
+            dotted = unalias(written, self.aliases) if self.aliases else written
             if alias.asname is not None:
                 name = _name_of(alias.asname.name)
                 if name:
                     self.scope.bind(name, _Binding(self.scope, value=ModuleRef(dotted)))
             else:
-                top = dotted.split(".")[0]
+                top = written.split(".")[0]
                 self.scope.bind(top, _Binding(self.scope, value=ModuleRef(top)))
             if dotted.split(".")[0] in self.upstream_names:
                 self._candidate("import-module", alias, dotted)
@@ -321,6 +329,8 @@ class _Collector(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         module = _dotted(node.module) if node.module is not None else None
+        if self.aliases and module is not None and not node.relative:
+            module = unalias(module, self.aliases)
         upstream = not node.relative and module is not None and module.split(".")[0] in self.upstream_names
         if upstream:
             self._candidate("import-from-module", node, module)
