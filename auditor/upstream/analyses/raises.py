@@ -93,6 +93,7 @@ def _unconditional_module(function: ast.FunctionDef) -> ast.Module | None:
     classes there (each written unconditionally and bound once), in a module that leaves its own
     namespace alone; else None."""
     node: Any = function
+    owners: list[str] = []  # the classes it sits in, innermost first
     for _ in range(20):
         parent = getattr(node, "parent", None)
         if parent is None:
@@ -105,9 +106,41 @@ def _unconditional_module(function: ast.FunctionDef) -> ast.Module | None:
         if isinstance(parent, ast.ClassDef) and (parent.decorator_list or parent.keywords):
             return None  # a class decorator or metaclass may replace what the body defines
         if isinstance(parent, ast.Module):
-            return None if _writes_own_namespace(parent) else parent
+            if _writes_own_namespace(parent) or _rebound_elsewhere(parent, function.name, owners):
+                return None
+            return parent
+        if isinstance(parent, ast.ClassDef):
+            owners.append(parent.name)
         node = parent
     return None
+
+
+def _rebound_elsewhere(module: ast.Module, name: str, owners: list[str]) -> bool:
+    """A function rebinds the name (`global name`), or code of the module sets it on its class from
+    outside the body (`Cls.name = ...`, `setattr(Cls, "name", ...)`)."""
+    for node in ast.walk(module):
+        if isinstance(node, ast.Global) and not owners and name in node.names:
+            return True
+        if (
+            owners
+            and isinstance(node, ast.Attribute)
+            and node.attr == name
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+            and isinstance(node.value, ast.Name)
+            and node.value.id == owners[0]
+        ):
+            return True
+        if (
+            owners
+            and isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) > 1
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == owners[0]
+        ):
+            return True
+    return False
 
 
 def _writes_own_namespace(module: ast.Module) -> bool:
