@@ -50,6 +50,8 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     raised = checked.new.always_raises
     if checked.site.kind is not SiteKind.CALL or raised is None or not checked.new.certain:
         return
+    if checked.new.raises is not None:
+        return  # a guard on the arguments raises first (AD107): one break, one finding
     exception = (raised.exception or "").rsplit(".", 1)[-1]
     message = " ".join((raised.message or "").split())
     if len(message) > _MESSAGE_LENGTH:
