@@ -377,7 +377,7 @@ def _check_override(site: UseSite, resolver: Resolver, version: str) -> SiteChec
         verdict = Unknown(Reason.OVERRIDE_REQUIRES_OPTIONAL)
     upstream_call = None
     if isinstance(verdict, Ok):
-        found = _breaking_self_call(site, target, resolver)
+        found = _breaking_self_call(site, target, resolver) or _breaking_held_call(site, target, resolver)
         if found is not None:
             verdict, upstream_call = found
     unknown = verdict if isinstance(verdict, Unknown) else None
@@ -435,6 +435,82 @@ def _breaking_self_call(
                     "lineno": call["lineno"],
                 }
     return None
+
+
+MAX_HOLDER_MODULES = 40  # modules read for calls on held objects, per overridden method
+
+
+def _breaking_held_call(
+    site: UseSite, target: CallTarget, resolver: Resolver
+) -> tuple[Break, dict[str, object]] | None:
+    """The upstream's calls of the method on an object another upstream class holds, typed by an
+    annotation as one of the classes the downstream class inherits (`self.widget.render(name, value,
+    attrs=attrs, renderer=r)` with `widget: Widget`), in the modules of the packages those classes are
+    defined in: the first that binds to the upstream's method but not to the override."""
+    if not isinstance(site.ref, AttrRef) or site.signature is None:
+        return None
+    base = resolver.resolve(site.ref.base)
+    cls = base.cls if isinstance(base, InstanceValue) else None
+    mro = resolver.mro(cls) if cls is not None else None
+    if not mro:
+        return None
+    classes = [entry for entry in mro if not isinstance(entry, str)]
+    paths = {c.path for c in classes}
+    held: dict[str, bool] = {}  # an annotation's path -> whether it names one of those classes
+
+    def typed_as_one(on: str) -> bool:
+        if on not in held:
+            value = resolver.lookup(on)  # through re-exports: the class the annotation names
+            held[on] = on in paths or (isinstance(value, ClassValue) and value.info.path in paths)
+        return held[on]
+
+    for module in _holder_modules(classes, resolver):
+        info = resolver.index.module(module)
+        for member in info.members.values() if info is not None else ():
+            if not isinstance(member, ClassInfo):
+                continue
+            for call in member.held_calls:
+                if call["method"] != site.ref.name or not typed_as_one(call["on"]):
+                    continue
+                shape = CallShape(
+                    call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"]
+                )
+                if not isinstance(bind_target(shape, target), Ok):
+                    continue
+                verdict = bind(shape, site.signature)
+                if isinstance(verdict, Break):
+                    return verdict, {
+                        "caller": f"{member.path}.{call['caller']}",
+                        "call": str(call["text"]),
+                        "lineno": call["lineno"],
+                    }
+    return None
+
+
+def _holder_modules(classes: list[ClassInfo], resolver: Resolver) -> list[str]:
+    """The modules of the classes' packages (each class's module and its siblings), in a stable order,
+    at most MAX_HOLDER_MODULES."""
+    index = resolver.index
+    found: dict[str, None] = {}
+    for cls in classes:
+        module = cls.path.rsplit(".", 1)[0]
+        while module and index.module(module) is None and "." in module:
+            module = module.rsplit(".", 1)[0]
+        found[module] = None
+        package = module.rsplit(".", 1)[0] if "." in module else module
+        folder = index.module_file(package)
+        if folder is None:
+            continue
+        folder = folder if folder.is_dir() else folder.parent
+        try:
+            names = sorted(p.stem for p in folder.iterdir() if p.suffix == ".py" and p.stem.isidentifier())
+        except OSError:
+            continue
+        for name in names:
+            found[package if name == "__init__" else f"{package}.{name}"] = None
+            if len(found) >= MAX_HOLDER_MODULES:
+                return list(found)
+    return list(found)
 
 
 def _render_shape(shape: CallShape) -> str:

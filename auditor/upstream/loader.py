@@ -25,7 +25,12 @@ from typing import Any
 import griffe
 
 from apidrift.auditor.upstream.analyses.aliases import module_aliases
-from apidrift.auditor.upstream.analyses.calls import _kwargs_forwarding, _returned_class, _self_calls
+from apidrift.auditor.upstream.analyses.calls import (
+    _held_calls,
+    _kwargs_forwarding,
+    _returned_class,
+    _self_calls,
+)
 from apidrift.auditor.upstream.analyses.decorators import (
     _container_stores,
     _decorator_facts,
@@ -425,6 +430,11 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         bound_names=frozenset(facts.get("bound_names", ())),
         open_namespace=facts.get("open_namespace"),
         self_calls={name: tuple(calls) for name, calls in facts.get("self_calls", {}).items()},
+        held_calls=tuple(
+            {**call, "on": on}
+            for call in facts.get("held_calls", ())
+            if not (on := _resolve_text(cls, call["on"])).startswith("?")
+        ),
     )
 
 
@@ -722,6 +732,7 @@ class _FactsExtension(griffe.Extension):
             "open_namespace": _DYNAMIC_BINDING if _uses_namespace_functions(body) else None,
             "rebound": sorted(_rebound_names(node.body)),
             "self_calls": _self_calls(node),
+            "held_calls": _held_calls(node),
             "fields": fields,
             "instance_attributes": sorted(instance),
             "dynamic_attributes": dynamic,

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 54  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 55  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -434,6 +434,10 @@ class ClassInfo:
     # The class's own calls of its methods, `self.render(name, value, attrs, renderer)`: method ->
     # ({"caller", "positional", "keywords", "star_args", "star_kwargs", "lineno"}, ...), a few each.
     self_calls: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    # Its methods' calls on an object of another class it holds, typed by an annotation
+    # (`self.widget.render(name, value, attrs=attrs, renderer=r)` with `widget: Widget`): each as a
+    # self call's dict plus "on" (the held class's canonical path) and "method".
+    held_calls: tuple[dict[str, Any], ...] = ()
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -458,6 +462,7 @@ class ClassInfo:
             "source_decorators": [d.as_dict() for d in self.source_decorators],
             "source_only": sorted(self.source_only),
             "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
+            "held_calls": list(self.held_calls),
         }
 
     @classmethod
@@ -482,6 +487,7 @@ class ClassInfo:
             source_decorators=tuple(Decorator.from_dict(d) for d in data.get("source_decorators", ())),
             source_only=frozenset(data.get("source_only", ())),
             self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
+            held_calls=tuple(data.get("held_calls", ())),
         )
 
 
