@@ -13,14 +13,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
+from apidrift.auditor.check.imports import Requirements
 from apidrift.auditor.downstream.notebook import NotebookMap, cell_span
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import FileScan, SiteKind
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
-from apidrift.auditor.downstream.walk import scan_downstream
+from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.results import (
     AuditResult,
@@ -156,6 +159,58 @@ def locate_inputs(request: AuditRequest) -> Inputs:
     return Inputs(new_tree, old_tree, down_tree, sources, tuple(notes), time.perf_counter() - started)
 
 
+MAX_VENDORING = 5  # distributions read per audit for the upstream modules they register under their names
+
+
+def _vendoring_aliases(
+    down_tree: SourceTree, upstream_names: frozenset[str], sources: Sources, api_dir: Path, notes: list[str]
+) -> tuple[tuple[str, str], ...]:
+    """Names other distributions register the upstream's modules under (`requests.packages.urllib3`
+    for `urllib3`, by requests' `sys.modules` loop), for the downstream's imports through them: each
+    such prefix's distribution (the package of that name, its latest release the downstream's
+    requirements allow, when they name it or say nothing; never a package of the downstream's own) is
+    read, not run."""
+    root = down_tree.root
+    prefixes = vendored_prefixes(root, upstream_names)
+    required = {
+        canonicalize_name(r.name): str(r.specifier)
+        for r in Requirements.of("", (), down_tree.requires).downstream
+    }
+    found: set[tuple[str, str]] = set()
+    tops = [
+        top
+        for top in sorted({p.split(".")[0] for p in prefixes})
+        if not (root / top).is_dir()
+        and not (root / f"{top}.py").exists()
+        and (not required or canonicalize_name(top) in required)
+    ]
+    for top in tops[:MAX_VENDORING]:
+        try:
+            tree = sources.locate(f"{top}{required.get(canonicalize_name(top)) or '>=0'}", "upstream")
+        except (SourceError, SpecError):
+            continue
+        if top not in tree.import_names:
+            continue
+        index = _index(tree, api_dir)
+        modules = {
+            ".".join(p.split(".")[: i + 1])
+            for p in prefixes
+            if p.split(".")[0] == top
+            for i in range(len(p.split(".")))
+        }
+        for module in sorted(modules):
+            info = index.module(module)
+            for alias, target in info.module_aliases if info is not None else ():
+                if target.split(".")[0] in upstream_names:
+                    found.add((alias, target))
+        own = [f"{a} = {t}" for a, t in sorted(found) if a.split(".")[0] == top]
+        if own:
+            notes.append(
+                f"imports through {_label(tree)} read as the upstream modules it registers: {', '.join(own)}"
+            )
+    return tuple(sorted(found))
+
+
 def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     """Run the whole audit, on `inputs` when they are already located (else they are located here).
     Raises `SpecError`/`SourceError` when an input cannot be had at all."""
@@ -185,7 +240,8 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
         exclude = request.exclude + tuple(
             p[len(prefix) :] for p in request.exclude if prefix and p.startswith(prefix)
         )
-        scans, outcomes = scan_downstream(down_tree.root, upstream_names, cache.dir("scan"), exclude)
+        aliases = _vendoring_aliases(down_tree, upstream_names, inputs.sources, cache.dir("api"), notes)
+        scans, outcomes = scan_downstream(down_tree.root, upstream_names, cache.dir("scan"), exclude, aliases)
         if prefix:  # every path is relative to the project root, where the user stands
             scans = [replace(scan, path=prefix + scan.path) for scan in scans]
             outcomes = [replace(outcome, path=prefix + outcome.path) for outcome in outcomes]
@@ -197,14 +253,24 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     new_resolver = Resolver(_index(new_tree, api_dir, extra))
     old_resolver = Resolver(_index(old_tree, api_dir)) if old_tree else None
     relocator = Relocator(new_resolver)
+    new_requirements = Requirements.of(new_tree.name, new_tree.requires, down_tree.requires)
+    old_requirements = (
+        Requirements.of(old_tree.name, old_tree.requires, down_tree.requires) if old_tree else None
+    )
     coverage = Coverage(upstream=new_tree.name)
     rules = all_rules()
     with timer.phase("resolve"):
         checked_sites = []
         for scan in scans:
             for site in scan.sites:
-                old = check_site(site, old_resolver, _label(old_tree)) if old_resolver and old_tree else None
-                new = check_site(site, new_resolver, _label(new_tree), relocator, old, old_resolver)
+                old = (
+                    check_site(site, old_resolver, _label(old_tree), requirements=old_requirements)
+                    if old_resolver and old_tree
+                    else None
+                )
+                new = check_site(
+                    site, new_resolver, _label(new_tree), relocator, old, old_resolver, new_requirements
+                )
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 if not (
                     site.kind is SiteKind.OVERRIDE

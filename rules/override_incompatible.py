@@ -2,7 +2,9 @@
 Finds methods of downstream subclasses that override an upstream method whose signature the target
 version changed so that the upstream's own calls no longer bind to the override: a new required
 parameter, say, which the upstream now passes, or an optional one the upstream's own classes pass
-(`self.get_default(ctx, call=False)` against `def get_default(self, ctx)`).
+(`self.get_default(ctx, call=False)` against `def get_default(self, ctx)`), or pass through an
+object of that class they hold, typed by an annotation (`self.widget.render(name, value,
+renderer=r)` with `widget: Widget`), even where the method's own signature did not change.
 
 ## Why is this bad?
 The upstream calls the override itself (a template method, a hook) and raises `TypeError` inside

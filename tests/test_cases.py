@@ -225,3 +225,14 @@ def test_missing_import_hints_and_folded_uses(tmp_path: Path) -> None:
     assert hints[(5, "AD002")] == "moved: now importable as `pkg._impl.helper` (from pkg._impl import helper)"
     fixes = {f.location.line: f.fix for f in found if f.code == "AD002"}
     assert fixes[4] is None and fixes[5] is not None
+
+
+def test_always_raising_callee_quotes_the_upstream_message(tmp_path: Path) -> None:
+    findings = {(f.location.line, f.code): f for f in run_case("callee_always_raises", tmp_path)}
+    assert "'pkg.mapper()' function is removed as of 2.0. Use the" in findings[(4, "AD108")].message
+    assert "InvalidRequestError" in findings[(4, "AD108")].message
+    interp = findings[(6, "AD108")].message
+    assert "NotImplementedError" in interp and "`interp2d` has been removed in 1.14.0." in interp
+    assert "pkg.interp.interp2d.__init__" in interp
+    # the helper's f-string, filled from the literal argument and the helper's literal default
+    assert "'expired expired in 1.0: use pkg.new_expired() instead'" in findings[(8, "AD108")].message

@@ -222,6 +222,26 @@ def flagship() -> AuditResult:
             hint="pass only one of `n`, `best_of`; an argument that repeats the old default can be left out",
         ),
         finding(
+            "AD005",
+            f"importing `vllm.entrypoints.cli` raises ImportError in {NEW} unless `fastapi` is installed, "
+            "which the downstream's requirements do not provide: 'the CLI needs extra dependencies: "
+            'pip install "vllm[cli]"\' (`vllm.entrypoints.cli`, line 12)',
+            at("speculators/utils/vllm_utils.py", 9, 1, "import vllm.entrypoints.cli", end_column=28),
+            "vllm.entrypoints.cli",
+            hint="require `vllm[cli]`",
+        ),
+        finding(
+            "AD108",
+            f"init_logger() always raises RuntimeError in {NEW}: 'init_logger() was removed; use "
+            "vllm.logger.get_logger()' (`vllm.logger.init_logger`, line 41)",
+            at(
+                "speculators/utils/vllm_utils.py", 88, 14, "    logger = init_logger(__name__)", end_column=35
+            ),
+            "vllm.logger.init_logger",
+            new_signature="(name)",
+            hint="move to the replacement the message names",
+        ),
+        finding(
             "AD201",
             f"resize(): positional arguments land in other parameters in {NEW} (argument 2 went to `size`, now to `scale`)",
             at("speculators/utils/vllm_utils.py", 80, 5, "    resize(image, 64)", end_column=22),
@@ -461,14 +481,14 @@ def test_text_summary(result: AuditResult) -> None:
         "  old upstream: vllm==0.15.1 (index: vllm-0.15.1-cp38-abi3-manylinux1_x86_64.whl): the version"
         in out
     )
-    assert "Findings: 14 errors, 5 warnings, 2 info (drift 18, pre-existing 2)" in out
+    assert "Findings: 16 errors, 5 warnings, 2 info (drift 20, pre-existing 2)" in out
     assert "  note: vllm==0.16.0: module vllm.model_executor.layers.fused_moe.configs" in out
     assert "Coverage of vllm: 52 use sites found, 49 resolved, 47 checked, 5 not checkable" in out
     assert "  not checkable: external-base:msgspec.Struct 3, star-arguments 2" in out  # most frequent first
     assert "Files: 3 scanned, 2 skipped, 1 failed" in out
     assert "  failed: speculators/legacy/broken.py: syntax error: Syntax Error @ 12:5." in out
     assert "[info, drift] module `vllm.worker.worker_base` does not exist" in out
-    assert out.endswith("\nFound 14 errors (5 warnings, 2 info).\n")
+    assert out.endswith("\nFound 16 errors (5 warnings, 2 info).\n")
 
 
 def test_text_input_note_said_once() -> None:
@@ -515,7 +535,7 @@ def test_json_round_trips(result: AuditResult) -> None:
     assert data["tool"] == {"name": "apidrift", "version": "0.1.0"}
     assert [f["code"] for f in data["findings"]] == [f.code for f in result.findings]
     assert data["findings"] == [f.as_dict() for f in result.findings]
-    assert data["summary"] == {"error": 14, "warning": 5, "info": 2}
+    assert data["summary"] == {"error": 16, "warning": 5, "info": 2}
     assert data["coverage"][0]["not_checkable"] == {"star-arguments": 2, "external-base:msgspec.Struct": 3}
     assert {k: v for k, v in data.items() if k != "rules"} == json.loads(json.dumps(result.as_dict()))
 

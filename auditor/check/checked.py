@@ -11,11 +11,12 @@ from dataclasses import dataclass, field, replace
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
+from apidrift.auditor.check.imports import ImportFailure, Requirements, import_failure
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
-from apidrift.auditor.upstream.model import ClassInfo
+from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
 from apidrift.auditor.upstream.replacement import Replacement, find_replacement, forwarded_alias
 from apidrift.auditor.upstream.resolve import (
@@ -24,6 +25,7 @@ from apidrift.auditor.upstream.resolve import (
     FunctionValue,
     InstanceValue,
     Missing,
+    ModuleValue,
     Resolution,
     Resolver,
     ServedValue,
@@ -66,6 +68,10 @@ class SiteCheck:
     beyond_upstream: str | None = None
     # For a call that binds: a guard of the callee that certainly raises on the arguments it passes.
     raises: Raised | None = None
+    # For a call that binds: what every call of the callee raises (its body raises unconditionally).
+    always_raises: AlwaysRaises | None = None
+    # For an import: the module whose top level raises when it runs (see check/imports.py).
+    import_fails: ImportFailure | None = None
     # The reference along the site at which `missing` occurs (`pd.np` in `pd.np.array(...)`).
     missing_at: Ref | None = None
     # For a site not checked for certain: the references along it that resolved to a value in this
@@ -108,12 +114,13 @@ def check_site(
     relocator: Relocator | None = None,
     old: SiteCheck | None = None,
     old_resolver: Resolver | None = None,
+    requirements: Requirements | None = None,
 ) -> SiteCheck:
     """Check one site against one version; with a relocator, a missing name is looked for elsewhere,
     and the replacement the upstream names for a missing or deprecated name is looked up. With the old
     version's resolver, a name an annotated value's class lost counts as a removal even where the old
     version could not type the value (its return was not annotated)."""
-    checked = _check_site(site, resolver, version, relocator, old, old_resolver)
+    checked = _check_site(site, resolver, version, relocator, old, old_resolver, requirements)
     if relocator is None:
         return checked
     replacement = _replacement(site, checked, resolver, old, old_resolver)
@@ -223,6 +230,7 @@ def _check_site(
     relocator: Relocator | None = None,
     old: SiteCheck | None = None,
     old_resolver: Resolver | None = None,
+    requirements: Requirements | None = None,
 ) -> SiteCheck:
     if site.kind is SiteKind.OVERRIDE:
         return _check_override(site, resolver, version, old)
@@ -284,6 +292,10 @@ def _check_site(
             beyond_upstream=_beyond_upstream(site.ref, resolution, resolver),
             present=_present(site.ref, resolver),
         )
+    if site.kind is SiteKind.IMPORT:
+        fails = _import_fails(site.ref, resolution, resolver, requirements)
+        if fails is not None:
+            return SiteCheck(version, resolution, import_fails=fails)
     if site.kind is not SiteKind.CALL or site.shape is None:
         return SiteCheck(version, resolution)
     if site.subclass and isinstance(resolution, ClassValue) and resolution.info.path in _FIELD_BASES:
@@ -293,6 +305,7 @@ def _check_site(
     if isinstance(target, Unknown):
         return SiteCheck(version, resolution, unknown=target, present=_present(site.ref, resolver))
     verdict = bind_target(site.shape, target)
+    called = target  # before keywords are followed on to another callee
     raises = raised_by(site.shape, verdict, target, resolver) if isinstance(verdict, Ok) else None
     if isinstance(verdict, Ok):
         exact = None if site.subclass else _constructed(resolution, resolver)
@@ -319,10 +332,42 @@ def _check_site(
             unknown = Unknown(Reason.STUB_SIGNATURE)
     if raises is not None and not isinstance(verdict, Ok):
         raises = None
+    always = None
+    if isinstance(verdict, Ok) and unknown is None and not site.subclass and not typing_view(called):
+        # `__new__` runs before `__init__`: the first that always raises is what the call raises
+        always = next(
+            (t.always_raises for t in (*called.requires_also, called) if t.always_raises is not None),
+            None,
+        )
     present = _present(site.ref, resolver) if unknown is not None else {}
     return SiteCheck(
-        version, resolution, target=target, verdict=verdict, unknown=unknown, raises=raises, present=present
+        version,
+        resolution,
+        target=target,
+        verdict=verdict,
+        unknown=unknown,
+        raises=raises,
+        present=present,
+        always_raises=always,
     )
+
+
+def _import_fails(
+    ref: Ref, resolution: Resolution, resolver: Resolver, requirements: Requirements | None
+) -> ImportFailure | None:
+    """`import a.b.c` runs a, a.b and a.b.c; `from a import b` runs a and, b being a module, a.b."""
+    if isinstance(ref, ModuleRef):
+        parts = ref.path.split(".")
+        modules = [".".join(parts[: i + 1]) for i in range(len(parts))]
+    elif isinstance(ref, AttrRef) and isinstance(resolution, ModuleValue):
+        modules = [resolution.info.path]
+    else:
+        return None
+    for module in modules:
+        found = import_failure(module, resolver.index, requirements)
+        if found is not None:
+            return found
+    return None
 
 
 # Bases whose subclasses get a constructor made from their own annotated fields, not the base's.
@@ -509,7 +554,7 @@ def _check_override(
         verdict = Unknown(Reason.OVERRIDE_REQUIRES_OPTIONAL)
     upstream_call = None
     if isinstance(verdict, Ok):
-        found = _breaking_self_call(site, target, resolver)
+        found = _breaking_self_call(site, target, resolver) or _breaking_held_call(site, target, resolver)
         if found is not None:
             verdict, upstream_call = found
     if (
@@ -575,6 +620,82 @@ def _breaking_self_call(
                     "lineno": call["lineno"],
                 }
     return None
+
+
+MAX_HOLDER_MODULES = 40  # modules read for calls on held objects, per overridden method
+
+
+def _breaking_held_call(
+    site: UseSite, target: CallTarget, resolver: Resolver
+) -> tuple[Break, dict[str, object]] | None:
+    """The upstream's calls of the method on an object another upstream class holds, typed by an
+    annotation as one of the classes the downstream class inherits (`self.widget.render(name, value,
+    attrs=attrs, renderer=r)` with `widget: Widget`), in the modules of the packages those classes are
+    defined in: the first that binds to the upstream's method but not to the override."""
+    if not isinstance(site.ref, AttrRef) or site.signature is None:
+        return None
+    base = resolver.resolve(site.ref.base)
+    cls = base.cls if isinstance(base, InstanceValue) else None
+    mro = resolver.mro(cls) if cls is not None else None
+    if not mro:
+        return None
+    classes = [entry for entry in mro if not isinstance(entry, str)]
+    paths = {c.path for c in classes}
+    held: dict[str, bool] = {}  # an annotation's path -> whether it names one of those classes
+
+    def typed_as_one(on: str) -> bool:
+        if on not in held:
+            value = resolver.lookup(on)  # through re-exports: the class the annotation names
+            held[on] = on in paths or (isinstance(value, ClassValue) and value.info.path in paths)
+        return held[on]
+
+    for module in _holder_modules(classes, resolver):
+        info = resolver.index.module(module)
+        for member in info.members.values() if info is not None else ():
+            if not isinstance(member, ClassInfo):
+                continue
+            for call in member.held_calls:
+                if call["method"] != site.ref.name or not typed_as_one(call["on"]):
+                    continue
+                shape = CallShape(
+                    call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"]
+                )
+                if not isinstance(bind_target(shape, target), Ok):
+                    continue
+                verdict = bind(shape, site.signature)
+                if isinstance(verdict, Break):
+                    return verdict, {
+                        "caller": f"{member.path}.{call['caller']}",
+                        "call": str(call["text"]),
+                        "lineno": call["lineno"],
+                    }
+    return None
+
+
+def _holder_modules(classes: list[ClassInfo], resolver: Resolver) -> list[str]:
+    """The modules of the classes' packages (each class's module and its siblings), in a stable order,
+    at most MAX_HOLDER_MODULES."""
+    index = resolver.index
+    found: dict[str, None] = {}
+    for cls in classes:
+        module = cls.path.rsplit(".", 1)[0]
+        while module and index.module(module) is None and "." in module:
+            module = module.rsplit(".", 1)[0]
+        found[module] = None
+        package = module.rsplit(".", 1)[0] if "." in module else module
+        folder = index.module_file(package)
+        if folder is None:
+            continue
+        folder = folder if folder.is_dir() else folder.parent
+        try:
+            names = sorted(p.stem for p in folder.iterdir() if p.suffix == ".py" and p.stem.isidentifier())
+        except OSError:
+            continue
+        for name in names:
+            found[package if name == "__init__" else f"{package}.{name}"] = None
+            if len(found) >= MAX_HOLDER_MODULES:
+                return list(found)
+    return list(found)
 
 
 def _render_shape(shape: CallShape) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from apidrift.auditor.check.bind import CallShape, Ok, bind
 from apidrift.auditor.downstream.refs import (
@@ -21,6 +21,7 @@ from apidrift.auditor.downstream.refs import (
     ModuleRef,
     OpaqueRef,
     StarRef,
+    root_module,
 )
 from apidrift.auditor.downstream.sites import NOTHING_CAUGHT, Span
 from apidrift.auditor.upstream.signature import Signature
@@ -197,3 +198,38 @@ class Forwarding:
         return CallShape(
             self.super_shape.positional, keywords, self.super_shape.star_args, call.star_kwargs
         ), forwarded
+
+
+def holds_no_upstream(bindings: Sequence[Any] | None, upstream_names: frozenset[str]) -> bool:
+    """Whether a name bound (so far) by these bindings certainly holds no upstream object: each is an
+    unannotated parameter, the `self` of a downstream class's method, or an import of another
+    distribution's module. A `hasattr()` test of such an object is no test of the upstream."""
+    if not bindings:
+        return False
+    for binding in bindings:
+        value = binding.value
+        if value is None:
+            if not binding.parameter:
+                return False
+        elif isinstance(value, (ModuleRef, AttrRef)):
+            if root_module(value) in upstream_names:
+                return False
+        elif type(value).__name__ != "_SelfOf":
+            return False
+    return True
+
+
+def chain_attributes(names: Iterable[str], tested: Iterable[frozenset[str]]) -> bool:
+    """Whether a use whose reference goes through the attribute `names` is one that `hasattr()` tests
+    of other objects (each testing the attribute names of one set) guard: it uses a tested name."""
+    used = set(names)
+    return any(not used.isdisjoint(attributes) for attributes in tested)
+
+
+def unalias(dotted: str, aliases: tuple[tuple[str, str], ...]) -> str:
+    """The module an import of `dotted` runs where another module registered an upstream module under
+    a name it starts with (`requests.packages.urllib3.util` -> `urllib3.util`)."""
+    for alias, target in aliases:
+        if dotted == alias or dotted.startswith(alias + "."):
+            return target + dotted[len(alias) :]
+    return dotted

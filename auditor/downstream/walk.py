@@ -68,13 +68,18 @@ SKIPPED_DIRS = frozenset(
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024
-SCAN_VERSION = 26  # part of the scan cache key: bump when the scanner's output changes
+SCAN_VERSION = 27  # part of the scan cache key: bump when the scanner's output changes
 
 
 def scan_downstream(
-    root: Path, upstream_names: frozenset[str], cache_dir: Path, exclude: tuple[str, ...] = ()
+    root: Path,
+    upstream_names: frozenset[str],
+    cache_dir: Path,
+    exclude: tuple[str, ...] = (),
+    aliases: tuple[tuple[str, str], ...] = (),
 ) -> tuple[list[FileScan], list[FileOutcome]]:
-    """Parse only the files that mention an upstream import name; every file gets an outcome."""
+    """Parse only the files that mention an upstream import name; every file gets an outcome. `aliases`:
+    module names other distributions register upstream modules under (`requests.packages.urllib3`)."""
     outcomes: list[FileOutcome] = []
     mention = (
         re.compile(r"\b(?:{})\b".format("|".join(re.escape(n) for n in sorted(upstream_names))))
@@ -128,7 +133,7 @@ def scan_downstream(
         if mention is None or not mention.search("\n".join(notebook.lines) if notebook else text):
             outcomes.append(FileOutcome(relative, FileStatus.SKIPPED, "does not mention the upstream"))
             continue
-        cached = _cached_scan(relative, data, text, upstream_names, cache_dir)
+        cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases)
         if cached is not None and notebook is not None:
             cached = _in_notebook(cached, notebook)
         if cached is not None:
@@ -140,7 +145,9 @@ def scan_downstream(
             notebooks[relative] = notebook
         outcomes.append(FileOutcome(relative, FileStatus.SCANNED))  # both placeholders are filled once parsed
         scans.append(None)
-    jobs = [(relative, data, text, upstream_names, cache_dir) for _, _, relative, data, text in pending]
+    jobs = [
+        (relative, data, text, upstream_names, cache_dir, aliases) for _, _, relative, data, text in pending
+    ]
     for (position, slot, relative, _, _), scan in zip(pending, _parse_all(jobs)):
         if isinstance(scan, str):
             outcomes[position] = FileOutcome(relative, FileStatus.FAILED, scan)
@@ -148,6 +155,39 @@ def scan_downstream(
             outcomes[position] = FileOutcome(relative, FileStatus.SCANNED, use_sites=len(scan.sites))
             scans[slot] = _in_notebook(scan, notebooks[relative]) if relative in notebooks else scan
     return [s for s in scans if s is not None], outcomes
+
+
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t]+([A-Za-z_][\w.]*)", re.M)
+MAX_PREFIXES = 20
+
+
+def vendored_prefixes(root: Path, upstream_names: frozenset[str]) -> list[str]:
+    """Module paths the downstream imports an upstream module under, inside another package
+    (`from requests.packages.urllib3.util import Retry`: "requests.packages"), at most MAX_PREFIXES."""
+    if not upstream_names:
+        return []
+    mention = re.compile(r"\.(?:{})\b".format("|".join(re.escape(n) for n in sorted(upstream_names))))
+    found: dict[str, None] = {}
+    files, _ = _python_files(root)
+    for path, _relative in files:
+        try:
+            data = _read_bounded(path)
+            text = decode_source(data) if data is not None else ""
+        except (OSError, SourceDecodeError):
+            continue
+        if not mention.search(text):
+            continue
+        for match in _IMPORT_LINE.finditer(text):
+            parts = match.group(1).split(".")
+            if parts[0] in upstream_names:
+                continue
+            for index in range(1, len(parts)):
+                if parts[index] in upstream_names:
+                    found[".".join(parts[:index])] = None
+                    break
+        if len(found) >= MAX_PREFIXES:
+            break
+    return list(found)[:MAX_PREFIXES]
 
 
 # Parsing is the cost of a cold scan: with enough to parse, both cores. A fork pool starts in about
@@ -158,7 +198,10 @@ POOL_MIN_FILES = 8
 POOL_MIN_CHARS = 1024 * 1024
 
 
-def _parse_all(jobs: list[tuple[str, bytes, str, frozenset[str], Path]]) -> list[FileScan | str]:
+_Job = tuple[str, bytes, str, frozenset[str], Path, tuple[tuple[str, str], ...]]
+
+
+def _parse_all(jobs: list[_Job]) -> list[FileScan | str]:
     workers = min(os.cpu_count() or 1, len(jobs))
     small = len(jobs) < POOL_MIN_FILES or sum(len(job[2]) for job in jobs) < POOL_MIN_CHARS
     # Forking while other threads run (`apidrift upgrade` walks dependencies in threads) may copy a lock
@@ -175,7 +218,7 @@ def _parse_all(jobs: list[tuple[str, bytes, str, frozenset[str], Path]]) -> list
         return [_parse_job(job) for job in jobs]
 
 
-def _parse_job(job: tuple[str, bytes, str, frozenset[str], Path]) -> FileScan | str:
+def _parse_job(job: _Job) -> FileScan | str:
     return _fresh_scan(*job)
 
 
@@ -223,9 +266,16 @@ def _read_bounded(path: Path) -> bytes | None:
     return None if len(data) > MAX_FILE_BYTES else data
 
 
-def _entry(relative: str, data: bytes, upstream_names: frozenset[str], cache_dir: Path) -> Path:
+def _entry(
+    relative: str,
+    data: bytes,
+    upstream_names: frozenset[str],
+    cache_dir: Path,
+    aliases: tuple[tuple[str, str], ...] = (),
+) -> Path:
     head = (
         f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0".encode()
+        + "".join(f"{alias}={target};" for alias, target in aliases).encode()
         + relative.encode("utf-8", "replace")
         + b"\0"
     )
@@ -234,10 +284,15 @@ def _entry(relative: str, data: bytes, upstream_names: frozenset[str], cache_dir
 
 
 def _cached_scan(
-    relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path
+    relative: str,
+    data: bytes,
+    text: str,
+    upstream_names: frozenset[str],
+    cache_dir: Path,
+    aliases: tuple[tuple[str, str], ...] = (),
 ) -> FileScan | None:
     """The file's use sites from the scan cache, when this content was scanned before."""
-    entry = _entry(relative, data, upstream_names, cache_dir)
+    entry = _entry(relative, data, upstream_names, cache_dir, aliases)
     try:
         sites = tuple(site_from_data(d) for d in json.loads(entry.read_text(encoding="utf-8")))
         return FileScan(relative, sites, tuple(text.splitlines()))
@@ -249,11 +304,16 @@ def _cached_scan(
 
 
 def _fresh_scan(
-    relative: str, data: bytes, text: str, upstream_names: frozenset[str], cache_dir: Path
+    relative: str,
+    data: bytes,
+    text: str,
+    upstream_names: frozenset[str],
+    cache_dir: Path,
+    aliases: tuple[tuple[str, str], ...] = (),
 ) -> FileScan | str:
     """Parse one file and store its use sites in the cache; or say why it could not be parsed."""
-    entry = _entry(relative, data, upstream_names, cache_dir)
-    scan = _scan_text(relative, text, upstream_names)
+    entry = _entry(relative, data, upstream_names, cache_dir, aliases)
+    scan = _scan_text(relative, text, upstream_names, aliases)
     if isinstance(scan, str):
         return scan
     try:
@@ -264,7 +324,9 @@ def _fresh_scan(
     return scan
 
 
-def _scan_text(relative: str, text: str, upstream_names: frozenset[str]) -> FileScan | str:
+def _scan_text(
+    relative: str, text: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
+) -> FileScan | str:
     """The use sites of one file, read with CPython's parser (`astscan`); or why it could not be read.
 
     A file this Python cannot parse (newer syntax, or invalid) goes to LibCST's parser, which reads
@@ -274,7 +336,7 @@ def _scan_text(relative: str, text: str, upstream_names: frozenset[str]) -> File
     from apidrift.auditor.downstream import astscan  # only on a cache miss: a warm run never loads a parser
 
     try:
-        return astscan.scan_source(relative, text, upstream_names)
+        return astscan.scan_source(relative, text, upstream_names, aliases)
     except astscan.TooDeep as error:
         return f"nesting too deep to parse ({error.depth} levels, at most {MAX_NESTING})"
     except (RecursionError, MemoryError):
@@ -285,16 +347,18 @@ def _scan_text(relative: str, text: str, upstream_names: frozenset[str]) -> File
             return problem
         if len(text) > LIBCST_MAX_CHARS:
             return f"syntax error: {error.msg} (line {error.lineno})"
-        return _scan_with_libcst(relative, text, upstream_names)
+        return _scan_with_libcst(relative, text, upstream_names, aliases)
     except ValueError:  # null bytes (Python 3.11)
         if len(text) > LIBCST_MAX_CHARS:
             return "syntax error: source code contains null bytes"
-        return _scan_with_libcst(relative, text, upstream_names)
+        return _scan_with_libcst(relative, text, upstream_names, aliases)
     except Exception as error:  # a scanner bug must cost one file, not the audit
         return _scanner_error(error)
 
 
-def _scan_with_libcst(relative: str, text: str, upstream_names: frozenset[str]) -> FileScan | str:
+def _scan_with_libcst(
+    relative: str, text: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
+) -> FileScan | str:
     """The LibCST scanner, for the files CPython's parser refused."""
     problem = nesting_problem(text)  # LibCST's native parser would overflow the C stack on these
     if problem is not None:
@@ -304,7 +368,7 @@ def _scan_with_libcst(relative: str, text: str, upstream_names: frozenset[str]) 
     from apidrift.auditor.downstream.scan import scan_source
 
     try:
-        return scan_source(relative, text, upstream_names)
+        return scan_source(relative, text, upstream_names, aliases)
     except (
         libcst.ParserSyntaxError,
         libcst.CSTValidationError,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.upstream.model import ClassInfo, Decorator, FunctionInfo, RaisingGuard
+from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo, Decorator, FunctionInfo, RaisingGuard
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -95,6 +95,9 @@ class CallTarget:
     guards: tuple[RaisingGuard, ...] = ()
     # Decorators that hand the call on but warn when it passes too many positional arguments.
     shims: tuple[Shim, ...] = ()
+    # Every call of the function raises (its body, or the helper its body calls first): a call that
+    # binds fails. Never set for a method reached through an instance (a subclass may override it).
+    always_raises: AlwaysRaises | None = None
 
     def variants(self) -> tuple[Signature, ...]:
         """The signatures a call may bind: the overloads when there are, else the one signature."""
@@ -103,7 +106,11 @@ class CallTarget:
 
 def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
     if isinstance(value, FunctionValue):
-        return _function_target(value, resolver)
+        target = _function_target(value, resolver)
+        if isinstance(target, CallTarget) and value.via == "instance" and target.always_raises is not None:
+            # the instance may be of a subclass that overrides it (an abstract method's body)
+            target = replace(target, always_raises=None)
+        return target
     if isinstance(value, ClassValue):
         return constructor(value.info, resolver)
     if isinstance(value, AttributeValue) and not value.on_instance:
@@ -170,7 +177,78 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
         renamed_keywords=renamed,
         guards=() if renamed or alternatives or func.typing_view else func.raises_when,
         shims=shims,
+        always_raises=None
+        if renamed or alternatives or func.typing_view or func.overloads
+        else always_raised(func, resolver),
     )
+
+
+def always_raised(func: FunctionInfo, resolver: Resolver, depth: int = 0) -> AlwaysRaises | None:
+    """What every call of `func` raises: the helper it calls first, where that helper (of the same
+    package, its decorators keeping its body) always raises, with the literal arguments the call
+    passes (or the helper's literal defaults) filled into the message; else its own `raise`. None
+    where a call may complete."""
+    found = func.always_raises
+    if found is None:
+        return None
+    if found.through is not None and depth < 3:
+        helper = resolver.lookup(found.through)
+        if (
+            isinstance(helper, FunctionValue)
+            and not helper.info.typing_view
+            and not helper.info.overloads
+            and not _unknown_decorator(helper.info.decorators, resolver, TRANSPARENT_DECORATORS)
+        ):
+            inner = always_raised(helper.info, resolver, depth + 1)
+            if inner is not None:
+                if depth:
+                    return inner
+                filled = _filled(inner, found.arguments, helper.info.signature)
+                return replace(filled, builtin=_builtin_base(filled.exception, resolver))
+    if found.exception is None:
+        return None
+    if depth:
+        return found
+    return replace(_filled(found, (), func.signature), builtin=_builtin_base(found.exception, resolver))
+
+
+def _builtin_base(path: str | None, resolver: Resolver) -> str | None:
+    """The builtin class a raised exception class is or derives from (`InvalidRequestError` ->
+    `Exception`), where its bases resolve; else None."""
+    if path is None:
+        return None
+    if path.startswith("builtins."):
+        return path.split(".", 1)[1]
+    value = resolver.lookup(path)
+    if not isinstance(value, ClassValue):
+        return None
+    for entry in resolver.mro(value.info) or ():
+        if isinstance(entry, str):
+            return entry.split(".", 1)[1] if entry.startswith("builtins.") else None
+    return None
+
+
+def _filled(
+    found: AlwaysRaises, arguments: tuple[tuple[str, str], ...], signature: Signature
+) -> AlwaysRaises:
+    """The message with each `{param}` field replaced by the literal argument the helper call passes,
+    else by the parameter's literal default, else by `…`."""
+    message = found.message
+    if message is not None and found.fields:
+        given = dict(arguments)
+        for index, param in enumerate(signature.parameters):
+            if str(index) in given:
+                given.setdefault(param.name, given[str(index)])
+            elif param.has_default and param.name not in given:
+                try:
+                    default = ast.literal_eval(param.default or "")
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    continue
+                if isinstance(default, (str, int, float, bool)):
+                    given[param.name] = str(default)
+        for field_name in found.fields:
+            message = message.replace("{" + field_name + "}", given.get(field_name, "\u2026"))
+    return replace(found, message=message, fields=(), through=None, arguments=())
 
 
 def _shim(

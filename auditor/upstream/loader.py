@@ -25,7 +25,12 @@ from typing import Any
 import griffe
 
 from apidrift.auditor.upstream.analyses.aliases import expand, type_aliases
-from apidrift.auditor.upstream.analyses.calls import _kwargs_forwarding, _returned_class, _self_calls
+from apidrift.auditor.upstream.analyses.calls import (
+    _held_calls,
+    _kwargs_forwarding,
+    _returned_class,
+    _self_calls,
+)
 from apidrift.auditor.upstream.analyses.decorators import (
     _container_stores,
     _decorator_facts,
@@ -44,6 +49,7 @@ from apidrift.auditor.upstream.analyses.deprecations import _deprecation
 from apidrift.auditor.upstream.analyses.exports import _computes_all
 from apidrift.auditor.upstream.analyses.guards import raising_guards
 from apidrift.auditor.upstream.analyses.mappings import added_names, checked_keys, mapping_handovers
+from apidrift.auditor.upstream.analyses.module_aliases import module_aliases
 from apidrift.auditor.upstream.analyses.namespace import (
     _DYNAMIC_BINDING,
     _body_bound_names,
@@ -59,6 +65,7 @@ from apidrift.auditor.upstream.analyses.namespace import (
     _uses_namespace_functions,
     _without_main_blocks,
 )
+from apidrift.auditor.upstream.analyses.needs import import_failure, own_imports
 from apidrift.auditor.upstream.analyses.nodes import (
     _OWN_NODES,
     _class_statements,
@@ -66,6 +73,7 @@ from apidrift.auditor.upstream.analyses.nodes import (
     _module_statements,
     _resolve_text,
 )
+from apidrift.auditor.upstream.analyses.raises import always_raises
 from apidrift.auditor.upstream.analyses.stubs import (
     Decorated,
     _source_classes,
@@ -79,6 +87,7 @@ from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.model import (
     AliasInfo,
+    AlwaysRaises,
     AttributeInfo,
     ClassInfo,
     Decorator,
@@ -338,6 +347,9 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         enum_members={k: tuple(v) for k, v in computed["enums"].items()} if computed is not None else {},
         installs_modules=_INSTALLS_MODULES.search(runtime_code) is not None,
         shares_path=filepath.stem == "__init__" and _SHARES_PATH.search(runtime_code) is not None,
+        import_fails=facts.get("import_fails") if filepath.suffix == ".py" else None,
+        own_imports=tuple(facts.get("own_imports", ())) if filepath.suffix == ".py" else (),
+        module_aliases=tuple((a, t) for a, t in facts.get("module_aliases", ())),
     )
 
 
@@ -443,6 +455,11 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         open_namespace=facts.get("open_namespace"),
         self_calls={name: tuple(calls) for name, calls in facts.get("self_calls", {}).items()},
         type_params=_type_params(cls),
+        held_calls=tuple(
+            {**call, "on": on}
+            for call in facts.get("held_calls", ())
+            if not (on := _resolve_text(cls, call["on"])).startswith("?")
+        ),
     )
 
 
@@ -557,6 +574,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         lineno=func.lineno,
         deprecated=facts.get("deprecated"),
         raises_when=_canonical_guards(func, facts.get("raises_when")),
+        always_raises=_canonical_always_raises(func, facts.get("always_raises")),
     )
 
 
@@ -587,6 +605,24 @@ def _canonical_guards(func: griffe.Function, guards: Any) -> tuple[RaisingGuard,
             )
         )
     return tuple(found)
+
+
+def _canonical_always_raises(func: griffe.Function, found: Any) -> AlwaysRaises | None:
+    """What every call of the function raises, read from the source, with its names resolved."""
+    if not found:
+        return None
+    through = _resolve_text(func, found["through"]) if found.get("through") else None
+    exception = _resolve_text(func, found["exception"]) if found.get("exception") else None
+    if exception is None and (through is None or through.startswith("?")):
+        return None
+    return AlwaysRaises(
+        exception,
+        found.get("message"),
+        f"{func.path}:{found['where'].rpartition(':')[2]}" if found.get("where") else func.path,
+        tuple(found.get("fields", ())),
+        through if through is not None and not through.startswith("?") else None,
+        tuple(sorted(found.get("arguments", {}).items())),
+    )
 
 
 def _module_node(node: ast.AST) -> ast.Module | None:
@@ -858,6 +894,9 @@ class _FactsExtension(griffe.Extension):
                 "getattr": _getattr_program(node),
                 "type_aliases": type_aliases(node),
                 "computed": _computed_namespace(node),
+                "import_fails": import_failure(node, mod.path, mod.is_init_module),
+                "own_imports": own_imports(node, mod.path, mod.is_init_module),
+                "module_aliases": module_aliases(node),
             }
 
     def on_class_members(
@@ -886,6 +925,7 @@ class _FactsExtension(griffe.Extension):
             "open_namespace": _DYNAMIC_BINDING if _uses_namespace_functions(body) else None,
             "rebound": sorted(_rebound_names(node.body)),
             "self_calls": _self_calls(node),
+            "held_calls": _held_calls(node),
             "fields": fields,
             "instance_attributes": sorted(instance),
             "dynamic_attributes": dynamic,
@@ -947,6 +987,7 @@ class _FactsExtension(griffe.Extension):
                 )
                 if not _in_stub(func)
                 else None,
+                "always_raises": always_raises(node) if not _in_stub(func) else None,
                 # A `__new__` in Python source: which class it constructs (a stub's body says nothing).
                 "constructs": new_constructs(node)
                 if in_class and node.name == "__new__" and not _in_stub(func)

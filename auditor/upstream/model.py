@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 61  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 62  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,42 @@ class RaisingGuard:
 
 
 @dataclass(frozen=True)
+class AlwaysRaises:
+    """A `raise` every call of the function reaches (see analyses/raises.py), and/or the helper its body
+    calls first, which raises in its place where that helper always raises."""
+
+    exception: str | None  # canonical path of the raised class (None: only a helper may raise)
+    message: str | None  # its first argument's text; an f-string's parameter fields as `{name}`
+    where: str  # the function whose body raises, and the line: "pkg.mod.func:12"
+    fields: tuple[str, ...] = ()  # the parameters whose `{name}` the message holds
+    through: str | None = None  # canonical path of the helper called before the raise
+    arguments: tuple[tuple[str, str], ...] = ()  # the helper call's literal arguments (position or name)
+    # the builtin exception class the raised one derives from (found when a call is checked, not stored)
+    builtin: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "exception": self.exception,
+            "message": self.message,
+            "where": self.where,
+            "fields": list(self.fields),
+            "through": self.through,
+            "arguments": [list(a) for a in self.arguments],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AlwaysRaises:
+        return cls(
+            data["exception"],
+            data["message"],
+            data["where"],
+            tuple(data["fields"]),
+            data["through"],
+            tuple((a[0], a[1]) for a in data["arguments"]),
+        )
+
+
+@dataclass(frozen=True)
 class FunctionInfo:
     name: str
     signature: Signature
@@ -232,6 +268,8 @@ class FunctionInfo:
     returns_fget: bool = False
     # guards that raise on which arguments are passed (see RaisingGuard)
     raises_when: tuple[RaisingGuard, ...] = ()
+    # every call raises (or hands over first to a helper that may always raise)
+    always_raises: AlwaysRaises | None = None
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -278,6 +316,7 @@ class FunctionInfo:
             "checks_keys": self.checks_keys,
             "returns_fget": self.returns_fget,
             "raises_when": [g.as_dict() for g in self.raises_when],
+            "always_raises": self.always_raises.as_dict() if self.always_raises is not None else None,
         }
 
     @classmethod
@@ -323,6 +362,9 @@ class FunctionInfo:
             checks_keys=data.get("checks_keys"),
             returns_fget=data.get("returns_fget", False),
             raises_when=tuple(RaisingGuard.from_dict(g) for g in data.get("raises_when", ())),
+            always_raises=AlwaysRaises.from_dict(data["always_raises"])
+            if data.get("always_raises")
+            else None,
         )
 
 
@@ -418,6 +460,10 @@ class ClassInfo:
     # The class's type parameters, in order (`class Page(Generic[T])`): what `T` in a method's
     # annotations stands for on an instance whose type arguments are known (`Page[Item]`).
     type_params: tuple[str, ...] = ()
+    # Its methods' calls on an object of another class it holds, typed by an annotation
+    # (`self.widget.render(name, value, attrs=attrs, renderer=r)` with `widget: Widget`): each as a
+    # self call's dict plus "on" (the held class's canonical path) and "method".
+    held_calls: tuple[dict[str, Any], ...] = ()
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -443,6 +489,7 @@ class ClassInfo:
             "source_only": sorted(self.source_only),
             "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
             "type_params": list(self.type_params),
+            "held_calls": list(self.held_calls),
         }
 
     @classmethod
@@ -468,6 +515,7 @@ class ClassInfo:
             source_only=frozenset(data.get("source_only", ())),
             self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
             type_params=tuple(data.get("type_params", ())),
+            held_calls=tuple(data.get("held_calls", ())),
         )
 
 
@@ -499,6 +547,15 @@ class ModuleInfo:
     # A package whose `__path__` other folders join (`pkgutil.extend_path`, `declare_namespace`, a
     # `__path__` change): like a namespace package, other distributions may add modules to it.
     shares_path: bool = False
+    # Its top level raises on import: a `try` importing other distributions' modules whose `except
+    # ImportError:` raises, or a `raise` of its own: {"imports": [top-level names], "exception",
+    # "message", "line"} (see analyses/needs.py).
+    import_fails: dict[str, Any] | None = None
+    # modules of its own package it imports unconditionally at top level (their failure is its own)
+    own_imports: tuple[str, ...] = ()
+    # other modules it registers in `sys.modules` under other names: (alias, target) pairs, each
+    # `alias` (and what lies under it) importing `target` (see analyses/aliases.py)
+    module_aliases: tuple[tuple[str, str], ...] = ()
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -520,6 +577,9 @@ class ModuleInfo:
             "enum_members": {name: list(members) for name, members in self.enum_members.items()},
             "installs_modules": self.installs_modules,
             "shares_path": self.shares_path,
+            "import_fails": self.import_fails,
+            "own_imports": list(self.own_imports),
+            "module_aliases": [list(pair) for pair in self.module_aliases],
         }
 
     @classmethod
@@ -541,6 +601,9 @@ class ModuleInfo:
             enum_members={name: tuple(members) for name, members in data.get("enum_members", {}).items()},
             installs_modules=data.get("installs_modules", False),
             shares_path=data.get("shares_path", False),
+            import_fails=data.get("import_fails"),
+            own_imports=tuple(data.get("own_imports", ())),
+            module_aliases=tuple((a, t) for a, t in data.get("module_aliases", ())),
         )
 
 

@@ -50,7 +50,9 @@ _RECURSION_LIMIT = 8_000
 CHUNK_CHARS = 128 * 1024
 
 
-def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileScan:
+def scan_source(
+    path: str, source: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
+) -> FileScan:
     """Find the use sites of one file. Raises SyntaxError (or ValueError for null bytes) on a file
     CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING."""
     text = _Text(source)
@@ -59,7 +61,7 @@ def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileS
     collecting = gc.isenabled()
     gc.disable()  # the scan allocates many small objects and frees none until it returns: no cycle hunts meanwhile
     try:
-        collector = _Collector(upstream_names, text)
+        collector = _Collector(upstream_names, text, aliases)
         bound: set[str] | None = set() if _MAY_IMPORT_STAR.search(source) else None
         for module in _parse(source, CHUNK_CHARS):
             collector.visit_all(module.body)

@@ -11,6 +11,7 @@ from apidrift.auditor.downstream.astscan.guards import (
     _catches_attribute_error,
     _catches_import_error,
     _handler_guards,
+    _hasattr_tests,
     _is_guard_test,
     _is_type_checking,
     _skip_condition,
@@ -32,6 +33,7 @@ from apidrift.auditor.downstream.astscan.sites import _shape
 from apidrift.auditor.downstream.astscan.text import _FROM_MODULE, _IDENTIFIER, _name_span, _Text
 from apidrift.auditor.downstream.astscan.values import (
     _NONE,
+    _attribute_names,
     _Binding,
     _Candidate,
     _ClassScope,
@@ -47,7 +49,14 @@ from apidrift.auditor.downstream.astscan.values import (
     _SelfOf,
 )
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
-from apidrift.auditor.downstream.shared import NAME_MAKERS, VERSIONISH, Forwarding
+from apidrift.auditor.downstream.shared import (
+    NAME_MAKERS,
+    VERSIONISH,
+    Forwarding,
+    chain_attributes,
+    holds_no_upstream,
+    unalias,
+)
 from apidrift.auditor.downstream.sites import Span
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
 
@@ -73,13 +82,19 @@ _T = TypeVar("_T")
 class _Collector:
     """One pass over the tree in source order: scopes, bindings, guards and the candidate use sites."""
 
-    def __init__(self, upstream_names: frozenset[str], text: _Text) -> None:
+    def __init__(
+        self, upstream_names: frozenset[str], text: _Text, aliases: tuple[tuple[str, str], ...] = ()
+    ) -> None:
         self.upstream_names = upstream_names
+        self.aliases = aliases  # modules other modules register upstream modules under
         self.text = text
         self.module_scope = _Scope(None)
         self.scopes: list[_Scope] = [self.module_scope]
         self.candidates: list[_Candidate] = []
         self.guard_depth = 0
+        # The attribute names each enclosing `if hasattr(x, "a"):` tests, where `x` holds no upstream
+        # object: it guards only the uses that go through one of them.
+        self.attr_guards: list[frozenset[str]] = []
         # The builtin exception classes the `try` statements around the code catch, where each of
         # their handlers names only such classes: what a use there may raise and still be handled.
         self.caught: frozenset[str] = frozenset()
@@ -115,11 +130,18 @@ class _Collector:
         `try` statements around it catch, or False."""
         return True if self.guard_depth > 0 else (self.caught or False)
 
+    def _guard_of(self, expression: _Expr) -> bool | frozenset[str]:
+        """How a use of `expression` here is guarded, `hasattr()` tests of other objects included."""
+        guard = self.guard
+        if guard is True or not self.attr_guards:
+            return guard
+        return True if chain_attributes(_attribute_names(expression), self.attr_guards) else guard
+
     def _candidate(
         self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None, use: str = ""
     ) -> None:
         self.candidates.append(
-            _Candidate(kind, expression, self.scopes[-1], self.guard, span, extra, use=use)
+            _Candidate(kind, expression, self.scopes[-1], self._guard_of(expression), span, extra, use=use)
         )
 
     # -- traversal --------------------------------------------------------------------------------
@@ -235,7 +257,7 @@ class _Collector:
             elif param.annotation is not None:
                 scope.bind(param.arg, _Binding(outer, annotation=param.annotation))
             else:
-                scope.bind(param.arg, _Binding(scope))
+                scope.bind(param.arg, _Binding(scope, parameter=True))
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 scope.bind(star.arg, _Binding(scope))
@@ -348,12 +370,14 @@ class _Collector:
     # As written (body, test, orelse); both branches of a version or feature test are guarded
     # (`{np.asfarray} if NUMPY_LT_2_0 else set()`).
     def visit_IfExp(self, node: ast.IfExp) -> None:
-        guards = self._is_guard(node.test)
+        guards, tested = self._guard_kind(node.test)
         self.guard_depth += guards
+        self.attr_guards += tested
         self.visit(node.body)
         self.visit(node.test)
         self.visit(node.orelse)
         self.guard_depth -= guards
+        del self.attr_guards[len(self.attr_guards) - len(tested) :]
 
     def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
         for key, pattern in zip(node.keys, node.patterns):
@@ -445,8 +469,9 @@ class _Collector:
     def visit_If(self, node: ast.If) -> None:
         if node.body:
             self._place_tests(node.test, node.lineno, node.body[-1].end_lineno or node.body[-1].lineno)
-        guards = self._is_guard(node.test)
+        guards, tested = self._guard_kind(node.test)
         self.guard_depth += guards
+        self.attr_guards += tested
         self.visit(node.test)
         type_checking = _is_type_checking(node.test)
         scope = self.scope
@@ -455,6 +480,31 @@ class _Collector:
         scope.type_checking -= type_checking
         self.visit_all(node.orelse)
         self.guard_depth -= guards
+        del self.attr_guards[len(self.attr_guards) - len(tested) :]
+
+    def _guard_kind(self, test: ast.expr) -> tuple[bool, list[frozenset[str]]]:
+        """Whether a test guards what it holds, or, for `hasattr(x, "a")` tests of names that hold no
+        upstream object (a parameter, `self`, another distribution's module), the attribute names it
+        tests: a use is guarded by it only where it goes through one of them."""
+        if not self._is_guard(test):
+            return False, []
+        tests = _hasattr_tests(test, self.text)
+        if tests is None or not set(_identifiers(test)).isdisjoint(self.version_names | self.fallback_names):
+            return True, []
+        if all(holds_no_upstream(self._visible(name), self.upstream_names) for name, _ in tests):
+            return False, [frozenset(attribute for _, attribute in tests)]
+        return True, []
+
+    def _visible(self, name: str) -> list[_Binding] | None:
+        """The bindings of `name` so far in the nearest scope that has one (class bodies only their own)."""
+        scope: _Scope | None = self.scope
+        first = True
+        while scope is not None:
+            if (first or not scope.is_class) and name in scope.bindings:
+                return scope.bindings[name]
+            first = False
+            scope = scope.parent
+        return None
 
     def _skipped(self, decorators: list[ast.expr]) -> bool:
         """A test skipped on a version or feature test (`@pytest.mark.skipif(not NUMPY_LT_2_0, ...)`):
@@ -485,8 +535,9 @@ class _Collector:
                     cls = _compact(tested) if isinstance(tested, (ast.Name, ast.Attribute)) else None
                     regions.append((*region, self._intern(cls)))
         text = self.text
+        func_expression = self._intern(_compact(node.func))
         self.candidates.append(
-            _Candidate("call", self._intern(_compact(node.func)), self.scopes[-1], self.guard, text.span(node),
+            _Candidate("call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
                        None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""))
         )  # fmt: skip
         if type(node.func) is ast.Name and node.func.id in _NEEDS_VALUE:
@@ -551,11 +602,11 @@ class _Collector:
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            dotted = alias.name
+            dotted = unalias(alias.name, self.aliases) if self.aliases else alias.name
             if alias.asname is not None:
                 self.scope.bind(alias.asname, _Binding(self.scope, value=ModuleRef(dotted)))
             else:
-                top = dotted.split(".")[0]
+                top = alias.name.split(".")[0]
                 self.scope.bind(top, _Binding(self.scope, value=ModuleRef(top)))
             if dotted.split(".")[0] in self.upstream_names:
                 span = self.text.span(alias)
@@ -563,6 +614,8 @@ class _Collector:
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module
+        if self.aliases and module is not None and not node.level:
+            module = unalias(module, self.aliases)
         upstream = not node.level and module is not None and module.split(".")[0] in self.upstream_names
         text = self.text
         span = text.span(node) if upstream else None

@@ -104,6 +104,41 @@ def _is_guard_test(test: ast.expr, text: _Text) -> bool:
     return bool(VERSIONISH.search(text.segment(test)))
 
 
+def _hasattr_tests(test: ast.expr, text: _Text) -> list[tuple[str, str]] | None:
+    """For a test that guards only through `hasattr(x, "a")` / `getattr(x, "a", ...)` of plain names:
+    each call's (name, attribute); None when a part of it guards otherwise (`TYPE_CHECKING`, a version
+    test) or a call is of another shape."""
+    operands: list[ast.expr] = []
+    pending = [test]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BoolOp):
+            pending.extend(node.values)
+        elif isinstance(node, ast.UnaryOp):
+            pending.append(node.operand)
+        else:
+            operands.append(node)
+    found: list[tuple[str, str]] = []
+    for operand in operands:
+        dotted = _dotted(operand)
+        if dotted and dotted.split(".")[-1] == "TYPE_CHECKING":
+            return None
+        if VERSIONISH.search(text.segment(operand)):
+            return None
+        for call in ast.walk(operand):
+            if isinstance(call, ast.Call) and _dotted(call.func) in ("hasattr", "getattr"):
+                args = call.args
+                if (
+                    len(args) < 2
+                    or not isinstance(args[0], ast.Name)
+                    or not isinstance(args[1], ast.Constant)
+                    or not isinstance(args[1].value, str)
+                ):
+                    return None
+                found.append((args[0].id, args[1].value))
+    return found or None
+
+
 _SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
 
 

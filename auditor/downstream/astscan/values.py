@@ -73,6 +73,20 @@ def _next_of(argument: ast.expr) -> _Expr:
     return _item_of(_compact(argument), "next")
 
 
+def _attribute_names(expression: _Expr) -> list[str]:
+    """The attribute names along a compact expression (`a.b().c` -> c, b)."""
+    names: list[str] = []
+    while isinstance(expression, tuple) and expression:
+        if expression[0] == "a":
+            names.append(expression[2])
+            expression = expression[1]
+        elif expression[0] == "c":
+            expression = expression[1]
+        else:
+            break
+    return names
+
+
 @dataclass
 class _SelfOf:
     """An instance of a downstream class: `self` in its methods, or what calling it returns."""
@@ -180,6 +194,7 @@ class _Binding:
     expression: _Expr = None
     annotation: ast.expr | None = None
     type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
+    parameter: bool = False  # an unannotated parameter of a function
 
 
 # What an import candidate names: (module, imported name or None, the span of the code to show).

@@ -30,11 +30,13 @@ from apidrift.auditor.downstream.scan.values import _ClassScope
 from apidrift.auditor.downstream.sites import FileScan, UseSite
 
 
-def scan_source(path: str, source: str, upstream_names: frozenset[str]) -> FileScan:
+def scan_source(
+    path: str, source: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
+) -> FileScan:
     """Find the use sites of one file. Raises libcst.ParserSyntaxError on a file it cannot parse."""
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    collector = _Collector(upstream_names)
+    collector = _Collector(upstream_names, aliases)
     wrapper.visit(collector)
     positions = wrapper.resolve(PositionProvider)
     stars = collector.module_scope.star_modules

@@ -12,6 +12,7 @@ from apidrift.auditor.downstream.scan.guards import (
     _catches_attribute_error,
     _catches_import_error,
     _handler_guards,
+    _hasattr_tests,
     _is_guard_test,
     _is_type_checking,
     _skip_condition,
@@ -28,6 +29,7 @@ from apidrift.auditor.downstream.scan.nodes import (
     _target_names,
 )
 from apidrift.auditor.downstream.scan.values import (
+    _attribute_names,
     _Binding,
     _Candidate,
     _ClassScope,
@@ -35,14 +37,21 @@ from apidrift.auditor.downstream.scan.values import (
     _Scope,
     _SelfOf,
 )
-from apidrift.auditor.downstream.shared import NAME_MAKERS, VERSIONISH
+from apidrift.auditor.downstream.shared import (
+    NAME_MAKERS,
+    VERSIONISH,
+    chain_attributes,
+    holds_no_upstream,
+    unalias,
+)
 
 
 class _Collector(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, upstream_names: frozenset[str]) -> None:
+    def __init__(self, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()) -> None:
         self.upstream_names = upstream_names
+        self.aliases = aliases  # modules other modules register upstream modules under
         self.module_scope = _Scope(None)
         self.scopes: list[_Scope] = [self.module_scope]
         self.candidates: list[_Candidate] = []
@@ -63,6 +72,10 @@ class _Collector(cst.CSTVisitor):
         # (scope, base chain, attribute) of every attribute the file assigns or deletes (see astscan)
         self.attribute_stores: set[tuple[int, tuple[object, ...], str]] = set()
         self.guarding_ifs: set[int] = set()
+        # The attribute names each enclosing `if hasattr(x, "a"):` tests, where `x` holds no upstream
+        # object: it guards only the uses that go through one of them.
+        self.attr_guards: list[frozenset[str]] = []
+        self.attr_guard_ifs: set[int] = set()
 
     @property
     def scope(self) -> _Scope:
@@ -73,7 +86,14 @@ class _Collector(cst.CSTVisitor):
         return True if self.guard_depth > 0 else (self.caught or False)
 
     def _candidate(self, kind: str, node: cst.CSTNode, extra: str | None = None) -> None:
-        self.candidates.append(_Candidate(kind, node, self.scope, self.guard, extra))
+        self.candidates.append(_Candidate(kind, node, self.scope, self._guard_of(node), extra))
+
+    def _guard_of(self, node: cst.CSTNode) -> bool | frozenset[str]:
+        """How a use of `node` here is guarded, `hasattr()` tests of other objects included."""
+        guard = self.guard
+        if guard is True or not self.attr_guards:
+            return guard
+        return True if chain_attributes(_attribute_names(node), self.attr_guards) else guard
 
     # -- structure --------------------------------------------------------------------------------
 
@@ -118,7 +138,7 @@ class _Collector(cst.CSTVisitor):
             elif param.annotation is not None:
                 scope.bind(param.name.value, _Binding(outer, annotation=param.annotation.annotation))
             else:
-                scope.bind(param.name.value, _Binding(scope))
+                scope.bind(param.name.value, _Binding(scope, parameter=True))
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bind(star.name.value, _Binding(scope))
@@ -199,13 +219,44 @@ class _Collector(cst.CSTVisitor):
 
     # Both branches of a feature or version test: each runs only where its side of the test holds.
     def visit_If(self, node: cst.If) -> None:
-        if self._is_guard(node.test):
-            self.guard_depth += 1
-            self.guarding_ifs.add(id(node))
+        self._enter_test(node, node.test)
 
     def leave_If(self, node: cst.If) -> None:
+        self._leave_test(node)
+
+    def _enter_test(self, node: cst.CSTNode, test: cst.BaseExpression) -> None:
+        """A guarding test; `hasattr(x, "a")` tests of names that hold no upstream object (a parameter,
+        `self`, another distribution's module) guard only the uses that go through a tested name."""
+        if not self._is_guard(test):
+            return
+        tests = _hasattr_tests(test)
+        if (
+            tests is not None
+            and not {n.value for n in _names_in(test)} & (self.version_names | self.fallback_names)
+            and all(holds_no_upstream(self._visible(name), self.upstream_names) for name, _ in tests)
+        ):
+            self.attr_guards.append(frozenset(attribute for _, attribute in tests))
+            self.attr_guard_ifs.add(id(node))
+            return
+        self.guard_depth += 1
+        self.guarding_ifs.add(id(node))
+
+    def _leave_test(self, node: cst.CSTNode) -> None:
         if id(node) in self.guarding_ifs:
             self.guard_depth -= 1
+        elif id(node) in self.attr_guard_ifs:
+            self.attr_guards.pop()
+
+    def _visible(self, name: str) -> list[_Binding] | None:
+        """The bindings of `name` so far in the nearest scope that has one (class bodies only their own)."""
+        scope: _Scope | None = self.scope
+        first = True
+        while scope is not None:
+            if (first or not scope.is_class) and name in scope.bindings:
+                return scope.bindings[name]
+            first = False
+            scope = scope.parent
+        return None
 
     def visit_If_body(self, node: cst.If) -> None:
         if _is_type_checking(node.test):
@@ -217,13 +268,10 @@ class _Collector(cst.CSTVisitor):
 
     # A conditional expression on a version or feature test (`{np.asfarray} if NUMPY_LT_2_0 else set()`).
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        if self._is_guard(node.test):
-            self.guard_depth += 1
-            self.guarding_ifs.add(id(node))
+        self._enter_test(node, node.test)
 
     def leave_IfExp(self, node: cst.IfExp) -> None:
-        if id(node) in self.guarding_ifs:
-            self.guard_depth -= 1
+        self._leave_test(node)
 
     # A test skipped on a version or feature test (`@pytest.mark.skipif(not NUMPY_LT_2_0, ...)`): its
     # body runs only on one side of it.
@@ -266,15 +314,16 @@ class _Collector(cst.CSTVisitor):
 
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
-            dotted = _dotted(alias.name)
-            if dotted is None:
+            written = _dotted(alias.name)
+            if written is None:
                 continue
+            dotted = unalias(written, self.aliases) if self.aliases else written
             if alias.asname is not None:
                 name = _name_of(alias.asname.name)
                 if name:
                     self.scope.bind(name, _Binding(self.scope, value=ModuleRef(dotted)))
             else:
-                top = dotted.split(".")[0]
+                top = written.split(".")[0]
                 self.scope.bind(top, _Binding(self.scope, value=ModuleRef(top)))
             if dotted.split(".")[0] in self.upstream_names:
                 self._candidate("import-module", alias, dotted)
@@ -282,6 +331,8 @@ class _Collector(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         module = _dotted(node.module) if node.module is not None else None
+        if self.aliases and module is not None and not node.relative:
+            module = unalias(module, self.aliases)
         upstream = not node.relative and module is not None and module.split(".")[0] in self.upstream_names
         if upstream:
             self._candidate("import-from-module", node, module)

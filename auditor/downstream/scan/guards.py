@@ -111,6 +111,45 @@ def _is_guard_test(test: cst.BaseExpression) -> bool:
     return bool(VERSIONISH.search(cst.Module([]).code_for_node(test)))
 
 
+def _hasattr_tests(test: cst.BaseExpression) -> list[tuple[str, str]] | None:
+    """For a test that guards only through `hasattr(x, "a")` / `getattr(x, "a", ...)` of plain names:
+    each call's (name, attribute); None when a part of it guards otherwise (`TYPE_CHECKING`, a version
+    test) or a call is of another shape."""
+    operands: list[cst.BaseExpression] = []
+    pending = [test]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.BooleanOperation):
+            pending.extend((node.left, node.right))
+        elif isinstance(node, cst.UnaryOperation):
+            pending.append(node.expression)
+        else:
+            operands.append(node)
+    found: list[tuple[str, str]] = []
+    for operand in operands:
+        dotted = _dotted(operand)
+        if dotted and dotted.split(".")[-1] == "TYPE_CHECKING":
+            return None
+        if VERSIONISH.search(cst.Module([]).code_for_node(operand)):
+            return None
+        for call in _calls_in(operand):
+            if _dotted(call.func) not in ("hasattr", "getattr"):
+                continue
+            args = call.args
+            if (
+                len(args) < 2
+                or any(a.keyword is not None or a.star for a in args[:2])
+                or not isinstance(args[0].value, cst.Name)
+                or not isinstance(args[1].value, (cst.SimpleString, cst.ConcatenatedString))
+            ):
+                return None
+            attribute = args[1].value.evaluated_value
+            if not isinstance(attribute, str):
+                return None
+            found.append((args[0].value.value, attribute))
+    return found or None
+
+
 _SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
 
 

@@ -11,6 +11,19 @@ import libcst as cst
 from apidrift.auditor.downstream.refs import Ref
 
 
+def _attribute_names(node: cst.CSTNode) -> list[str]:
+    """The attribute names along an expression (`a.b().c` -> c, b)."""
+    names: list[str] = []
+    while True:
+        if isinstance(node, cst.Attribute):
+            names.append(node.attr.value)
+            node = node.value
+        elif isinstance(node, cst.Call):
+            node = node.func
+        else:
+            return names
+
+
 @dataclass
 class _SelfOf:
     """An instance of a downstream class: `self` in its methods, or what calling it returns."""
@@ -68,6 +81,7 @@ class _Binding:
     expression: cst.BaseExpression | None = None
     annotation: cst.BaseExpression | None = None
     type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
+    parameter: bool = False  # an unannotated parameter of a function
 
 
 @dataclass(frozen=True)

@@ -134,3 +134,121 @@ def _returned_class(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         else:
             return None
     return found.pop() if len(found) == 1 else None
+
+
+def _held_calls(node: ast.ClassDef) -> list[dict[str, Any]]:
+    """Calls the class's plain methods make on an object of another class they hold, typed by an
+    annotation: `self.widget.render(...)` where the class annotates `widget: Widget` (or `__init__`
+    stores a parameter annotated `Widget` in it and nothing else does), or `field.clean(...)` on a
+    parameter annotated `Field` the method does not rebind. Each: {"on": the annotation's text,
+    "method", "caller", "positional", "keywords", "star_args", "star_kwargs", "lineno", "text"}."""
+    typed: dict[str, str] = {}  # self attribute -> annotation text
+    stores: dict[str, int] = {}
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            head = _plain_class(stmt.annotation)
+            if head is not None:
+                typed[stmt.target.id] = head
+    methods = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.args.args]
+    for method in methods:
+        self_name = method.args.args[0].arg
+        params = {
+            a.arg: _plain_class(a.annotation)
+            for a in (*method.args.args, *method.args.kwonlyargs)
+            if a.annotation is not None
+        }
+        for inner in _own_nodes(method):
+            targets = (
+                inner.targets
+                if isinstance(inner, ast.Assign)
+                else [inner.target]
+                if isinstance(inner, (ast.AnnAssign, ast.AugAssign))
+                else []
+            )
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == self_name
+                ):
+                    stores[target.attr] = stores.get(target.attr, 0) + 1
+                    value = inner.value if isinstance(inner, (ast.Assign, ast.AnnAssign)) else None
+                    if method.name == "__init__" and isinstance(value, ast.Name) and params.get(value.id):
+                        typed.setdefault(target.attr, params[value.id] or "")
+    typed = {attr: head for attr, head in typed.items() if head and stores.get(attr, 0) <= 1}
+    found: list[dict[str, Any]] = []
+    for method in methods:
+        if any(_last_name_of(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
+            continue
+        self_name = method.args.args[0].arg
+        params = {
+            a.arg: _plain_class(a.annotation)
+            for a in (*method.args.args[1:], *method.args.kwonlyargs)
+            if a.annotation is not None
+        }
+        rebound = {
+            n.id
+            for n in _own_nodes(method)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+        }
+        for inner in _own_nodes(method):
+            if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)):
+                continue
+            holder = inner.func.value
+            on = None
+            if (
+                isinstance(holder, ast.Attribute)
+                and isinstance(holder.value, ast.Name)
+                and holder.value.id == self_name
+            ):
+                on = typed.get(holder.attr)
+            elif isinstance(holder, ast.Name) and holder.id not in rebound:
+                on = params.get(holder.id)
+            if not on or len(found) >= _MAX_SELF_CALLS * 4:
+                continue
+            found.append(
+                {
+                    "on": on,
+                    "method": inner.func.attr,
+                    "caller": method.name,
+                    "positional": sum(1 for a in inner.args if not isinstance(a, ast.Starred)),
+                    "keywords": [k.arg for k in inner.keywords if k.arg is not None],
+                    "star_args": any(isinstance(a, ast.Starred) for a in inner.args),
+                    "star_kwargs": any(k.arg is None for k in inner.keywords),
+                    "lineno": inner.lineno,
+                    "text": ast.unparse(inner)[:120],
+                }
+            )
+    return found
+
+
+def _plain_class(annotation: ast.expr | None) -> str | None:
+    """`Widget`, `forms.Widget`, `Optional[Widget]`, `Widget | None`, `"Widget"`: the class's dotted text."""
+    if annotation is None:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [annotation.left, annotation.right]
+        kept = [s for s in sides if not (isinstance(s, ast.Constant) and s.value is None)]
+        return _plain_class(kept[0]) if len(kept) == 1 else None
+    if isinstance(annotation, ast.Subscript) and _dotted_text(annotation.value) in (
+        "Optional",
+        "typing.Optional",
+    ):
+        return _plain_class(annotation.slice)
+    text = _dotted_text(annotation)
+    return text if text is not None and text not in ("None", "Any", "object") else None
+
+
+def _dotted_text(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
