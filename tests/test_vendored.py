@@ -107,10 +107,10 @@ def test_without_the_aliasing_distribution_the_imports_stay_unchecked(tmp_path: 
 def test_both_scanners_read_the_alias_alike() -> None:
     aliases = (("vendorer.packages.pkg", "pkg"),)
     for source in (APP, ALIASED):
-        left = astscan.scan_source("a.py", source, frozenset({"pkg"}), aliases).sites
-        right = scan.scan_source("a.py", source, frozenset({"pkg"}), aliases).sites
-        assert left == right
-        assert left  # the imports through the alias are sites of `pkg`
+        left = astscan.scan_source("a.py", source, frozenset({"pkg"}), aliases)
+        right = scan.scan_source("a.py", source, frozenset({"pkg"}), aliases)
+        assert name_sites_agree(right, left) is None  # the LibCST scanner's sites, alike
+        assert left.sites  # the imports through the alias are sites of `pkg`
 
 
 def test_cpython_runs_the_alias_as_the_upstream_module(tmp_path: Path) -> None:
