@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from casefiles import name_sites_agree
 from localindex import LocalIndex, core_metadata, wheel_bytes
 
 from apidrift import AuditRequest, audit
