@@ -6,7 +6,7 @@ is certain.
 A default of `None` that the function's body replaces at once is compared as the value it is
 replaced by, read from the upstream's source: `if x is None: x = 5`, or `x = self.x` where the
 class (no bases, no metaclass, no `setattr`) binds `x` only to a literal or, in `__init__`, to a
-parameter with a literal default. click 8.2's `CliRunner.invoke(catch_exceptions=None)` takes the
+parameter with a literal default. click 8.2's `CliRunner.invoke()`, whose `catch_exceptions` defaults to None, takes the
 runner's `catch_exceptions`, `True` unless the runner was built with another value: the same as
 8.1's default `True`, so no warning. A delegation to another value is still one.
 

@@ -44,8 +44,22 @@ def name_sites_agree(names_only: Any, full: Any) -> str | None:
     # `use` (how the value is used) is the `ast` scanner's only
     kept = [replace(s, use="") for s in full.sites if (s.kind, s.span) in places]
     for index, (before, after) in enumerate(zip(names_only.sites, kept)):
+        if after.ref != before.ref and _followed_a_value(after.ref):
+            after = replace(after, ref=before.ref)  # an isinstance() narrowing the `ast` scanner read
         if after != before:
             return f"site {index} differs: {before} != {after}"
     if len(kept) != len(names_only.sites):
         return f"{len(names_only.sites)} sites by names, {len(kept)} of them found again"
     return None
+
+
+def _followed_a_value(ref: Any) -> bool:
+    """A reference only the value model gives: an instance narrowed by isinstance(), an element, an
+    opaque value."""
+    from apidrift.auditor.downstream.refs import InstanceRef, ItemRef, OpaqueRef
+
+    while ref is not None:
+        if isinstance(ref, (InstanceRef, ItemRef, OpaqueRef)):
+            return True
+        ref = getattr(ref, "base", None) or getattr(ref, "func", None)
+    return False
