@@ -22,6 +22,7 @@ import re
 import stat
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from pathlib import Path
 
 from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
@@ -119,12 +120,13 @@ def scan_downstream(
         outcomes.append(FileOutcome(relative, FileStatus.SCANNED))  # both placeholders are filled once parsed
         scans.append(None)
     jobs = [(relative, data, text, upstream_names, cache_dir) for _, _, relative, data, text in pending]
-    for (position, slot, relative, _, _), scan in zip(pending, _parse_all(jobs)):
+    for (position, slot, relative, _, text), scan in zip(pending, _parse_all(jobs)):
         if isinstance(scan, str):
             outcomes[position] = FileOutcome(relative, FileStatus.FAILED, scan)
         else:
             outcomes[position] = FileOutcome(relative, FileStatus.SCANNED, use_sites=len(scan.sites))
-            scans[slot] = scan
+            # A pool's worker sends the sites only (see `_pool_job`): the lines are this process's text.
+            scans[slot] = scan if scan.lines else replace(scan, lines=tuple(text.splitlines()))
     return [s for s in scans if s is not None], outcomes
 
 
@@ -144,7 +146,7 @@ def _parse_all(jobs: list[tuple[str, bytes, str, frozenset[str], Path]]) -> list
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(_parse_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+            return list(pool.map(_pool_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
     except (OSError, BrokenProcessPool) as error:  # no processes to be had
         log.debug("parsing in this process: %s", error)
         return [_parse_job(job) for job in jobs]
@@ -152,6 +154,13 @@ def _parse_all(jobs: list[tuple[str, bytes, str, frozenset[str], Path]]) -> list
 
 def _parse_job(job: tuple[str, bytes, str, frozenset[str], Path]) -> FileScan | str:
     return _fresh_scan(*job)
+
+
+def _pool_job(job: tuple[str, bytes, str, frozenset[str], Path]) -> FileScan | str:
+    """`_parse_job` in a pool's worker: the scan goes back pickled without the file's lines, which the
+    parent already holds (on pandas, 18 MiB of text that would cross the pipe again)."""
+    scan = _fresh_scan(*job)
+    return scan if isinstance(scan, str) or not scan.lines else replace(scan, lines=())
 
 
 def _read_bounded(path: Path) -> bytes | None:

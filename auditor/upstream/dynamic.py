@@ -23,6 +23,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from apidrift.auditor.upstream.astwalk import walk_once
+
 MAX_STEPS = 50_000  # expressions and statements evaluated for one name
 MAX_DEPTH = 16  # nested calls
 MAX_SIZE = 100_000  # elements of a container, characters of a string
@@ -1519,7 +1521,7 @@ def _static_truths(tree: ast.Module) -> dict[int, bool]:
     `except NameError: NAME = <constant>` (numpy's `__NUMPY_SETUP__`, which only its own build sets);
     `not` of either. Such an `if` runs one branch on every import."""
     stores: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk_once(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.Global):
