@@ -16,12 +16,9 @@ import fnmatch
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import re
 import stat
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 
@@ -141,7 +138,13 @@ POOL_MIN_CHARS = 1024 * 1024
 def _parse_all(jobs: list[tuple[str, bytes, str, frozenset[str], Path]]) -> list[FileScan | str]:
     workers = min(os.cpu_count() or 1, len(jobs))
     small = len(jobs) < POOL_MIN_FILES or sum(len(job[2]) for job in jobs) < POOL_MIN_CHARS
-    if workers < 2 or small or "fork" not in multiprocessing.get_all_start_methods():
+    if workers < 2 or small or not hasattr(os, "fork"):
+        return [_parse_job(job) for job in jobs]
+    import multiprocessing  # only for a pool: a warm run never pays for importing it
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return [_parse_job(job) for job in jobs]
     context = multiprocessing.get_context("fork")
     try:
