@@ -192,8 +192,8 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     # The standard library: a module the old version has is one of Python's in the new version too,
     # present or gone (removed modules are evidenced by the old version's `VERSIONS` range).
     extra = old_tree.import_names if old_tree and not new_tree.absence_is_evidence else ()
-    new_resolver = kept.resolver(_index_args(new_tree, api_dir, extra), _build_resolver)
-    old_resolver = kept.resolver(_index_args(old_tree, api_dir), _build_resolver) if old_tree else None
+    new_resolver = Resolver(kept.index(_index_args(new_tree, api_dir, extra), _build_index))
+    old_resolver = Resolver(kept.index(_index_args(old_tree, api_dir), _build_index)) if old_tree else None
     relocator = Relocator(new_resolver)
     coverage = Coverage(upstream=new_tree.name)
     rules = all_rules()
@@ -590,7 +590,7 @@ def _suppression_for(checked: CheckedSite, finding: Finding, rule: Rule) -> Supp
 
 
 def _index(tree: SourceTree, api_dir: Path, also_owned: Iterable[str] = ()) -> ApiIndex:
-    return ApiIndex(**_index_args(tree, api_dir, also_owned))
+    return _build_index(_index_args(tree, api_dir, also_owned))
 
 
 def _index_args(tree: SourceTree, api_dir: Path, also_owned: Iterable[str] = ()) -> dict[str, Any]:
@@ -605,8 +605,8 @@ def _index_args(tree: SourceTree, api_dir: Path, also_owned: Iterable[str] = ())
     }
 
 
-def _build_resolver(index_args: dict[str, Any]) -> Resolver:
-    return Resolver(ApiIndex(**index_args))
+def _build_index(index_args: dict[str, Any]) -> ApiIndex:
+    return ApiIndex(**index_args)
 
 
 def _count(coverage: Coverage, check: SiteCheck) -> None:

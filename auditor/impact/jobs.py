@@ -104,11 +104,11 @@ def _kept_models() -> list[dict[str, Any]]:
 def _absorb(models: Any) -> None:
     if not models or not isinstance(models, list):
         return
-    from apidrift.auditor.engine import _build_resolver
+    from apidrift.auditor.engine import _build_index
     from apidrift.auditor.upstream import kept
 
     try:
-        kept.absorb(models, _build_resolver)
+        kept.absorb(models, _build_index)
     except Exception:  # never the worker's end: the next fork rebuilds what it needs
         kept.enable(False)
         kept.enable(True)
