@@ -34,6 +34,20 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+def children(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))`, same nodes, same order."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, _AST):
+            found.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, _AST):
+                    found.append(item)
+    return found
+
+
 def walk_once(node: ast.AST) -> list[ast.AST]:
     """`walk(node)`, computed once per node (the caller must not change the list)."""
     cached = node.__dict__.get(_KEY)

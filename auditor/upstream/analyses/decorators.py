@@ -16,7 +16,7 @@ from typing import Any
 import griffe
 
 from apidrift.auditor.upstream.analyses.nodes import _last_name, _own_nodes, _resolve_text
-from apidrift.auditor.upstream.astwalk import walk
+from apidrift.auditor.upstream.astwalk import children, walk
 
 
 def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int = 0) -> bool:
@@ -251,7 +251,7 @@ def _reachable_returns(body: list[ast.stmt], param: str, is_none: bool = False) 
             if isinstance(current, ast.Return):
                 found.append(current)
             if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.extend(ast.iter_child_nodes(current))
+                stack.extend(children(current))
         if isinstance(stmt, (ast.Return, ast.Raise)):
             break
     return found
@@ -1034,7 +1034,7 @@ def _counts_positional(
     signatures = _signature_names(param, assigned)
     parents: dict[int, ast.AST] = {}
     for holder in walk(decorator):
-        for child in ast.iter_child_nodes(holder):
+        for child in children(holder):
             parents[id(child)] = holder
     appends = 0
     for use in walk(decorator):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from apidrift.auditor.upstream.astwalk import walk
+from apidrift.auditor.upstream.astwalk import children, walk
 
 # Statements that complete or raise, and nothing else, when their nested blocks do the same.
 _SIMPLE = (
@@ -242,7 +242,7 @@ def _has_yield(function: ast.FunctionDef) -> bool:
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
     return False
 
 

@@ -21,7 +21,7 @@ from apidrift.auditor.upstream.analyses.nodes import (
     _module_statements,
     _own_nodes,
 )
-from apidrift.auditor.upstream.astwalk import walk, walk_once
+from apidrift.auditor.upstream.astwalk import children, walk, walk_once
 
 
 def _getattr_program(node: ast.Module) -> dict[str, Any] | None:
@@ -421,7 +421,7 @@ def _read_only(attribute: ast.Attribute, function: ast.AST) -> bool:
     """`x.__dict__` only read: `x.__dict__.copy()` / `.get(...)` / `.items()`, `k in x.__dict__`,
     `x.__dict__[k]` loaded."""
     for parent in walk(function):
-        for child in ast.iter_child_nodes(parent):
+        for child in children(parent):
             if child is not attribute:
                 continue
             if isinstance(parent, ast.Attribute) and parent.attr in _READ_METHODS:
