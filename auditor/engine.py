@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
@@ -46,6 +47,7 @@ from apidrift.auditor.sources.written_for import (
     choose_old_python,
     downstream_environment,
 )
+from apidrift.auditor.upstream import kept
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
@@ -250,8 +252,8 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     # The standard library: a module the old version has is one of Python's in the new version too,
     # present or gone (removed modules are evidenced by the old version's `VERSIONS` range).
     extra = old_tree.import_names if old_tree and not new_tree.absence_is_evidence else ()
-    new_resolver = Resolver(_index(new_tree, api_dir, extra))
-    old_resolver = Resolver(_index(old_tree, api_dir)) if old_tree else None
+    new_resolver = Resolver(kept.index(_index_args(new_tree, api_dir, extra), _build_index))
+    old_resolver = Resolver(kept.index(_index_args(old_tree, api_dir), _build_index)) if old_tree else None
     relocator = Relocator(new_resolver)
     new_requirements = Requirements.of(new_tree.name, new_tree.requires, down_tree.requires)
     old_requirements = (
@@ -297,7 +299,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     if result.unchecked is not None and coverage.found == 0 and down_tree.origin == "index":
         _name_dependents(result, request, cache, down_tree, new_tree)
     for resolver in filter(None, (new_resolver, old_resolver)):
-        for module, problem in sorted(resolver.index.stats.failed.items()):
+        for module, problem in sorted(kept.failed(resolver.index).items()):
             result.notes.append(
                 f"{resolver.index.label}: module {module} could not be parsed ({problem}); its names are not checked"
             )
@@ -436,9 +438,11 @@ def _apply_rules(
     for checked in checked_sites:
         before = checked.as_of_old()
         for rule in enabled:
-            prior = {_finding_key(f) for f in rule.run(before)} if before is not None else None
+            prior: set[Any] | None = None  # what the rule finds on the old version: read when it finds here
             for finding in rule.run(checked):
-                if prior is not None:
+                if before is not None:
+                    if prior is None:
+                        prior = {_finding_key(f) for f in rule.run(before)}
                     finding = replace(finding, classification=_classify(finding, prior, checked))
                 if any(fnmatch.fnmatchcase(finding.symbol, pattern) for pattern in request.ignore_symbols):
                     continue
@@ -780,15 +784,23 @@ def _suppression_for(checked: CheckedSite, finding: Finding, rule: Rule) -> Supp
 
 
 def _index(tree: SourceTree, api_dir: Path, also_owned: Iterable[str] = ()) -> ApiIndex:
-    return ApiIndex(
-        tree.root,
-        (*tree.import_names, *also_owned),
-        name=tree.name,
-        version=tree.version,
-        compiled_modules=tree.compiled_modules,
-        cache_dir=api_dir,
-        absence_is_evidence=tree.absence_is_evidence,
-    )
+    return _build_index(_index_args(tree, api_dir, also_owned))
+
+
+def _index_args(tree: SourceTree, api_dir: Path, also_owned: Iterable[str] = ()) -> dict[str, Any]:
+    return {
+        "root": tree.root,
+        "import_names": (*tree.import_names, *also_owned),
+        "name": tree.name,
+        "version": tree.version,
+        "compiled_modules": tree.compiled_modules,
+        "cache_dir": api_dir,
+        "absence_is_evidence": tree.absence_is_evidence,
+    }
+
+
+def _build_index(index_args: dict[str, Any]) -> ApiIndex:
+    return ApiIndex(**index_args)
 
 
 def _count(coverage: Coverage, check: SiteCheck) -> None:

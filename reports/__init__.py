@@ -8,15 +8,23 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from apidrift.auditor.results import AuditResult
-from apidrift.reports import github, html, json, markdown, sarif, text
+from apidrift.reports import github, json, markdown, sarif, text
 
 Renderer = Callable[[AuditResult], str]
+
+
+def _html(result: AuditResult) -> str:
+    """The HTML report; its module (and jinja2) is imported only when HTML is asked for."""
+    from apidrift.reports import html
+
+    return html.render(result)
+
 
 RENDERERS: dict[str, Renderer] = {
     "text": text.render,
     "json": json.render,
     "sarif": sarif.render,
-    "html": html.render,
+    "html": _html,
     "github": github.render,
     "markdown": markdown.render,
 }

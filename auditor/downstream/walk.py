@@ -17,13 +17,11 @@ import fnmatch
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import re
 import stat
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from pathlib import Path
 
 from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, Notebook, NotebookError, read_notebook
@@ -148,11 +146,13 @@ def scan_downstream(
     jobs = [
         (relative, data, text, upstream_names, cache_dir, aliases) for _, _, relative, data, text in pending
     ]
-    for (position, slot, relative, _, _), scan in zip(pending, _parse_all(jobs)):
+    for (position, slot, relative, _, text), scan in zip(pending, _parse_all(jobs)):
         if isinstance(scan, str):
             outcomes[position] = FileOutcome(relative, FileStatus.FAILED, scan)
         else:
             outcomes[position] = FileOutcome(relative, FileStatus.SCANNED, use_sites=len(scan.sites))
+            # A pool's worker sends the sites only (see `_pool_job`): the lines are this process's text.
+            scan = scan if scan.lines else replace(scan, lines=tuple(text.splitlines()))
             scans[slot] = _in_notebook(scan, notebooks[relative]) if relative in notebooks else scan
     return [s for s in scans if s is not None], outcomes
 
@@ -207,12 +207,18 @@ def _parse_all(jobs: list[_Job]) -> list[FileScan | str]:
     # Forking while other threads run (`apidrift upgrade` walks dependencies in threads) may copy a lock
     # another thread holds: then this thread parses, as the other walks use the other core.
     threaded = threading.active_count() > 1
-    if workers < 2 or small or threaded or "fork" not in multiprocessing.get_all_start_methods():
+    if workers < 2 or small or threaded or not hasattr(os, "fork"):
+        return [_parse_job(job) for job in jobs]
+    import multiprocessing  # only for a pool: a warm run never pays for importing it
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return [_parse_job(job) for job in jobs]
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(_parse_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+            return list(pool.map(_pool_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
     except (OSError, BrokenProcessPool) as error:  # no processes to be had
         log.debug("parsing in this process: %s", error)
         return [_parse_job(job) for job in jobs]
@@ -257,6 +263,13 @@ def _in_notebook(scan: FileScan, notebook: Notebook) -> FileScan:
     """A notebook's scan: its cells' lines as written (the parser read `pass` for what is not
     Python), and the map from those lines to cells and to the JSON."""
     return FileScan(scan.path, scan.sites, notebook.lines, notebook.map)
+
+
+def _pool_job(job: _Job) -> FileScan | str:
+    """`_parse_job` in a pool's worker: the scan goes back pickled without the file's lines, which the
+    parent already holds (on pandas, 18 MiB of text that would cross the pipe again)."""
+    scan = _fresh_scan(*job)
+    return scan if isinstance(scan, str) or not scan.lines else replace(scan, lines=())
 
 
 def _read_bounded(path: Path) -> bytes | None:

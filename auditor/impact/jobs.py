@@ -60,6 +60,7 @@ def run_job(job: Job) -> dict[str, Any]:
     _trace(job)
     if hasattr(os, "fork") and threading.active_count() == 1:
         row = _in_fork(job)
+        _absorb(row.pop(_KEPT_FIELD, None))
     else:
         row = _in_subprocess(job)
     row.setdefault("key", job.key)
@@ -88,6 +89,30 @@ def failed_row(job: Job, status: str, message: str) -> dict[str, Any]:
 
 # ---- the fork path --------------------------------------------------------------------------------
 
+# The upstream models are kept in the worker (`upstream.kept`): each fork inherits them, and hands back
+# under this field (removed before the row goes anywhere) the modules it loaded, which the worker then
+# loads from the API cache, for the next fork.
+_KEPT_FIELD = "_kept_models"
+
+
+def _kept_models() -> list[dict[str, Any]]:
+    from apidrift.auditor.upstream import kept
+
+    return kept.loaded() if kept.enabled() else []
+
+
+def _absorb(models: Any) -> None:
+    if not models or not isinstance(models, list):
+        return
+    from apidrift.auditor.engine import _build_index
+    from apidrift.auditor.upstream import kept
+
+    try:
+        kept.absorb(models, _build_index)
+    except Exception:  # never the worker's end: the next fork rebuilds what it needs
+        kept.enable(False)
+        kept.enable(True)
+
 
 def _in_fork(job: Job) -> dict[str, Any]:
     memory_payload = json.dumps(failed_row(job, "memory", _memory_message(job))).encode()
@@ -98,7 +123,9 @@ def _in_fork(job: Job) -> dict[str, Any]:
         try:
             os.close(read_end)
             try:
-                payload = json.dumps(limited_result(job)).encode()
+                row = limited_result(job)
+                row[_KEPT_FIELD] = _kept_models()
+                payload = json.dumps(row).encode()
             except MemoryError:
                 payload, code = memory_payload, EXIT_MEMORY
             _write_all(write_end, payload)

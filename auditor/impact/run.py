@@ -223,9 +223,11 @@ def _warm() -> None:
     import apidrift.auditor.downstream.scan
     import apidrift.auditor.engine
     import apidrift.auditor.impact.results  # noqa: F401
+    from apidrift.auditor.upstream import kept
     from apidrift.rules.registry import all_rules
 
     all_rules()
+    kept.enable(os.environ.get("APIDRIFT_KEEP_UPSTREAM", "1") != "0")  # one upstream model per worker
 
 
 class Pool:

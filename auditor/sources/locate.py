@@ -20,7 +20,6 @@ from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
-from urllib.request import url2pathname
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -850,6 +849,8 @@ def _editable_project(dist: importlib.metadata.Distribution) -> Path | None:
     url = urlsplit(str(data.get("url", "")))
     if url.scheme != "file":
         return None
+    from urllib.request import url2pathname  # http.client and ssl come with it: only for an editable install
+
     folder = Path(url2pathname(unquote(url.path)))
     return folder if folder.is_dir() else None
 

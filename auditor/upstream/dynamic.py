@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from apidrift.auditor.upstream.astwalk import walk_once
 from apidrift.auditor.upstream.escape import Escapes, changed_depths
 
 MAX_STEPS = 50_000  # expressions and statements evaluated for one name
@@ -2323,7 +2324,7 @@ def _static_truths(tree: ast.Module) -> dict[int, bool]:
     `except NameError: NAME = <constant>` (numpy's `__NUMPY_SETUP__`, which only its own build sets);
     `not` of either. Such an `if` runs one branch on every import."""
     stores: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk_once(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.Global):

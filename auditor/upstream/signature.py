@@ -83,10 +83,15 @@ class Signature:
 
     def bound(self) -> Signature:
         """The signature seen through an instance or class: the first parameter is already given."""
+        cached = self.__dict__.get("_bound")  # asked for at every call of a method: made once
+        if cached is not None:
+            return cached
         params = self.parameters
+        result = self  # `def f(*args)` used as a method keeps its *args
         if params and params[0].kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD):
-            return replace(self, parameters=params[1:])
-        return self  # `def f(*args)` used as a method keeps its *args
+            result = replace(self, parameters=params[1:])
+        self.__dict__["_bound"] = result  # not a field: equality, hashing and `replace` ignore it
+        return result
 
     def get(self, name: str) -> Parameter | None:
         for param in self.parameters:

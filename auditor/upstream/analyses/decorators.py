@@ -16,6 +16,7 @@ from typing import Any
 import griffe
 
 from apidrift.auditor.upstream.analyses.nodes import _last_name, _own_nodes, _resolve_text
+from apidrift.auditor.upstream.astwalk import children, walk
 
 
 def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int = 0) -> bool:
@@ -73,7 +74,7 @@ def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
         and call.keywords[0].arg is None
         and isinstance(call.keywords[0].value, ast.Name)
         and call.keywords[0].value.id == double
-        for call in ast.walk(wrapper)
+        for call in walk(wrapper)
     )
 
 
@@ -200,7 +201,7 @@ def _local_assignments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
     for stmt in _own_nodes(node):
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
-                for name in ast.walk(target):
+                for name in walk(target):
                     if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
                         assigned.setdefault(name.id, []).append(
                             stmt.value if target is name else ast.Constant(None)
@@ -208,7 +209,7 @@ def _local_assignments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
         elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name):
             assigned.setdefault(stmt.target.id, []).extend([ast.Constant(None), ast.Constant(None)])
         elif isinstance(stmt, (ast.For, ast.With, ast.NamedExpr, ast.comprehension)):
-            for name in ast.walk(getattr(stmt, "target", stmt)):
+            for name in walk(getattr(stmt, "target", stmt)):
                 if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
                     assigned.setdefault(name.id, []).extend([ast.Constant(None), ast.Constant(None)])
     return assigned
@@ -250,7 +251,7 @@ def _reachable_returns(body: list[ast.stmt], param: str, is_none: bool = False) 
             if isinstance(current, ast.Return):
                 found.append(current)
             if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.extend(ast.iter_child_nodes(current))
+                stack.extend(children(current))
         if isinstance(stmt, (ast.Return, ast.Raise)):
             break
     return found
@@ -317,7 +318,7 @@ def _binds_by_name(
         )
 
     updated = False
-    for inner in ast.walk(wrapper):
+    for inner in walk(wrapper):
         if (
             isinstance(inner, ast.Name)
             and inner.id in (star, double, param)
@@ -346,7 +347,7 @@ def _binds_by_name(
             return False
     calls = [
         c
-        for c in ast.walk(wrapper)
+        for c in walk(wrapper)
         if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param
     ]
 
@@ -423,11 +424,11 @@ def _forwards_to(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) ->
     star, double = args.vararg.arg, args.kwarg.arg
     calls = [
         c
-        for c in ast.walk(wrapper)
+        for c in walk(wrapper)
         if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param
     ]
     # Every call of the function forwards the arguments as received; `*a` and `**k` are never rebound.
-    for inner in ast.walk(wrapper):
+    for inner in walk(wrapper):
         if (
             isinstance(inner, ast.Name)
             and inner.id in (star, double, param)
@@ -458,9 +459,18 @@ def _forwards_to(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) ->
 def _sets_attributes_of_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """`setattr(cls, ...)` or `cls.name = ...` (a name that is not a dunder) on one of the function's
     parameters, here or in a function nested in it (matplotlib `_define_aliases` adds `set_lw`)."""
+    cached = node.__dict__.get("_apidrift_sets_attributes")
+    if cached is None:  # the loader asks twice per function
+        cached = node.__dict__["_apidrift_sets_attributes"] = _read_sets_attributes(node)
+    return cached
+
+
+def _read_sets_attributes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
     params.discard("self")
-    for inner in ast.walk(node):
+    if not params:
+        return False  # nothing below can match
+    for inner in walk(node):
         if (
             isinstance(inner, ast.Call)
             and isinstance(inner.func, ast.Name)
@@ -651,13 +661,13 @@ def _hands_back_fget(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         return False
     this = node.args.args[0].arg
     handled: set[int] = set()
-    for handler in ast.walk(node):
+    for handler in walk(node):
         if (
             isinstance(handler, ast.ExceptHandler)
             and isinstance(handler.type, ast.Name)
             and handler.type.id == "AttributeError"
         ):
-            handled |= {id(n) for stmt in handler.body for n in ast.walk(stmt)}
+            handled |= {id(n) for stmt in handler.body for n in walk(stmt)}
     returns = []
     for inner in _own_nodes(node):
         if isinstance(inner, (ast.Yield, ast.YieldFrom)):
@@ -728,7 +738,7 @@ def _renames_keyword(
     renames = []
     for stmt in test.body:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+            names = {n.id for n in walk(stmt) if isinstance(n, ast.Name)}
             if names & {star, double}:
                 return None  # the warning call must not touch the arguments
             continue
@@ -1023,11 +1033,11 @@ def _counts_positional(
         return False
     signatures = _signature_names(param, assigned)
     parents: dict[int, ast.AST] = {}
-    for holder in ast.walk(decorator):
-        for child in ast.iter_child_nodes(holder):
+    for holder in walk(decorator):
+        for child in children(holder):
             parents[id(child)] = holder
     appends = 0
-    for use in ast.walk(decorator):
+    for use in walk(decorator):
         if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
             continue
         parent = parents.get(id(use))
@@ -1131,17 +1141,14 @@ def _parameter_index(
     if position is None and not keyword:
         return None
     comprehended = {
-        id(n)
-        for comp in ast.walk(owner)
-        if isinstance(comp, ast.comprehension)
-        for n in ast.walk(comp.target)
+        id(n) for comp in walk(owner) if isinstance(comp, ast.comprehension) for n in walk(comp.target)
     }
     if any(
         isinstance(n, ast.Name)
         and n.id == arg
         and not isinstance(n.ctx, ast.Load)
         and id(n) not in comprehended
-        for n in ast.walk(owner)
+        for n in walk(owner)
     ):
         return None
     found = {"threshold": "index", "argument": arg}
@@ -1317,7 +1324,7 @@ def _reapplies_registered(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[
             continue
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
             return None
-        if any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt)):
+        if any(isinstance(n, ast.NamedExpr) for n in walk(stmt)):
             return None
     return {"registry": registry, "initial": initial}
 
@@ -1445,7 +1452,7 @@ def _container_stores(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]
     as texts; the store `_registers_self` recognizes (its own wrapper, keyed to itself) left out."""
     recognized = _registers_self(node)
     found: set[str] = set()
-    for inner in ast.walk(node):
+    for inner in walk(node):
         targets: list[ast.expr] = []
         if isinstance(inner, ast.Assign):
             targets = inner.targets

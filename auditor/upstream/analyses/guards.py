@@ -22,6 +22,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from apidrift.auditor.upstream.astwalk import children, walk
+
 # Statements that complete or raise, and nothing else, when their nested blocks do the same.
 _SIMPLE = (
     ast.Assign,
@@ -181,7 +183,15 @@ def _helper_call(
 
 
 def _module_functions(module: ast.Module) -> dict[str, ast.FunctionDef]:
-    """Plain functions defined once at module level and bound nowhere else there."""
+    """Plain functions defined once at module level and bound nowhere else there (read once per
+    module: every function of it asks)."""
+    cached = module.__dict__.get("_apidrift_module_functions")
+    if cached is None:
+        cached = module.__dict__["_apidrift_module_functions"] = _read_module_functions(module)
+    return cached
+
+
+def _read_module_functions(module: ast.Module) -> dict[str, ast.FunctionDef]:
     seen: dict[str, int] = {}
     functions: dict[str, ast.FunctionDef] = {}
     for stmt in module.body:
@@ -199,7 +209,7 @@ def _completes_or_raises(stmt: ast.stmt) -> bool:
         return all(_completes_or_raises(s) for s in (*stmt.body, *stmt.orelse))
     if isinstance(stmt, _SIMPLE):
         return not any(
-            isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)) for n in ast.walk(stmt)
+            isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)) for n in walk(stmt)
         )
     return False  # return, loops, try (a handler may swallow), with (its exit may), match, ...
 
@@ -208,7 +218,7 @@ def _stored_names(stmt: ast.stmt) -> set[str]:
     names: set[str] = set()
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {stmt.name}
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -219,13 +229,20 @@ def _stored_names(stmt: ast.stmt) -> set[str]:
 
 
 def _is_generator(function: ast.FunctionDef) -> bool:
+    cached = function.__dict__.get("_apidrift_generator")  # asked for the function, then as a helper
+    if cached is None:
+        cached = function.__dict__["_apidrift_generator"] = _has_yield(function)
+    return cached
+
+
+def _has_yield(function: ast.FunctionDef) -> bool:
     stack: list[ast.AST] = list(function.body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
     return False
 
 

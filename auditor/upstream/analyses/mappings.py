@@ -22,6 +22,8 @@ import ast
 from collections import Counter
 from typing import Any
 
+from apidrift.auditor.upstream.astwalk import children
+
 _MAX_NAMES = 4096  # expansions of one decorator's name patterns at a class
 
 
@@ -348,7 +350,7 @@ def added_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[list[list[
     targets = set(params) - {"self"}
     parents: dict[int, ast.AST] = {}
     for parent in ast.walk(node):
-        for child in ast.iter_child_nodes(parent):
+        for child in children(parent):
             parents[id(child)] = parent
     assigned = Counter(
         n.id for n in _scope_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
@@ -397,12 +399,12 @@ _SCOPES = (
 def _scope_nodes(node: ast.AST) -> list[ast.AST]:
     """The nodes of the function's own scope (not of the functions, classes or comprehensions in it)."""
     found: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(node))
+    stack = list(children(node))
     while stack:
         current = stack.pop()
         found.append(current)
         if not isinstance(current, _SCOPES):
-            stack.extend(ast.iter_child_nodes(current))
+            stack.extend(children(current))
     return found
 
 

@@ -15,7 +15,13 @@ from typing import Any
 import griffe
 
 from apidrift.auditor.upstream import dynamic as dynamic_eval
-from apidrift.auditor.upstream.analyses.nodes import _all_nodes, _last_name_of, _module_statements, _own_nodes
+from apidrift.auditor.upstream.analyses.nodes import (
+    _all_nodes,
+    _last_name_of,
+    _module_statements,
+    _own_nodes,
+)
+from apidrift.auditor.upstream.astwalk import children, walk, walk_once
 
 
 def _getattr_program(node: ast.Module) -> dict[str, Any] | None:
@@ -92,7 +98,7 @@ def _named_namespace_writes(module: ast.Module) -> tuple[list[str], list[tuple[i
                         isinstance(inner, ast.Call)
                         and isinstance(inner.func, ast.Name)
                         and inner.func.id in _NAMESPACE_FUNCTIONS
-                        for inner in ast.walk(stmt.value)
+                        for inner in walk(stmt.value)
                     ):
                         names.extend(found)
                         lines.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
@@ -168,7 +174,7 @@ def _body_bound_names(statements: list[ast.stmt]) -> set[str]:
         )
         for part in parts:
             for inner in (
-                ast.walk(part) if isinstance(part, ast.AST) else (n for item in part for n in ast.walk(item))
+                walk(part) if isinstance(part, ast.AST) else (n for item in part for n in walk(item))
             ):
                 if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
                     names.add(inner.id)
@@ -192,7 +198,7 @@ def _uses_namespace_functions(statements: list[ast.stmt]) -> bool:
             ]
         )
         for header in headers:
-            for inner in ast.walk(header):
+            for inner in walk(header):
                 if (
                     isinstance(inner, ast.Call)
                     and isinstance(inner.func, ast.Name)
@@ -207,7 +213,7 @@ def _open_module_namespace(module: ast.Module) -> str | None:
     for stmt in _module_statements(module):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        for inner in ast.walk(stmt):
+        for inner in walk(stmt):
             if (
                 isinstance(inner, ast.Call)
                 and isinstance(inner.func, ast.Name)
@@ -225,7 +231,7 @@ def _class_patches(module: ast.Module) -> dict[str, dict[str, Any]]:
     patches: dict[str, dict[str, Any]] = {}
     if not classes:
         return patches
-    for inner in ast.walk(module):
+    for inner in walk_once(module):
         owner, name = None, None
         if (
             isinstance(inner, ast.Attribute)
@@ -281,7 +287,7 @@ def _top_level_names(module: ast.Module) -> set[str]:
                     if alias.name != "*":
                         names.add(alias.asname or alias.name.split(".")[0])
                 continue
-            for inner in ast.walk(stmt):
+            for inner in walk(stmt):
                 if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
                     names.add(inner.id)
                 elif isinstance(inner, ast.ExceptHandler) and inner.name:
@@ -432,8 +438,8 @@ _READ_METHODS = frozenset({"copy", "get", "items", "keys", "values", "__contains
 def _read_only(attribute: ast.Attribute, function: ast.AST) -> bool:
     """`x.__dict__` only read: `x.__dict__.copy()` / `.get(...)` / `.items()`, `k in x.__dict__`,
     `x.__dict__[k]` loaded."""
-    for parent in ast.walk(function):
-        for child in ast.iter_child_nodes(parent):
+    for parent in walk(function):
+        for child in children(parent):
             if child is not attribute:
                 continue
             if isinstance(parent, ast.Attribute) and parent.attr in _READ_METHODS:
@@ -450,7 +456,7 @@ def _pinned_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
     """For each variable and each call under an `if var == "literal":` (in its body, the variable not
     rebound there): the literal the variable holds at that call."""
     found: dict[str, dict[int, str]] = {}
-    for stmt in ast.walk(function):
+    for stmt in walk(function):
         if not isinstance(stmt, ast.If):
             continue
         test = stmt.test
@@ -464,7 +470,7 @@ def _pinned_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
         ):
             continue
         variable, value = test.left.id, test.comparators[0].value
-        body = [n for s in stmt.body for n in ast.walk(s)]
+        body = [n for s in stmt.body for n in walk(s)]
         if any(
             isinstance(n, ast.Name) and n.id == variable and not isinstance(n.ctx, ast.Load) for n in body
         ):

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import griffe
 
+from apidrift.auditor.upstream.astwalk import children
+
 
 def _resolve_text(scope: griffe.Object, dotted: str) -> str:
     """Resolve a dotted name written in `scope`'s module through that module's imports."""
@@ -55,7 +57,7 @@ def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AS
         node = stack.pop()
         found.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
     _OWN_NODES[id(function)] = result = tuple(found)
     return result
 
