@@ -8,6 +8,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,7 @@ from apidrift.auditor.results import (
     Location,
     Severity,
 )
+from apidrift.auditor.roles import file_role
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import Role, SourceError, SpecError
 from apidrift.auditor.sources.written_for import (
@@ -63,6 +65,7 @@ class AuditRequest:
     ignore_symbols: tuple[str, ...] = ()  # upstream dotted paths (or glob patterns) not to report
     warn_unused_ignores: bool = False
     python: Path | None = None  # `--python`: the downstream's own interpreter or environment
+    roles: frozenset[str] = frozenset()  # `--role`: report only findings in files of these roles (empty: all)
 
 
 @dataclass
@@ -212,6 +215,17 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
         findings = _apply_rules(checked_sites, rules, request, result)
         findings += _file_findings(result.files, down_tree.path_base, new_tree.name, rules, request)
     findings = _with_definitions(findings, new_resolver)
+    findings = _with_roles(findings, prefix, down_tree.import_names)
+    if request.roles:
+        kept = [f for f in findings if f.role in request.roles]
+        if len(kept) < len(findings):
+            left = Counter(f.role or "other" for f in findings if f.role not in request.roles)
+            said = ", ".join(f"{n} in {role}" for role, n in sorted(left.items()))
+            result.notes.append(
+                f"--role {','.join(sorted(request.roles))}: {plural(len(findings) - len(kept), 'finding')} "
+                f"in other files not reported ({said})"
+            )
+        findings = kept
     result.findings = sorted(
         _folded(_deduplicated(findings)),
         key=lambda f: (f.location.path, f.location.line, f.location.column, f.code),
@@ -230,6 +244,19 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
             )
     result.timings = timer.timings
     return result
+
+
+def _with_roles(findings: list[Finding], prefix: str, import_names: Iterable[str]) -> list[Finding]:
+    """Each finding with its file's role in the downstream (auditor/roles.py), from its path below the
+    tree's import root and the distribution's import names."""
+    names = frozenset(import_names)
+    out = []
+    for finding in findings:
+        path = finding.location.path
+        if prefix and path.startswith(prefix):
+            path = path[len(prefix) :]
+        out.append(replace(finding, role=file_role(path, names)))
+    return out
 
 
 DEFINITION_LINES = 12  # lines of an upstream definition shown with a finding

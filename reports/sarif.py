@@ -117,6 +117,7 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprint_value: str
         "newSignature": finding.new_signature,
         "oldSignature": finding.old_signature,
         "sourceLine": finding.location.source_line or None,
+        "role": finding.role,  # where the file lives: shipped, tests, examples, build, other
         "since": finding.since.as_dict() if finding.since is not None else None,  # with `audit --history`
     }
     result["properties"] = {key: value for key, value in properties.items() if value is not None}

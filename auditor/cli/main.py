@@ -31,11 +31,13 @@ from apidrift.auditor.cli.options import (
     fetch_options,
     output_option,
     parse_outputs,
+    parse_role_option,
     parse_severities,
     pre_existing_option,
     quiet_option,
     read_config,
     report_options,
+    role_option,
     selection_options,
     target_options,
     write_report,
@@ -66,6 +68,7 @@ def cli() -> None:
 @pre_existing_option()
 @config_options()
 @selection_options()
+@role_option()
 @click.option(
     "--warn-unused-ignores", is_flag=True, help="Note `# apidrift: ignore` comments that silenced nothing."
 )
@@ -107,6 +110,7 @@ def audit(
     severity: tuple[str, ...],
     exclude: tuple[str, ...],
     ignore_symbols: tuple[str, ...],
+    roles: tuple[str, ...],
     warn_unused_ignores: bool,
     baseline: Path | None,
     write_baseline: Path | None,
@@ -162,6 +166,7 @@ def audit(
         warn_unused_ignores=warn_unused_ignores,
         verb="audit",
         python=python,
+        roles=parse_role_option(roles),
     )
     fail_on = fail_on or config.fail_on or "error"
 

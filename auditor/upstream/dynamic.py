@@ -77,12 +77,17 @@ def _evaluate(interpreter: _Interpreter, module: str, source: str, name: str, is
             raise _Abort("`__getattr__` is not a function the analysis can read")
         value = interpreter.call(function, [name], {})
     except _Abort as abort:
+        if interpreter.exact_warning is not None:  # the warning is certain, what is handed back is not
+            return Served(None, interpreter.exact_warning)
         return Undecided(abort.why)
     except _Raised as raised:
         return NotServed(raised.message, raised.cls)
     except RecursionError:
         return Undecided("nesting too deep")
     if interpreter.approximate or isinstance(value, _Unknown):
+        if interpreter.exact_warning is not None:
+            # `click.__version__`: warns, then hands back `importlib.metadata.version("click")`
+            return Served(None, interpreter.exact_warning)
         return Undecided("it hands back what a helper the analysis cannot follow returns")
     warning = interpreter.warnings[0] if interpreter.warnings else None
     return Served(_path_of(value), warning)
@@ -404,6 +409,9 @@ class _Interpreter:
         self.modules: dict[str, _Module | None] = {}
         self.active: set[tuple[str, str]] = set()
         self.warnings: list[str] = []
+        # The first warning, when it was issued on a path the analysis followed exactly (no helper it
+        # could not follow ran before it): it is issued whatever happens next.
+        self.exact_warning: str | None = None
         # A helper that could not be followed gave an unknown value: a raise found after it is still
         # certain (whatever it did, the name is not served), a value handed back is not.
         self.approximate = False
@@ -416,6 +424,7 @@ class _Interpreter:
         self.steps = 0
         self.depth = 0
         self.warnings = []
+        self.exact_warning = None
         self.approximate = False
         self.active.clear()
 
@@ -760,7 +769,10 @@ class _Interpreter:
             return None
         if name == "warn":
             message = positional[0] if positional else keywords.get("message", UNKNOWN)
-            self.warnings.append(_text(message) if not isinstance(message, _Unknown) else message.hint)
+            text = _text(message) if not isinstance(message, _Unknown) else message.hint
+            if not self.warnings and not self.approximate and not isinstance(message, _Unknown):
+                self.exact_warning = text
+            self.warnings.append(text)
             return None
         if name == "import_module":
             target = positional[0] if positional else keywords.get("name", UNKNOWN)
@@ -1069,6 +1081,8 @@ class _Interpreter:
         if isinstance(node, ast.Subscript):
             return self.subscript(self.eval(node.value, scope), self.eval(node.slice, scope))
         if isinstance(node, ast.Call):
+            if self.is_globals_call(node, scope):
+                return _Namespace(scope.module.path)  # `globals()[f"_{name}"]`: the module's own names
             return self.call_expr(node, scope)
         if isinstance(node, ast.Compare):
             return self.compare(node, scope)
@@ -1227,6 +1241,16 @@ class _Interpreter:
             if type(owner) is kind and name in methods:
                 return _BoundMethod(owner, name)
         return _Unknown()
+
+    def is_globals_call(self, node: ast.Call, scope: _Scope) -> bool:
+        """`globals()` of the builtins (not a name the module or the function binds itself)."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "globals") or node.args or node.keywords:
+            return False
+        try:
+            self.name("globals", scope)
+        except _Abort:
+            return True  # not bound anywhere the analysis reads: the builtin
+        return False
 
     def subscript(self, owner: Any, key: Any) -> Any:
         owner = self.data(owner)
