@@ -524,3 +524,49 @@ def test_the_dashboard_renders_code_spans_and_prefers_public_names_as_examples()
     assert "<code>get_config()</code> got an unexpected keyword argument <code>kv</code>" in page
     body = re.sub(r"<(script|style)>.*?</\1>", "", page, flags=re.S)
     assert "`" not in body  # no raw backtick anywhere in what is shown
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG) is Linux's")
+def test_a_worker_dies_with_its_parent(tmp_path: Path) -> None:
+    """kill -9 of the command: its pool workers (and so the resource tracker they hold) go with it."""
+    script = (
+        "import os, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import os, time; from apidrift.auditor.impact.run import _warm; "
+        "_warm(%d); print(os.getpid(), flush=True); time.sleep(60)' % os.getpid()], stdout=subprocess.PIPE, text=True)\n"
+        "print(child.stdout.readline().strip(), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    worker = int(parent.stdout.readline())
+    assert Path(f"/proc/{worker}").exists()
+    parent.kill()
+    parent.wait()
+    parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{worker}/stat").read_text().split()[2]
+        except OSError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        pytest.fail("the worker outlived its parent")
+
+
+def test_ctrl_c_exits_130(
+    world: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from apidrift.auditor.impact import run as run_module
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_module, "run_impact", interrupted)
+    args = ["impact", f"pkg@{world / 'new'}", "--from", f"pkg@{world / 'old'}", "--dependents", str(world / "deps"),
+            "--results", str(world / "results"), "--cache-dir", str(world / "cache"), "--offline", "--quiet"]  # fmt: skip
+    assert main(args) == 130
+    assert "apidrift: interrupted" in capsys.readouterr().err
