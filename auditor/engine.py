@@ -366,6 +366,16 @@ def _name_dependents(
         )
         return
     result.dependents = found.lines
+    own = _own_requirement(down, new.name)
+    if own is not None:
+        # The audited release itself requires the upstream, yet no file imports it by name: say so,
+        # rather than that no release requires it.
+        result.dependents = [f"{_label(down)} requires {own}", *found.lines]
+        result.notes.append(
+            f"{_label(down)} requires {own} but no file imports it by name: it may use {new.name} under "
+            f"another module's name (`import rich_click as click`), or only through another package"
+        )
+        return
     looked = (
         f"the newest release of each of the {found.read + found.unread} newest release series of {down.name}"
     )
@@ -374,6 +384,25 @@ def _name_dependents(
         result.notes.append(f"none of {looked} requires {new.name}{unread}")
     elif found.unread:
         result.notes.append(f"looked at {looked}{unread}")
+
+
+def _own_requirement(down: SourceTree, upstream: str) -> str | None:
+    """The downstream's own requirement on the upstream (`click>=8.0`), from its Requires-Dist."""
+    from packaging.requirements import InvalidRequirement
+    from packaging.utils import canonicalize_name
+
+    from apidrift.auditor.sources.dependents import _describe
+    from apidrift.auditor.sources.specs import parse_requirement
+
+    wanted = canonicalize_name(upstream)
+    for line in down.requires:
+        try:
+            requirement = parse_requirement(line)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(requirement.name) == wanted:
+            return _describe(requirement)
+    return None
 
 
 def _apply_rules(

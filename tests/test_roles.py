@@ -135,3 +135,32 @@ def test_impact_buckets_users_and_own_code(world: Path) -> None:
     assert "      users/__init__.py:3 AD101 (shipped)" in lines
     assert "      examples/demo.py:3 AD101 (examples)" in lines
     assert "Breaks its users" in impact_markdown.render(result).split("|")[0]
+
+
+def test_drop_in_aliases_are_said_in_the_row(tmp_path: Path) -> None:
+    """`import otherpkg as pkg` binds another distribution to the upstream's name: its uses are not pkg's
+    (the audit cannot see them), and the row says how many; a `try`/`except ImportError` fallback to
+    pkg is said apart."""
+    from apidrift.auditor.bump import drop_in_aliases
+
+    write(tmp_path / "old", {"pkg/__init__.py": OLD_PKG, "pyproject.toml": pyproject("pkg", "1.0", [])})
+    write(tmp_path / "new", {"pkg/__init__.py": NEW_PKG, "pyproject.toml": pyproject("pkg", "2.0", [])})
+    alias = "import otherpkg as pkg\n\npkg.get_config(1, 2, kv_cache_specs=3)\npkg.connect()\n"
+    fallback = "try:\n    import otherpkg as pkg\nexcept ImportError:\n    import pkg\n\npkg.connect()\n"
+    write(
+        tmp_path / "deps" / "dropin",
+        {"pyproject.toml": pyproject("dropin", "0.1", ["pkg>=1"]), "dropin/__init__.py": alias,
+         "dropin/cli.py": fallback, "dropin/other.py": "import os.path as pkg\nimport dropin.cli as pkg\n"},
+    )  # fmt: skip
+    found = drop_in_aliases(tmp_path / "deps" / "dropin", frozenset({"pkg"}), frozenset({"dropin"}))
+    assert [item.sentence() for item in found] == [
+        "uses otherpkg as pkg: 2 uses of `pkg.` in 1 file not audited; 1 use in 1 file that falls back to "
+        "pkg: otherpkg's when it is installed"
+    ]
+    request = ImpactRequest(
+        f"pkg@{tmp_path / 'new'}", tuple(read_dependents(tmp_path / "deps")), old=f"pkg@{tmp_path / 'old'}",
+        results_dir=tmp_path / "results", cache_dir=tmp_path / "cache", offline=True, workers=1,
+    )  # fmt: skip
+    row = run_impact(request).rows[0]
+    assert row["aliases"] == [item.sentence() for item in found]
+    assert "uses otherpkg as pkg: 2 uses" in impact_text.detail(row)

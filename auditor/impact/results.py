@@ -464,8 +464,11 @@ def _row_shape(row: Any) -> bool:
         value = row.get(name, {})
         if not isinstance(value, dict) or not all(isinstance(n, int) for n in value.values()):
             return False
-    notes = row.get("notes", [])
-    return isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+    for name in ("notes", "aliases"):
+        items = row.get(name, [])
+        if not isinstance(items, list) or not all(isinstance(n, str) for n in items):
+            return False
+    return True
 
 
 def _finding_shape(finding: Any) -> bool:
