@@ -570,3 +570,26 @@ def test_ctrl_c_exits_130(
             "--results", str(world / "results"), "--cache-dir", str(world / "cache"), "--offline", "--quiet"]  # fmt: skip
     assert main(args) == 130
     assert "apidrift: interrupted" in capsys.readouterr().err
+
+
+def test_a_candidate_is_taken_at_its_last_release_before_the_moment() -> None:
+    from datetime import datetime, timezone
+
+    from apidrift.auditor.impact.inputs import release_before, upload_time
+    from apidrift.auditor.sources.index_client import IndexFile, ProjectListing
+
+    def file(version: str, when: str | None, kind: str = "wheel", yanked: bool = False) -> IndexFile:
+        name = f"dep-{version}-py3-none-any.whl" if kind == "wheel" else f"dep-{version}.tar.gz"
+        return IndexFile(name, f"https://example.invalid/{name}", version, kind, kind == "wheel", None, 1,
+                         yanked=yanked, upload_time=when)  # type: ignore[arg-type]  # fmt: skip
+
+    listing = ProjectListing("dep", "index", (
+        file("1.0", "2025-01-01T00:00:00+00:00"), file("1.0", "2024-12-31T00:00:00+00:00", "sdist"),
+        file("1.1", "2025-05-09T00:00:00+00:00"), file("1.2", "2025-05-11T00:00:00+00:00"),
+        file("1.2b1", "2025-05-01T00:00:00+00:00"), file("1.1.1", "2025-05-09T12:00:00+00:00", yanked=True),
+    ))  # fmt: skip
+    moment = datetime(2025, 5, 10, 22, 21, tzinfo=timezone.utc)
+    assert release_before(listing, moment) == "1.1"  # not 1.2 (after), 1.2b1 (a pre-release), 1.1.1 (yanked)
+    assert release_before(listing, datetime(2024, 1, 1, tzinfo=timezone.utc)) is None
+    assert upload_time(listing, "1.0") == datetime(2024, 12, 31, tzinfo=timezone.utc)  # its first file
+    assert upload_time(listing, "9.9") is None
