@@ -246,20 +246,20 @@ def _as_of(
         )
     try:
         with IndexClient(cache, index_url, offline=offline) as client:
-            moment = upload_time(client.project(tree.name), tree.version)
+            uploaded = upload_time(client.project(tree.name), tree.version)
     except SourceError as error:
         return (
             None,
             f"candidates taken at their latest release: the upload time of {tree.name} {tree.version} could not be read ({first_line(error)})",
         )
-    if moment is None:
+    if uploaded is None:
         return (
             None,
             f"candidates taken at their latest release: the index gives no upload time for {tree.name} {tree.version}",
         )
     return (
-        moment,
-        f"candidates taken at their last release before {tree.name} {tree.version} ({moment.isoformat()})",
+        uploaded,
+        f"candidates taken at their last release before {tree.name} {tree.version} ({uploaded.isoformat()})",
     )
 
 
