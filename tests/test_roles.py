@@ -164,3 +164,22 @@ def test_drop_in_aliases_are_said_in_the_row(tmp_path: Path) -> None:
     row = run_impact(request).rows[0]
     assert row["aliases"] == [item.sentence() for item in found]
     assert "uses otherpkg as pkg: 2 uses" in impact_text.detail(row)
+
+
+def test_a_release_that_requires_the_upstream_under_another_name_is_said(tmp_path: Path) -> None:
+    """`import otherpkg as pkg` in a release that requires pkg: not "none of its releases requires pkg"."""
+    from localindex import LocalIndex, wheel_bytes
+
+    index = LocalIndex(tmp_path / "index")
+    source = "import otherpkg as pkg\n\npkg.connect()\n"
+    index.add("dropin", "dropin-1.0-py3-none-any.whl",
+              wheel_bytes("dropin", "1.0", {"dropin/__init__.py": source}, ["pkg>=1"]))  # fmt: skip
+    index.add("pkg", "pkg-2.0-py3-none-any.whl", wheel_bytes("pkg", "2.0", {"pkg/__init__.py": NEW_PKG}, []))
+    with index:
+        result = audit(
+            AuditRequest("dropin==1.0", "pkg==2.0", cache_dir=tmp_path / "cache", index_url=index.url)
+        )
+    assert result.unchecked is not None and "does not use pkg" in result.unchecked
+    assert result.dependents[0] == "dropin==1.0 requires pkg>=1"
+    assert any("dropin==1.0 requires pkg>=1 but no file imports it by name" in n for n in result.notes)
+    assert not any(n.startswith("none of") for n in result.notes)
