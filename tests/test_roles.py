@@ -135,6 +135,11 @@ def test_impact_buckets_users_and_own_code(world: Path) -> None:
     assert "      users/__init__.py:3 AD101 (shipped)" in lines
     assert "      examples/demo.py:3 AD101 (examples)" in lines
     assert "Breaks its users" in impact_markdown.render(result).split("|")[0]
+    from apidrift.reports import impact_html
+
+    page = impact_html.render(result)
+    assert page.index("Breaks its users") < page.index("broken 2")
+    assert '<span class="muted">[examples]</span>' in page
 
 
 def test_drop_in_aliases_are_said_in_the_row(tmp_path: Path) -> None:
