@@ -593,3 +593,22 @@ def test_a_candidate_is_taken_at_its_last_release_before_the_moment() -> None:
     assert release_before(listing, datetime(2024, 1, 1, tzinfo=timezone.utc)) is None
     assert upload_time(listing, "1.0") == datetime(2024, 12, 31, tzinfo=timezone.utc)  # its first file
     assert upload_time(listing, "9.9") is None
+
+
+def test_library_log_records_are_silent_unless_verbose() -> None:
+    """A library's warning would break the progress line: silent, unless `--verbose` asks for them."""
+    code = (
+        "import logging, sys\n"
+        "from apidrift.auditor.cli.main import _quiet_libraries, show_log_records\n"
+        "_quiet_libraries()\n"
+        "logging.getLogger('urllib3.connectionpool').warning('Retrying (1)')\n"
+        "if sys.argv[1] == 'verbose':\n"
+        "    show_log_records()\n"
+        "    logging.getLogger('urllib3.connectionpool').warning('Retrying (2)')\n"
+    )
+    quiet = subprocess.run([sys.executable, "-c", code, "quiet"], capture_output=True, text=True, check=True)
+    assert quiet.stderr == ""
+    verbose = subprocess.run(
+        [sys.executable, "-c", code, "verbose"], capture_output=True, text=True, check=True
+    )
+    assert verbose.stderr == "apidrift: Retrying (2)\n"

@@ -138,3 +138,25 @@ def test_click_8_2_breaks_users_or_only_tests(tmp_path: Path, index_cache: Path)
     text = impact_text.render(result)
     assert "Breaks its users (an error in code the dependent ships): 1: typer==0.15.1" in text
     assert "towncrier/test/test_check.py:260 AD101 (tests)" in text
+
+
+def test_click_8_2_module_getattr_deprecations_are_warnings(tmp_path: Path, index_cache: Path) -> None:
+    """`from click.parser import OptionParser` and `click.__version__` are served by click 8.2.0's module
+    `__getattr__` with a DeprecationWarning (both raise under `python -W error::DeprecationWarning` with
+    click 8.2.0 installed, neither under 8.1.8): warnings, with click's message."""
+    from apidrift.auditor.engine import AuditRequest, audit
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text(
+        "import click\nfrom click.parser import OptionParser\n\nprint(click.__version__)\n", encoding="utf-8"
+    )
+    result = audit(
+        AuditRequest(str(tmp_path / "app"), "click==8.2.0", old="click==8.1.8", cache_dir=index_cache)
+    )
+    found = {(f.location.line, f.code, f.severity.value) for f in result.findings}
+    assert found == {(2, "AD203", "warning"), (4, "AD203", "warning")}
+    messages = " ".join(f.message for f in result.findings)
+    assert (
+        "'parser.OptionParser' is deprecated" in messages
+        and "'__version__' attribute is deprecated" in messages
+    )

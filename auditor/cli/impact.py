@@ -140,6 +140,12 @@ def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
 )
 @fetch_options(cache_note=", shared by every job")
 @quiet_option()
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Show the libraries' log records (silent otherwise: they would break the progress line).",
+)
 def impact(
     release: str,
     old: str | None,
@@ -159,6 +165,7 @@ def impact(
     offline: bool,
     index_url: str | None,
     quiet: bool,
+    verbose: bool,
 ) -> None:
     """Audit RELEASE (NAME==VER, a wheel, an sdist or a project folder, or NAME@PATH) against many dependents."""
     from apidrift.auditor.cache import Cache
@@ -169,6 +176,10 @@ def impact(
     from apidrift.auditor.sources.specs import SourceError, SpecError
 
     outputs = _outputs(formats)
+    if verbose and not quiet:
+        from apidrift.auditor.cli.main import show_log_records
+
+        show_log_records()
     if not dependents and discover is None:
         raise InputError("no dependents: give --dependents FILE (or DIR/) or --discover FILE")
     try:

@@ -146,9 +146,7 @@ def audit(
     outputs = parse_outputs(formats, output)
     say = Messages(quiet=quiet)
     if verbose and not quiet:
-        for handler in [h for h in logging.getLogger().handlers if isinstance(h, _Silent)]:
-            logging.getLogger().removeHandler(handler)
-        logging.basicConfig(level=logging.INFO, format="apidrift: %(message)s")
+        show_log_records()
 
     config = read_config(downstream, config_path, no_config)
     if verbose and config.found:
@@ -470,6 +468,13 @@ def _quiet_libraries() -> None:
 
 class _Silent(logging.NullHandler):
     pass
+
+
+def show_log_records() -> None:
+    """`--verbose`: log records at INFO and above go to stderr, one line each."""
+    for handler in [h for h in logging.getLogger().handlers if isinstance(h, _Silent)]:
+        logging.getLogger().removeHandler(handler)
+    logging.basicConfig(level=logging.INFO, format="apidrift: %(message)s")
 
 
 EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports a command it interrupted
