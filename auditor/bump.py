@@ -505,6 +505,81 @@ def third_party_imports(root: Path, own: frozenset[str], exclude: tuple[str, ...
     }
 
 
+_ALIAS_IMPORT = re.compile(
+    r"^[ \t]*(?:import[ \t]+([A-Za-z_][\w.]*)|from[ \t]+([A-Za-z_][\w.]*)[ \t]+import[ \t]+\(?[ \t]*([A-Za-z_]\w*))"
+    r"[ \t]+as[ \t]+([A-Za-z_]\w*)[ \t]*\)?[ \t]*(?:#.*)?$",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class DropIn:
+    """`import asyncclick as click`: another distribution's module bound to the upstream's name."""
+
+    module: str  # what is imported: "asyncclick", "rich_click"
+    name: str  # the upstream's import name it is bound to: "click"
+    files: int  # files that do it and never import the upstream itself: every use there is the other's
+    uses: int  # `click.` (the bound name, then a dot) written in those files
+    fallback_files: int = 0  # files that also import the upstream (`try: import asyncclick as click`
+    fallback_uses: int = 0  # `except ImportError: import click`): their uses are either one's
+
+    def sentence(self) -> str:
+        parts = []
+        if self.files:
+            parts.append(
+                f"{plural(self.uses, 'use')} of `{self.name}.` in {plural(self.files, 'file')} not audited"
+            )
+        if self.fallback_files:
+            parts.append(
+                f"{plural(self.fallback_uses, 'use')} in {plural(self.fallback_files, 'file')} that fall{'s' if self.fallback_files == 1 else ''} back "
+                f"to {self.name}: {self.module}'s when it is installed"
+            )
+        return f"uses {self.module} as {self.name}: " + "; ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def drop_in_aliases(root: Path, upstream_names: frozenset[str], own: frozenset[str]) -> list[DropIn]:
+    """Where the project binds another distribution's module to an upstream import name (`import
+    asyncclick as click`, `import rich_click as click`), with the uses of that name in those files.
+    The same bounded textual pass as `third_party_imports` (files and sizes as the downstream walk)."""
+    from apidrift.auditor.downstream.walk import _python_files
+
+    files, _ = _python_files(root)
+    stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
+    found: dict[tuple[str, str], list[int]] = {}  # files alone, uses alone, files with a fallback, uses
+    for path, _relative in files[:MAX_IMPORT_SCAN_FILES]:
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(MAX_IMPORT_SCAN_BYTES + 1)
+        except OSError:
+            continue
+        if len(data) > MAX_IMPORT_SCAN_BYTES:
+            continue
+        text = data.decode("utf-8", "replace")
+        if " as " not in text:
+            continue
+        bound: dict[tuple[str, str], None] = {}
+        for match in _ALIAS_IMPORT.finditer(text):
+            module = match.group(1) or f"{match.group(2)}.{match.group(3)}"
+            name = match.group(4)
+            top = module.split(".")[0]
+            if name in upstream_names and top not in upstream_names and top not in own and top not in stdlib:
+                bound[(module, name)] = None
+        for module, name in bound:
+            uses = len(re.findall(rf"(?<![\w.]){re.escape(name)}\.[A-Za-z_]", text))
+            itself = re.search(
+                rf"^[ \t]*(?:import[ \t]+{re.escape(name)}\b(?![ \t]+as)|from[ \t]+{re.escape(name)}\b)",
+                text,
+                re.MULTILINE,
+            )
+            entry = found.setdefault((module, name), [0, 0, 0, 0])
+            entry[2 if itself else 0] += 1
+            entry[3 if itself else 1] += uses
+    return [DropIn(m, n, *counts) for (m, n), counts in sorted(found.items())]
+
+
 def _learn_needed(
     pending: list[PackageChange],
     unexplained: list[str],

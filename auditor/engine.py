@@ -8,6 +8,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,7 @@ from apidrift.auditor.results import (
     RenameKeyword,
     Severity,
 )
+from apidrift.auditor.roles import file_role
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import Role, SourceError, SpecError
 from apidrift.auditor.sources.written_for import (
@@ -72,6 +74,7 @@ class AuditRequest:
     ignore_symbols: tuple[str, ...] = ()  # upstream dotted paths (or glob patterns) not to report
     warn_unused_ignores: bool = False
     python: Path | None = None  # `--python`: the downstream's own interpreter or environment
+    roles: frozenset[str] = frozenset()  # `--role`: report only findings in files of these roles (empty: all)
 
 
 @dataclass
@@ -287,6 +290,17 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
         findings += _cell_findings(scans, new_tree.name, rules, request)
     _count_notebook_skips(coverage, scans, checked_sites)
     findings = _with_definitions(findings, new_resolver)
+    findings = _with_roles(findings, prefix, down_tree.import_names)
+    if request.roles:
+        kept = [f for f in findings if f.role in request.roles]
+        if len(kept) < len(findings):
+            left = Counter(f.role or "other" for f in findings if f.role not in request.roles)
+            said = ", ".join(f"{n} in {role}" for role, n in sorted(left.items()))
+            result.notes.append(
+                f"--role {','.join(sorted(request.roles))}: {plural(len(findings) - len(kept), 'finding')} "
+                f"in other files not reported ({said})"
+            )
+        findings = kept
     result.findings = sorted(
         _in_cells(_folded(_deduplicated(findings), notebooks), notebooks),
         key=lambda f: (*f.location.order, f.code),
@@ -305,6 +319,19 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
             )
     result.timings = timer.timings
     return result
+
+
+def _with_roles(findings: list[Finding], prefix: str, import_names: Iterable[str]) -> list[Finding]:
+    """Each finding with its file's role in the downstream (auditor/roles.py), from its path below the
+    tree's import root and the distribution's import names."""
+    names = frozenset(import_names)
+    out = []
+    for finding in findings:
+        path = finding.location.path
+        if prefix and path.startswith(prefix):
+            path = path[len(prefix) :]
+        out.append(replace(finding, role=file_role(path, names)))
+    return out
 
 
 DEFINITION_LINES = 12  # lines of an upstream definition shown with a finding
@@ -414,6 +441,16 @@ def _name_dependents(
         )
         return
     result.dependents = found.lines
+    own = _own_requirement(down, new.name)
+    if own is not None:
+        # The audited release itself requires the upstream, yet no file imports it by name: say so,
+        # rather than that no release requires it.
+        result.dependents = [f"{_label(down)} requires {own}", *found.lines]
+        result.notes.append(
+            f"{_label(down)} requires {own} but no file imports it by name: it may use {new.name} under "
+            f"another module's name (`import rich_click as click`), or only through another package"
+        )
+        return
     looked = (
         f"the newest release of each of the {found.read + found.unread} newest release series of {down.name}"
     )
@@ -422,6 +459,25 @@ def _name_dependents(
         result.notes.append(f"none of {looked} requires {new.name}{unread}")
     elif found.unread:
         result.notes.append(f"looked at {looked}{unread}")
+
+
+def _own_requirement(down: SourceTree, upstream: str) -> str | None:
+    """The downstream's own requirement on the upstream (`click>=8.0`), from its Requires-Dist."""
+    from packaging.requirements import InvalidRequirement
+    from packaging.utils import canonicalize_name
+
+    from apidrift.auditor.sources.dependents import _describe
+    from apidrift.auditor.sources.specs import parse_requirement
+
+    wanted = canonicalize_name(upstream)
+    for line in down.requires:
+        try:
+            requirement = parse_requirement(line)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(requirement.name) == wanted:
+            return _describe(requirement)
+    return None
 
 
 def _apply_rules(

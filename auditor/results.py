@@ -342,6 +342,10 @@ class Finding:
     definition_source: tuple[str, ...] = ()
     # Its history across the upstream's releases; only with `audit --history` (absent from `as_dict` otherwise).
     since: Since | None = None
+    # Where the finding lives in the downstream (auditor/roles.py): "shipped" (code its distribution
+    # installs: a break reaches its users), "tests", "examples" (and docs), "build" or "other"; None
+    # when not decided (a finding made outside the engine).
+    role: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

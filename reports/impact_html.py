@@ -16,7 +16,7 @@ import jinja2
 from apidrift.auditor.impact.results import STATUSES, ImpactResult
 from apidrift.auditor.wording import plural
 from apidrift.reports.html import inline_markdown
-from apidrift.reports.impact_text import counts_line, detail, group_verdict, title
+from apidrift.reports.impact_text import bucket_lines, counts_line, detail, group_verdict, title
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -61,6 +61,7 @@ def render(result: ImpactResult) -> str:
             title=f"apidrift impact: {title(result)}",
             result=result,
             summary=counts_line(result),
+            buckets=bucket_lines(result),
             statuses=[s for s in STATUSES if counts[s]],
             counts=counts,
             groups=[

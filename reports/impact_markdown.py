@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apidrift.auditor.impact.results import STATUSES, ImpactResult
 from apidrift.reports.escape import escaped
-from apidrift.reports.impact_text import counts_line, detail, group_line, names, title
+from apidrift.reports.impact_text import bucket_lines, counts_line, detail, group_line, names, title
 from apidrift.reports.markdown import cell
 
 MAX_ROWS = 300
@@ -12,7 +12,9 @@ MAX_ROWS = 300
 
 def render(result: ImpactResult, *, max_rows: int = MAX_ROWS) -> str:
     result = escaped(result)  # control characters made visible first
-    lines = [f"### apidrift impact: {cell(title(result))}", "", f"**{cell(counts_line(result))}**", ""]
+    lines = [f"### apidrift impact: {cell(title(result))}", ""]
+    lines += [f"- **{cell(line)}**" for line in bucket_lines(result)]
+    lines += ["", f"**{cell(counts_line(result))}**", ""]
     groups = result.groups()
     if groups:
         lines += ["| upstream symbol | dependents | example |", "| --- | --- | --- |"]

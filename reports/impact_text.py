@@ -4,11 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from apidrift.auditor.impact.results import STATUSES, Group, ImpactResult
+from apidrift.auditor.impact.results import BUCKET_TITLES, STATUSES, Group, ImpactResult
 from apidrift.auditor.wording import plural
 from apidrift.reports.escape import escaped
 
 MAX_GROUP_DEPENDENTS = 8  # names listed per group; the rest are counted
+MAX_SITES = 12  # breaking call sites listed per dependent; the rest are counted
+
+
+def bucket_lines(result: ImpactResult) -> list[str]:
+    """ "Breaks its users (...) 3: typer 0.15.1, ..." per bucket that is not empty: what to read first."""
+    lines = []
+    for name, rows in result.buckets().items():
+        if rows:
+            lines.append(f"{BUCKET_TITLES[name]}: {len(rows)}: {', '.join(_who(row) for row in rows)}")
+    return lines
+
+
+def breaking_sites(row: dict[str, Any], limit: int = MAX_SITES) -> list[str]:
+    """ "typer/core.py:245 AD101 (shipped)" for each finding the release causes at the row's grade."""
+    grade = "error" if row.get("errors") else "warning"
+    sites = [
+        f"{f['path']}:{f['line']} {f['code']} ({f.get('role') or 'role unknown'})"
+        for f in row.get("findings", ())
+        if f.get("severity") == grade and f.get("classification") != "pre-existing"
+    ]
+    if len(sites) > limit:
+        sites = [*sites[:limit], f"and {len(sites) - limit} more"]
+    return sites
 
 
 def title(result: ImpactResult) -> str:
@@ -63,6 +86,10 @@ def detail(row: dict[str, Any]) -> str:
         parts.append(f"{row['pre_existing']} pre-existing")
     if row.get("pin"):
         parts.append(f"pins {row['pin']}")
+    if row.get("reach") == "own-code":
+        parts.append("only in " + "/".join(sorted(row.get("roles") or {})))
+    for alias in row.get("aliases") or ():
+        parts.append(str(alias))
     if rules_text(row):
         parts.append(rules_text(row))
     parts.append(coverage_text(row))
@@ -71,7 +98,9 @@ def detail(row: dict[str, Any]) -> str:
 
 def render(result: ImpactResult) -> str:
     result = escaped(result)  # dependents' names, errors, notes and messages come from the inputs
-    lines = [f"apidrift impact: {title(result)}", f"  {counts_line(result)}", ""]
+    lines = [f"apidrift impact: {title(result)}"]
+    lines += [f"  {line}" for line in bucket_lines(result)]
+    lines += [f"  {counts_line(result)}", ""]
     groups = result.groups()
     if groups:
         lines.append("What the release breaks, by upstream symbol:")
@@ -90,6 +119,8 @@ def render(result: ImpactResult) -> str:
         seconds = row.get("wall_seconds")
         timing = f"  {seconds:.1f}s" if isinstance(seconds, (int, float)) else ""
         lines.append(f"  {row['status']:<16} {_who(row):<{width}}  {detail(row)}{timing}")
+        if row["status"] in ("broken", "at-risk"):
+            lines += [f"      {site}" for site in breaking_sites(row)]
     if result.dropped:
         lines += ["", f"Not audited ({len(result.dropped)} candidates):"]
         lines += [f"  {item['name']}: {item['reason']}" for item in result.dropped]

@@ -120,6 +120,7 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprint_value: str
         "notebookCell": finding.location.cell,
         "cellLine": finding.location.line if finding.location.cell is not None else None,
         "cellColumn": finding.location.column if finding.location.cell is not None else None,
+        "role": finding.role,  # where the file lives: shipped, tests, examples, build, other
         "since": finding.since.as_dict() if finding.since is not None else None,  # with `audit --history`
     }
     result["properties"] = {key: value for key, value in properties.items() if value is not None}

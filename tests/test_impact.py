@@ -524,3 +524,91 @@ def test_the_dashboard_renders_code_spans_and_prefers_public_names_as_examples()
     assert "<code>get_config()</code> got an unexpected keyword argument <code>kv</code>" in page
     body = re.sub(r"<(script|style)>.*?</\1>", "", page, flags=re.S)
     assert "`" not in body  # no raw backtick anywhere in what is shown
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG) is Linux's")
+def test_a_worker_dies_with_its_parent(tmp_path: Path) -> None:
+    """kill -9 of the command: its pool workers (and so the resource tracker they hold) go with it."""
+    script = (
+        "import os, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import os, time; from apidrift.auditor.impact.run import _warm; "
+        "_warm(%d); print(os.getpid(), flush=True); time.sleep(60)' % os.getpid()], stdout=subprocess.PIPE, text=True)\n"
+        "print(child.stdout.readline().strip(), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    worker = int(parent.stdout.readline())
+    assert Path(f"/proc/{worker}").exists()
+    parent.kill()
+    parent.wait()
+    parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{worker}/stat").read_text().split()[2]
+        except OSError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        pytest.fail("the worker outlived its parent")
+
+
+def test_ctrl_c_exits_130(
+    world: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from apidrift.auditor.impact import run as run_module
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_module, "run_impact", interrupted)
+    args = ["impact", f"pkg@{world / 'new'}", "--from", f"pkg@{world / 'old'}", "--dependents", str(world / "deps"),
+            "--results", str(world / "results"), "--cache-dir", str(world / "cache"), "--offline", "--quiet"]  # fmt: skip
+    assert main(args) == 130
+    assert "apidrift: interrupted" in capsys.readouterr().err
+
+
+def test_a_candidate_is_taken_at_its_last_release_before_the_moment() -> None:
+    from datetime import datetime, timezone
+
+    from apidrift.auditor.impact.inputs import release_before, upload_time
+    from apidrift.auditor.sources.index_client import IndexFile, ProjectListing
+
+    def file(version: str, when: str | None, kind: str = "wheel", yanked: bool = False) -> IndexFile:
+        name = f"dep-{version}-py3-none-any.whl" if kind == "wheel" else f"dep-{version}.tar.gz"
+        return IndexFile(name, f"https://example.invalid/{name}", version, kind, kind == "wheel", None, 1,
+                         yanked=yanked, upload_time=when)  # type: ignore[arg-type]  # fmt: skip
+
+    listing = ProjectListing("dep", "index", (
+        file("1.0", "2025-01-01T00:00:00+00:00"), file("1.0", "2024-12-31T00:00:00+00:00", "sdist"),
+        file("1.1", "2025-05-09T00:00:00+00:00"), file("1.2", "2025-05-11T00:00:00+00:00"),
+        file("1.2b1", "2025-05-01T00:00:00+00:00"), file("1.1.1", "2025-05-09T12:00:00+00:00", yanked=True),
+    ))  # fmt: skip
+    moment = datetime(2025, 5, 10, 22, 21, tzinfo=timezone.utc)
+    assert release_before(listing, moment) == "1.1"  # not 1.2 (after), 1.2b1 (a pre-release), 1.1.1 (yanked)
+    assert release_before(listing, datetime(2024, 1, 1, tzinfo=timezone.utc)) is None
+    assert upload_time(listing, "1.0") == datetime(2024, 12, 31, tzinfo=timezone.utc)  # its first file
+    assert upload_time(listing, "9.9") is None
+
+
+def test_library_log_records_are_silent_unless_verbose() -> None:
+    """A library's warning would break the progress line: silent, unless `--verbose` asks for them."""
+    code = (
+        "import logging, sys\n"
+        "from apidrift.auditor.cli.main import _quiet_libraries, show_log_records\n"
+        "_quiet_libraries()\n"
+        "logging.getLogger('urllib3.connectionpool').warning('Retrying (1)')\n"
+        "if sys.argv[1] == 'verbose':\n"
+        "    show_log_records()\n"
+        "    logging.getLogger('urllib3.connectionpool').warning('Retrying (2)')\n"
+    )
+    quiet = subprocess.run([sys.executable, "-c", code, "quiet"], capture_output=True, text=True, check=True)
+    assert quiet.stderr == ""
+    verbose = subprocess.run(
+        [sys.executable, "-c", code, "verbose"], capture_output=True, text=True, check=True
+    )
+    assert verbose.stderr == "apidrift: Retrying (2)\n"

@@ -19,10 +19,12 @@ from apidrift.auditor.cli.options import (
     fail_on_option,
     fetch_options,
     parse_outputs,
+    parse_role_option,
     pre_existing_option,
     quiet_option,
     read_config,
     report_options,
+    role_option,
     selection,
     selection_options,
     write_report,
@@ -56,6 +58,7 @@ from apidrift.auditor.cli.progress import Messages, spinner, want_color
 @pre_existing_option()
 @config_options(owner="project")
 @selection_options(owner="project")
+@role_option()
 @click.option(
     "--no-learn-imports",
     is_flag=True,
@@ -79,6 +82,7 @@ def bump(
     severity: tuple[str, ...],
     exclude: tuple[str, ...],
     ignore_symbols: tuple[str, ...],
+    roles: tuple[str, ...],
     no_learn_imports: bool,
     cache_dir: Path | None,
     offline: bool,
@@ -111,6 +115,7 @@ def bump(
         offline=offline,
         index_url=index_url,
         **selection(config, ignore, exclude, ignore_symbols, severity),
+        roles=parse_role_option(roles),
     )
     fail_on = fail_on or config.fail_on or "error"
     request = BumpRequest(

@@ -6,6 +6,7 @@ Exit status: 0 no dependent broken at or above `--fail-on`; 1 some are; 2 bad us
 from __future__ import annotations
 
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,15 @@ def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
     "--discover",
     "discover",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A file of candidate names: audit those whose latest release requires the upstream.",
+    help="A file of candidate names (NAME, or NAME==VERSION): audit those that require the upstream, each at its last release before --as-of.",
+)
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="DATE|release|latest",
+    default="release",
+    show_default=True,
+    help="With --discover, which release of a bare candidate name is audited: its last before DATE (YYYY-MM-DD or an ISO time, UTC), before the upload of RELEASE (`release`: what its users ran when it came out; the latest when the index gives no upload time), or its latest (`latest`).",
 )
 @click.option(
     "--format",
@@ -131,11 +140,18 @@ def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
 )
 @fetch_options(cache_note=", shared by every job")
 @quiet_option()
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Show the libraries' log records (silent otherwise: they would break the progress line).",
+)
 def impact(
     release: str,
     old: str | None,
     dependents: tuple[Path, ...],
     discover: Path | None,
+    as_of: str,
     formats: tuple[str, ...],
     results_dir: Path,
     resume: bool,
@@ -149,6 +165,7 @@ def impact(
     offline: bool,
     index_url: str | None,
     quiet: bool,
+    verbose: bool,
 ) -> None:
     """Audit RELEASE (NAME==VER, a wheel, an sdist or a project folder, or NAME@PATH) against many dependents."""
     from apidrift.auditor.cache import Cache
@@ -159,6 +176,10 @@ def impact(
     from apidrift.auditor.sources.specs import SourceError, SpecError
 
     outputs = _outputs(formats)
+    if verbose and not quiet:
+        from apidrift.auditor.cli.main import show_log_records
+
+        show_log_records()
     if not dependents and discover is None:
         raise InputError("no dependents: give --dependents FILE (or DIR/) or --discover FILE")
     try:
@@ -167,10 +188,14 @@ def impact(
         for source in dependents:
             found += read_dependents(source)
         dropped: list[dict[str, Any]] = []
+        notes: list[str] = []
         if discover is not None:
             cache = Cache(cache_dir)
             tree = locate(release, role="upstream", cache=cache, index_url=index_url, offline=offline)
-            for item in run_discovery(discover, tree.name, tree.version, cache, index_url, offline):
+            moment, said = _as_of(as_of, tree, cache, index_url, offline)
+            if said:
+                notes.append(said)
+            for item in run_discovery(discover, tree.name, tree.version, cache, index_url, offline, moment):
                 if item.dependent is not None:
                     found.append(item.dependent)
                 else:
@@ -187,6 +212,7 @@ def impact(
         show = DependentsProgress(sys.stderr) if not quiet and is_tty(sys.stderr) else None
         try:
             result = run_impact(request, show)
+            result.notes[:0] = notes
         finally:
             if show is not None:
                 show.close()
@@ -201,6 +227,51 @@ def impact(
         if not quiet:
             click.echo(f"apidrift: wrote the {fmt} summary to {path}", err=True)
     raise SystemExit(impact_exit_status(result, fail_on))
+
+
+def _as_of(
+    value: str, tree: Any, cache: Any, index_url: str | None, offline: bool
+) -> tuple[datetime | None, str | None]:
+    """`--as-of`: the moment bare candidates are taken at, and a note saying which."""
+    from apidrift.auditor.impact.inputs import upload_time
+    from apidrift.auditor.sources.index_client import IndexClient
+    from apidrift.auditor.sources.specs import SourceError
+
+    text = value.strip().lower()
+    if text == "latest":
+        return None, None
+    if text != "release":
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InputError(
+                f"--as-of {value!r}: give a date (YYYY-MM-DD), an ISO time, `release` or `latest`"
+            ) from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment, f"candidates taken at their last release before {moment.isoformat()}"
+    if tree.origin != "index":
+        return (
+            None,
+            f"candidates taken at their latest release: {tree.name} is not a release of the index (--as-of DATE sets a moment)",
+        )
+    try:
+        with IndexClient(cache, index_url, offline=offline) as client:
+            uploaded = upload_time(client.project(tree.name), tree.version)
+    except SourceError as error:
+        return (
+            None,
+            f"candidates taken at their latest release: the upload time of {tree.name} {tree.version} could not be read ({first_line(error)})",
+        )
+    if uploaded is None:
+        return (
+            None,
+            f"candidates taken at their latest release: the index gives no upload time for {tree.name} {tree.version}",
+        )
+    return (
+        uploaded,
+        f"candidates taken at their last release before {tree.name} {tree.version} ({uploaded.isoformat()})",
+    )
 
 
 def render_impact(result: Any, fmt: str) -> str:

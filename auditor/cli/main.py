@@ -31,11 +31,13 @@ from apidrift.auditor.cli.options import (
     fetch_options,
     output_option,
     parse_outputs,
+    parse_role_option,
     parse_severities,
     pre_existing_option,
     quiet_option,
     read_config,
     report_options,
+    role_option,
     selection_options,
     target_options,
     write_report,
@@ -66,6 +68,7 @@ def cli() -> None:
 @pre_existing_option()
 @config_options()
 @selection_options()
+@role_option()
 @click.option(
     "--warn-unused-ignores", is_flag=True, help="Note `# apidrift: ignore` comments that silenced nothing."
 )
@@ -107,6 +110,7 @@ def audit(
     severity: tuple[str, ...],
     exclude: tuple[str, ...],
     ignore_symbols: tuple[str, ...],
+    roles: tuple[str, ...],
     warn_unused_ignores: bool,
     baseline: Path | None,
     write_baseline: Path | None,
@@ -142,7 +146,7 @@ def audit(
     outputs = parse_outputs(formats, output)
     say = Messages(quiet=quiet)
     if verbose and not quiet:
-        logging.basicConfig(level=logging.INFO, format="apidrift: %(message)s")
+        show_log_records()
 
     config = read_config(downstream, config_path, no_config)
     if verbose and config.found:
@@ -162,6 +166,7 @@ def audit(
         warn_unused_ignores=warn_unused_ignores,
         verb="audit",
         python=python,
+        roles=parse_role_option(roles),
     )
     fail_on = fail_on or config.fail_on or "error"
 
@@ -476,15 +481,45 @@ from apidrift.auditor.cli.impact import impact as _impact  # noqa: E402  (a comm
 cli.add_command(_impact)
 
 
+def _quiet_libraries() -> None:
+    """The libraries' log records stay out of the terminal (they would break a progress line) unless
+    `--verbose` sets up logging: a handler on the root logger that drops them keeps Python's
+    last-resort handler from printing warnings to stderr."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _Silent) for h in root.handlers) and not root.handlers:
+        root.addHandler(_Silent())
+
+
+class _Silent(logging.NullHandler):
+    pass
+
+
+def show_log_records() -> None:
+    """`--verbose`: log records at INFO and above go to stderr, one line each."""
+    for handler in [h for h in logging.getLogger().handlers if isinstance(h, _Silent)]:
+        logging.getLogger().removeHandler(handler)
+    logging.basicConfig(level=logging.INFO, format="apidrift: %(message)s")
+
+
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports a command it interrupted
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return the exit status (tests call this)."""
     global _ARGV
     _ARGV = list(argv) if argv is not None else None
+    _quiet_libraries()
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="apidrift", standalone_mode=False)
     except SystemExit as exit:
         return exit.code if isinstance(exit.code, int) else EXIT_USAGE
-    except click.exceptions.Abort:
+    except KeyboardInterrupt:
+        click.echo("apidrift: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except click.exceptions.Abort as abort:
+        if isinstance(abort.__cause__ or abort.__context__, KeyboardInterrupt):  # Ctrl-C, as a shell says it
+            click.echo("apidrift: interrupted", err=True)
+            return EXIT_INTERRUPTED
         click.echo("apidrift: aborted", err=True)
         return EXIT_USAGE
     except click.ClickException as error:

@@ -286,6 +286,30 @@ def read_config(downstream: str, config_path: Path | None, no_config: bool) -> C
     return Config()
 
 
+def role_option() -> Callable[[F], F]:
+    """`--role ROLE[,ROLE...]`: report only the findings in files of these roles (auditor/roles.py)."""
+    from apidrift.auditor.roles import ROLES
+
+    return click.option(
+        "--role",
+        "roles",
+        metavar="ROLE[,ROLE...]",
+        multiple=True,
+        help=f"Report only findings in files of these roles ({', '.join(ROLES)}; comma-separated or "
+        "repeated): `--role shipped` keeps what breaks the users, not the project's tests, examples or "
+        "build scripts. Default: every role.",
+    )
+
+
+def parse_role_option(values: Sequence[str]) -> frozenset[str]:
+    from apidrift.auditor.roles import parse_roles
+
+    try:
+        return parse_roles(values)
+    except ValueError as error:
+        raise InputError(f"--role: {error}") from None
+
+
 def selection(
     config: Config,
     ignore: Sequence[str],
@@ -319,6 +343,7 @@ def build_request(
     warn_unused_ignores: bool = False,
     verb: str,
     python: Path | None = None,
+    roles: frozenset[str] = frozenset(),
 ) -> AuditRequest:
     """The engine's request: command-line options over the configuration's."""
     from apidrift.auditor.engine import AuditRequest
@@ -340,6 +365,7 @@ def build_request(
         **selected,
         warn_unused_ignores=warn_unused_ignores,
         python=_python(python),
+        roles=roles,
     )
 
 

@@ -13,9 +13,12 @@ import functools
 import hashlib
 import io
 import tarfile
+import threading
 import zipfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.sources.index_client import (
     IndexClient,
     IndexFile,
+    ProjectListing,
     choose_file,
     remove_download,
     select_release,
@@ -205,6 +209,9 @@ class Discovered:
     reason: str | None = None  # why it was dropped
 
 
+DISCOVERY_THREADS = 8  # candidates whose metadata is read at once (each request capped as a listing is)
+
+
 def discover(
     candidates: Path,
     upstream: str,
@@ -212,28 +219,88 @@ def discover(
     cache: Cache,
     index_url: str | None,
     offline: bool,
+    as_of: datetime | None = None,
+    threads: int = DISCOVERY_THREADS,
 ) -> list[Discovered]:
-    """Read each candidate's core metadata through the index; keep those that require `upstream`."""
-    found = []
-    with IndexClient(cache, index_url, offline=offline) as client:
-        for number, line in _read_lines(candidates):
-            try:
-                spec = parse_spec(line, "upstream")
-            except SpecError as error:
-                raise SpecError(f"{candidates}:{number}: {error}") from None
-            if not isinstance(spec, (NameSpec, IndexSpec)):
-                raise SpecError(f"{candidates}:{number}: {line!r}: a candidate is NAME or NAME==VERSION")
-            try:
-                found.append(_discover_one(client, cache, spec, upstream, release_version))
-            except SourceError as error:
-                found.append(Discovered(spec.name, None, (), "", None, f"metadata not read: {error}"))
-    return found
+    """Read each candidate's core metadata through the index; keep those that require `upstream`.
+
+    A bare name is its last release uploaded before `as_of` (the upstream release's upload time, say:
+    what its users ran when it came out), or its latest release without it. Candidates are read by
+    `threads` threads, each with its own index client; the order of the file is kept."""
+    specs: list[NameSpec | IndexSpec] = []
+    for number, line in _read_lines(candidates):
+        try:
+            spec = parse_spec(line, "upstream")
+        except SpecError as error:
+            raise SpecError(f"{candidates}:{number}: {error}") from None
+        if not isinstance(spec, (NameSpec, IndexSpec)):
+            raise SpecError(f"{candidates}:{number}: {line!r}: a candidate is NAME or NAME==VERSION")
+        specs.append(spec)
+    local = threading.local()
+    clients: list[IndexClient] = []
+    lock = threading.Lock()
+
+    def one(spec: NameSpec | IndexSpec) -> Discovered:
+        client = getattr(local, "client", None)
+        if client is None:
+            client = local.client = IndexClient(cache, index_url, offline=offline)
+            with lock:
+                clients.append(client)
+        try:
+            return _discover_one(client, cache, spec, upstream, release_version, as_of)
+        except SourceError as error:
+            return Discovered(spec.name, None, (), "", None, f"metadata not read: {error}")
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(threads, len(specs) or 1))) as pool:
+            return list(pool.map(one, specs))
+    finally:
+        for client in clients:
+            client.close()
+
+
+def release_before(listing: ProjectListing, as_of: datetime) -> str | None:
+    """The highest final release of `listing` whose first file was uploaded before `as_of`; None when
+    there is none, or the index gives no upload times."""
+    best: Version | None = None
+    for version, files in listing.by_version().items():
+        if version.is_prerelease or version.is_devrelease:
+            continue
+        times = [f.upload_time for f in files if f.upload_time and not f.yanked]
+        if not times or datetime.fromisoformat(min(times)) >= as_of:
+            continue
+        if best is None or version > best:
+            best = version
+    return str(best) if best is not None else None
+
+
+def upload_time(listing: ProjectListing, version: str | None) -> datetime | None:
+    """When `version` of `listing` was first uploaded (its earliest file), when the index says."""
+    if version is None:
+        return None
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return None
+    times = [f.upload_time for f in listing.files if f.upload_time and Version(f.version) == wanted]
+    return datetime.fromisoformat(min(times)) if times else None
 
 
 def _discover_one(
-    client: IndexClient, cache: Cache, spec: NameSpec | IndexSpec, upstream: str, release_version: str | None
+    client: IndexClient,
+    cache: Cache,
+    spec: NameSpec | IndexSpec,
+    upstream: str,
+    release_version: str | None,
+    as_of: datetime | None = None,
 ) -> Discovered:
     listing = client.project(spec.name)
+    if as_of is not None and not isinstance(spec, IndexSpec):
+        before = release_before(listing, as_of)
+        if before is None:
+            when = as_of.date().isoformat()
+            return Discovered(listing.name, None, (), "", None, f"no release of {listing.name} before {when}")
+        spec = parse_spec(f"{spec.name}=={before}", "upstream")  # type: ignore[assignment]
     release = select_release(listing, spec if isinstance(spec, IndexSpec) else None)
     files = [f for f in listing.files if f.version == release.version and not f.yanked] or [release.file]
     requires, how = _requires_of(client, cache, listing.name, release.version, files)

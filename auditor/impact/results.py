@@ -33,7 +33,18 @@ STATUSES = ("broken", "at-risk", "not-yet-affected", "clean", "not-using", "time
 FAILED = ("timeout", "memory", "error")
 ROWS_FILE, FINDINGS_FILE = "dependents.jsonl", "findings.jsonl"
 _FINDING_FIELDS = ("code", "rule", "severity", "message", "symbol", "classification", "guarded", "hint",
-                   "new_signature", "old_signature")  # fmt: skip
+                   "new_signature", "old_signature", "role")  # fmt: skip
+# Whom a broken (or at-risk) dependent's findings reach: "users" when one is in code its distribution
+# installs (or of a role not decided), "own-code" when every one is in its tests, examples, build
+# scripts or other files it does not install: the release then breaks only its own development.
+REACHES = ("users", "own-code")
+BUCKETS = ("breaks-users", "breaks-own-code", "warns-users", "warns-own-code")
+BUCKET_TITLES = {
+    "breaks-users": "Breaks its users (an error in code the dependent ships)",
+    "breaks-own-code": "Breaks only its own tests, examples or scripts",
+    "warns-users": "At risk in code it ships (warnings)",
+    "warns-own-code": "At risk only in its own tests, examples or scripts",
+}
 
 
 def row_from_audit(
@@ -54,6 +65,12 @@ def row_from_audit(
         status = "not-using"
     else:
         status = "clean"
+    graded = Severity.ERROR if counts[Severity.ERROR] else Severity.WARNING
+    roles = Counter(f.role or "other" for f in new if f.severity is graded)
+    reach = None
+    if status in ("broken", "at-risk", "not-yet-affected") and roles:
+        shipped = any(f.role in (None, "shipped") for f in new if f.severity is graded)
+        reach = "users" if shipped else "own-code"
     findings = []
     for finding in result.findings[:max_findings]:
         item = {name: getattr(finding, name) for name in _FINDING_FIELDS}
@@ -72,6 +89,8 @@ def row_from_audit(
         "name": result.downstream.name,
         "version": result.downstream.version,
         "status": status,
+        "reach": reach,
+        "roles": dict(sorted(roles.items())),
         "error": None,
         "pin": pin,
         "errors": counts[Severity.ERROR],
@@ -131,6 +150,18 @@ class ImpactResult:
     def groups(self) -> list[Group]:
         return group_findings(self.rows)
 
+    def buckets(self) -> dict[str, list[dict[str, Any]]]:
+        """What a maintainer reads first: the broken (and at-risk) dependents, split by whom their
+        findings reach: their users (code they ship), or only their own tests, examples and scripts."""
+        found: dict[str, list[dict[str, Any]]] = {name: [] for name in BUCKETS}
+        for row in sorted(self.rows, key=lambda r: r["dependent"]):
+            if row["status"] not in ("broken", "at-risk"):
+                continue
+            own = row.get("reach") == "own-code"
+            verb = "breaks" if row["status"] == "broken" else "warns"
+            found[f"{verb}-{'own-code' if own else 'users'}"].append(row)
+        return found
+
     def findings(self) -> list[dict[str, Any]]:
         return [finding_row(row, f) for row in self.rows for f in row.get("findings", ())]
 
@@ -140,6 +171,7 @@ class ImpactResult:
             "release": self.release,
             "old": self.old,
             "counts": self.counts(),
+            "buckets": {name: [row["dependent"] for row in rows] for name, rows in self.buckets().items()},
             "groups": [g.as_dict() for g in self.groups()],
             "dependents": [{k: v for k, v in row.items() if k != "findings"} for row in self.rows],
             "dropped": self.dropped,
@@ -210,7 +242,8 @@ class ResultsError(RuntimeError):
 
 RESULT_FILES = (ROWS_FILE, FINDINGS_FILE, "dependents.parquet", "findings.parquet")
 _COUNTS = ("errors", "warnings", "infos", "pre_existing", "found", "resolved", "checked")
-_TEXTS = ("dependent", "spec", "name", "version", "error", "pin", "origin", "attempt", "check", "worker")
+_TEXTS = ("dependent", "spec", "name", "version", "error", "pin", "origin", "attempt", "check", "worker",
+          "reach")  # fmt: skip
 
 
 class ResultStore:
@@ -335,7 +368,7 @@ class ResultStore:
             import pyarrow.parquet as pq
         except ImportError:
             return []
-        nested = ("by_rule", "not_checkable", "timings", "notes")
+        nested = ("by_rule", "not_checkable", "timings", "notes", "roles", "aliases")
         rows = [
             {k: (json.dumps(v) if k in nested else v) for k, v in row.items() if k != "findings"}
             for row in result.rows
@@ -431,8 +464,11 @@ def _row_shape(row: Any) -> bool:
         value = row.get(name, {})
         if not isinstance(value, dict) or not all(isinstance(n, int) for n in value.values()):
             return False
-    notes = row.get("notes", [])
-    return isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+    for name in ("notes", "aliases"):
+        items = row.get(name, [])
+        if not isinstance(items, list) or not all(isinstance(n, str) for n in items):
+            return False
+    return True
 
 
 def _finding_shape(finding: Any) -> bool:
@@ -444,7 +480,8 @@ def _finding_shape(finding: Any) -> bool:
 def _ROW_SCHEMA(pa: Any) -> list[tuple[str, Any]]:
     text, count = pa.string(), pa.int64()
     return [("key", text), ("dependent", text), ("spec", text), ("name", text), ("version", text),
-            ("status", text), ("error", text), ("pin", text), ("origin", text), ("errors", count),
+            ("status", text), ("reach", text), ("roles", text), ("aliases", text), ("error", text),
+            ("pin", text), ("origin", text), ("errors", count),
             ("warnings", count), ("infos", count), ("pre_existing", count), ("by_rule", text),
             ("found", count), ("resolved", count), ("checked", count), ("not_checkable", text),
             ("timings", text), ("wall_seconds", pa.float64()), ("worker", text), ("notes", text)]  # fmt: skip
@@ -455,7 +492,8 @@ def _FINDING_SCHEMA(pa: Any) -> list[tuple[str, Any]]:
     return [("key", text), ("dependent", text), ("version", text), ("status", text), ("code", text),
             ("rule", text), ("severity", text), ("symbol", text), ("path", text), ("line", count),
             ("column", count), ("message", text), ("classification", text), ("guarded", pa.bool_()),
-            ("hint", text), ("new_signature", text), ("old_signature", text), ("source_line", text)]  # fmt: skip
+            ("hint", text), ("new_signature", text), ("old_signature", text), ("source_line", text),
+            ("role", text)]  # fmt: skip
 
 
 def _attempt_id() -> str:

@@ -216,8 +216,19 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
 # ---- executors ------------------------------------------------------------------------------------
 
 
-def _warm() -> None:
-    """A pool worker imports the audit once (the parser too); each job's child is a fork of it."""
+def _warm(parent: int | None = None) -> None:
+    """A pool worker dies with the command (a `kill -9` of it leaves no worker behind), then imports
+    the audit once (the parser too); each job's child is a fork of it."""
+    import logging
+    import warnings
+
+    from apidrift.auditor.impact.jobs import die_with_parent
+
+    die_with_parent(parent)
+    # A worker's stderr is the command's terminal: a library's warning or log record there would break
+    # the progress line (the rows say what went wrong).
+    warnings.simplefilter("ignore")
+    logging.getLogger().addHandler(logging.NullHandler())
     import libcst  # noqa: F401
 
     import apidrift.auditor.downstream.scan
@@ -272,7 +283,9 @@ def make_executor(request: ImpactRequest) -> Pool:
     workers = request.workers or os.cpu_count() or 1
     context = multiprocessing.get_context("spawn")
     return Pool(
-        lambda: ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_warm),
+        lambda: ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_warm, initargs=(os.getpid(),)
+        ),
         workers,
         f"process pool, {plural(workers, 'worker')}",
     )

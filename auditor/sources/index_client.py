@@ -113,6 +113,7 @@ class IndexFile:
     yanked: bool = False
     yanked_reason: str | None = None
     metadata_url: str | None = None  # PEP 658/714: the core metadata served beside the file
+    upload_time: str | None = None  # ISO 8601, UTC, when the index says it (its JSON API, PEP 700)
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,19 @@ def _file_from_package(pkg: pypi_simple.DistributionPackage, project: str | None
         yanked=pkg.is_yanked,
         yanked_reason=pkg.yanked_reason or None,
         metadata_url=pkg.metadata_url if pkg.has_metadata is not False else None,  # None: not said; tried
+        upload_time=_iso(getattr(pkg, "upload_time", None)),
     )
+
+
+def _iso(moment: object) -> str | None:
+    """A file's upload time as ISO 8601 in UTC (a naive time is taken as UTC)."""
+    from datetime import datetime, timezone
+
+    if not isinstance(moment, datetime):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
 # --- choosing a version and a file ---------------------------------------------------------------

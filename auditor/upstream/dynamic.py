@@ -103,6 +103,8 @@ def _evaluate(interpreter: _Interpreter, module: str, source: str, name: str, is
     except _Limit as limit:
         return Undecided(limit.why, True)
     except _Abort as abort:
+        if interpreter.exact_warning is not None:  # the warning is certain, what is handed back is not
+            return Served(None, interpreter.exact_warning)
         return Undecided(abort.why)
     except _Raised as raised:
         return NotServed(raised.message, raised.cls)
@@ -111,6 +113,9 @@ def _evaluate(interpreter: _Interpreter, module: str, source: str, name: str, is
     except MemoryError:
         return Undecided("more memory than the analysis has", True)
     if interpreter.approximate or isinstance(value, _Unknown):
+        if interpreter.exact_warning is not None:
+            # `click.__version__`: warns, then hands back `importlib.metadata.version("click")`
+            return Served(None, interpreter.exact_warning)
         return Undecided("it hands back what a helper the analysis cannot follow returns")
     warning = interpreter.warnings[0] if interpreter.warnings else None
     return Served(_path_of(value), warning)
@@ -817,6 +822,9 @@ class _Interpreter:
         self.modules: dict[str, _Module | None] = {}
         self.active: set[tuple[str, str]] = set()
         self.warnings: list[str] = []
+        # The first warning, when it was issued on a path the analysis followed exactly (no helper it
+        # could not follow ran before it): it is issued whatever happens next.
+        self.exact_warning: str | None = None
         # A helper that could not be followed gave an unknown value: a raise found after it is still
         # certain (whatever it did, the name is not served), a value handed back is not.
         self.approximate = False
@@ -836,6 +844,7 @@ class _Interpreter:
         self.work = 0
         self.deadline = deadline if deadline is not None else time.monotonic() + MAX_NAME_SECONDS
         self.warnings = []
+        self.exact_warning = None
         self.approximate = False
         self.active.clear()
         self.memo.clear()
@@ -1445,7 +1454,10 @@ class _Interpreter:
             return None
         if name == "warn":
             message = positional[0] if positional else keywords.get("message", UNKNOWN)
-            self.warnings.append(self.text(message))
+            text = self.text(message)
+            if not self.warnings and not self.approximate and not isinstance(message, _Unknown):
+                self.exact_warning = text
+            self.warnings.append(text)
             return None
         if name == "import_module":
             target = positional[0] if positional else keywords.get("name", UNKNOWN)
@@ -1845,6 +1857,8 @@ class _Interpreter:
         if isinstance(node, ast.Subscript):
             return self.subscript(self.eval(node.value, scope), self.eval(node.slice, scope))
         if isinstance(node, ast.Call):
+            if self.is_globals_call(node, scope):
+                return _Namespace(scope.module.path)  # `globals()[f"_{name}"]`: the module's own names
             return self.call_expr(node, scope)
         if isinstance(node, ast.Compare):
             return self.compare(node, scope)
@@ -2013,6 +2027,16 @@ class _Interpreter:
             if type(owner) is kind and name in methods:
                 return _BoundMethod(owner, name)
         return _Unknown()
+
+    def is_globals_call(self, node: ast.Call, scope: _Scope) -> bool:
+        """`globals()` of the builtins (not a name the module or the function binds itself)."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "globals") or node.args or node.keywords:
+            return False
+        try:
+            self.name("globals", scope)
+        except _Abort:
+            return True  # not bound anywhere the analysis reads: the builtin
+        return False
 
     def subscript(self, owner: Any, key: Any) -> Any:
         owner = self.data(owner)

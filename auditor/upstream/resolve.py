@@ -116,6 +116,12 @@ class ExternalValue:
     path: str
 
 
+_IMPORT_SYSTEM_DUNDERS = frozenset(
+    {"__name__", "__file__", "__spec__", "__loader__", "__package__", "__path__", "__doc__", "__cached__",
+     "__builtins__", "__dict__", "__annotations__"}
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ServedValue:
     """A name a module `__getattr__` serves, where what it hands back is not an object of the upstream
@@ -464,8 +470,15 @@ class Resolver:
         submodule_info = self.index.module(submodule)
         if submodule_info is not None:
             return ModuleValue(submodule_info)
-        if name.startswith("__") and name.endswith("__") and name != "__all__":
-            return Unknown(Reason.MODULE_DUNDER)  # set by the import system; `__all__` only by the module
+        if (
+            name.startswith("__")
+            and name.endswith("__")
+            and name != "__all__"
+            and (name in _IMPORT_SYSTEM_DUNDERS or module.getattr_source is None)
+        ):
+            # Set by the import system; `__all__` only by the module. Another dunder a module with a
+            # `__getattr__` does not bind (`click.__version__` in 8.2) is that function's to answer.
+            return Unknown(Reason.MODULE_DUNDER)
         # A star import binds its names for certain, whatever else the module does; when several
         # provide one, the last import wins, as in Python.
         unsure: Unknown | None = None
