@@ -292,15 +292,15 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     findings = _with_definitions(findings, new_resolver)
     findings = _with_roles(findings, prefix, down_tree.import_names)
     if request.roles:
-        kept = [f for f in findings if f.role in request.roles]
-        if len(kept) < len(findings):
+        in_roles = [f for f in findings if f.role in request.roles]
+        if len(in_roles) < len(findings):
             left = Counter(f.role or "other" for f in findings if f.role not in request.roles)
             said = ", ".join(f"{n} in {role}" for role, n in sorted(left.items()))
             result.notes.append(
-                f"--role {','.join(sorted(request.roles))}: {plural(len(findings) - len(kept), 'finding')} "
+                f"--role {','.join(sorted(request.roles))}: {plural(len(findings) - len(in_roles), 'finding')} "
                 f"in other files not reported ({said})"
             )
-        findings = kept
+        findings = in_roles
     result.findings = sorted(
         _in_cells(_folded(_deduplicated(findings), notebooks), notebooks),
         key=lambda f: (*f.location.order, f.code),
