@@ -7,6 +7,7 @@ from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Applicability, Fix, FixKind, RenameAttribute, ReplaceName
 from apidrift.auditor.upstream.resolve import ExternalValue, Missing, ServedValue
+from apidrift.rules.base import FixOffer
 
 
 def miss(checked: CheckedSite) -> Missing | None:
@@ -88,6 +89,23 @@ def old_deprecation(checked: CheckedSite) -> str | None:
         return before.deprecated
     info = getattr(before, "info", None)
     return getattr(info, "deprecated", None)
+
+
+# What `rename_fix` can make, for the rules that use it to declare.
+RENAME_ATTRIBUTE_OFFERS = (
+    FixOffer(
+        FixKind.RENAME_ATTRIBUTE,
+        Applicability.SAFE,
+        "the old version bound the name as an alias of another name this version still has "
+        "(`assertEquals = assertEqual`): the same object",
+    ),
+    FixOffer(
+        FixKind.RENAME_ATTRIBUTE,
+        Applicability.UNSAFE,
+        "only a stub says the two behave alike (an empty subclass whose deprecation names its base: "
+        "`SafeConfigParser`)",
+    ),
+)
 
 
 def rename_fix(checked: CheckedSite, missing: Missing) -> Fix | None:

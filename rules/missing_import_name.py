@@ -34,16 +34,7 @@ RULE = RuleMeta(
     since="0.1.0",
     raises="ImportError",
     fixes=(
-        FixOffer(
-            FixKind.RENAME_ATTRIBUTE,
-            Applicability.SAFE,
-            "the old version bound the name as an alias of another name this version still has (`assertEquals = assertEqual`): the same object",
-        ),
-        FixOffer(
-            FixKind.RENAME_ATTRIBUTE,
-            Applicability.UNSAFE,
-            "only a stub says the two behave alike (an empty subclass whose deprecation names its base: `SafeConfigParser`)",
-        ),
+        *_names.RENAME_ATTRIBUTE_OFFERS,
         FixOffer(
             FixKind.MOVE_IMPORT,
             Applicability.SAFE,

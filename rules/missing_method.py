@@ -21,10 +21,10 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Applicability, Finding, FixKind, Severity
+from apidrift.auditor.results import Finding, Severity
 from apidrift.auditor.upstream.resolve import ExternalValue, Missing
 from apidrift.rules import _names
-from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
+from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD004",
@@ -34,18 +34,7 @@ RULE = RuleMeta(
     summary="Method or attribute missing on an instance of an upstream class",
     since="0.1.0",
     raises="AttributeError",
-    fixes=(
-        FixOffer(
-            FixKind.RENAME_ATTRIBUTE,
-            Applicability.SAFE,
-            "the old version bound the name as an alias of another name this version still has (`assertEquals = assertEqual`): the same object",
-        ),
-        FixOffer(
-            FixKind.RENAME_ATTRIBUTE,
-            Applicability.UNSAFE,
-            "only a stub says the two behave alike (an empty subclass whose deprecation names its base: `SafeConfigParser`)",
-        ),
-    ),
+    fixes=(*_names.RENAME_ATTRIBUTE_OFFERS,),
 )
 
 
