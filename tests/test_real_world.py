@@ -8,6 +8,7 @@ fix, so the expected count is zero. Coverage figures are printed in the test sum
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,6 +60,18 @@ def readme_accuracy_rows() -> dict[tuple[str, str], list[str]]:
     return rows
 
 
+# Sites only the value model finds and cannot follow (a value that may be an upstream object, an
+# element of an unannotated container): counted as not checkable, and left out of the share a pair
+# must keep, which the name-reached sites set before the value model.
+VALUE_REASONS = ("receiver-unknown", "item-unknown")
+
+
+def by_name(coverage: Any) -> int:
+    """The sites found, less those the value model counts as not followable."""
+    followed = sum(n for reason, n in coverage.not_checkable.items() if reason.startswith(VALUE_REASONS))
+    return int(coverage.found - followed)
+
+
 def accuracy_row(downstream: str, upstream: str, errors: int, found: int, checked: int) -> str:
     """A row of the README's accuracy table, as the measured figures write it."""
     share = f"{checked / found:.0%}" if found else "-"
@@ -100,7 +113,7 @@ def test_clean_pair_has_no_error(
     assert errors == PROVEN_BREAKS.get((downstream, upstream), set())
     coverage = result.coverage[0]
     assert coverage.found >= 50
-    assert coverage.checked >= 0.8 * coverage.found, coverage.not_checkable
+    assert coverage.checked >= 0.8 * by_name(coverage), coverage.not_checkable
 
 
 def test_typer_against_click_8_2_finds_the_make_metavar_break(
@@ -336,7 +349,7 @@ def test_pair_of_its_time_has_no_error(
     assert errors == []
     coverage = result.coverage[0]
     assert coverage.found >= found
-    assert coverage.checked >= share * coverage.found, coverage.not_checkable
+    assert coverage.checked >= share * by_name(coverage), coverage.not_checkable
 
 
 def test_test_helper_removed_behind_an_outside_base_is_a_warning(tmp_path: Path, index_cache: Path) -> None:
@@ -396,7 +409,7 @@ def test_pandas_against_numpy_has_no_error(old: str, index_cache: Path, coverage
     ]
     assert errors == []
     assert coverage.found >= 30_000
-    assert coverage.checked >= 0.9 * coverage.found, coverage.not_checkable
+    assert coverage.checked >= 0.9 * by_name(coverage), coverage.not_checkable
     # The stubs' strictness the runtime does not share is graded down, not dropped: still in the report.
     assert {f.code for f in result.findings if f.severity.value == "warning"} >= {"AD101"}
     assert coverage.not_checkable.get("stub-signature", 0) >= 1

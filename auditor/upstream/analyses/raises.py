@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import Counter
 from typing import Any
 
 from apidrift.auditor.upstream.analyses.guards import (
@@ -101,12 +102,13 @@ def _unconditional_module(function: ast.FunctionDef) -> ast.Module | None:
         body = parent.body if isinstance(parent, (ast.Module, ast.ClassDef)) else None
         if body is None or not any(stmt is node for stmt in body):
             return None  # inside an if, a try, a function...
-        if sum(node.name in _stored_names(stmt) for stmt in body) != 1:
+        if _facts(parent).bindings(parent)[node.name] != 1:
             return None
         if isinstance(parent, ast.ClassDef) and (parent.decorator_list or parent.keywords):
             return None  # a class decorator or metaclass may replace what the body defines
         if isinstance(parent, ast.Module):
-            if _writes_own_namespace(parent) or _rebound_elsewhere(parent, function.name, owners):
+            facts = _facts(parent)
+            if facts.writes_own_namespace or facts.rebound_elsewhere(function.name, owners):
                 return None
             return parent
         if isinstance(parent, ast.ClassDef):
@@ -115,41 +117,62 @@ def _unconditional_module(function: ast.FunctionDef) -> ast.Module | None:
     return None
 
 
-def _rebound_elsewhere(module: ast.Module, name: str, owners: list[str]) -> bool:
-    """A function rebinds the name (`global name`), or code of the module sets it on its class from
-    outside the body (`Cls.name = ...`, `setattr(Cls, "name", ...)`)."""
-    for node in ast.walk(module):
-        if isinstance(node, ast.Global) and not owners and name in node.names:
-            return True
-        if (
-            owners
-            and isinstance(node, ast.Attribute)
-            and node.attr == name
-            and isinstance(node.ctx, (ast.Store, ast.Del))
-            and isinstance(node.value, ast.Name)
-            and node.value.id == owners[0]
-        ):
-            return True
-        if (
-            owners
-            and isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "setattr"
-            and len(node.args) > 1
-            and isinstance(node.args[0], ast.Name)
-            and node.args[0].id == owners[0]
-        ):
-            return True
-    return False
+class _ModuleFacts:
+    """What the checks above ask of a module, read in one walk of it (asked once per function: a
+    module of a thousand functions must not be walked a thousand times)."""
+
+    def __init__(self, module: ast.Module) -> None:
+        self.module = module
+        self.writes_own_namespace = False
+        self.globals: set[str] = set()  # names a function declares `global`
+        self.class_stores: set[tuple[str, str]] = set()  # `Cls.name = ...` / `del Cls.name`
+        self.setattr_owners: set[str] = set()  # `setattr(Cls, ...)`
+        self._bindings: dict[int, Counter[str]] = {}
+        for node in ast.walk(module):
+            if isinstance(node, ast.Name) and node.id in ("globals", "vars"):
+                self.writes_own_namespace = True
+            elif isinstance(node, ast.Attribute):
+                if node.attr == "modules" and _dotted(node) == "sys.modules":
+                    self.writes_own_namespace = True
+                if isinstance(node.ctx, (ast.Store, ast.Del)) and isinstance(node.value, ast.Name):
+                    self.class_stores.add((node.value.id, node.attr))
+            elif isinstance(node, ast.Global):
+                self.globals.update(node.names)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "setattr"
+                and len(node.args) > 1
+                and isinstance(node.args[0], ast.Name)
+            ):
+                self.setattr_owners.add(node.args[0].id)
+
+    def bindings(self, owner: ast.Module | ast.ClassDef) -> Counter[str]:
+        """How many statements of the module's or class's body bind each name."""
+        key = id(owner)
+        if key not in self._bindings:
+            self._bindings[key] = Counter(name for stmt in owner.body for name in set(_stored_names(stmt)))
+        return self._bindings[key]
+
+    def rebound_elsewhere(self, name: str, owners: list[str]) -> bool:
+        """A function rebinds the name (`global name`), or code of the module sets it on its class
+        from outside the body (`Cls.name = ...`, `setattr(Cls, "name", ...)`)."""
+        if not owners:
+            return name in self.globals
+        return (owners[0], name) in self.class_stores or owners[0] in self.setattr_owners
 
 
-def _writes_own_namespace(module: ast.Module) -> bool:
-    for node in ast.walk(module):
-        if isinstance(node, ast.Name) and node.id in ("globals", "vars"):
-            return True
-        if isinstance(node, ast.Attribute) and node.attr == "modules" and _dotted(node) == "sys.modules":
-            return True
-    return False
+_LAST: list[_ModuleFacts] = []  # the module being loaded: its functions are read one after another
+
+
+def _facts(module: Any) -> _ModuleFacts:
+    while not isinstance(module, ast.Module):  # a class: its module's facts hold its body's counts
+        module = getattr(module, "parent", None)
+        if module is None:
+            raise ValueError("a class outside a module")
+    if not _LAST or _LAST[0].module is not module:
+        _LAST[:] = [_ModuleFacts(module)]
+    return _LAST[0]
 
 
 def _helper_call(stmt: ast.stmt) -> dict[str, Any] | None:
