@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from typing import TypeVar
 
 from apidrift.auditor.downstream.astscan.nodes import _dotted
 from apidrift.auditor.downstream.astscan.text import _Text
@@ -35,6 +36,8 @@ from apidrift.auditor.downstream.refs import (
     root_module,
 )
 from apidrift.auditor.downstream.shared import REFS, Forwarding, is_builtin
+
+_R = TypeVar("_R", bound=Ref)
 
 
 class _Evaluator:
@@ -114,9 +117,7 @@ class _Evaluator:
             return None
         if isinstance(upstream, OpaqueRef):
             return upstream
-        opaque = OpaqueRef(why, root_module(upstream))
-        self._ref(opaque)  # one object per distinct reference
-        return self._refs[opaque]  # type: ignore[return-value]  # the interned OpaqueRef itself
+        return self._ref(OpaqueRef(why, root_module(upstream)))
 
     def binding(self, binding: _Binding) -> _Value:
         key = id(binding)
@@ -244,9 +245,9 @@ class _Evaluator:
         self._returned[key] = value
         return value
 
-    def _ref(self, ref: Ref) -> Ref:
+    def _ref(self, ref: _R) -> _R:
         """One object per distinct reference (a large file names the same few thousands of times)."""
-        return self._refs.setdefault(ref, ref)
+        return self._refs.setdefault(ref, ref)  # type: ignore[return-value]  # equal refs are of one type
 
     def attribute(self, base: _Value, name: str) -> _Value:
         if isinstance(base, _SelfOf):
