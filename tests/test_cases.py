@@ -236,3 +236,19 @@ def test_always_raising_callee_quotes_the_upstream_message(tmp_path: Path) -> No
     assert "pkg.interp.interp2d.__init__" in interp
     # the helper's f-string, filled from the literal argument and the helper's literal default
     assert "'expired expired in 1.0: use pkg.new_expired() instead'" in findings[(8, "AD108")].message
+
+
+def test_a_receiver_one_of_whose_values_is_upstream_is_counted_not_dropped(tmp_path: Path) -> None:
+    """Dash 2.9's `self.server`: bound to a parameter and to `up.Flask(...) if server else None`; its
+    uses were missing from the coverage (the first binding, unknown, ended the reading)."""
+    sections = parse_case(
+        Path(__file__).parent / "cases" / "a_receiver_one_of_whose_values_is_upstream_is_counted.case"
+    )
+    new = write_tree(tmp_path / "new", sections["new"])
+    old = write_tree(tmp_path / "old", sections["old"])
+    down = write_tree(tmp_path / "down", sections["downstream"])
+    result = audit(AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}", cache_dir=tmp_path / "cache"))
+    (coverage,) = result.coverage
+    assert [(f.location.line, f.code) for f in result.findings] == [(28, "AD004")]
+    # lines 14, 15 (Dash) and 23 (Either): three uses counted as not checkable, with their reason
+    assert coverage.not_checkable.get("receiver-unknown:bindings-disagree") == 3

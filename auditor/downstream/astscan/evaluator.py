@@ -88,26 +88,25 @@ class _Evaluator:
         return None
 
     def _unique(self, bindings: list[_Binding]) -> _Value:
-        """The one value all of a name's bindings agree on; None as soon as one is unknown or differs.
+        """The one value all of a name's bindings agree on; else None, or an opaque value where one may be upstream.
         A binding under `if TYPE_CHECKING:` never runs: where the name is also bound otherwise, only
         the bindings that run count (`Base = up.Client` for the checker, `Base = _Wrapper` at run time)."""
         running = [b for b in bindings if not b.type_checking]
         if running and len(running) < len(bindings):
             bindings = running
-        first: _Value = None
-        seen = agree = False
-        values: list[_Value] = []
-        for binding in bindings:
-            if binding.expression == _NONE:
-                continue  # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
-            value = self.binding(binding)
-            values.append(value)
-            agree = value is not None and (not seen or value == first)
-            if not agree:
-                break
-            first, seen = value, True
-        if agree or (not seen and not values):
+        values: list[_Value] = [
+            self.binding(binding)
+            for binding in bindings
+            if binding.expression
+            != _NONE  # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
+        ]
+        if not values:
+            return None
+        first = values[0]
+        if first is not None and all(value == first for value in values):
             return first
+        # Every binding is read, not only those up to the first that differs: `self.server = server`
+        # (a parameter) then `self.server = up.Flask(name)` may still be an upstream object.
         return self._opaque(values, "bindings-disagree")
 
     def _opaque(self, values: list[_Value], why: str) -> OpaqueRef | None:
@@ -155,6 +154,11 @@ class _Evaluator:
         tag = expression[0]
         if tag == "n":
             return self.name(expression[1], scope)
+        if tag == "?":  # one of several values (`a if t else b`, `a or b`); None is no receiver
+            values = [self.expression(option, scope) for option in expression[1:] if option != _NONE]
+            if values and values[0] is not None and all(value == values[0] for value in values):
+                return values[0]
+            return self._opaque(values, "bindings-disagree")
         if tag == "a":
             base = self.expression(expression[1], scope)
             if isinstance(base, OpaqueRef):

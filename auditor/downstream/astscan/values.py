@@ -17,7 +17,8 @@ from apidrift.auditor.downstream.sites import Span
 # ("c", function) for a call, ("s",) for `super()`, ("S", class name, instance name) for
 # `super(Cls, self)`, ("w", call) for `await call`, ("i", base, protocol) for what a protocol hands
 # out of base (`base[k]`: "item"; `next(iter(base))`: "iter"; `next(base)`: "next"; the target of a
-# `for` or `with`: "iter", "enter"), _NONE for `None`; None for anything else.
+# `for` or `with`: "iter", "enter"), ("?", *alternatives) for a value that is one of several
+# (`a if t else b`, `a or b`), _NONE for `None`; None for anything else.
 _Expr = Union[tuple, None]
 _NONE = ("none",)
 _SUPER = ("s",)
@@ -53,6 +54,10 @@ def _compact(node: ast.AST) -> _Expr:
         return ("w", inner) if inner is not None else None
     if kind is ast.Constant and node.value is None:  # type: ignore[attr-defined]
         return _NONE
+    if kind is ast.IfExp:  # `up.Flask(name) if server else None`: one of the two branches
+        return ("?", _compact(node.body), _compact(node.orelse))  # type: ignore[attr-defined]
+    if kind is ast.BoolOp:  # `server or up.Flask(name)`: one of the operands
+        return ("?", *(_compact(value) for value in node.values))  # type: ignore[attr-defined]
     return None
 
 
