@@ -578,6 +578,10 @@ def _folded(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> list[
             kept.append(finding)
         elif first is not None and _spelled_through(finding, _bound_name(first)):
             uses.setdefault(id(first), []).append(finding)
+        elif first is not None and not _writes_name(finding):
+            # `req = _stack.top.request` then `req.method`: a value bound from what the import
+            # could not bind, which CPython never gets to
+            through.setdefault(id(first), []).append(finding)
         elif (
             first is None
             and (where := written.get((finding.location.path, finding.symbol))) is not None
@@ -590,13 +594,12 @@ def _folded(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> list[
     kept = _one_binding_error_per_call(kept)
     result = []
     for finding in kept:
-        folded = uses.get(id(finding))
+        folded, reached = uses.get(id(finding)), through.get(id(finding))
         if folded:
             verb = "goes" if len(folded) == 1 else "go"
             book = notebooks.get(finding.location.path)
             note = f"{plural(len(folded), 'use')} of it in this file {verb} with this import ({_lines(folded, book)})"
             finding = replace(finding, hint=f"{finding.hint}; {note}" if finding.hint else note)
-        reached = through.get(id(finding))
         if reached:
             note = (
                 f"{plural(len(reached), 'use')} of what it gives in this file (through a name or value "

@@ -252,3 +252,16 @@ def test_a_receiver_one_of_whose_values_is_upstream_is_counted_not_dropped(tmp_p
     assert [(f.location.line, f.code) for f in result.findings] == [(28, "AD004")]
     # lines 14, 15 (Dash) and 23 (Either): three uses counted as not checkable, with their reason
     assert coverage.not_checkable.get("receiver-unknown:bindings-disagree") == 3
+
+
+def test_uses_of_a_value_from_a_failing_import_are_listed_once(tmp_path: Path) -> None:
+    findings = [
+        f
+        for f in run_case("uses_of_a_value_from_a_failing_import_fold_under_it", tmp_path)
+        if f.code != "AD301"
+    ]
+    assert [(f.location.line, f.code) for f in findings] == [(1, "AD002")]
+    assert findings[0].hint is not None and findings[0].hint.endswith(
+        "1 use of it in this file goes with this import (line 5); 3 uses of what it gives in this file "
+        "(through a name or value bound from it) fail with it (lines 6, 7, 9)"
+    )
