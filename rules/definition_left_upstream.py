@@ -2,7 +2,10 @@
 Finds uses of a class attribute or method that the old version's upstream classes defined and that
 no upstream class in front of an outside base (a standard-library or third-party class the
 upstream's class derives from) defines in the target version, such as a test helper that Django
-removed from its `TestCase` classes, which derive from `unittest.TestCase`.
+removed from its `TestCase` classes, which derive from `unittest.TestCase`. Also a method gone from
+every class of an instance whose class answers unknown names itself (`__getattr__`, or attributes it
+writes into its instances at run time), such as pandas 2.0's `DataFrame.append`, which only
+`NDFrame.__getattr__` (serving columns by name) could still answer.
 
 ## Why is this bad?
 The name now resolves only if the outside base happens to define it. apidrift does not read that
@@ -47,7 +50,11 @@ RULE = RuleMeta(
 
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     new, old, ref = checked.new, checked.old, checked.site.ref
-    if new.beyond_upstream is None or old is None or not isinstance(ref, AttrRef):
+    if (
+        (new.beyond_upstream is None and new.run_time_only is None)
+        or old is None
+        or not isinstance(ref, AttrRef)
+    ):
         return
     if old.unknown is not None or old.missing is not None:
         return  # the old version did not define it for certain either
@@ -60,6 +67,22 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         return
     what = "method" if isinstance(old.resolution, FunctionValue) else "attribute"
     deprecated = _names.old_deprecation(checked)
+    if new.run_time_only is not None:
+        # `df.append(...)` on pandas 2.0: gone from every class, only `NDFrame.__getattr__` (which
+        # serves columns by name) could answer it
+        hint = (
+            f"{old.version} deprecated it: \u201c{deprecated}\u201d"
+            if deprecated
+            else f"use its replacement; the name resolves now only if {new.run_time_only} provide it"
+        )
+        yield rule.finding(
+            checked,
+            f"{what} `{ref.name}` ({before} in {old.version}) is defined by no {checked.upstream} class in"
+            f" {new.version}; only {new.run_time_only} could still answer it",
+            symbol=before,
+            hint=hint,
+        )
+        return
     hint = (
         f"{old.version} deprecated it: \u201c{deprecated}\u201d"
         if deprecated

@@ -66,6 +66,9 @@ class SiteCheck:
     # For `x.name` the upstream classes before an outside base no longer define: that base (the only
     # place the name could still come from), e.g. "unittest.TestCase".
     beyond_upstream: str | None = None
+    # For `x.name` on an instance whose classes no longer define it but answer unknown names
+    # themselves (pandas' `NDFrame.__getattr__` serves columns): what alone could still answer it.
+    run_time_only: str | None = None
     # For a call that binds: a guard of the callee that certainly raises on the arguments it passes.
     raises: Raised | None = None
     # For a call that binds: what every call of the callee raises (its body raises unconditionally).
@@ -290,6 +293,7 @@ def _check_site(
             resolution,
             unknown=resolution,
             beyond_upstream=_beyond_upstream(site.ref, resolution, resolver),
+            run_time_only=_run_time_only(site.ref, resolution, resolver),
             present=_present(site.ref, resolver),
         )
     if site.kind is SiteKind.IMPORT:
@@ -836,6 +840,27 @@ def _beyond_upstream(ref: Ref, resolution: Unknown, resolver: Resolver) -> str |
         return None
     base = resolver.resolve(ref.base)
     return resolution.detail if isinstance(base, (ClassValue, InstanceValue)) else None
+
+
+def _run_time_only(ref: Ref, resolution: Unknown, resolver: Resolver) -> str | None:
+    """What alone could still answer `x.name` at run time, when `x` is an instance of an upstream class
+    no class of whose MRO (all upstream classes) defines the name, and the class answers unknown
+    names itself: "`pkg.Base.__getattr__`" (pandas' `NDFrame.__getattr__` serves columns), or
+    "attributes `pkg.Base` sets on its instances at run time" (a method writes the instance's
+    `__dict__` under computed names)."""
+    if resolution.reason is not Reason.CLASS_GETATTR or not isinstance(ref, AttrRef):
+        return None
+    base = resolver.resolve(ref.base)
+    if not isinstance(base, InstanceValue):
+        return None
+    mro = resolver.mro(base.cls)
+    if mro is None or any(isinstance(entry, str) for entry in mro):
+        return None
+    hooks = [f"`{entry.path}.__getattr__`" for entry in mro if "__getattr__" in entry.members][:1]
+    writers = [entry.path for entry in mro if entry.dynamic_attributes or "__getattribute__" in entry.members]
+    if writers:
+        hooks.append(f"attributes `{writers[0]}` sets on its instances at run time")
+    return " or ".join(hooks) or None
 
 
 def first_missing(ref: Ref, resolver: Resolver) -> Missing | None:
