@@ -332,6 +332,43 @@ def test_famous_break_is_found_once(
         assert all(f.fix is None and "moved" not in (f.hint or "") for f in errors.values())
 
 
+# Flask 3.0.0 against two extensions of Flask 2.2's time, never tuned to, each confirmed in throwaway
+# venvs (Flask 2.2.5 + Werkzeug 2.2.3 works; Flask 3.0.0 + Werkzeug 3.0.0 raises as quoted):
+# - flask-restful 0.3.9 `Api.handle_error` reads `current_app.propagate_exceptions` (a property Flask
+#   3.0 removed): "AttributeError: 'Flask' object has no attribute 'propagate_exceptions'", reached
+#   through a value (`current_app`, the proxy flask.globals annotates as `Flask`); its caller's
+#   `except Exception: pass` then answers every API error with Flask's HTML page instead of JSON.
+# - flask-debugtoolbar 0.13.1 `from flask.globals import _request_ctx_stack` raises ImportError; the
+#   request read from it (`req = _request_ctx_stack.top.request`) and its uses go with that import.
+FLASK_3_VALUE_BREAKS = [
+    ("flask-restful==0.3.9", {"flask_restful/__init__.py:283 AD004"}),
+    (
+        "flask-debugtoolbar==0.13.1",
+        {"src/flask_debugtoolbar/__init__.py:5 AD002", "src/flask_debugtoolbar/utils.py:23 AD002"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("downstream", "expected"), FLASK_3_VALUE_BREAKS, ids=[d for d, _ in FLASK_3_VALUE_BREAKS]
+)
+def test_flask_3_breaks_reached_through_values_are_found_once(
+    downstream: str, expected: set[str], index_cache: Path
+) -> None:
+    result = audit(AuditRequest(downstream, "flask==3.0.0", old="flask==2.2.5", cache_dir=index_cache))
+    errors = {
+        f"{f.location.path}:{f.location.line} {f.code}": f
+        for f in result.findings
+        if f.severity.value == "error"
+    }
+    assert set(errors) == expected
+    if downstream.startswith("flask-debugtoolbar"):  # one break, one finding: the request's uses go with it
+        assert errors["src/flask_debugtoolbar/__init__.py:5 AD002"].hint.endswith(
+            "5 uses of what it gives in this file (through a name or value bound from it) fail with it "
+            "(lines 127, 130, 139, 140, 142)"
+        )
+
+
 @pytest.mark.parametrize(
     ("downstream", "upstream", "found", "share"),
     STRANGER_PAIRS,
