@@ -369,6 +369,20 @@ def test_flask_3_breaks_reached_through_values_are_found_once(
         )
 
 
+def test_pandas_2_method_gone_behind_getattr_is_a_warning_with_pandas_own_message(index_cache: Path) -> None:
+    """finta 1.3 `TA.KAMA` iterates `sc.iteritems()` (finta.py:292): it runs under pandas 1.5.3 (with
+    "FutureWarning: iteritems is deprecated ...") and raises "AttributeError: 'Series' object has no
+    attribute 'iteritems'" under pandas 2.0.0, both confirmed in throwaway venvs. Only
+    `NDFrame.__getattr__` (serving data by name) could still answer the name: a warning, not silence."""
+    result = audit(AuditRequest("finta==1.3", "pandas==2.0.0", old="pandas==1.5.3", cache_dir=index_cache))
+    gone = [f for f in result.findings if f.code == "AD204" and f.location.line == 292]
+    assert gone and all(f.severity.value == "warning" for f in gone)
+    assert "iteritems is deprecated and will be removed in a future version. Use .items instead." in (
+        gone[0].hint or ""
+    )
+    assert not [f for f in result.findings if f.severity.value == "error"]
+
+
 @pytest.mark.parametrize(
     ("downstream", "upstream", "found", "share"),
     STRANGER_PAIRS,
