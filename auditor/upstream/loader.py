@@ -460,6 +460,7 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
             for call in facts.get("held_calls", ())
             if not (on := _resolve_text(cls, call["on"])).startswith("?")
         ),
+        base_call=_base_call(cls.bases),
     )
 
 
@@ -575,6 +576,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         deprecated=facts.get("deprecated"),
         raises_when=_canonical_guards(func, facts.get("raises_when")),
         always_raises=_canonical_always_raises(func, facts.get("always_raises")),
+        makes_metaclass_base=facts.get("makes_metaclass_base", False),
     )
 
 
@@ -734,6 +736,77 @@ def _head_text(annotation: ast.expr) -> str | None:
     if isinstance(annotation, (ast.Name, ast.Attribute)):
         return ast.unparse(annotation)
     return None
+
+
+def _base_call(bases: list[Any]) -> tuple[str, tuple[str, ...]] | None:
+    """`class C(with_metaclass(Meta, Base))`: the callee's path and its arguments' paths, when the one
+    base is a call of a named function with named positional arguments only."""
+    if len(bases) != 1 or not isinstance(bases[0], griffe.ExprCall):
+        return None
+    call = bases[0]
+    arguments = [_path_or_text(a) for a in call.arguments]
+    callee = _path_or_text(call.function)
+    if callee.startswith("?") or not arguments or any(a.startswith("?") for a in arguments):
+        return None
+    return callee, tuple(arguments)
+
+
+def _makes_metaclass_base(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the function is `with_metaclass(meta, *bases)` as six and SQLAlchemy 1.x write it: its
+    body defines a class whose `__new__` returns (or binds) `meta(name, bases, namespace)`, and the
+    function returns an instance of that class (`metaclass("temporary_class", None, {})` or
+    `type.__new__(metaclass, "temporary_class", (), {})`). A class deriving from its call is then
+    made by `meta` from `bases`: the temporary class drops out."""
+    args = node.args
+    if (
+        isinstance(node, ast.AsyncFunctionDef)
+        or len(args.args) != 1
+        or args.vararg is None
+        or args.posonlyargs
+    ):
+        return False
+    meta, bases = args.args[0].arg, args.vararg.arg
+    inner = [s for s in node.body if isinstance(s, ast.ClassDef)]
+    if len(inner) != 1:
+        return False
+    new = next(
+        (f for f in inner[0].body if isinstance(f, ast.FunctionDef) and f.name == "__new__"),
+        None,
+    )
+    if new is None:
+        return False
+    # names in __new__ standing for `bases` (`resolved_bases = types.resolve_bases(bases)`)
+    standing = {bases}
+    for stmt in ast.walk(new):
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(n, ast.Name) and n.id in standing for n in ast.walk(stmt.value)
+        ):
+            standing.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    makes = any(
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == meta
+        and len(call.args) == 3
+        and isinstance(call.args[1], ast.Name)
+        and call.args[1].id in standing
+        for call in ast.walk(new)
+    )
+    last = node.body[-1]
+    if not makes or not isinstance(last, ast.Return) or not isinstance(last.value, ast.Call):
+        return False
+    returned = last.value
+    made = inner[0].name
+    if isinstance(returned.func, ast.Name) and returned.func.id == made:
+        return True
+    return (
+        isinstance(returned.func, ast.Attribute)
+        and returned.func.attr == "__new__"
+        and isinstance(returned.func.value, ast.Name)
+        and returned.func.value.id == "type"
+        and bool(returned.args)
+        and isinstance(returned.args[0], ast.Name)
+        and returned.args[0].id == made
+    )
 
 
 def _base_path(value: Any) -> str:
@@ -988,6 +1061,7 @@ class _FactsExtension(griffe.Extension):
                 if not _in_stub(func)
                 else None,
                 "always_raises": always_raises(node) if not _in_stub(func) else None,
+                "makes_metaclass_base": not in_class and _makes_metaclass_base(node),
                 # A `__new__` in Python source: which class it constructs (a stub's body says nothing).
                 "constructs": new_constructs(node)
                 if in_class and node.name == "__new__" and not _in_stub(func)

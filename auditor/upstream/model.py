@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 62  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 63  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -270,6 +270,9 @@ class FunctionInfo:
     raises_when: tuple[RaisingGuard, ...] = ()
     # every call raises (or hands over first to a helper that may always raise)
     always_raises: AlwaysRaises | None = None
+    # The function builds a base class with a metaclass (`with_metaclass(meta, *bases)`, six's and
+    # SQLAlchemy 1.x's shape): a class deriving from its call derives from `bases`, made by `meta`.
+    makes_metaclass_base: bool = False
     kind: str = field(default="function", init=False)
 
     def has_decorator(self, *paths: str) -> bool:
@@ -317,6 +320,7 @@ class FunctionInfo:
             "returns_fget": self.returns_fget,
             "raises_when": [g.as_dict() for g in self.raises_when],
             "always_raises": self.always_raises.as_dict() if self.always_raises is not None else None,
+            "makes_metaclass_base": self.makes_metaclass_base,
         }
 
     @classmethod
@@ -362,6 +366,7 @@ class FunctionInfo:
             checks_keys=data.get("checks_keys"),
             returns_fget=data.get("returns_fget", False),
             raises_when=tuple(RaisingGuard.from_dict(g) for g in data.get("raises_when", ())),
+            makes_metaclass_base=data.get("makes_metaclass_base", False),
             always_raises=AlwaysRaises.from_dict(data["always_raises"])
             if data.get("always_raises")
             else None,
@@ -464,6 +469,10 @@ class ClassInfo:
     # (`self.widget.render(name, value, attrs=attrs, renderer=r)` with `widget: Widget`): each as a
     # self call's dict plus "on" (the held class's canonical path) and "method".
     held_calls: tuple[dict[str, Any], ...] = ()
+    # A base written as a call (`class Unicode(util.with_metaclass(VisitableType, TypeEngine))`): the
+    # callee's canonical path and its positional arguments' paths; read where the callee proves what
+    # the call makes (FunctionInfo.makes_metaclass_base).
+    base_call: tuple[str, tuple[str, ...]] | None = None
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -490,6 +499,7 @@ class ClassInfo:
             "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
             "type_params": list(self.type_params),
             "held_calls": list(self.held_calls),
+            "base_call": [self.base_call[0], list(self.base_call[1])] if self.base_call else None,
         }
 
     @classmethod
@@ -516,6 +526,7 @@ class ClassInfo:
             self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
             type_params=tuple(data.get("type_params", ())),
             held_calls=tuple(data.get("held_calls", ())),
+            base_call=(data["base_call"][0], tuple(data["base_call"][1])) if data.get("base_call") else None,
         )
 
 

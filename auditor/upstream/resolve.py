@@ -195,6 +195,7 @@ class Resolver:
         self._active: set[str] = set()
         self._memo: dict[Ref, Resolution] = {}
         self._mro: dict[str, list[ClassInfo | str] | None] = {}
+        self._base_calls: dict[str, ClassInfo] = {}  # classes whose base is a with_metaclass() call, as made
         self._served: dict[tuple[str, str], dynamic.Answer] = {}
         # (decorator path, its literal arguments) -> the names it adds to the class (None: unknown)
         self._added: dict[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]], set[str] | None] = {}
@@ -761,6 +762,21 @@ class Resolver:
                 return False
         return True
 
+    def _made_by_base_call(self, cls: ClassInfo) -> ClassInfo:
+        """`class C(with_metaclass(Meta, Base))`, where the callee proves it (see loader
+        `_makes_metaclass_base`): C as CPython makes it, deriving from Base with the metaclass Meta."""
+        if cls.path in self._base_calls:
+            return self._base_calls[cls.path]
+        self._base_calls[cls.path] = cls  # while reading: a cycle keeps the class as written
+        made = cls
+        assert cls.base_call is not None
+        callee, arguments = cls.base_call
+        target = self.lookup(callee)
+        if isinstance(target, FunctionValue) and target.info.makes_metaclass_base and len(arguments) >= 1:
+            made = replace(cls, bases=arguments[1:], metaclass=arguments[0], base_call=None)
+        self._base_calls[cls.path] = made
+        return made
+
     def _member_value(self, member: Member, path: str, via: str | None) -> Resolution:
         if isinstance(member, AliasInfo):
             target = self.lookup(member.target)
@@ -768,7 +784,7 @@ class Resolver:
                 return Unknown(Reason.BROKEN_ALIAS)  # e.g. a TYPE_CHECKING-only or optional import
             return target
         if isinstance(member, ClassInfo):
-            return ClassValue(member)
+            return ClassValue(self._made_by_base_call(member) if member.base_call else member)
         if isinstance(member, FunctionInfo):
             if member.has_decorator("builtins.property", "functools.cached_property") or self._property_like(
                 member
