@@ -43,7 +43,10 @@ RULE = RuleMeta(
     name="definition-left-upstream",
     severity=Severity.WARNING,
     family=Family.DRIFT,
-    summary="A class attribute the upstream defined before now comes only from an outside base, if at all",
+    summary=(
+        "A class attribute the upstream defined before now comes only from an outside base, or only from"
+        " the class's own `__getattr__` (pandas 2.0's `DataFrame.append`), if at all"
+    ),
     since="0.1.0",
 )
 
