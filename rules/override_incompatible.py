@@ -4,7 +4,10 @@ version changed so that the upstream's own calls no longer bind to the override:
 parameter, say, which the upstream now passes, or an optional one the upstream's own classes pass
 (`self.get_default(ctx, call=False)` against `def get_default(self, ctx)`), or pass through an
 object of that class they hold, typed by an annotation (`self.widget.render(name, value,
-renderer=r)` with `widget: Widget`), even where the method's own signature did not change.
+renderer=r)` with `widget: Widget`), even where the method's own signature did not change. A call
+the upstream makes on a value it does not type (Django 2.1's `widget.render(name=..., value=...,
+attrs=..., renderer=...)` in `BoundField.as_widget`) that binds to the upstream's method and not to
+the override is a warning: the override fails there if its instances reach that call.
 
 ## Why is this bad?
 The upstream calls the override itself (a template method, a hook) and raises `TypeError` inside
@@ -52,15 +55,18 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     if call is not None:  # the upstream's own call, with an argument the override does not take
         accepted = {p.name for p in site.signature.parameters} if site.signature else set()
         new = [p.render() for p in target.signature.parameters if p.name not in accepted]
+        untyped = bool(call.get("untyped"))
+        on = " on a value it does not type (this class's instances, if they reach it)" if untyped else ""
         yield rule.finding(
             checked,
             f"`{name}` overrides `{target.defined_at}`, which {checked.new.version} calls as `{call['call']}` "
-            f"in `{call['caller']}` (line {call['lineno']}); the override takes "
+            f"in `{call['caller']}` (line {call['lineno']}){on}; the override takes "
             f"{site.signature.render() if site.signature else '?'}",
             symbol=target.defined_at,
             hint=f"accept what the upstream passes: def {name}(self, ..., {', '.join(new)})"
             if new
             else f"accept what the upstream passes: {target.signature.render()}",
+            severity=Severity.WARNING if untyped else None,
         )
         return
     yield rule.finding(

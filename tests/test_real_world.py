@@ -383,6 +383,21 @@ def test_pandas_2_method_gone_behind_getattr_is_a_warning_with_pandas_own_messag
     assert not [f for f in result.findings if f.severity.value == "error"]
 
 
+def test_django_2_1_calls_widget_render_with_renderer_a_warning_on_an_old_override(index_cache: Path) -> None:
+    """django-tinymce 2.6.0 `TinyMCE.render(self, name, value, attrs=None)`: Django 1.11.15 renders it
+    with "RemovedInDjango21Warning: Add the `renderer` argument to the render() method"; Django 2.1's
+    `BoundField.as_widget` calls `widget.render(..., renderer=...)` and raises "TypeError: render() got
+    an unexpected keyword argument 'renderer'" (both run under pyenv's CPython 3.6/3.7). The widget is
+    a value Django does not type: a warning, at the override, as drift."""
+    result = audit(
+        AuditRequest("django-tinymce==2.6.0", "django==2.1", old="django==1.11.15", cache_dir=index_cache)
+    )
+    (render,) = [f for f in result.findings if f.code == "AD106" and f.location.path == "tinymce/widgets.py"]
+    assert (render.location.line, render.severity.value) == (72, "warning")
+    assert "widget.render(name=..., value=..., attrs=..., renderer=...)" in render.message
+    assert render.classification.value == "drift"
+
+
 @pytest.mark.parametrize(
     ("downstream", "upstream", "found", "share"),
     STRANGER_PAIRS,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
@@ -653,6 +654,7 @@ def _breaking_held_call(
             held[on] = on in paths or (isinstance(value, ClassValue) and value.info.path in paths)
         return held[on]
 
+    untyped: tuple[Break, dict[str, object]] | None = None
     for module in _holder_modules(classes, resolver):
         info = resolver.index.module(module)
         for member in info.members.values() if info is not None else ():
@@ -661,19 +663,35 @@ def _breaking_held_call(
             for call in member.held_calls:
                 if call["method"] != site.ref.name or not typed_as_one(call["on"]):
                     continue
-                shape = CallShape(
-                    call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"]
-                )
-                if not isinstance(bind_target(shape, target), Ok):
-                    continue
-                verdict = bind(shape, site.signature)
-                if isinstance(verdict, Break):
-                    return verdict, {
-                        "caller": f"{member.path}.{call['caller']}",
-                        "call": str(call["text"]),
-                        "lineno": call["lineno"],
-                    }
-    return None
+                found = _override_rejects(call, member, target, site.signature)
+                if found is not None:
+                    return found
+            for call in member.untyped_calls if untyped is None else ():
+                if call["method"] == site.ref.name:
+                    untyped = _override_rejects(call, member, target, site.signature, untyped=True)
+    # A call on a value the upstream does not type: the first that binds to the upstream's method
+    # but not to the override (Django 2.1 `widget.render(..., renderer=...)`); a warning, not certain.
+    return untyped
+
+
+def _override_rejects(
+    call: dict[str, Any], member: ClassInfo, target: CallTarget, signature: Signature, untyped: bool = False
+) -> tuple[Break, dict[str, object]] | None:
+    """The upstream's call, when it binds to the upstream's method and not to the override."""
+    shape = CallShape(call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"])
+    if not isinstance(bind_target(shape, target), Ok):
+        return None
+    verdict = bind(shape, signature)
+    if not isinstance(verdict, Break):
+        return None
+    found: dict[str, object] = {
+        "caller": f"{member.path}.{call['caller']}",
+        "call": str(call["text"]),
+        "lineno": call["lineno"],
+    }
+    if untyped:
+        found["untyped"] = True
+    return verdict, found
 
 
 def _holder_modules(classes: list[ClassInfo], resolver: Resolver) -> list[str]:

@@ -30,6 +30,7 @@ from apidrift.auditor.upstream.analyses.calls import (
     _kwargs_forwarding,
     _returned_class,
     _self_calls,
+    _untyped_calls,
 )
 from apidrift.auditor.upstream.analyses.decorators import (
     _container_stores,
@@ -461,6 +462,7 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
             if not (on := _resolve_text(cls, call["on"])).startswith("?")
         ),
         base_call=_base_call(cls.bases),
+        untyped_calls=tuple(facts.get("untyped_calls", ())),
     )
 
 
@@ -999,6 +1001,7 @@ class _FactsExtension(griffe.Extension):
             "rebound": sorted(_rebound_names(node.body)),
             "self_calls": _self_calls(node),
             "held_calls": _held_calls(node),
+            "untyped_calls": _untyped_calls(node),
             "fields": fields,
             "instance_attributes": sorted(instance),
             "dynamic_attributes": dynamic,

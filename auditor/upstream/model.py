@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 63  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 64  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -473,6 +473,9 @@ class ClassInfo:
     # callee's canonical path and its positional arguments' paths; read where the callee proves what
     # the call makes (FunctionInfo.makes_metaclass_base).
     base_call: tuple[str, tuple[str, ...]] | None = None
+    # Its methods' calls, with keywords, of a method on a value they do not type (`widget.render(
+    # name=n, value=v, attrs=a, renderer=r)`): each as a held call's dict without "on".
+    untyped_calls: tuple[dict[str, Any], ...] = ()
     kind: str = field(default="class", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -500,6 +503,7 @@ class ClassInfo:
             "type_params": list(self.type_params),
             "held_calls": list(self.held_calls),
             "base_call": [self.base_call[0], list(self.base_call[1])] if self.base_call else None,
+            "untyped_calls": list(self.untyped_calls),
         }
 
     @classmethod
@@ -527,6 +531,7 @@ class ClassInfo:
             type_params=tuple(data.get("type_params", ())),
             held_calls=tuple(data.get("held_calls", ())),
             base_call=(data["base_call"][0], tuple(data["base_call"][1])) if data.get("base_call") else None,
+            untyped_calls=tuple(data.get("untyped_calls", ())),
         )
 
 

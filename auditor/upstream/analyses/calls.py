@@ -222,6 +222,58 @@ def _held_calls(node: ast.ClassDef) -> list[dict[str, Any]]:
     return found
 
 
+_MAX_UNTYPED_CALLS = 48  # per class: the method calls with keywords on values it does not type
+
+
+def _untyped_calls(node: ast.ClassDef) -> list[dict[str, Any]]:
+    """Calls the class's plain methods make, with at least one keyword, of a method on a value the
+    class does not type (`widget.render(name=n, value=v, attrs=a, renderer=r)` where `widget` comes
+    from `widget or self.field.widget`): the upstream may hand a downstream object there, so an
+    override of that method that rejects the call may fail (a warning, never certain). Calls on the
+    instance itself are `_self_calls`; those on annotated values `_held_calls`. Same shape as a held
+    call without "on"."""
+    found: list[dict[str, Any]] = []
+    methods = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.args.args]
+    for method in methods:
+        if any(_last_name_of(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
+            continue
+        self_name = method.args.args[0].arg
+        typed = {a.arg for a in (*method.args.args, *method.args.kwonlyargs) if a.annotation is not None}
+        for inner in _own_nodes(method):
+            if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)):
+                continue
+            holder = inner.func.value
+            if not any(k.arg is not None for k in inner.keywords):
+                continue
+            if isinstance(holder, ast.Name) and (holder.id == self_name or holder.id in typed):
+                continue  # the instance itself, or a value the method types (held calls)
+            if not isinstance(holder, (ast.Name, ast.Attribute)) or len(found) >= _MAX_UNTYPED_CALLS:
+                continue
+            found.append(
+                {
+                    "method": inner.func.attr,
+                    "caller": method.name,
+                    "positional": sum(1 for a in inner.args if not isinstance(a, ast.Starred)),
+                    "keywords": [k.arg for k in inner.keywords if k.arg is not None],
+                    "star_args": any(isinstance(a, ast.Starred) for a in inner.args),
+                    "star_kwargs": any(k.arg is None for k in inner.keywords),
+                    "lineno": inner.lineno,
+                    "text": _call_outline(inner),
+                }
+            )
+    return found
+
+
+def _call_outline(call: ast.Call) -> str:
+    """`widget.render(name=..., value=..., attrs=..., renderer=...)`: the call's shape, its values elided."""
+    assert isinstance(call.func, ast.Attribute)
+    holder = ast.unparse(call.func.value)
+    holder = holder if len(holder) <= 40 else f"{holder[:37]}..."
+    parts = ["*..." if isinstance(a, ast.Starred) else "..." for a in call.args]
+    parts += [f"{k.arg}=..." if k.arg is not None else "**..." for k in call.keywords]
+    return f"{holder}.{call.func.attr}({', '.join(parts)})"
+
+
 def _plain_class(annotation: ast.expr | None) -> str | None:
     """`Widget`, `forms.Widget`, `Optional[Widget]`, `Widget | None`, `"Widget"`: the class's dotted text."""
     if annotation is None:
