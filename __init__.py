@@ -6,7 +6,7 @@ The public surface: `audit` runs the whole pipeline on an `AuditRequest` and ret
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from apidrift.auditor.core.version import __version__ as __version__
 
 __all__ = ["AuditRequest", "AuditResult", "Finding", "Severity", "audit"]
 
@@ -18,7 +18,7 @@ def __getattr__(name: str) -> object:
 
         return getattr(engine, name)
     if name in ("AuditResult", "Finding", "Severity"):
-        from apidrift.auditor import results
+        from apidrift.auditor.core import results
 
         return getattr(results, name)
     raise AttributeError(f"module 'apidrift' has no attribute {name!r}")

@@ -23,10 +23,19 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
-from apidrift import __version__
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import (
+    Applicability,
+    AuditResult,
+    Coverage,
+    FileOutcome,
+    Finding,
+    InputInfo,
+)
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import plural
 from apidrift.auditor.engine import AuditRequest, audit
-from apidrift.auditor.results import Applicability, AuditResult, Coverage, FileOutcome, Finding, InputInfo
 from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.lockfiles import (
     GitSide,
@@ -40,7 +49,6 @@ from apidrift.auditor.sources.lockfiles import (
     read_side,
 )
 from apidrift.auditor.sources.specs import SourceError, SpecError
-from apidrift.auditor.wording import plural
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -157,7 +165,7 @@ class BumpResult:
     audit: AuditResult  # every audited package's findings and coverage, for the audit renderers
     notes: list[str] = field(default_factory=list)
     # Safe fixes as GitHub suggestions, by finding (path, line, column, code): for the pull-request comment
-    suggestions: dict[tuple[str, int, int, str], Suggestion] = field(default_factory=dict)
+    suggestions: dict[tuple[str, int, int, RuleCode], Suggestion] = field(default_factory=dict)
 
     def failed(self) -> list[PackageChange]:
         return [c for c in self.changes if c.failed]

@@ -17,17 +17,14 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from apidrift import __version__
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
 from apidrift.auditor.check.imports import Requirements
-from apidrift.auditor.downstream.notebook import NotebookMap, cell_span
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
-from apidrift.auditor.downstream.sites import FileScan, SiteKind
-from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
-from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
-from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.results import (
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.notebook_map import NotebookMap
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.results import (
     AuditResult,
     Classification,
     Coverage,
@@ -40,6 +37,12 @@ from apidrift.auditor.results import (
     RenameKeyword,
     Severity,
 )
+from apidrift.auditor.core.sites import FileScan, SiteKind
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import plural
+from apidrift.auditor.downstream.notebook import cell_span
+from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
+from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
 from apidrift.auditor.roles import file_role
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import Role, SourceError, SpecError
@@ -54,7 +57,6 @@ from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import Resolver
-from apidrift.auditor.wording import plural
 from apidrift.rules import unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
@@ -543,8 +545,10 @@ def _deduplicated(findings: list[Finding]) -> list[Finding]:
     return list(kept.values())
 
 
-_FOLDED_INTO_IMPORT = frozenset({"AD003", "AD004"})
-_IMPORTS = frozenset({"AD001", "AD002"})  # a module, a name, that a file cannot import
+_FOLDED_INTO_IMPORT = frozenset({RuleCode.MISSING_ATTRIBUTE, RuleCode.MISSING_METHOD})
+_IMPORTS = frozenset(
+    {RuleCode.MISSING_MODULE, RuleCode.MISSING_IMPORT_NAME}
+)  # a module, a name, that a file cannot import
 
 
 def _folded(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> list[Finding]:
@@ -612,13 +616,15 @@ def _one_binding_error_per_call(findings: list[Finding]) -> list[Finding]:
     """A call with an unexpected keyword fails there (CPython checks keywords before it looks for
     missing arguments): a renamed keyword (`add_source(multi_cmd=g)` where `group` is now required)
     is one break, reported at the keyword; the missing argument of the same call goes with it."""
-    unexpected = [f for f in findings if f.code == "AD101" and f.severity is Severity.ERROR]
+    unexpected = [
+        f for f in findings if f.code == RuleCode.UNEXPECTED_KEYWORD and f.severity is Severity.ERROR
+    ]
     if not unexpected:
         return findings
     absorbed: dict[int, list[Finding]] = {}
     kept = []
     for finding in findings:
-        if finding.code == "AD102" and finding.severity is Severity.ERROR:
+        if finding.code == RuleCode.MISSING_REQUIRED_ARGUMENT and finding.severity is Severity.ERROR:
             first = next((u for u in unexpected if _within(u.location, finding.location)), None)
             if first is not None:
                 absorbed.setdefault(id(first), []).append(finding)

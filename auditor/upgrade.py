@@ -27,11 +27,9 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from apidrift import __version__
 from apidrift.auditor.bump import _guessed_names, _normal, _provides, third_party_imports
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.engine import AuditRequest
-from apidrift.auditor.results import (
+from apidrift.auditor.core.results import (
     AuditResult,
     Coverage,
     FileOutcome,
@@ -40,6 +38,9 @@ from apidrift.auditor.results import (
     InputInfo,
     Severity,
 )
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import plural
+from apidrift.auditor.engine import AuditRequest
 from apidrift.auditor.sources.declared import Declarations, declared_requirements
 from apidrift.auditor.sources.lockfiles import (
     KINDS,
@@ -52,7 +53,6 @@ from apidrift.auditor.sources.lockfiles import (
 )
 from apidrift.auditor.sources.specs import SourceError, SpecError
 from apidrift.auditor.sources.written_for import downstream_environment
-from apidrift.auditor.wording import plural
 
 log = logging.getLogger(__name__)
 

@@ -24,6 +24,14 @@ from collections import Counter
 from pathlib import Path
 
 from apidrift import AuditRequest
+from apidrift.auditor.core.results import (
+    MoveImport,
+    PositionalToKeyword,
+    RemoveKeyword,
+    RenameKeyword,
+    ReplaceName,
+    Severity,
+)
 from apidrift.auditor.engine import audit, locate_inputs
 from apidrift.auditor.fix.codemods import (
     APPLIED,
@@ -31,14 +39,6 @@ from apidrift.auditor.fix.codemods import (
     follow_up,
     plan_fixes,
     with_evidence_of_the_last_release,
-)
-from apidrift.auditor.results import (
-    MoveImport,
-    PositionalToKeyword,
-    RemoveKeyword,
-    RenameKeyword,
-    ReplaceName,
-    Severity,
 )
 
 HERE = Path(__file__).resolve().parent

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from apidrift.auditor.results import AuditResult
+from apidrift.auditor.core.results import AuditResult
 from apidrift.reports import github, json, markdown, sarif, text
 
 Renderer = Callable[[AuditResult], str]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind, Span
-from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.core.bind import Break, CallShape, Ok, Problem, ProblemKind
+from apidrift.auditor.core.signature import ParamKind
+from apidrift.auditor.core.sites import SiteKind, Span
 
 
 def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:

@@ -56,7 +56,7 @@ def name_sites_agree(names_only: Any, full: Any) -> str | None:
 def _followed_a_value(ref: Any) -> bool:
     """A reference only the value model gives: an instance narrowed by isinstance(), an element, an
     opaque value."""
-    from apidrift.auditor.downstream.refs import InstanceRef, ItemRef, OpaqueRef
+    from apidrift.auditor.core.refs import InstanceRef, ItemRef, OpaqueRef
 
     while ref is not None:
         if isinstance(ref, (InstanceRef, ItemRef, OpaqueRef)):

@@ -10,7 +10,7 @@ import pytest
 
 from apidrift.auditor.baseline import BaselineError, key, read_baseline, split, write_baseline
 from apidrift.auditor.cli.main import main
-from apidrift.auditor.results import Finding, Location, Severity
+from apidrift.auditor.core.results import Finding, Location, Severity
 
 NEW_PKG = "def get_config(vllm_config, available_memory):\n    return None\n"
 CALL = "pkg.get_config(1, 2, kv_cache_specs=3)"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apidrift.auditor.check.bind import (
+from apidrift.auditor.core.bind import (
     Break,
     CallShape,
     Ok,
@@ -20,8 +20,8 @@ from apidrift.auditor.check.bind import (
     Verdict,
     bind,
 )
-from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 
 PO = ParamKind.POSITIONAL_ONLY
 PK = ParamKind.POSITIONAL_OR_KEYWORD

@@ -592,7 +592,7 @@ def test_real_bump_offers_the_safe_fix_as_a_suggestion(tmp_path: Path, index_cac
 
 def test_headline_counts_call_sites() -> None:
     from apidrift.auditor.bump import PackageChange
-    from apidrift.auditor.results import Coverage
+    from apidrift.auditor.core.results import Coverage
 
     change = PackageChange(
         "vllm", "vllm", "0.11.0", "0.16.0", "upgrade", status="audited", coverage=Coverage("vllm", 4, 4, 4)

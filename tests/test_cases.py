@@ -18,7 +18,7 @@ import pytest
 from casefiles import parse_case, write_tree
 
 from apidrift import AuditRequest, audit
-from apidrift.auditor.results import Classification
+from apidrift.auditor.core.results import Classification
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.case"))
 EXPECT = re.compile(r"#\s*([EWI]):\s*((?:AD\d{3}\s*)+)")

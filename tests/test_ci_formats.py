@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from apidrift.auditor.cli.main import main
-from apidrift.auditor.results import (
+from apidrift.auditor.core.results import (
     AuditResult,
     Coverage,
     FileOutcome,

@@ -11,10 +11,10 @@ import pytest
 from casefiles import write_tree
 
 from apidrift import AuditRequest, audit
-from apidrift.auditor.check.bind import _FLAVOR, CallShape, _bind, bind
+from apidrift.auditor.core.bind import _FLAVOR, CallShape, _bind, bind
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream import kept
 from apidrift.auditor.upstream.astwalk import walk, walk_once
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 
 def test_walk_gives_ast_walks_nodes_in_its_order_on_the_standard_library() -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.engine import DiffRequest, diff_versions
 from apidrift.auditor.upstream.diff import ChangeKind, compare_signatures
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.reports.diff import render
 
 P = ParamKind.POSITIONAL_OR_KEYWORD

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from apidrift.auditor.core.sites import site_to_data
 from apidrift.auditor.downstream import walk as downstream
-from apidrift.auditor.downstream.sites import site_to_data
 
 
 def make_tree(root: Path, count: int) -> Path:

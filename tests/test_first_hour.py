@@ -375,7 +375,7 @@ def test_network_failures_are_named_in_a_few_words() -> None:
 
 
 def _long_finding():
-    from apidrift.auditor.results import Finding, Location, Severity
+    from apidrift.auditor.core.results import Finding, Location, Severity
 
     fields = [f"field_{i}: int = {i}" for i in range(40)]
     old = "(self, " + ", ".join(fields) + ") -> None"
@@ -390,7 +390,7 @@ def _long_finding():
 
 
 def test_text_elides_long_signatures_around_what_changed() -> None:
-    from apidrift.auditor.results import AuditResult, InputInfo
+    from apidrift.auditor.core.results import AuditResult, InputInfo
     from apidrift.reports import render
 
     finding = _long_finding()

@@ -29,6 +29,19 @@ from casefiles import write_tree
 from apidrift import AuditRequest, audit
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.cli.main import main
+from apidrift.auditor.core.results import (
+    FIX_PAYLOADS,
+    Applicability,
+    AuditResult,
+    Finding,
+    Fix,
+    FixKind,
+    Location,
+    PositionalToKeyword,
+    RemoveKeyword,
+    RenameKeyword,
+    Severity,
+)
 from apidrift.auditor.fix.codemods import (
     APPLIED,
     GUARDED,
@@ -43,19 +56,6 @@ from apidrift.auditor.fix.codemods import (
     not_local_reason,
     plan_fixes,
     write_changes,
-)
-from apidrift.auditor.results import (
-    FIX_PAYLOADS,
-    Applicability,
-    AuditResult,
-    Finding,
-    Fix,
-    FixKind,
-    Location,
-    PositionalToKeyword,
-    RemoveKeyword,
-    RenameKeyword,
-    Severity,
 )
 from apidrift.reports.fix import render
 
@@ -507,7 +507,7 @@ def test_write_is_refused_into_the_cache_or_installed_packages(tmp_path: Path) -
 
 
 def _inputs() -> tuple:
-    from apidrift.auditor.results import InputInfo
+    from apidrift.auditor.core.results import InputInfo
 
     return InputInfo("down", None, "installed", "x"), InputInfo("pkg", "2", "path", "y")
 

@@ -20,7 +20,7 @@ import pytest
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.cli.main import main
-from apidrift.auditor.results import AuditResult, FixKind
+from apidrift.auditor.core.results import AuditResult, FixKind
 
 pytestmark = pytest.mark.network
 

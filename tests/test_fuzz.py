@@ -27,10 +27,10 @@ from casefiles import name_sites_agree
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from apidrift.auditor.core.results import FileOutcome
 from apidrift.auditor.downstream.scan import scan_source
 from apidrift.auditor.downstream.walk import _scan_text, scan_downstream
 from apidrift.auditor.pysource import nesting_problem
-from apidrift.auditor.results import FileOutcome
 from apidrift.auditor.sources.archive import ExtractLimits, extract_archive
 from apidrift.auditor.sources.specs import SourceError
 

@@ -22,7 +22,7 @@ import pytest
 from test_hostile import UPSTREAM, Index, _fast_and_isolated, cli, index, respond, sdist, write_tree  # noqa: F401
 
 from apidrift import AuditRequest, audit
-from apidrift.auditor.results import (
+from apidrift.auditor.core.results import (
     AuditResult,
     Coverage,
     FileOutcome,
@@ -766,7 +766,7 @@ def test_mro_matches_cpython_on_random_hierarchies(tmp_path: Path) -> None:
     """The rewritten C3 merge against CPython's own `__mro__` (the classes are our own, built here)."""
     import random
 
-    from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+    from apidrift.auditor.core.refs import AttrRef, ModuleRef
     from apidrift.auditor.upstream.api_index import ApiIndex
     from apidrift.auditor.upstream.resolve import ClassValue, Resolver
 

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apidrift import AuditRequest, audit
+from apidrift.auditor.core.results import AuditResult, FileStatus
 from apidrift.auditor.downstream import notebook as nb
 from apidrift.auditor.downstream.notebook import NotebookError, read_notebook
-from apidrift.auditor.results import AuditResult, FileStatus
 
 KERNEL = {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}
 

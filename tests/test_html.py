@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from apidrift.auditor.cli.main import main
-from apidrift.auditor.results import AuditResult, Finding, InputInfo, Location, Severity
+from apidrift.auditor.core.results import AuditResult, Finding, InputInfo, Location, Severity
 from apidrift.reports import html as html_report
 from apidrift.reports.sigdiff import diff_signatures, parse_signature
 

@@ -30,9 +30,9 @@ from casefiles import write_tree
 from apidrift import AuditRequest, audit
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.cli.main import main
+from apidrift.auditor.core.results import AuditResult, Severity
 from apidrift.auditor.downstream.notebook import python_lines, read_notebook
 from apidrift.auditor.fix.codemods import APPLIED, plan_fixes, write_changes
-from apidrift.auditor.results import AuditResult, Severity
 from apidrift.reports import render
 
 DATA = Path(__file__).parent / "data" / "notebooks"

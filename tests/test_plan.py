@@ -24,8 +24,8 @@ from test_html import Browser, browser  # noqa: F401 - the headless Chromium fix
 from test_sources import FakeIndex, QuietServer, _handler, wheel_bytes
 
 from apidrift.auditor.cli.main import main
+from apidrift.auditor.core.results import FixKind
 from apidrift.auditor.plan import PlanRequest, plan
-from apidrift.auditor.results import FixKind
 
 VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "2.0", "2.1rc1")
 

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from apidrift import AuditRequest, audit
-from apidrift.auditor.results import AuditResult
+from apidrift.auditor.core.results import AuditResult
 from apidrift.auditor.sources import stdlib
 from apidrift.auditor.sources.specs import NameSpec, PythonSpec, SpecError, parse_spec
 from apidrift.auditor.sources.written_for import _lower_bound, choose_old_python

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from apidrift import AuditRequest, audit
-from apidrift.auditor.results import AuditResult, Classification
+from apidrift.auditor.core.results import AuditResult, Classification
 
 pytestmark = pytest.mark.network
 

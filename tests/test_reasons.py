@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.reasons import Reason, Unknown
 
 AUDITOR = Path(__file__).resolve().parent.parent / "auditor"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.replacement import accepts_every_call, named_in
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 P, K = ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY
 

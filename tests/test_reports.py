@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from apidrift.auditor.results import (
+from apidrift.auditor.core.results import (
     SCHEMA_VERSION,
     AuditResult,
     Classification,

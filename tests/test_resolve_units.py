@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, StarRef
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import AttrRef, CallRef, InstanceRef, ModuleRef, StarRef
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.resolve import (
     ClassValue,

@@ -10,7 +10,9 @@ from collections.abc import Callable
 import libcst as cst
 import pytest
 
-from apidrift.auditor.check.bind import CallShape
+from apidrift.auditor.core.bind import CallShape
+from apidrift.auditor.core.refs import AttrRef, CallRef, InstanceRef, ModuleRef, OpaqueRef, StarRef
+from apidrift.auditor.core.sites import FileScan, SiteKind, Span
 from apidrift.auditor.downstream import astscan, scan
 from apidrift.auditor.downstream.astscan.collector import TooDeep, _Collector
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
@@ -26,10 +28,8 @@ from apidrift.auditor.downstream.astscan.pieces import _parse
 from apidrift.auditor.downstream.astscan.sites import _shape
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _NONE, _SUPER, _compact
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ModuleRef, OpaqueRef, StarRef
 from apidrift.auditor.downstream.scan import guards as cst_guards
 from apidrift.auditor.downstream.shared import VERSIONISH, code_at, is_builtin
-from apidrift.auditor.downstream.sites import FileScan, SiteKind, Span
 from apidrift.auditor.pysource import MAX_NESTING
 
 UP = frozenset({"up"})

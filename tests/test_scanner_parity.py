@@ -18,9 +18,9 @@ import pytest
 from casefiles import name_sites_agree, parse_case
 
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.refs import StarRef
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.auditor.downstream import astscan, scan
-from apidrift.auditor.downstream.refs import StarRef
-from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.pysource import decode_source
 from apidrift.auditor.sources.locate import locate
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apidrift.auditor.wording import first_line, plural
+from apidrift.auditor.core.wording import first_line, plural
 
 
 class Custom(Exception):

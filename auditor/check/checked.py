@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
 from apidrift.auditor.check.imports import ImportFailure, Requirements, import_failure
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
-from apidrift.auditor.downstream.sites import SiteKind, UseSite
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
+from apidrift.auditor.core.signature import ParamKind, Signature
+from apidrift.auditor.core.sites import SiteKind, UseSite
 from apidrift.auditor.upstream.callables import CallTarget, call_target
 from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
@@ -30,7 +31,6 @@ from apidrift.auditor.upstream.resolve import (
     Resolver,
     ServedValue,
 )
-from apidrift.auditor.upstream.signature import ParamKind, Signature
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from apidrift.auditor.cli.options import (
     write_report,
 )
 from apidrift.auditor.cli.progress import DependentsProgress, is_tty
-from apidrift.auditor.wording import first_line
+from apidrift.auditor.core.wording import first_line
 
 IMPACT_FORMATS = ("text", "markdown", "html", "json")
 _RANK = {"error": 3, "warning": 2, "info": 1}

@@ -16,7 +16,6 @@ from typing import Any
 
 import click
 
-from apidrift import __version__
 from apidrift.auditor.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -50,8 +49,9 @@ from apidrift.auditor.cli.progress import (
     spinner,
     want_color,
 )
-from apidrift.auditor.results import AuditResult, Severity
-from apidrift.auditor.wording import first_line, plural
+from apidrift.auditor.core.results import AuditResult, Severity
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import first_line, plural
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

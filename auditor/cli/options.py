@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from apidrift.auditor.config import FAIL_ON, LEVELS, Config
-from apidrift.auditor.results import AuditResult, Classification, Severity
+from apidrift.auditor.core.results import AuditResult, Classification, Severity
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest

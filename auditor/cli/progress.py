@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import click
 
-from apidrift.auditor.results import AuditResult
+from apidrift.auditor.core.results import AuditResult
 
 
 def is_tty(stream: IO[Any]) -> bool:

@@ -24,8 +24,10 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+from apidrift.auditor.core.results import FileOutcome, FileStatus
+from apidrift.auditor.core.sites import FileScan, site_from_data, site_to_data
+from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, Notebook, NotebookError, read_notebook
-from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import (
     MAX_NESTING,
@@ -34,8 +36,6 @@ from apidrift.auditor.pysource import (
     nesting_problem,
     parse_problem,
 )
-from apidrift.auditor.results import FileOutcome, FileStatus
-from apidrift.auditor.wording import first_line
 
 log = logging.getLogger(__name__)
 

@@ -44,9 +44,8 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from apidrift.auditor.files import atomic_write_bytes
-from apidrift.auditor.pysource import SourceDecodeError, decode_source
-from apidrift.auditor.results import (
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import (
     Applicability,
     AuditResult,
     Finding,
@@ -61,8 +60,10 @@ from apidrift.auditor.results import (
     ReplaceName,
     Severity,
 )
-from apidrift.auditor.upstream.signature import ParamKind
-from apidrift.auditor.wording import first_line, plural
+from apidrift.auditor.core.signature import ParamKind
+from apidrift.auditor.core.wording import first_line, plural
+from apidrift.auditor.files import atomic_write_bytes
+from apidrift.auditor.pysource import SourceDecodeError, decode_source
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
@@ -179,7 +180,11 @@ def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
     return fixed
 
 
-UNFIXED_NAMES = ("AD002", "AD003", "AD004")  # a name gone: its replacement may be named by a release between
+UNFIXED_NAMES = (
+    RuleCode.MISSING_IMPORT_NAME,
+    RuleCode.MISSING_ATTRIBUTE,
+    RuleCode.MISSING_METHOD,
+)  # a name gone: its replacement may be named by a release between
 
 
 def with_evidence_of_the_last_release(

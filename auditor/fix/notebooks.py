@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from apidrift.auditor.core.results import Finding
 from apidrift.auditor.downstream.notebook import (
     CellSource,
     NotebookError,
@@ -27,7 +28,6 @@ from apidrift.auditor.downstream.notebook import (
     python_lines,
     read_notebook,
 )
-from apidrift.auditor.results import Finding
 
 _MARKER = "  # apidrift-notebook-line-"
 _MARKED = re.compile(r"^[ \t]*pass  # apidrift-notebook-line-(\d+)$")

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from apidrift.auditor.wording import first_line
+from apidrift.auditor.core.wording import first_line
 
 MAX_RESULT_BYTES = 256 * 1024 * 1024  # what a child may hand back
 MAX_FINDINGS = 20_000  # findings kept per dependent (the counts stay exact)

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from apidrift import __version__
-from apidrift.auditor.results import AuditResult, Classification, Severity
+from apidrift.auditor.core.results import AuditResult, Classification, Severity
+from apidrift.auditor.core.version import __version__
 from apidrift.auditor.safe_read import loads_json, read_bounded
 
 STATUSES = ("broken", "at-risk", "not-yet-affected", "clean", "not-using", "timeout", "memory", "error")

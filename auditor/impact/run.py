@@ -21,13 +21,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from apidrift import __version__
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import first_line, plural
 from apidrift.auditor.impact.inputs import Dependent, previous_release
 from apidrift.auditor.impact.jobs import Job, failed_row, hard_memory_mb, run_job
 from apidrift.auditor.impact.results import FAILED, ROWS_FILE, ImpactResult, ResultStore, results_key
 from apidrift.auditor.sources.locate import SourceTree, locate
-from apidrift.auditor.wording import first_line, plural
 
 Progress = Callable[[int, int, dict[str, Any]], None]  # (done, total, row)
 

@@ -32,11 +32,11 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from apidrift import __version__
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.sources.specs import IndexSpec, SourceError, normalize_name
-from apidrift.auditor.wording import first_line
 
 if TYPE_CHECKING:  # imported for real only when the index is contacted: a warm run never loads them
     import pypi_simple

@@ -25,6 +25,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.safe_read import loads_json, loads_toml, read_bounded
 from apidrift.auditor.sources.archive import (
     Extraction,
@@ -53,7 +54,6 @@ from apidrift.auditor.sources.specs import (
     parse_spec,
 )
 from apidrift.auditor.sources.written_for import Environment
-from apidrift.auditor.wording import first_line
 
 __all__ = ["SourceError", "SourceTree", "SpecError", "locate"]
 

@@ -18,10 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import BoundedReadError, read_bounded
 from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
-from apidrift.auditor.wording import first_line
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,8 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Any
 
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo, Decorator, FunctionInfo, RaisingGuard
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
@@ -23,7 +24,6 @@ from apidrift.auditor.upstream.resolve import (
     ServedValue,
     Value,
 )
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.synthesis import (
     NAMED_TUPLES,
     PYDANTIC_MODELS,

@@ -15,9 +15,10 @@ from difflib import SequenceMatcher
 from enum import Enum
 from typing import Any
 
-from apidrift.auditor.downstream.refs import ModuleRef
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import ModuleRef
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.auditor.upstream.callables import call_target
 from apidrift.auditor.upstream.model import ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
@@ -31,7 +32,6 @@ from apidrift.auditor.upstream.resolve import (
     Value,
     value_path,
 )
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 
 class ChangeKind(str, Enum):
@@ -215,7 +215,7 @@ def _line_of(change: ApiChange, use: Use) -> str:
 def _site_feels(change: ApiChange, site: Any, before: Any, after: Any) -> bool:
     """Whether this call site is broken (or, for a change that breaks nobody, affected) by `change`:
     judged on the arguments as the old version bound them, against the signatures this site meets."""
-    from apidrift.auditor.check.bind import Ok
+    from apidrift.auditor.core.bind import Ok
 
     if site.kind is not SiteKind.CALL or site.shape is None or not isinstance(before.verdict, Ok):
         return False  # not a call, or not one that worked before: no change of a signature breaks it

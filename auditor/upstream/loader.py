@@ -24,6 +24,7 @@ from typing import Any
 
 import griffe
 
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.analyses.aliases import expand, type_aliases
 from apidrift.auditor.upstream.analyses.calls import (
     _held_calls,
@@ -99,7 +100,6 @@ from apidrift.auditor.upstream.model import (
     ModuleInfo,
     RaisingGuard,
 )
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 _Agent = griffe.Visitor | griffe.Inspector  # what walks the tree when a hook runs
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from apidrift.auditor.upstream.signature import Signature
+from apidrift.auditor.core.signature import Signature
 
 MODEL_VERSION = 62  # part of every cache key: bump when the model or the loader's output changes
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apidrift.auditor.check.bind import CallShape, Ok
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, Ref
-from apidrift.auditor.reasons import Unknown
+from apidrift.auditor.core.bind import CallShape, Ok
+from apidrift.auditor.core.reasons import Unknown
+from apidrift.auditor.core.refs import AttrRef, ModuleRef, Ref
+from apidrift.auditor.core.signature import ParamKind, Signature
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -33,7 +34,6 @@ from apidrift.auditor.upstream.resolve import (
     ServedValue,
     value_path,
 )
-from apidrift.auditor.upstream.signature import ParamKind, Signature
 
 MAX_MESSAGE = 2_000  # characters of a message read for a replacement
 _QUOTED = re.compile(

@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Union
 
-from apidrift.auditor.downstream.refs import (
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import (
     AttrRef,
     CallRef,
     InstanceRef,
@@ -23,7 +24,7 @@ from apidrift.auditor.downstream.refs import (
     Ref,
     StarRef,
 )
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.signature import ParamKind
 from apidrift.auditor.upstream import dynamic
 from apidrift.auditor.upstream.analyses.mappings import expand_names
 from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE, ApiIndex
@@ -37,7 +38,6 @@ from apidrift.auditor.upstream.model import (
     Member,
     ModuleInfo,
 )
-from apidrift.auditor.upstream.signature import ParamKind
 
 # Bases that add nothing a downstream call or attribute could depend on.
 TRANSPARENT_BASES = frozenset(

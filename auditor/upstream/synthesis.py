@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.model import ClassInfo, FieldSpec, FunctionInfo
 from apidrift.auditor.upstream.resolve import FunctionValue, Resolver
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 # Class decorators that leave the constructor as it is.
 TRANSPARENT_CLASS_DECORATORS = frozenset(

@@ -21,13 +21,13 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from apidrift.auditor.core.sites import FileScan, UseSite
 from apidrift.auditor.downstream.scan.collector import _Collector
 from apidrift.auditor.downstream.scan.evaluator import _Evaluator
 from apidrift.auditor.downstream.scan.names import _bound_names
 from apidrift.auditor.downstream.scan.overrides import _override_sites
 from apidrift.auditor.downstream.scan.sites import _site
 from apidrift.auditor.downstream.scan.values import _ClassScope
-from apidrift.auditor.downstream.sites import FileScan, UseSite
 
 
 def scan_source(

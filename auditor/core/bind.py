@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Union
 
-from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 
 _PO = ParamKind.POSITIONAL_ONLY
 _PK = ParamKind.POSITIONAL_OR_KEYWORD

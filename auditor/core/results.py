@@ -8,7 +8,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
-from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.signature import ParamKind
 
 SCHEMA_VERSION = 1  # bump on any incompatible change to `AuditResult.as_dict()`
 
@@ -319,7 +320,7 @@ class Classification(str, Enum):
 
 @dataclass(frozen=True)
 class Finding:
-    code: str  # stable rule code, e.g. "AD101"
+    code: RuleCode  # stable rule code, e.g. "AD101"
     rule: str  # kebab-case rule name, e.g. "unexpected-keyword"
     severity: Severity
     message: str

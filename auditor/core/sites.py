@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from apidrift.auditor.check.bind import CallShape
-from apidrift.auditor.downstream.notebook import NotebookMap
-from apidrift.auditor.downstream.refs import (
+from apidrift.auditor.core.bind import CallShape
+from apidrift.auditor.core.notebook_map import NotebookMap
+from apidrift.auditor.core.refs import (
     AttrRef,
     CallRef,
     InstanceRef,
@@ -21,7 +21,7 @@ from apidrift.auditor.downstream.refs import (
     Ref,
     StarRef,
 )
-from apidrift.auditor.upstream.signature import Signature
+from apidrift.auditor.core.signature import Signature
 
 # One empty set for every site no handler guards: `frozenset()` is a new 216-byte object each call.
 NOTHING_CAUGHT: frozenset[str] = frozenset()
