@@ -13,10 +13,8 @@ Nothing is checked out, installed or executed; every file read is bounded (see l
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 import sys
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +34,7 @@ from apidrift.auditor.core.results import (
 from apidrift.auditor.core.version import __version__
 from apidrift.auditor.core.wording import plural
 from apidrift.auditor.engine import AuditRequest, audit
+from apidrift.auditor.sources.import_names import guessed_names, normal_name, provides
 from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.lockfiles import (
     GitSide,
@@ -60,41 +59,6 @@ if TYPE_CHECKING:
 MAX_IMPORT_SCAN_BYTES = 2 * 1024 * 1024  # per file, as the downstream walk
 MAX_IMPORT_SCAN_FILES = 50_000
 MAX_IMPORT_NAME_FETCHES = 40  # releases fetched by one bump only to learn import names
-
-# Distributions whose import name their own name does not say, for the most common cases. Used only to
-# tell which of the project's imports are accounted for; a package's own import names, when known, win.
-KNOWN_IMPORT_NAMES: dict[str, tuple[str, ...]] = {
-    "pyyaml": ("yaml",),
-    "pillow": ("PIL",),
-    "scikit-learn": ("sklearn",),
-    "scikit-image": ("skimage",),
-    "beautifulsoup4": ("bs4",),
-    "python-dateutil": ("dateutil",),
-    "opencv-python": ("cv2",),
-    "opencv-python-headless": ("cv2",),
-    "opencv-contrib-python": ("cv2",),
-    "protobuf": ("google.protobuf",),
-    "pyzmq": ("zmq",),
-    "pyjwt": ("jwt",),
-    "attrs": ("attr", "attrs"),
-    "setuptools": ("setuptools", "pkg_resources", "_distutils_hack"),
-    "pymupdf": ("fitz", "pymupdf"),
-    "pycryptodome": ("Crypto",),
-    "pyserial": ("serial",),
-    "dnspython": ("dns",),
-    "py-cpuinfo": ("cpuinfo",),
-    "pyopenssl": ("OpenSSL",),
-    "msgpack-python": ("msgpack",),
-    "python-multipart": ("multipart", "python_multipart"),
-    "python-dotenv": ("dotenv",),
-    "faiss-cpu": ("faiss",),
-    "pytorch-lightning": ("pytorch_lightning", "lightning"),
-    "ruamel-yaml": ("ruamel.yaml",),
-    "google-api-python-client": ("googleapiclient", "apiclient"),
-    "mysqlclient": ("MySQLdb",),
-    "psycopg2-binary": ("psycopg2",),
-    "typing-extensions": ("typing_extensions",),
-}
 
 
 @dataclass(frozen=True)
@@ -218,7 +182,7 @@ def run_bump(request: BumpRequest) -> BumpResult:
         project = InputInfo(request.project.resolve().name, None, "directory", str(request.project))
     imports = third_party_imports(request.project, frozenset(project.import_names), template.exclude)
     locked = {name for name in {*old.versions(), *new.versions()}}
-    explained = {m for m in imports if any(_provides(_guessed_names(name), m) for name in locked)}
+    explained = {m for m in imports if any(provides(guessed_names(name), m) for name in locked)}
     unexplained = sorted(imports - explained)
 
     to_audit: set[str] = set()
@@ -233,7 +197,7 @@ def run_bump(request: BumpRequest) -> BumpResult:
         if change.kind in ("added", "removed"):
             change.status = change.kind
             continue
-        if any(_provides(_guessed_names(change.name), m) for m in imports):
+        if any(provides(guessed_names(change.name), m) for m in imports):
             to_audit.add(change.name)
         elif not unexplained:
             change.status, change.reason = "not used", "the project imports none of its modules"
@@ -421,47 +385,6 @@ def _kind(old: str | None, new: str | None) -> str:
 # ---- which packages the project uses
 
 
-def _guessed_names(name: str) -> tuple[str, ...]:
-    """Import names a distribution's own name says: `foo-bar` -> foo_bar and foo.bar (namespace packages)."""
-    names = [name.replace("-", "_"), name.replace("-", ".")]
-    for prefix in ("python-", "py-"):
-        if name.startswith(prefix) and len(name) > len(prefix):
-            names.append(name[len(prefix) :].replace("-", "_"))
-    if name.endswith("-python"):
-        names.append(name[: -len("-python")].replace("-", "_"))
-    names += KNOWN_IMPORT_NAMES.get(name, ())
-    names += _installed_import_names(name)
-    return tuple(dict.fromkeys(names))
-
-
-def _provides(import_names: Iterable[str], module: str) -> bool:
-    """Whether a distribution with these import names provides `module` (a dotted import of the project).
-
-    Case matters as it does for imports, except that a distribution's name is case-insensitive: a
-    name-derived guess is compared without case.
-    """
-    lowered = module.lower()
-    return any(lowered == n.lower() or lowered.startswith(n.lower() + ".") for n in import_names)
-
-
-_installed: dict[str, tuple[str, ...]] | None = None
-
-
-def _installed_import_names(name: str) -> tuple[str, ...]:
-    """What the distributions installed beside apidrift say they provide (their metadata; nothing imported)."""
-    global _installed
-    if _installed is None:
-        mapping: dict[str, list[str]] = {}
-        try:
-            for module, dists in importlib.metadata.packages_distributions().items():
-                for dist in dists:
-                    mapping.setdefault(re.sub(r"[-_.]+", "-", dist).lower(), []).append(module)
-        except Exception:  # broken metadata of some installed distribution: no extra names
-            mapping = {}
-        _installed = {k: tuple(sorted(set(v))) for k, v in mapping.items()}
-    return _installed.get(name, ())
-
-
 _IMPORT_LINE = re.compile(
     r"(?:^|[;:])[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^#;\n]+))", re.MULTILINE
 )
@@ -628,7 +551,7 @@ def _learn_needed(
         learned = _learn_import_names(change, request, cache)
         if learned is None:
             continue
-        provided = {m for m in imports if _provides(learned, m)}
+        provided = {m for m in imports if provides(learned, m)}
         if not provided:
             change.status = "not used"
             change.reason = f"the project imports none of {', '.join(learned) or 'its modules'}"
@@ -727,13 +650,9 @@ def combine(project: InputInfo, changes: list[PackageChange], results: list[Audi
     order = {c.name: i for i, c in enumerate(changes)}
     combined.findings.sort(
         key=lambda f: (
-            order.get(_normal(f.upstream), 0),
+            order.get(normal_name(f.upstream), 0),
             *f.location.order,
             f.code,
         )
     )
     return combined
-
-
-def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()

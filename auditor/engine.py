@@ -18,7 +18,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
+from apidrift.auditor.check.checked import CheckedSite, SiteCheck, SiteChecks, check_site
 from apidrift.auditor.check.imports import Requirements
 from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.notebook_map import NotebookMap
@@ -949,7 +949,7 @@ def diff_versions(request: DiffRequest) -> DiffResult:
             place=lambda path, line: f"{path}:{_cell_line(books[path], line)}" if path in books else None,
         )
         uses = {path: sorted({u.where for u in found}) for path, found in sites.items()}
-        changes = diff(old, new, uses, uses, sites)
+        changes = diff(old, new, uses, uses, sites, SiteChecks(old, new))
     else:
         changes = diff(old, new, all_paths(old))
     return DiffResult(_input(old_tree), _input(new_tree), _input(down_tree) if down_tree else None, changes)

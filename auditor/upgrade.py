@@ -27,7 +27,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from apidrift.auditor.bump import _guessed_names, _normal, _provides, third_party_imports
+from apidrift.auditor.bump import third_party_imports
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.core.results import (
     AuditResult,
@@ -42,6 +42,7 @@ from apidrift.auditor.core.version import __version__
 from apidrift.auditor.core.wording import plural
 from apidrift.auditor.engine import AuditRequest
 from apidrift.auditor.sources.declared import Declarations, declared_requirements
+from apidrift.auditor.sources.import_names import guessed_names, normal_name, provides
 from apidrift.auditor.sources.lockfiles import (
     KINDS,
     LockError,
@@ -203,7 +204,7 @@ def run_upgrade(request: UpgradeRequest) -> UpgradeResult:
         )
         dependencies.append(dependency)
         _start(dependency, pins.get(name, []), declared, environment)
-        if not any(_provides(_guessed_names(name), m) for m in imports):
+        if not any(provides(guessed_names(name), m) for m in imports):
             dependency.status, dependency.reason = NOT_USED, "the project imports none of its modules"
     jobs = [d for d in dependencies if not d.status and (d.start is not None or d.allowed)]
     for dependency in dependencies:
@@ -408,7 +409,7 @@ def combine(project: InputInfo, dependencies: list[Dependency]) -> AuditResult:
     if not walked:
         combined.unchecked = "nothing checked: no dependency of the project could be checked"
     order = {d.name: i for i, d in enumerate(dependencies)}
-    combined.findings.sort(key=lambda f: (order.get(_normal(f.upstream), 0), *f.location.order, f.code))
+    combined.findings.sort(key=lambda f: (order.get(normal_name(f.upstream), 0), *f.location.order, f.code))
     return combined
 
 

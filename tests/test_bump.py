@@ -17,13 +17,12 @@ import pytest
 
 from apidrift.auditor.bump import (
     BumpRequest,
-    _guessed_names,
-    _provides,
     changed_packages,
     run_bump,
     third_party_imports,
 )
 from apidrift.auditor.cli.main import main
+from apidrift.auditor.sources.import_names import guessed_names, provides
 from apidrift.auditor.sources.lockfiles import (
     GitSide,
     LockError,
@@ -280,12 +279,12 @@ def test_imports_of_the_project_less_stdlib_and_its_own(tmp_path: Path) -> None:
 
 
 def test_a_distribution_name_says_its_import_names() -> None:
-    assert _provides(_guessed_names("google-cloud-storage"), "google.cloud.storage.blob")
-    assert not _provides(_guessed_names("google-cloud-storage"), "google.protobuf")
-    assert _provides(_guessed_names("typing-extensions"), "typing_extensions")
-    assert _provides(_guessed_names("pyyaml"), "yaml")
-    assert not _provides(_guessed_names("pytest-cov"), "pytest")
-    assert _provides(_guessed_names("pytest-cov"), "pytest_cov")
+    assert provides(guessed_names("google-cloud-storage"), "google.cloud.storage.blob")
+    assert not provides(guessed_names("google-cloud-storage"), "google.protobuf")
+    assert provides(guessed_names("typing-extensions"), "typing_extensions")
+    assert provides(guessed_names("pyyaml"), "yaml")
+    assert not provides(guessed_names("pytest-cov"), "pytest")
+    assert provides(guessed_names("pytest-cov"), "pytest_cov")
 
 
 def _git(cwd: Path, *args: str) -> str:

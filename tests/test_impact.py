@@ -599,8 +599,8 @@ def test_library_log_records_are_silent_unless_verbose() -> None:
     """A library's warning would break the progress line: silent, unless `--verbose` asks for them."""
     code = (
         "import logging, sys\n"
-        "from apidrift.auditor.cli.main import _quiet_libraries, show_log_records\n"
-        "_quiet_libraries()\n"
+        "from apidrift.auditor.cli.progress import quiet_libraries, show_log_records\n"
+        "quiet_libraries()\n"
         "logging.getLogger('urllib3.connectionpool').warning('Retrying (1)')\n"
         "if sys.argv[1] == 'verbose':\n"
         "    show_log_records()\n"

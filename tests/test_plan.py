@@ -439,7 +439,7 @@ def test_long_deprecation_history_packaging_legacy_version(index_cache: Path) ->
 
 def test_untrusted_text_is_escaped(index: FakeIndex, downstream: Path, tmp_path: Path) -> None:
     """A deprecation message is the upstream's text: no escape sequence reaches a terminal, no markup a page."""
-    from apidrift.reports.plan import render_plan
+    from apidrift.reports import render_plan
 
     result = _plan(index, downstream, tmp_path)
     fetch = by_code(result, "AD101")

@@ -21,7 +21,7 @@ from apidrift.auditor.cli.options import (
     quiet_option,
     write_report,
 )
-from apidrift.auditor.cli.progress import DependentsProgress, is_tty
+from apidrift.auditor.cli.progress import DependentsProgress, is_tty, show_log_records
 from apidrift.auditor.core.wording import first_line
 
 IMPACT_FORMATS = ("text", "markdown", "html", "json")
@@ -177,8 +177,6 @@ def impact(
 
     outputs = _outputs(formats)
     if verbose and not quiet:
-        from apidrift.auditor.cli.main import show_log_records
-
         show_log_records()
     if not dependents and discover is None:
         raise InputError("no dependents: give --dependents FILE (or DIR/) or --discover FILE")

@@ -6,7 +6,6 @@ Exit status: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 bad
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import time
@@ -16,6 +15,8 @@ from typing import Any
 
 import click
 
+from apidrift.auditor.cli.bump import bump as bump_command
+from apidrift.auditor.cli.impact import impact as impact_command
 from apidrift.auditor.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -41,14 +42,18 @@ from apidrift.auditor.cli.options import (
     target_options,
     write_report,
 )
+from apidrift.auditor.cli.plan import plan_command
 from apidrift.auditor.cli.progress import (
     CacheSnapshot,
     Messages,
     describe_run,
     on_terminal,
+    quiet_libraries,
+    show_log_records,
     spinner,
     want_color,
 )
+from apidrift.auditor.cli.upgrade import upgrade as upgrade_command
 from apidrift.auditor.core.results import AuditResult, Severity
 from apidrift.auditor.core.version import __version__
 from apidrift.auditor.core.wording import first_line, plural
@@ -473,32 +478,9 @@ def _refuse_write_early(downstream: str) -> None:
     )
 
 
-import apidrift.auditor.cli.bump  # noqa: E402,F401  registers `apidrift bump`
-from apidrift.auditor.cli import plan as _plan  # noqa: E402,F401 - registers `apidrift plan`
-from apidrift.auditor.cli import upgrade as _upgrade  # noqa: E402,F401 - registers `apidrift upgrade`
-from apidrift.auditor.cli.impact import impact as _impact  # noqa: E402  (a command in its own module)
-
-cli.add_command(_impact)
-
-
-def _quiet_libraries() -> None:
-    """The libraries' log records stay out of the terminal (they would break a progress line) unless
-    `--verbose` sets up logging: a handler on the root logger that drops them keeps Python's
-    last-resort handler from printing warnings to stderr."""
-    root = logging.getLogger()
-    if not any(isinstance(h, _Silent) for h in root.handlers) and not root.handlers:
-        root.addHandler(_Silent())
-
-
-class _Silent(logging.NullHandler):
-    pass
-
-
-def show_log_records() -> None:
-    """`--verbose`: log records at INFO and above go to stderr, one line each."""
-    for handler in [h for h in logging.getLogger().handlers if isinstance(h, _Silent)]:
-        logging.getLogger().removeHandler(handler)
-    logging.basicConfig(level=logging.INFO, format="apidrift: %(message)s")
+# The commands kept in their own modules, which import nothing from this one.
+for _command in (bump_command, impact_command, plan_command, upgrade_command):
+    cli.add_command(_command)
 
 
 EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports a command it interrupted
@@ -508,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return the exit status (tests call this)."""
     global _ARGV
     _ARGV = list(argv) if argv is not None else None
-    _quiet_libraries()
+    quiet_libraries()
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="apidrift", standalone_mode=False)
     except SystemExit as exit:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import click
 
-from apidrift.auditor.cli.main import cli
 from apidrift.auditor.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -56,7 +55,7 @@ def parse_plan_outputs(formats: tuple[str, ...], output: Path | None) -> list[Ou
     return outputs
 
 
-@cli.command("plan")
+@click.command("plan")
 @click.argument("downstream")
 @click.option(
     "--upstream",
@@ -134,7 +133,7 @@ def plan_command(
     """
     from apidrift.auditor.plan import PlanError, PlanRequest, plan
     from apidrift.auditor.sources.specs import SourceError, SpecError
-    from apidrift.reports.plan import render_plan
+    from apidrift.reports import render_plan
 
     outputs = parse_plan_outputs(formats, output)
     config = read_config(downstream, config_path, no_config)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from apidrift.auditor.cli.main import cli
 from apidrift.auditor.cli.options import (
     EXIT_OK,
     EXIT_UNCHECKED,
@@ -29,7 +28,7 @@ from apidrift.auditor.cli.options import (
 from apidrift.auditor.cli.progress import Messages, spinner, want_color
 
 
-@cli.command()
+@click.command()
 @click.argument("project", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--only",

@@ -25,7 +25,6 @@ from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
 
 log = logging.getLogger(__name__)
 
-BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 _ALL_START = re.compile(r"^__all__\s*=\s*(?=[\[(])", re.M)
 _ALL_MENTION = re.compile(r"\b__all__\b")
 

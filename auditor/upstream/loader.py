@@ -84,9 +84,9 @@ from apidrift.auditor.upstream.analyses.stubs import (
     _source_star_imports,
     _source_text,
 )
-from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.model import (
+    BUDGET_MESSAGE,
     AliasInfo,
     AlwaysRaises,
     AttributeInfo,

@@ -22,6 +22,8 @@ from apidrift.auditor.core.bind import CallShape, Ok
 from apidrift.auditor.core.reasons import Unknown
 from apidrift.auditor.core.refs import AttrRef, ModuleRef, Ref
 from apidrift.auditor.core.signature import ParamKind, Signature
+from apidrift.auditor.pysource import SourceDecodeError, decode_source
+from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -169,8 +171,6 @@ def _same_uses(
     old_label: str,
 ) -> str | None:
     """Why the replacement takes the uses the old name had, or None when that is not shown."""
-    from apidrift.auditor.check.checked import bind_target
-    from apidrift.auditor.upstream.callables import CallTarget, call_target
 
     if old is not None and before is not None and not isinstance(before, (Missing, Unknown)):
         also = old.resolve(AttrRef(base, name))
@@ -274,8 +274,6 @@ def forwarded_alias(resolver: Resolver, defined_at: str, signature: Signature, n
     `resolver` reads. None unless exactly one such parameter of `signature` is found. The module is
     parsed, never run."""
     import ast
-
-    from apidrift.auditor.pysource import SourceDecodeError, decode_source
 
     value = resolver.lookup(defined_at)
     if isinstance(value, ClassValue):

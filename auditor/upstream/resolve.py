@@ -27,9 +27,11 @@ from apidrift.auditor.core.refs import (
 from apidrift.auditor.core.signature import ParamKind
 from apidrift.auditor.upstream import dynamic
 from apidrift.auditor.upstream.analyses.mappings import expand_names
-from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE, ApiIndex
+from apidrift.auditor.upstream.api_index import ApiIndex
+from apidrift.auditor.upstream.class_decorators import MEMBER_KEEPING_CLASS_DECORATORS
 from apidrift.auditor.upstream.factory_new import UNKNOWN, evaluate
 from apidrift.auditor.upstream.model import (
+    BUDGET_MESSAGE,
     AliasInfo,
     AttributeInfo,
     ClassInfo,
@@ -711,8 +713,6 @@ class Resolver:
 
     def _keeps_members(self, decorator: Decorator) -> bool:
         """A class decorator known to add no member a downstream could read (or to hand the class back)."""
-        from apidrift.auditor.upstream.synthesis import MEMBER_KEEPING_CLASS_DECORATORS
-
         if decorator.path in MEMBER_KEEPING_CLASS_DECORATORS:
             return True
         if decorator.path.startswith("?") or not self.index.owns(decorator.path):
