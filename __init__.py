@@ -14,10 +14,12 @@ __all__ = ["AuditRequest", "AuditResult", "Finding", "Severity", "audit"]
 def __getattr__(name: str) -> object:
     # Lazy, so that `import apidrift` (and `apidrift rules`) does not load libcst and griffe.
     if name in ("audit", "AuditRequest"):
+        # lazy: `import apidrift` does not load the pipeline (0.15 s) before `audit` is called
         from apidrift.auditor import engine
 
         return getattr(engine, name)
     if name in ("AuditResult", "Finding", "Severity"):
+        # lazy: `import apidrift` does not load the pipeline (0.15 s) before `audit` is called
         from apidrift.auditor.core import results
 
         return getattr(results, name)

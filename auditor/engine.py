@@ -11,10 +11,11 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
 from apidrift.auditor.cache import Cache
@@ -44,8 +45,10 @@ from apidrift.auditor.downstream.notebook import cell_span
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
 from apidrift.auditor.roles import file_role
+from apidrift.auditor.sources.dependents import _describe, releases_requiring
+from apidrift.auditor.sources.index_client import IndexClient
 from apidrift.auditor.sources.locate import SourceTree, locate
-from apidrift.auditor.sources.specs import Role, SourceError, SpecError
+from apidrift.auditor.sources.specs import Role, SourceError, SpecError, parse_requirement
 from apidrift.auditor.sources.written_for import (
     Environment,
     choose_old,
@@ -56,7 +59,7 @@ from apidrift.auditor.upstream import kept
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
-from apidrift.auditor.upstream.resolve import Resolver
+from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolver
 from apidrift.rules import unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
@@ -341,8 +344,6 @@ DEFINITION_LINES = 12  # lines of an upstream definition shown with a finding
 
 def _with_definitions(findings: list[Finding], resolver: Resolver) -> list[Finding]:
     """Each finding with where its target is defined in the target version (file, line, first lines)."""
-    from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue
-
     found: dict[str, tuple[str | None, tuple[str, ...]]] = {}
     out = []
     for finding in findings:
@@ -426,9 +427,6 @@ def _name_dependents(
     result: AuditResult, request: AuditRequest, cache: Cache, down: SourceTree, new: SourceTree
 ) -> None:
     """Name the downstream's recent releases that do require the upstream, so the user can pick one."""
-    from apidrift.auditor.sources.dependents import releases_requiring
-    from apidrift.auditor.sources.index_client import IndexClient
-
     if request.offline:
         result.notes.append(
             f"offline: the releases of {down.name} that require {new.name} were not looked up"
@@ -465,12 +463,6 @@ def _name_dependents(
 
 def _own_requirement(down: SourceTree, upstream: str) -> str | None:
     """The downstream's own requirement on the upstream (`click>=8.0`), from its Requires-Dist."""
-    from packaging.requirements import InvalidRequirement
-    from packaging.utils import canonicalize_name
-
-    from apidrift.auditor.sources.dependents import _describe
-    from apidrift.auditor.sources.specs import parse_requirement
-
     wanted = canonicalize_name(upstream)
     for line in down.requires:
         try:
@@ -915,8 +907,6 @@ class DiffResult:
     tool_version: str = __version__
 
     def as_dict(self) -> dict[str, object]:
-        from dataclasses import asdict
-
         return {
             "tool": {"name": "apidrift", "version": self.tool_version},
             "old": asdict(self.old),

@@ -41,14 +41,18 @@ from apidrift.auditor.core.results import (
 from apidrift.auditor.core.version import __version__
 from apidrift.auditor.core.wording import plural
 from apidrift.auditor.engine import AuditRequest
+from apidrift.auditor.plan import PlanError, PlanRequest, plan
 from apidrift.auditor.sources.declared import Declarations, declared_requirements
 from apidrift.auditor.sources.import_names import guessed_names, normal_name, provides
+from apidrift.auditor.sources.index_client import IndexClient
+from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.lockfiles import (
     KINDS,
     LockError,
     Pin,
     choose,
     folder_reader,
+    kind_by_name,
     listing_of,
     read_side,
 )
@@ -228,8 +232,6 @@ def _relative(path: Path, project: Path) -> str:
 
 
 def _project_info(project: Path) -> InputInfo:
-    from apidrift.auditor.sources.locate import locate
-
     try:
         tree = locate(str(project), role="downstream", cache=Cache(None), offline=True)
         return InputInfo(
@@ -266,8 +268,6 @@ def _start(dependency: Dependency, pins: list[Pin], declared: list[Any], environ
 
 
 def _kind_of(pin: Pin) -> str:
-    from apidrift.auditor.sources.lockfiles import kind_by_name
-
     return kind_by_name(pin.path) or "requirements"
 
 
@@ -287,9 +287,6 @@ def _walk_all(jobs: list[tuple[Dependency, UpgradeRequest, AuditRequest]], worke
 
 def _walk(job: tuple[Dependency, UpgradeRequest, AuditRequest]) -> Dependency:
     """One dependency's walk from the version it is on to its latest release (`apidrift plan`)."""
-    from apidrift.auditor.plan import PlanError, PlanRequest, plan
-    from apidrift.auditor.sources.index_client import IndexClient
-
     dependency, request, template = job
     dependency = replace(dependency, notes=list(dependency.notes))
     started = time.perf_counter()

@@ -19,6 +19,7 @@ Renderer = Callable[[AuditResult], str]
 
 def _html(result: AuditResult) -> str:
     """The HTML report; its module (and jinja2) is imported only when HTML is asked for."""
+    # lazy: jinja2 is imported only when HTML is asked for
     from apidrift.reports import html
 
     return html.render(result)
@@ -49,7 +50,8 @@ def render(result: AuditResult, fmt: str, *, color: bool = False) -> str:
 
 def render_plan(result: PlanResult, fmt: str) -> str:
     """Render an `apidrift plan` result as `fmt` (one of `plan.PLAN_FORMATS`)."""
-    from apidrift.reports import plan  # lazy: only `apidrift plan` renders a plan
+    # lazy: only `apidrift plan` renders a plan
+    from apidrift.reports import plan
 
     if fmt == "text":
         return plan.render_text(result)
@@ -58,7 +60,8 @@ def render_plan(result: PlanResult, fmt: str) -> str:
     if fmt == "markdown":
         return plan.render_markdown(result)
     if fmt == "html":
-        from apidrift.reports import plan_html  # lazy: jinja2 is imported only when HTML is asked for
+        # lazy: jinja2 is imported only when HTML is asked for
+        from apidrift.reports import plan_html
 
         return plan_html.render(result)
     raise ValueError(f"unknown plan format {fmt!r}; choose from {', '.join(plan.PLAN_FORMATS)}")

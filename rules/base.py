@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.reasons import Reason
-from apidrift.auditor.core.results import Applicability, FixKind, Severity
+from apidrift.auditor.core.results import Applicability, Finding, FixKind, Location, Severity
 from apidrift.auditor.downstream.shared import handles
 
 if TYPE_CHECKING:
@@ -128,8 +128,6 @@ def make_finding(
 ) -> Finding:
     """A finding at `span` (default: the whole use site), with both versions' signatures when known;
     `severity` grades it below the rule's own (never above)."""
-    from apidrift.auditor.core.results import Finding, Location
-
     where = span or checked.site.span
     new_target = checked.new.target
     old_target = checked.old.target if checked.old is not None else None

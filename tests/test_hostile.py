@@ -939,7 +939,8 @@ def test_engine_callable_getattr_is_a_guard(tmp_path: Path) -> None:
 
 PROBE = (
     "import sys\nfrom apidrift.auditor.cli.main import main\nstatus = main(sys.argv[1:])\n"
-    "heavy = ('pypi_simple', 'requests', 'urllib3', 'pydantic', 'bs4', 'libcst', 'griffe', 'apidrift.auditor.downstream.astscan')\n"
+    "heavy = ('pypi_simple', 'requests', 'urllib3', 'ssl', 'pydantic', 'bs4', 'libcst', 'griffe', 'jinja2', 'nbformat',"
+    " 'multiprocessing', 'apidrift.auditor.downstream.astscan')\n"
     "print('LOADED', sorted(m for m in heavy if m in sys.modules), status)\n"
 )
 

@@ -22,6 +22,7 @@ source file's) are bounded too. Memory stays about the file's text. Nothing is r
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import warnings
@@ -424,8 +425,6 @@ def _logical_starts(lines: list[str]) -> list[int]:
 
 
 def _parse_problem(source: str) -> str | None:
-    import ast
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SyntaxWarnings are no concern of this check
         try:

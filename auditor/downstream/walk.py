@@ -209,7 +209,8 @@ def _parse_all(jobs: list[_Job]) -> list[FileScan | str]:
     threaded = threading.active_count() > 1
     if workers < 2 or small or threaded or not hasattr(os, "fork"):
         return [_parse_job(job) for job in jobs]
-    import multiprocessing  # only for a pool: a warm run never pays for importing it
+    # lazy: multiprocessing only for a pool of parsers; a warm run never imports it
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
@@ -346,7 +347,8 @@ def _scan_text(
     the grammar of newer Pythons too and says where the syntax error is; unless it is larger than
     LIBCST_MAX_CHARS (LibCST takes about 20 s and 1.5 GiB a MiB): then CPython's message is the outcome.
     """
-    from apidrift.auditor.downstream import astscan  # only on a cache miss: a warm run never loads a parser
+    # lazy: the scanners load only on a scan-cache miss; a warm run never loads a parser
+    from apidrift.auditor.downstream import astscan
 
     try:
         return astscan.scan_source(relative, text, upstream_names, aliases)
@@ -376,8 +378,10 @@ def _scan_with_libcst(
     problem = nesting_problem(text)  # LibCST's native parser would overflow the C stack on these
     if problem is not None:
         return problem
+    # lazy: LibCST (0.3 s) loads only for a file the LibCST scanner reads
     import libcst
 
+    # lazy: LibCST (0.3 s) loads only for a file the LibCST scanner reads
     from apidrift.auditor.downstream.scan import scan_source
 
     try:

@@ -147,6 +147,7 @@ def _encoded(text: str, cell: CellSource, new: str) -> str:
 
 def _nbformat_problem(before: str, after: str, sources: dict[int, str]) -> str | None:
     """Why nbformat does not take the fixed notebook as the same notebook with new sources; or None."""
+    # lazy: nbformat (0.09 s) loads only to judge a rewritten notebook
     import nbformat
 
     def read(text: str) -> tuple[Any, bool]:

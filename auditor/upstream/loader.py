@@ -195,6 +195,7 @@ _SIBLINGS: dict[int, tuple[ast.AST, list[ast.AST], dict[int, int]]] = {}
 def _next_sibling(node: ast.AST) -> ast.AST:
     """griffe's `ast_next` in constant time: it rescans the parent's children on every call, which made a
     module of n top-level assignments O(n^2) to load (20,000 of them ran past 5 minutes)."""
+    # lazy: griffe's private layout, there only when _install_linear_next found it
     from griffe._internal.agents.nodes.ast import ast_children
 
     parent = node.parent  # type: ignore[attr-defined]  # griffe's visitor links each AST node to its parent
@@ -212,6 +213,7 @@ def _next_sibling(node: ast.AST) -> ast.AST:
 
 def _install_linear_next() -> None:
     try:
+        # lazy: griffe's private layout, which another griffe version may not have
         from griffe._internal.agents import visitor
     except ImportError:  # another griffe layout: keep its own (slower) lookup
         return

@@ -15,6 +15,7 @@ is no evidence: the message stays a hint. Nothing is imported or run.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -273,8 +274,6 @@ def forwarded_alias(resolver: Resolver, defined_at: str, signature: Signature, n
     that warns and assigns it to another parameter): two spellings of one parameter, in the version
     `resolver` reads. None unless exactly one such parameter of `signature` is found. The module is
     parsed, never run."""
-    import ast
-
     value = resolver.lookup(defined_at)
     if isinstance(value, ClassValue):
         value = resolver.attribute(value, "__init__")
@@ -337,8 +336,6 @@ def forwarded_alias(resolver: Resolver, defined_at: str, signature: Signature, n
 
 
 def _called(func: object) -> str:
-    import ast
-
     if isinstance(func, ast.Attribute):
         return func.attr
     return func.id if isinstance(func, ast.Name) else ""
