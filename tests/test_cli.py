@@ -127,34 +127,6 @@ def test_pre_existing_findings_fail_only_when_asked(
 
 
 @pytest.mark.parametrize(
-    ("args", "expected"),
-    [
-        (["--severity", "AD101=warning", "--severity", "AD102=warning"], 0),
-        (["--severity", "AD101=warning", "--severity", "AD102=warning", "--fail-on", "warning"], 1),
-        (["--severity", "calls=info", "--fail-on", "warning"], 0),
-        (["--severity", "calls=info", "--fail-on", "info"], 1),
-        (["--fail-on", "never"], 0),
-        (["--ignore", "calls"], 0),
-        (["--ignore", "AD101"], 1),
-        (["--ignore", "unexpected-keyword,missing-required-argument"], 0),
-    ],
-)
-def test_fail_on_and_regrading(
-    project: Path, args: list[str], expected: int, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(run(project, *args)) == expected
-    out = capsys.readouterr().out
-    if "--severity" in args and "AD101=warning" in args:
-        assert "AD101 [warning]" in out
-
-
-def test_ignored_rules_are_not_reported(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    main(run(project, "--ignore", "AD101"))
-    out = capsys.readouterr().out
-    assert "AD101" not in out and "AD102" in out
-
-
-@pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--against", "pkg==!!"], "cannot parse 'pkg==!!'"),
