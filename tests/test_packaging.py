@@ -82,7 +82,7 @@ def test_wheel_holds_only_the_apidrift_namespace(wheel: Path) -> None:
         "auditor/sources/locate.py",
         "auditor/downstream/scan/__init__.py",
         "auditor/downstream/astscan/collector.py",
-        "auditor/check/bind.py",
+        "auditor/core/bind.py",
         "auditor/fix/codemods.py",
         "auditor/cli/main.py",
         "rules/registry.py",
