@@ -62,7 +62,7 @@ SKIPPED_DIRS = frozenset(
     }
 )
 # Larger files are generated code: skipped, and said so. A file of this size scans in a few seconds
-# and under 300 MiB (tests/test_hostile.py measures it).
+# and under 300 MiB (tests/hostile/test_hostile.py measures it).
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024

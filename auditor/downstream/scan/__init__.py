@@ -1,7 +1,7 @@
 """Scan one downstream file with libcst: every import, attribute use and call that reaches an upstream.
 
 The audit scans with `astscan` (CPython's parser); this scanner reads only the files CPython's parser
-refuses (a newer grammar, or a syntax error it then locates), and tests/test_scanner_parity.py
+refuses (a newer grammar, or a syntax error it then locates), and tests/downstream/test_scanner_parity.py
 checks that both give the same sites wherever both parse.
 
 Input: a file's text and the upstream's top-level import names. Output: a `FileScan` value holding

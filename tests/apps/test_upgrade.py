@@ -187,7 +187,7 @@ def test_the_installed_version_when_nothing_pins_it(index: LocalIndex, tmp_path:
 
 
 def test_readme_shows_upgrade() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert "## Upgrade every dependency at once" in readme and "apidrift upgrade ." in readme
     assert "`auditor/upgrade.py` runs `apidrift upgrade`" in readme
 

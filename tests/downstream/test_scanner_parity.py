@@ -24,7 +24,7 @@ from apidrift.auditor.downstream import astscan, scan
 from apidrift.auditor.pysource import decode_source
 from apidrift.auditor.sources.locate import locate
 
-CASES = sorted((Path(__file__).parent / "cases").glob("*.case"))
+CASES = sorted((Path(__file__).parents[1] / "cases").glob("*.case"))
 
 # Both parsers read these the same way, and they exercise what is hard to get right from `ast`:
 # columns after non-ASCII text, positions `ast` does not record, source order, LibCST's quirks.

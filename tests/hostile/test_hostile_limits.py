@@ -1,6 +1,6 @@
 """Hostile inputs that hung, exhausted memory or misled: each bounded or refused, never forged.
 
-Beside tests/test_hostile.py, whose scriptable index on 127.0.0.1 and builders these tests reuse.
+Beside tests/hostile/test_hostile.py, whose scriptable index on 127.0.0.1 and builders these tests reuse.
 Every server here answers on 127.0.0.1 only, and each of its request loops ends with the test.
 """
 
@@ -34,7 +34,7 @@ from apidrift.auditor.core.results import (
 )
 from apidrift.reports import render
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- 4: control characters in text-like reports --------------------------------------------------

@@ -37,7 +37,7 @@ from apidrift.auditor.sources.lockfiles import (
 )
 from apidrift.reports.bump import headline, render
 
-DATA = Path(__file__).parent / "data" / "bump"
+DATA = Path(__file__).parents[1] / "data" / "bump"
 OLD = {"click": "8.1.8", "colorama": "0.4.6", "idna": "3.7", "six": "1.16.0"}
 NEW = {"attrs": "24.2.0", "click": "8.2.0", "colorama": "0.4.6", "idna": "3.6"}
 DIRECT = {"click", "idna", "six", "attrs"}  # pyproject.toml and the Pipfile pin only these
@@ -570,7 +570,7 @@ def test_real_bump_offers_the_safe_fix_as_a_suggestion(tmp_path: Path, index_cac
     """Jinja2 3.0.3 -> 3.1.0 removed `contextfunction`, whose 3.0.3 warning says it "is renamed to
     'pass_context'": the pull-request comment carries the fix as a GitHub suggestion block, with the
     evidence (`from jinja2 import pass_context as contextfunction` imports and decorates under 3.1.0:
-    tests/test_fix_real.py)."""
+    tests/real/test_fix_real.py)."""
     project = tmp_path / "project"
     (project / "app").mkdir(parents=True)
     (project / "app" / "__init__.py").write_text(JINJA_PROJECT)

@@ -1,5 +1,5 @@
 """Hostile notebooks: each bounded (size, cells, containers, nesting, code) or refused with a reason as
-the file's outcome, never an exception, a hang or unbounded memory. Beside tests/test_hostile.py."""
+the file's outcome, never an exception, a hang or unbounded memory. Beside tests/hostile/test_hostile.py."""
 
 from __future__ import annotations
 

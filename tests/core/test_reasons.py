@@ -7,7 +7,7 @@ from pathlib import Path
 
 from apidrift.auditor.core.reasons import Reason, Unknown
 
-AUDITOR = Path(__file__).resolve().parent.parent / "auditor"
+AUDITOR = Path(__file__).resolve().parents[2] / "auditor"
 
 
 def test_codes_are_unique_kebab_case_with_a_text():

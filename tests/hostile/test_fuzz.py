@@ -37,7 +37,7 @@ from apidrift.auditor.pysource import nesting_problem
 from apidrift.auditor.sources.archive import ExtractLimits, extract_archive
 from apidrift.auditor.sources.specs import SourceError
 
-CASES = Path(__file__).parent / "cases"
+CASES = Path(__file__).parents[1] / "cases"
 T = TypeVar("T")
 FUZZ = settings(
     derandomize=True,

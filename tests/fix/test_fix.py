@@ -59,7 +59,7 @@ from apidrift.auditor.fix.codemods import (
 )
 from apidrift.reports.fix import render
 
-CASES = sorted((Path(__file__).parent / "fix_cases").glob("*.case"))
+CASES = sorted((Path(__file__).parents[1] / "fix_cases").glob("*.case"))
 KINDS = ("old", "new", "downstream", "safe", "fixed")
 
 
@@ -354,7 +354,7 @@ def test_a_rename_onto_a_keyword_already_passed_is_left_alone() -> None:
 
 
 def _plan_case(name: str, tmp_path: Path, *, unsafe: bool) -> FixResult:
-    sections = parse_case(Path(__file__).parent / "fix_cases" / f"{name}.case")
+    sections = parse_case(Path(__file__).parents[1] / "fix_cases" / f"{name}.case")
     write_tree(tmp_path / "new", sections["new"])
     write_tree(tmp_path / "old", sections["old"])
     down = write_tree(tmp_path / "down", sections["downstream"])
@@ -409,7 +409,7 @@ def test_unsafe_fixes_are_labelled_in_the_output_never_in_the_code(tmp_path: Pat
 
 @pytest.mark.skipif(shutil.which("patch") is None, reason="needs patch(1)")
 def test_the_diff_output_applies_with_patch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    sections = parse_case(Path(__file__).parent / "fix_cases" / "imports.case")
+    sections = parse_case(Path(__file__).parents[1] / "fix_cases" / "imports.case")
     write_tree(tmp_path / "new", sections["new"])
     write_tree(tmp_path / "old", sections["old"])
     down = write_tree(tmp_path / "down", sections["downstream"])
@@ -435,7 +435,7 @@ def test_the_diff_output_applies_with_patch(tmp_path: Path, capsys: pytest.Captu
 
 
 def _cli_case(tmp_path: Path, name: str = "keywords") -> tuple[Path, list[str], dict[str, dict[str, str]]]:
-    sections = parse_case(Path(__file__).parent / "fix_cases" / f"{name}.case")
+    sections = parse_case(Path(__file__).parents[1] / "fix_cases" / f"{name}.case")
     write_tree(tmp_path / "new", sections["new"])
     write_tree(tmp_path / "old", sections["old"])
     down = write_tree(tmp_path / "down", sections["downstream"])
@@ -601,7 +601,7 @@ def test_flagship_fix(index_cache: Path, tmp_path: Path, capsys: pytest.CaptureF
 
 
 def test_readme_documents_the_fix_command() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert "apidrift fix DOWNSTREAM --against UPSTREAM" in readme
     assert "--unsafe-fixes" in readme and "--write" in readme
     assert "**A fix is safe only on the upstream's own evidence**" in readme

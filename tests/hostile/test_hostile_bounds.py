@@ -1,7 +1,7 @@
 """Hostile inputs on `bump`, `impact` and the reports: bounded, refused or skipped with a reason, never
 a hang, an "internal error" or a forged line.
 
-Beside tests/test_hostile.py, whose scriptable index on 127.0.0.1 and builders these tests reuse.
+Beside tests/hostile/test_hostile.py, whose scriptable index on 127.0.0.1 and builders these tests reuse.
 Every server here listens on 127.0.0.1 only, and each of its loops is bounded and ends with the test.
 """
 
@@ -28,7 +28,7 @@ from apidrift.auditor.cache import Cache
 from apidrift.auditor.cli.main import main
 from apidrift.auditor.sources.index_client import IndexClient
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

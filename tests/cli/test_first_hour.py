@@ -734,7 +734,7 @@ def test_type_aliases_read_once_bound_type_expressions_only() -> None:
 
 
 def test_every_row_of_the_readme_accuracy_table_is_a_pair_the_real_tier_measures() -> None:
-    """tests/test_real_world.py prints each pair's row of the table and fails where the README's
+    """tests/real/test_real_world.py prints each pair's row of the table and fails where the README's
     figures differ from what it measured; here, offline: no row is without such a test."""
     import test_real_world as real
 

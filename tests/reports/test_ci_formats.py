@@ -26,7 +26,7 @@ from apidrift.auditor.core.results import (
 )
 from apidrift.reports import github, markdown, render
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MULTITOOL_DIRS = [ROOT / ".ci" / "node" / "node_modules" / "@microsoft"]
 
 OLD_PKG = (

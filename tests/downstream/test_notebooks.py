@@ -35,7 +35,7 @@ from apidrift.auditor.downstream.notebook import python_lines, read_notebook
 from apidrift.auditor.fix.codemods import APPLIED, plan_fixes, write_changes
 from apidrift.reports import render
 
-DATA = Path(__file__).parent / "data" / "notebooks"
+DATA = Path(__file__).parents[1] / "data" / "notebooks"
 
 # The old version takes both spellings, `path` as a deprecated alias it hands on to `file_path`: the
 # evidence that makes renaming the keyword a safe fix (a parameter merely added where another was
@@ -414,5 +414,5 @@ def test_a_real_clean_notebook_is_silent(index_cache: Path, tmp_path: Path) -> N
 
 
 def test_readme_shows_notebooks() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert re.search(r"notebook", readme, re.IGNORECASE) and ".ipynb" in readme

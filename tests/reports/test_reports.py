@@ -32,7 +32,7 @@ from apidrift.reports import sarif as sarif_report
 from apidrift.reports import text as text_report
 from apidrift.rules.registry import all_rules, get_rule
 
-SNAPSHOTS = Path(__file__).parent / "snapshots"
+SNAPSHOTS = Path(__file__).parents[1] / "snapshots"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 GENERATOR = "speculators/data_generation/vllm_hidden_states_generator.py"

@@ -26,7 +26,7 @@ from apidrift import AuditRequest, audit
 from apidrift.auditor.cli.main import main
 from apidrift.auditor.core.results import Classification
 
-CASES = sorted((Path(__file__).parent / "cases").glob("*.case"))
+CASES = sorted((Path(__file__).parents[1] / "cases").glob("*.case"))
 # `# E: AD101 AD102`, each code optionally followed by quoted fragments of its message or hint:
 # `# E: AD101 "`kv_cache_specs`" hint:"remove `kv_cache_specs=`"` (a `"` inside a fragment as `\"`).
 _FRAGMENT = r'(?:hint:)?"(?:[^"\\]|\\.)*"'
@@ -182,7 +182,7 @@ def test_case(case: Path, variant: str, tmp_path: Path) -> None:
 
 
 def run_case(name: str, tmp_path: Path) -> list:
-    sections = parse_case(Path(__file__).parent / "cases" / f"{name}.case")
+    sections = parse_case(Path(__file__).parents[1] / "cases" / f"{name}.case")
     new = write_tree(tmp_path / "new", sections["new"])
     old = write_tree(tmp_path / "old", sections["old"]) if sections["old"] else None
     down = write_tree(tmp_path / "down", sections["downstream"])

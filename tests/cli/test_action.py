@@ -16,8 +16,8 @@ import yaml
 from apidrift.auditor.sources.lockfiles import _main as lockfiles_main
 from apidrift.auditor.sources.lockfiles import changed_lock_files, is_read_by_bump
 
-ROOT = Path(__file__).resolve().parent.parent
-BUMP_DATA = Path(__file__).parent / "data" / "bump"
+ROOT = Path(__file__).resolve().parents[2]
+BUMP_DATA = Path(__file__).parents[1] / "data" / "bump"
 
 NEW_PKG = "def get_config(vllm_config, available_memory):\n    return None\n"
 CODE = "import pkg\n\npkg.get_config(1, 2, kv_cache_specs=3)\n"

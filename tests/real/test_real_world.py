@@ -38,7 +38,7 @@ PROVEN_BREAKS = {
 }
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _label(spec: str) -> str:

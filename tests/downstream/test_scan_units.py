@@ -1,5 +1,5 @@
 """Unit tests of the downstream scanners' parts (auditor/downstream/astscan/, scan/): a small source
-string in, one function's result out. tests/test_scanner_parity.py compares the two scanners on
+string in, one function's result out. tests/downstream/test_scanner_parity.py compares the two scanners on
 whole files; these point at the part that broke."""
 
 from __future__ import annotations

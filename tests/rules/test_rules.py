@@ -8,7 +8,7 @@ from pathlib import Path
 from apidrift.rules.base import DOC_SECTIONS
 from apidrift.rules.registry import FAMILIES, all_rules, get_rule
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_every_rule_has_its_four_doc_sections() -> None:
