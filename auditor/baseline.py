@@ -15,10 +15,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from apidrift.auditor.core.results import AuditResult, Finding
+from apidrift.auditor.core.wording import plural
 from apidrift.auditor.files import atomic_write_text
-from apidrift.auditor.results import AuditResult, Finding
 from apidrift.auditor.safe_read import loads_json, read_bounded
-from apidrift.auditor.wording import plural
 
 FORMAT_VERSION = 1
 MAX_BASELINE_BYTES = 64 * 1024 * 1024  # larger baseline files are refused

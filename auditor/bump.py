@@ -13,20 +13,31 @@ Nothing is checked out, installed or executed; every file read is bounded (see l
 
 from __future__ import annotations
 
-import importlib.metadata
+import fnmatch
 import re
 import sys
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
-from apidrift import __version__
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import (
+    Applicability,
+    AuditResult,
+    Coverage,
+    FileOutcome,
+    Finding,
+    InputInfo,
+)
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import plural
+from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, NotebookError, read_notebook
+from apidrift.auditor.downstream.walk import _python_files
 from apidrift.auditor.engine import AuditRequest, audit
-from apidrift.auditor.results import Applicability, AuditResult, Coverage, FileOutcome, Finding, InputInfo
+from apidrift.auditor.sources.import_names import guessed_names, normal_name, provides
 from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.lockfiles import (
     GitSide,
@@ -40,7 +51,7 @@ from apidrift.auditor.sources.lockfiles import (
     read_side,
 )
 from apidrift.auditor.sources.specs import SourceError, SpecError
-from apidrift.auditor.wording import plural
+from apidrift.auditor.sources.written_for import _lower_bound
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,41 +63,6 @@ if TYPE_CHECKING:
 MAX_IMPORT_SCAN_BYTES = 2 * 1024 * 1024  # per file, as the downstream walk
 MAX_IMPORT_SCAN_FILES = 50_000
 MAX_IMPORT_NAME_FETCHES = 40  # releases fetched by one bump only to learn import names
-
-# Distributions whose import name their own name does not say, for the most common cases. Used only to
-# tell which of the project's imports are accounted for; a package's own import names, when known, win.
-KNOWN_IMPORT_NAMES: dict[str, tuple[str, ...]] = {
-    "pyyaml": ("yaml",),
-    "pillow": ("PIL",),
-    "scikit-learn": ("sklearn",),
-    "scikit-image": ("skimage",),
-    "beautifulsoup4": ("bs4",),
-    "python-dateutil": ("dateutil",),
-    "opencv-python": ("cv2",),
-    "opencv-python-headless": ("cv2",),
-    "opencv-contrib-python": ("cv2",),
-    "protobuf": ("google.protobuf",),
-    "pyzmq": ("zmq",),
-    "pyjwt": ("jwt",),
-    "attrs": ("attr", "attrs"),
-    "setuptools": ("setuptools", "pkg_resources", "_distutils_hack"),
-    "pymupdf": ("fitz", "pymupdf"),
-    "pycryptodome": ("Crypto",),
-    "pyserial": ("serial",),
-    "dnspython": ("dns",),
-    "py-cpuinfo": ("cpuinfo",),
-    "pyopenssl": ("OpenSSL",),
-    "msgpack-python": ("msgpack",),
-    "python-multipart": ("multipart", "python_multipart"),
-    "python-dotenv": ("dotenv",),
-    "faiss-cpu": ("faiss",),
-    "pytorch-lightning": ("pytorch_lightning", "lightning"),
-    "ruamel-yaml": ("ruamel.yaml",),
-    "google-api-python-client": ("googleapiclient", "apiclient"),
-    "mysqlclient": ("MySQLdb",),
-    "psycopg2-binary": ("psycopg2",),
-    "typing-extensions": ("typing_extensions",),
-}
 
 
 @dataclass(frozen=True)
@@ -157,7 +133,7 @@ class BumpResult:
     audit: AuditResult  # every audited package's findings and coverage, for the audit renderers
     notes: list[str] = field(default_factory=list)
     # Safe fixes as GitHub suggestions, by finding (path, line, column, code): for the pull-request comment
-    suggestions: dict[tuple[str, int, int, str], Suggestion] = field(default_factory=dict)
+    suggestions: dict[tuple[str, int, int, RuleCode], Suggestion] = field(default_factory=dict)
 
     def failed(self) -> list[PackageChange]:
         return [c for c in self.changes if c.failed]
@@ -210,7 +186,7 @@ def run_bump(request: BumpRequest) -> BumpResult:
         project = InputInfo(request.project.resolve().name, None, "directory", str(request.project))
     imports = third_party_imports(request.project, frozenset(project.import_names), template.exclude)
     locked = {name for name in {*old.versions(), *new.versions()}}
-    explained = {m for m in imports if any(_provides(_guessed_names(name), m) for name in locked)}
+    explained = {m for m in imports if any(provides(guessed_names(name), m) for name in locked)}
     unexplained = sorted(imports - explained)
 
     to_audit: set[str] = set()
@@ -225,7 +201,7 @@ def run_bump(request: BumpRequest) -> BumpResult:
         if change.kind in ("added", "removed"):
             change.status = change.kind
             continue
-        if any(_provides(_guessed_names(change.name), m) for m in imports):
+        if any(provides(guessed_names(change.name), m) for m in imports):
             to_audit.add(change.name)
         elif not unexplained:
             change.status, change.reason = "not used", "the project imports none of its modules"
@@ -258,7 +234,8 @@ def run_bump(request: BumpRequest) -> BumpResult:
     for finding in combined.findings:
         if finding.fix is None or finding.fix.applicability is not Applicability.SAFE:
             continue
-        from apidrift.auditor.fix.codemods import suggestion  # LibCST, only where there is a safe fix
+        # lazy: LibCST (0.19 s) loads only where there is a safe fix to show
+        from apidrift.auditor.fix.codemods import suggestion
 
         found = suggestion(request.project, finding)
         if found is not None:
@@ -324,8 +301,6 @@ def python_change(request: BumpRequest) -> PackageChange | None:
 
 def _python_of(read: Reader) -> tuple[str, str] | None:
     """(3.X, the file that says it) from pyproject.toml's `requires-python` lower bound, else `.python-version`."""
-    from apidrift.auditor.sources.written_for import _lower_bound
-
     try:
         data = read("pyproject.toml")
         if data is not None:
@@ -413,47 +388,6 @@ def _kind(old: str | None, new: str | None) -> str:
 # ---- which packages the project uses
 
 
-def _guessed_names(name: str) -> tuple[str, ...]:
-    """Import names a distribution's own name says: `foo-bar` -> foo_bar and foo.bar (namespace packages)."""
-    names = [name.replace("-", "_"), name.replace("-", ".")]
-    for prefix in ("python-", "py-"):
-        if name.startswith(prefix) and len(name) > len(prefix):
-            names.append(name[len(prefix) :].replace("-", "_"))
-    if name.endswith("-python"):
-        names.append(name[: -len("-python")].replace("-", "_"))
-    names += KNOWN_IMPORT_NAMES.get(name, ())
-    names += _installed_import_names(name)
-    return tuple(dict.fromkeys(names))
-
-
-def _provides(import_names: Iterable[str], module: str) -> bool:
-    """Whether a distribution with these import names provides `module` (a dotted import of the project).
-
-    Case matters as it does for imports, except that a distribution's name is case-insensitive: a
-    name-derived guess is compared without case.
-    """
-    lowered = module.lower()
-    return any(lowered == n.lower() or lowered.startswith(n.lower() + ".") for n in import_names)
-
-
-_installed: dict[str, tuple[str, ...]] | None = None
-
-
-def _installed_import_names(name: str) -> tuple[str, ...]:
-    """What the distributions installed beside apidrift say they provide (their metadata; nothing imported)."""
-    global _installed
-    if _installed is None:
-        mapping: dict[str, list[str]] = {}
-        try:
-            for module, dists in importlib.metadata.packages_distributions().items():
-                for dist in dists:
-                    mapping.setdefault(re.sub(r"[-_.]+", "-", dist).lower(), []).append(module)
-        except Exception:  # broken metadata of some installed distribution: no extra names
-            mapping = {}
-        _installed = {k: tuple(sorted(set(v))) for k, v in mapping.items()}
-    return _installed.get(name, ())
-
-
 _IMPORT_LINE = re.compile(
     r"(?:^|[;:])[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^#;\n]+))", re.MULTILINE
 )
@@ -466,10 +400,6 @@ def third_party_imports(root: Path, own: frozenset[str], exclude: tuple[str, ...
     A bounded textual pass, not a parse: it may also count an `import` in a string, which only makes a
     package look used (and audited), never the reverse.
     """
-    import fnmatch
-
-    from apidrift.auditor.downstream.walk import _python_files
-
     files, _ = _python_files(root)
     modules: set[str] = set()
     for path, relative in files[:MAX_IMPORT_SCAN_FILES]:
@@ -544,8 +474,6 @@ def drop_in_aliases(root: Path, upstream_names: frozenset[str], own: frozenset[s
     """Where the project binds another distribution's module to an upstream import name (`import
     asyncclick as click`, `import rich_click as click`), with the uses of that name in those files.
     The same bounded textual pass as `third_party_imports` (files and sizes as the downstream walk)."""
-    from apidrift.auditor.downstream.walk import _python_files
-
     files, _ = _python_files(root)
     stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
     found: dict[tuple[str, str], list[int]] = {}  # files alone, uses alone, files with a fallback, uses
@@ -620,7 +548,7 @@ def _learn_needed(
         learned = _learn_import_names(change, request, cache)
         if learned is None:
             continue
-        provided = {m for m in imports if _provides(learned, m)}
+        provided = {m for m in imports if provides(learned, m)}
         if not provided:
             change.status = "not used"
             change.reason = f"the project imports none of {', '.join(learned) or 'its modules'}"
@@ -633,8 +561,6 @@ def _learn_needed(
 
 def _notebook_code(path: Path) -> str | None:
     """A notebook's code cells as one text (bounded as the downstream walk reads notebooks), or None."""
-    from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, NotebookError, read_notebook
-
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_NOTEBOOK_BYTES + 1)
@@ -719,13 +645,9 @@ def combine(project: InputInfo, changes: list[PackageChange], results: list[Audi
     order = {c.name: i for i, c in enumerate(changes)}
     combined.findings.sort(
         key=lambda f: (
-            order.get(_normal(f.upstream), 0),
+            order.get(normal_name(f.upstream), 0),
             *f.location.order,
             f.code,
         )
     )
     return combined
-
-
-def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()

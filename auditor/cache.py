@@ -24,7 +24,7 @@ from pathlib import Path
 
 import platformdirs
 
-from apidrift.auditor.wording import first_line
+from apidrift.auditor.core.wording import first_line
 
 ENV_VAR = "APIDRIFT_CACHE_DIR"
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._+!-]")

@@ -13,12 +13,14 @@ strictly (an unknown key is an error naming it), and merged under the command li
 
 from __future__ import annotations
 
+import difflib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from apidrift.auditor.safe_read import NestingError, loads_toml, read_bounded
+from apidrift.rules.registry import all_rules
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -100,8 +102,6 @@ def load_config(path: Path, *, explicit: bool = False) -> Config:
 
 
 def parse_table(table: dict[str, Any], where: str, path: Path | None = None) -> Config:
-    from apidrift.rules.registry import all_rules
-
     for key in table:
         if key not in KEYS:
             hint = _close(key, KEYS)
@@ -160,7 +160,5 @@ def known_selectors(rules: Any) -> set[str]:
 
 
 def _close(word: str, options: tuple[str, ...]) -> str | None:
-    import difflib
-
     match = difflib.get_close_matches(word.replace("_", "-"), options, n=1, cutoff=0.6)
     return match[0] if match else None

@@ -11,23 +11,21 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
-from apidrift import __version__
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
+from apidrift.auditor.check.checked import CheckedSite, SiteCheck, SiteChecks, check_site
 from apidrift.auditor.check.imports import Requirements
-from apidrift.auditor.downstream.notebook import NotebookMap, cell_span
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
-from apidrift.auditor.downstream.sites import FileScan, SiteKind
-from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
-from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
-from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.results import (
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.notebook_map import NotebookMap
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.results import (
     AuditResult,
     Classification,
     Coverage,
@@ -40,9 +38,17 @@ from apidrift.auditor.results import (
     RenameKeyword,
     Severity,
 )
+from apidrift.auditor.core.sites import FileScan, SiteKind
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import plural
+from apidrift.auditor.downstream.notebook import cell_span
+from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
+from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
 from apidrift.auditor.roles import file_role
+from apidrift.auditor.sources.dependents import _describe, releases_requiring
+from apidrift.auditor.sources.index_client import IndexClient
 from apidrift.auditor.sources.locate import SourceTree, locate
-from apidrift.auditor.sources.specs import Role, SourceError, SpecError
+from apidrift.auditor.sources.specs import Role, SourceError, SpecError, parse_requirement
 from apidrift.auditor.sources.written_for import (
     Environment,
     choose_old,
@@ -53,8 +59,7 @@ from apidrift.auditor.upstream import kept
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
-from apidrift.auditor.upstream.resolve import Resolver
-from apidrift.auditor.wording import plural
+from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolver
 from apidrift.rules import unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
@@ -339,8 +344,6 @@ DEFINITION_LINES = 12  # lines of an upstream definition shown with a finding
 
 def _with_definitions(findings: list[Finding], resolver: Resolver) -> list[Finding]:
     """Each finding with where its target is defined in the target version (file, line, first lines)."""
-    from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue
-
     found: dict[str, tuple[str | None, tuple[str, ...]]] = {}
     out = []
     for finding in findings:
@@ -424,9 +427,6 @@ def _name_dependents(
     result: AuditResult, request: AuditRequest, cache: Cache, down: SourceTree, new: SourceTree
 ) -> None:
     """Name the downstream's recent releases that do require the upstream, so the user can pick one."""
-    from apidrift.auditor.sources.dependents import releases_requiring
-    from apidrift.auditor.sources.index_client import IndexClient
-
     if request.offline:
         result.notes.append(
             f"offline: the releases of {down.name} that require {new.name} were not looked up"
@@ -463,12 +463,6 @@ def _name_dependents(
 
 def _own_requirement(down: SourceTree, upstream: str) -> str | None:
     """The downstream's own requirement on the upstream (`click>=8.0`), from its Requires-Dist."""
-    from packaging.requirements import InvalidRequirement
-    from packaging.utils import canonicalize_name
-
-    from apidrift.auditor.sources.dependents import _describe
-    from apidrift.auditor.sources.specs import parse_requirement
-
     wanted = canonicalize_name(upstream)
     for line in down.requires:
         try:
@@ -543,8 +537,10 @@ def _deduplicated(findings: list[Finding]) -> list[Finding]:
     return list(kept.values())
 
 
-_FOLDED_INTO_IMPORT = frozenset({"AD003", "AD004"})
-_IMPORTS = frozenset({"AD001", "AD002"})  # a module, a name, that a file cannot import
+_FOLDED_INTO_IMPORT = frozenset({RuleCode.MISSING_ATTRIBUTE, RuleCode.MISSING_METHOD})
+_IMPORTS = frozenset(
+    {RuleCode.MISSING_MODULE, RuleCode.MISSING_IMPORT_NAME}
+)  # a module, a name, that a file cannot import
 
 
 def _folded(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> list[Finding]:
@@ -615,13 +611,15 @@ def _one_binding_error_per_call(findings: list[Finding]) -> list[Finding]:
     """A call with an unexpected keyword fails there (CPython checks keywords before it looks for
     missing arguments): a renamed keyword (`add_source(multi_cmd=g)` where `group` is now required)
     is one break, reported at the keyword; the missing argument of the same call goes with it."""
-    unexpected = [f for f in findings if f.code == "AD101" and f.severity is Severity.ERROR]
+    unexpected = [
+        f for f in findings if f.code == RuleCode.UNEXPECTED_KEYWORD and f.severity is Severity.ERROR
+    ]
     if not unexpected:
         return findings
     absorbed: dict[int, list[Finding]] = {}
     kept = []
     for finding in findings:
-        if finding.code == "AD102" and finding.severity is Severity.ERROR:
+        if finding.code == RuleCode.MISSING_REQUIRED_ARGUMENT and finding.severity is Severity.ERROR:
             first = next((u for u in unexpected if _within(u.location, finding.location)), None)
             if first is not None:
                 absorbed.setdefault(id(first), []).append(finding)
@@ -912,8 +910,6 @@ class DiffResult:
     tool_version: str = __version__
 
     def as_dict(self) -> dict[str, object]:
-        from dataclasses import asdict
-
         return {
             "tool": {"name": "apidrift", "version": self.tool_version},
             "old": asdict(self.old),
@@ -946,7 +942,7 @@ def diff_versions(request: DiffRequest) -> DiffResult:
             place=lambda path, line: f"{path}:{_cell_line(books[path], line)}" if path in books else None,
         )
         uses = {path: sorted({u.where for u in found}) for path, found in sites.items()}
-        changes = diff(old, new, uses, uses, sites)
+        changes = diff(old, new, uses, uses, sites, SiteChecks(old, new))
     else:
         changes = diff(old, new, all_paths(old))
     return DiffResult(_input(old_tree), _input(new_tree), _input(down_tree) if down_tree else None, changes)

@@ -30,10 +30,9 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from apidrift import __version__
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.engine import AuditRequest, audit
-from apidrift.auditor.results import (
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import (
     AuditResult,
     Finding,
     InputInfo,
@@ -43,6 +42,8 @@ from apidrift.auditor.results import (
     RenameKeyword,
     Severity,
 )
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.engine import AuditRequest, audit
 from apidrift.auditor.sources import stdlib
 from apidrift.auditor.sources.index_client import IndexClient, ProjectListing
 from apidrift.auditor.sources.locate import SourceTree, locate
@@ -622,10 +623,14 @@ class _Question:
 
 def _question(finding: Finding, target: str, runner: _Runner) -> _Question | None:
     data = finding.fix.data if finding.fix else None
-    if finding.code == "AD102" and isinstance(data, ManualStep) and data.parameters:
+    if (
+        finding.code == RuleCode.MISSING_REQUIRED_ARGUMENT
+        and isinstance(data, ManualStep)
+        and data.parameters
+    ):
         names = tuple(p.name.strip() for p in data.parameters if p.name.strip())
         return _Question("add-argument", data.callee or finding.symbol, names)
-    if finding.code == "AD101":
+    if finding.code == RuleCode.UNEXPECTED_KEYWORD:
         if isinstance(data, RenameKeyword):
             return _Question("rename-keyword", finding.symbol, (data.old,), data.new)
         if isinstance(data, RemoveKeyword) and data.name:
@@ -700,7 +705,7 @@ def _earliest(versions: list[str], test: Callable[[str], bool]) -> str | None:
 
 def _signature(resolver: Any, path: str) -> Any:
     """The signature a call of `path` binds against in this release, or None."""
-    from apidrift.auditor.reasons import Unknown
+    from apidrift.auditor.core.reasons import Unknown
     from apidrift.auditor.upstream.callables import call_target
 
     if path.endswith(".__init__"):
@@ -714,9 +719,9 @@ def _signature(resolver: Any, path: str) -> Any:
 
 
 def _new_way_works(resolver: Any, question: _Question) -> bool:
-    from apidrift.auditor.reasons import Unknown
+    from apidrift.auditor.core.reasons import Unknown
+    from apidrift.auditor.core.signature import ParamKind
     from apidrift.auditor.upstream.resolve import Missing
-    from apidrift.auditor.upstream.signature import ParamKind
 
     if question.kind == "move-import":
         value = resolver.lookup(question.callee)
@@ -856,7 +861,7 @@ def audit_history(
     is reused. Without an old version, or for an upstream not from the index, a note says why not."""
     from dataclasses import replace
 
-    from apidrift.auditor.results import Since
+    from apidrift.auditor.core.results import Since
 
     up, old = result.upstream, result.old_upstream
     if old is None or old.version is None:

@@ -15,7 +15,7 @@ import io
 import re
 import tokenize
 
-from apidrift.auditor.wording import first_line
+from apidrift.auditor.core.wording import first_line
 
 MAX_NESTING = (
     400  # AST nesting levels (as LibCST nests them) above which a file is not parsed (it crashes near 1,500)

@@ -10,11 +10,17 @@ is one line saying why.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import sys
 from pathlib import Path
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
 
 _CHUNK = 1 << 16
 
@@ -81,10 +87,6 @@ class NestingError(ValueError):
 def loads_toml(text: str) -> dict[str, Any]:
     """`tomllib.loads`, with a document nested too deeply a `ValueError` (as a syntax error is) instead
     of the parser's `RecursionError`."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except RecursionError:
@@ -93,8 +95,6 @@ def loads_toml(text: str) -> dict[str, Any]:
 
 def loads_json(text: str | bytes) -> Any:
     """`json.loads`, with a document nested too deeply a `ValueError` instead of a `RecursionError`."""
-    import json
-
     try:
         return json.loads(text)
     except RecursionError:

@@ -27,11 +27,9 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from apidrift import __version__
-from apidrift.auditor.bump import _guessed_names, _normal, _provides, third_party_imports
+from apidrift.auditor.bump import third_party_imports
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.engine import AuditRequest
-from apidrift.auditor.results import (
+from apidrift.auditor.core.results import (
     AuditResult,
     Coverage,
     FileOutcome,
@@ -40,19 +38,26 @@ from apidrift.auditor.results import (
     InputInfo,
     Severity,
 )
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import plural
+from apidrift.auditor.engine import AuditRequest
+from apidrift.auditor.plan import PlanError, PlanRequest, plan
 from apidrift.auditor.sources.declared import Declarations, declared_requirements
+from apidrift.auditor.sources.import_names import guessed_names, normal_name, provides
+from apidrift.auditor.sources.index_client import IndexClient
+from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.lockfiles import (
     KINDS,
     LockError,
     Pin,
     choose,
     folder_reader,
+    kind_by_name,
     listing_of,
     read_side,
 )
 from apidrift.auditor.sources.specs import SourceError, SpecError
 from apidrift.auditor.sources.written_for import downstream_environment
-from apidrift.auditor.wording import plural
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +208,7 @@ def run_upgrade(request: UpgradeRequest) -> UpgradeResult:
         )
         dependencies.append(dependency)
         _start(dependency, pins.get(name, []), declared, environment)
-        if not any(_provides(_guessed_names(name), m) for m in imports):
+        if not any(provides(guessed_names(name), m) for m in imports):
             dependency.status, dependency.reason = NOT_USED, "the project imports none of its modules"
     jobs = [d for d in dependencies if not d.status and (d.start is not None or d.allowed)]
     for dependency in dependencies:
@@ -227,8 +232,6 @@ def _relative(path: Path, project: Path) -> str:
 
 
 def _project_info(project: Path) -> InputInfo:
-    from apidrift.auditor.sources.locate import locate
-
     try:
         tree = locate(str(project), role="downstream", cache=Cache(None), offline=True)
         return InputInfo(
@@ -265,8 +268,6 @@ def _start(dependency: Dependency, pins: list[Pin], declared: list[Any], environ
 
 
 def _kind_of(pin: Pin) -> str:
-    from apidrift.auditor.sources.lockfiles import kind_by_name
-
     return kind_by_name(pin.path) or "requirements"
 
 
@@ -286,9 +287,6 @@ def _walk_all(jobs: list[tuple[Dependency, UpgradeRequest, AuditRequest]], worke
 
 def _walk(job: tuple[Dependency, UpgradeRequest, AuditRequest]) -> Dependency:
     """One dependency's walk from the version it is on to its latest release (`apidrift plan`)."""
-    from apidrift.auditor.plan import PlanError, PlanRequest, plan
-    from apidrift.auditor.sources.index_client import IndexClient
-
     dependency, request, template = job
     dependency = replace(dependency, notes=list(dependency.notes))
     started = time.perf_counter()
@@ -408,7 +406,7 @@ def combine(project: InputInfo, dependencies: list[Dependency]) -> AuditResult:
     if not walked:
         combined.unchecked = "nothing checked: no dependency of the project could be checked"
     order = {d.name: i for i, d in enumerate(dependencies)}
-    combined.findings.sort(key=lambda f: (order.get(_normal(f.upstream), 0), *f.location.order, f.code))
+    combined.findings.sort(key=lambda f: (order.get(normal_name(f.upstream), 0), *f.location.order, f.code))
     return combined
 
 

@@ -27,12 +27,12 @@ import sys
 from pathlib import Path
 
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.check.bind import Break, Ok
 from apidrift.auditor.check.checked import check_site
-from apidrift.auditor.downstream.sites import SiteKind
+from apidrift.auditor.core.bind import Break, Ok
+from apidrift.auditor.core.reasons import Unknown
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.auditor.downstream.walk import scan_downstream
 from apidrift.auditor.engine import _index
-from apidrift.auditor.reasons import Unknown
 from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.specs import SourceError
 from apidrift.auditor.upstream.relocate import Relocator

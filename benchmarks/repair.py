@@ -2,7 +2,7 @@
 
     python benchmarks/repair.py [--cache DIR] [--out benchmarks/.data/repair.json]
 
-The cases are the real-world tier's breaks (`tests/test_real_world.py`: the famous breaks and the
+The cases are the real-world tier's breaks (`tests/real/test_real_world.py`: the famous breaks and the
 typer/click 8.2 break, every one confirmed under CPython) and the issue's own examples (Jinja2,
 numpy, click). For each: the audit's error findings (each a true positive, confirmed in the tier),
 which of them carry a fix and of what applicability, and, for every fix `apidrift fix
@@ -24,6 +24,14 @@ from collections import Counter
 from pathlib import Path
 
 from apidrift import AuditRequest
+from apidrift.auditor.core.results import (
+    MoveImport,
+    PositionalToKeyword,
+    RemoveKeyword,
+    RenameKeyword,
+    ReplaceName,
+    Severity,
+)
 from apidrift.auditor.engine import audit, locate_inputs
 from apidrift.auditor.fix.codemods import (
     APPLIED,
@@ -31,14 +39,6 @@ from apidrift.auditor.fix.codemods import (
     follow_up,
     plan_fixes,
     with_evidence_of_the_last_release,
-)
-from apidrift.auditor.results import (
-    MoveImport,
-    PositionalToKeyword,
-    RemoveKeyword,
-    RenameKeyword,
-    ReplaceName,
-    Severity,
 )
 
 HERE = Path(__file__).resolve().parent

@@ -6,15 +6,20 @@ Every renderer returns the whole document ending with a newline; nothing here pr
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from apidrift.auditor.results import AuditResult
+from apidrift.auditor.core.results import AuditResult
 from apidrift.reports import github, json, markdown, sarif, text
+
+if TYPE_CHECKING:
+    from apidrift.auditor.plan import PlanResult
 
 Renderer = Callable[[AuditResult], str]
 
 
 def _html(result: AuditResult) -> str:
     """The HTML report; its module (and jinja2) is imported only when HTML is asked for."""
+    # lazy: jinja2 is imported only when HTML is asked for
     from apidrift.reports import html
 
     return html.render(result)
@@ -29,7 +34,7 @@ RENDERERS: dict[str, Renderer] = {
     "markdown": markdown.render,
 }
 
-__all__ = ["RENDERERS", "Renderer", "render"]
+__all__ = ["RENDERERS", "Renderer", "render", "render_plan"]
 
 
 def render(result: AuditResult, fmt: str, *, color: bool = False) -> str:
@@ -41,3 +46,22 @@ def render(result: AuditResult, fmt: str, *, color: bool = False) -> str:
     except KeyError:
         raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(RENDERERS)}") from None
     return renderer(result)
+
+
+def render_plan(result: PlanResult, fmt: str) -> str:
+    """Render an `apidrift plan` result as `fmt` (one of `plan.PLAN_FORMATS`)."""
+    # lazy: only `apidrift plan` renders a plan
+    from apidrift.reports import plan
+
+    if fmt == "text":
+        return plan.render_text(result)
+    if fmt == "json":
+        return plan.render_json(result)
+    if fmt == "markdown":
+        return plan.render_markdown(result)
+    if fmt == "html":
+        # lazy: jinja2 is imported only when HTML is asked for
+        from apidrift.reports import plan_html
+
+        return plan_html.render(result)
+    raise ValueError(f"unknown plan format {fmt!r}; choose from {', '.join(plan.PLAN_FORMATS)}")

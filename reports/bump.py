@@ -11,8 +11,8 @@ import json as _json
 from typing import TYPE_CHECKING
 
 from apidrift.auditor.bump import BumpResult, PackageChange
-from apidrift.auditor.results import Finding, Severity
-from apidrift.auditor.wording import plural
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.wording import plural
 from apidrift.reports import json as json_report
 from apidrift.reports import markdown as md
 from apidrift.reports import render as render_audit

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from apidrift.auditor.core.results import InputInfo
 from apidrift.auditor.engine import DiffResult
-from apidrift.auditor.results import InputInfo
 from apidrift.auditor.upstream.diff import ApiChange, ChangeKind
 from apidrift.reports.escape import escaped
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from apidrift.auditor.core.results import Applicability, Finding, ManualParameter, ManualStep, Severity
+from apidrift.auditor.core.signature import ParamKind
+from apidrift.auditor.core.wording import plural
 from apidrift.auditor.fix.codemods import (
     APPLIED,
     GUARDED,
@@ -21,9 +24,6 @@ from apidrift.auditor.fix.codemods import (
     Outcome,
     manual_parameters,
 )
-from apidrift.auditor.results import Applicability, Finding, ManualParameter, ManualStep, Severity
-from apidrift.auditor.upstream.signature import ParamKind
-from apidrift.auditor.wording import plural
 
 _KINDS = {
     ParamKind.POSITIONAL_ONLY: "by position only",

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apidrift.auditor.results import AuditResult, Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import AuditResult, Finding, Severity
 from apidrift.reports.escape import escaped
 from apidrift.reports.paths import workspace_path
 
@@ -43,7 +44,9 @@ def render(result: AuditResult, *, workspace: Path | None = None) -> str:
     lines += [_annotation(finding, result, workspace) for finding in _sorted(result.findings)]
     for note in result.notes:
         lines.append(command("notice", note, title="apidrift"))
-    reported = {f.location.path for f in result.findings if f.code == "AD901"}  # already an annotation
+    reported = {
+        f.location.path for f in result.findings if f.code == RuleCode.UNPARSABLE_FILE
+    }  # already an annotation
     for outcome in sorted(
         (o for o in result.files if o.status == "failed" and o.path not in reported), key=lambda o: o.path
     ):

@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from apidrift.auditor.results import (
+from apidrift.auditor.core.results import (
     Applicability,
     AuditResult,
     FileStatus,
@@ -26,7 +26,7 @@ from apidrift.auditor.results import (
     Location,
     Severity,
 )
-from apidrift.auditor.wording import plural
+from apidrift.auditor.core.wording import plural
 from apidrift.reports.sigdiff import Row, diff_signatures, single_side
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules

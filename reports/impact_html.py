@@ -13,8 +13,8 @@ from typing import Any
 
 import jinja2
 
+from apidrift.auditor.core.wording import plural
 from apidrift.auditor.impact.results import STATUSES, ImpactResult
-from apidrift.auditor.wording import plural
 from apidrift.reports.html import inline_markdown
 from apidrift.reports.impact_text import bucket_lines, counts_line, detail, group_verdict, title
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from apidrift.auditor.core.wording import plural
 from apidrift.auditor.impact.results import BUCKET_TITLES, STATUSES, Group, ImpactResult
-from apidrift.auditor.wording import plural
 from apidrift.reports.escape import escaped
 
 MAX_GROUP_DEPENDENTS = 8  # names listed per group; the rest are counted

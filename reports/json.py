@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from apidrift.auditor.results import AuditResult
+from apidrift.auditor.core.results import AuditResult
 from apidrift.rules.registry import all_rules
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from apidrift.auditor.results import AuditResult, FileStatus, Finding, Severity
-from apidrift.auditor.wording import plural
+from apidrift.auditor.core.results import AuditResult, FileStatus, Finding, Severity
+from apidrift.auditor.core.wording import plural
 from apidrift.reports.escape import escaped
 from apidrift.reports.sarif import help_uri
 from apidrift.rules.registry import get_rule

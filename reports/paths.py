@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from apidrift.auditor.results import AuditResult
+from apidrift.auditor.core.results import AuditResult
 
 _SUBROOTS = ("", "src", "lib", "python")
 

@@ -1,4 +1,5 @@
-"""Renderers of a `PlanResult` (`apidrift plan`): text, JSON and Markdown; HTML is in `plan_html`.
+"""Renderers of a `PlanResult` (`apidrift plan`): text, JSON and Markdown; HTML is in `plan_html`, and
+`apidrift.reports.render_plan` picks one by format.
 
 Pure functions `render_*(result) -> str`, each the whole document ending with a newline. Text read from
 the upstream (deprecation messages) or the downstream is untrusted: control characters are shown
@@ -18,20 +19,6 @@ if TYPE_CHECKING:
 
 PLAN_FORMATS = ("text", "json", "markdown", "html")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def render_plan(result: PlanResult, fmt: str) -> str:
-    if fmt == "text":
-        return render_text(result)
-    if fmt == "json":
-        return render_json(result)
-    if fmt == "markdown":
-        return render_markdown(result)
-    if fmt == "html":
-        from apidrift.reports.plan_html import render
-
-        return render(result)
-    raise ValueError(f"unknown plan format {fmt!r}; choose from {', '.join(PLAN_FORMATS)}")
 
 
 def safe(text: str) -> str:

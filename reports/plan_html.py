@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from packaging.version import Version
 
-from apidrift.auditor.wording import plural
+from apidrift.auditor.core.wording import plural
 from apidrift.reports.html import TEMPLATES, inline_markdown, slug
 from apidrift.reports.plan import headline, history_lines, status_text
 

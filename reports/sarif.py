@@ -9,7 +9,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from apidrift.auditor.results import (
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import (
     AuditResult,
     Coverage,
     FileOutcome,
@@ -98,7 +99,7 @@ def _position(finding: Finding) -> tuple[str, int, int, int, str]:
     return (*finding.location.order, finding.code)
 
 
-def _result(finding: Finding, rule_index: dict[str, int], fingerprint_value: str) -> dict[str, Any]:
+def _result(finding: Finding, rule_index: dict[RuleCode, int], fingerprint_value: str) -> dict[str, Any]:
     result: dict[str, Any] = {"ruleId": finding.code}
     if finding.code in rule_index:  # an unregistered code keeps its ruleId but cannot point into rules[]
         result["ruleIndex"] = rule_index[finding.code]

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from apidrift.auditor.results import (
+from apidrift.auditor.core.results import (
     AuditResult,
     Coverage,
     FileOutcome,
@@ -16,7 +16,7 @@ from apidrift.auditor.results import (
     Location,
     Severity,
 )
-from apidrift.auditor.wording import plural
+from apidrift.auditor.core.wording import plural
 from apidrift.reports.escape import escaped
 from apidrift.reports.sigdiff import Row, diff_signatures, parse_signature, single_side
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json as _json
 
+from apidrift.auditor.core.wording import plural
 from apidrift.auditor.upgrade import BREAKS, NOT_CHECKABLE, NOT_USED, SAFE, Dependency, UpgradeResult
-from apidrift.auditor.wording import plural
 from apidrift.reports import json as json_report
 from apidrift.reports import markdown as md
 from apidrift.reports import render as render_audit

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind, Span
-from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.core.bind import Break, CallShape, Ok, Problem, ProblemKind
+from apidrift.auditor.core.signature import ParamKind
+from apidrift.auditor.core.sites import SiteKind, Span
+from apidrift.auditor.upstream.callables import bind_target
 
 
 def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:
@@ -100,7 +101,6 @@ def proven_rename(checked: CheckedSite, name: str) -> tuple[str, str] | None:
     if target in shape.keywords:
         return None
     keywords = tuple(target if k == name else k for k in shape.keywords)
-    from apidrift.auditor.check.checked import bind_target
 
     verdict = bind_target(
         CallShape(shape.positional, keywords, shape.star_args, shape.star_kwargs, shape.values), new.target
@@ -164,7 +164,6 @@ def keyword_conversion(checked: CheckedSite) -> tuple[tuple[tuple[int, str], ...
     converted = CallShape(
         accepted, (*shape.keywords, *(name for _, name in moved)), shape.star_args, shape.star_kwargs
     )
-    from apidrift.auditor.check.checked import bind_target
 
     if not isinstance(bind_target(converted, new.target), Ok):
         return None

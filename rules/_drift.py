@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from apidrift.auditor.check.bind import Ok
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.upstream.signature import Signature
+from apidrift.auditor.core.bind import Ok
+from apidrift.auditor.core.signature import Signature
+from apidrift.auditor.core.sites import SiteKind
 
 
 def both_bound(checked: CheckedSite) -> tuple[Ok, Ok, Signature, Signature] | None:

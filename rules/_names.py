@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from apidrift.auditor.check.checked import CheckedSite, before_miss
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Applicability, Fix, FixKind, RenameAttribute, ReplaceName
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.results import (
+    Applicability,
+    Fix,
+    FixKind,
+    ManualStep,
+    MoveImport,
+    RenameAttribute,
+    ReplaceName,
+)
+from apidrift.auditor.core.sites import SiteKind
+from apidrift.auditor.upstream.replacement import named_in
 from apidrift.auditor.upstream.resolve import ExternalValue, Missing, ServedValue
 from apidrift.rules.base import FixOffer
 
@@ -155,8 +164,6 @@ def external_fix(checked: CheckedSite, missing: Missing) -> Fix | None:
     """`from jinja2 import Markup`, where the old version re-exported another distribution's object
     (`markupsafe.Markup`): import it from there. Safe: the old version bound the same object. Whether
     the downstream declares that distribution is for the fix run to say (`codemods.undeclared_imports`)."""
-    from apidrift.auditor.results import MoveImport
-
     path = external_before(checked, missing)
     if path is None or not is_name_import(checked):
         return None
@@ -175,8 +182,6 @@ def message_step(checked: CheckedSite, missing: Missing) -> Fix | None:
     """A manual step quoting what the upstream itself says to use instead, where that is not a name
     shown to take the same uses (`np.NINF`: "Use `-np.inf` instead"; `np.round_` whose replacement
     is not followed to a callable): the recipe, never an edit."""
-    from apidrift.auditor.results import ManualStep
-    from apidrift.auditor.upstream.replacement import named_in
 
     def says_what_instead(text: str | None) -> bool:
         if not text:

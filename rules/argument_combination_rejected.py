@@ -25,13 +25,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD107",
+    code=RuleCode.ARGUMENT_COMBINATION_REJECTED,
     name="argument-combination-rejected",
     severity=Severity.ERROR,
     family=Family.CALLS,

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.bind import ProblemKind
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD105",
+    code=RuleCode.ARGUMENT_GIVEN_TWICE,
     name="argument-given-twice",
     severity=Severity.ERROR,
     family=Family.CALLS,

@@ -9,14 +9,15 @@ from enum import Enum
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.reasons import Reason
+from apidrift.auditor.core.results import Applicability, Finding, FixKind, Location, Severity
 from apidrift.auditor.downstream.shared import handles
-from apidrift.auditor.reasons import Reason
-from apidrift.auditor.results import Applicability, FixKind, Severity
 
 if TYPE_CHECKING:
     from apidrift.auditor.check.checked import CheckedSite
-    from apidrift.auditor.downstream.sites import Span
-    from apidrift.auditor.results import Finding, Fix
+    from apidrift.auditor.core.results import Finding, Fix
+    from apidrift.auditor.core.sites import Span
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")
 
@@ -48,7 +49,7 @@ class FixOffer:
 class RuleMeta:
     """A rule's stable metadata, declared by its module as `RULE`."""
 
-    code: str  # stable, never reused: "AD101"
+    code: RuleCode  # stable, never reused: "AD101"
     name: str  # kebab-case, reads after "allow": "unexpected-keyword"
     severity: Severity  # default severity
     family: Family  # usable in ignores for the whole family
@@ -64,7 +65,7 @@ class RuleMeta:
 
 @dataclass(frozen=True)
 class Rule:
-    code: str  # stable, never reused: "AD101"
+    code: RuleCode  # stable, never reused: "AD101"
     name: str  # kebab-case, reads after "allow": "unexpected-keyword"
     severity: Severity  # default severity
     summary: str  # one line, for tables and SARIF shortDescription
@@ -127,8 +128,6 @@ def make_finding(
 ) -> Finding:
     """A finding at `span` (default: the whole use site), with both versions' signatures when known;
     `severity` grades it below the rule's own (never above)."""
-    from apidrift.auditor.results import Finding, Location
-
     where = span or checked.site.span
     new_target = checked.new.target
     old_target = checked.old.target if checked.old is not None else None

@@ -29,13 +29,14 @@ import builtins
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD108",
+    code=RuleCode.CALL_ALWAYS_RAISES,
     name="call-always-raises",
     severity=Severity.ERROR,
     family=Family.CALLS,

@@ -29,13 +29,14 @@ import ast
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD202",
+    code=RuleCode.DEFAULT_CHANGED,
     name="default-changed",
     severity=Severity.WARNING,
     family=Family.DRIFT,

@@ -32,14 +32,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.refs import AttrRef
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.refs import AttrRef
+from apidrift.auditor.core.results import Finding, Severity
 from apidrift.auditor.upstream.resolve import FunctionValue, ServedValue
 from apidrift.rules import _names
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD204",
+    code=RuleCode.DEFINITION_LEFT_UPSTREAM,
     name="definition-left-upstream",
     severity=Severity.WARNING,
     family=Family.DRIFT,

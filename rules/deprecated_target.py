@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.check.bind import Ok, bind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
+from apidrift.auditor.core.bind import Ok, bind
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -36,7 +37,7 @@ from apidrift.rules import _names
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD203",
+    code=RuleCode.DEPRECATED_TARGET,
     name="deprecated-target",
     severity=Severity.WARNING,
     family=Family.DRIFT,

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import (
+from apidrift.auditor.core.bind import ProblemKind
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import (
     Applicability,
     Finding,
     Fix,
@@ -32,12 +33,12 @@ from apidrift.auditor.results import (
     ParameterHistory,
     Severity,
 )
-from apidrift.auditor.upstream.signature import Signature
+from apidrift.auditor.core.signature import Signature
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD102",
+    code=RuleCode.MISSING_REQUIRED_ARGUMENT,
     name="missing-required-argument",
     severity=Severity.ERROR,
     family=Family.CALLS,

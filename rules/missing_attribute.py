@@ -20,13 +20,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Applicability, Finding, FixKind, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Applicability, Finding, FixKind, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.rules import _names
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD003",
+    code=RuleCode.MISSING_ATTRIBUTE,
     name="missing-attribute",
     severity=Severity.ERROR,
     family=Family.NAMES,

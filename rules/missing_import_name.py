@@ -19,14 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Applicability, Finding, Fix, FixKind, MoveImport, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.auditor.upstream.resolve import Missing
 from apidrift.rules import _names
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD002",
+    code=RuleCode.MISSING_IMPORT_NAME,
     name="missing-import-name",
     severity=Severity.ERROR,
     family=Family.NAMES,

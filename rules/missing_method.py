@@ -20,14 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.auditor.upstream.resolve import ExternalValue, Missing
 from apidrift.rules import _names
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD004",
+    code=RuleCode.MISSING_METHOD,
     name="missing-method",
     severity=Severity.ERROR,
     family=Family.NAMES,

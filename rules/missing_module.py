@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
 from apidrift.rules import _names
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD001",
+    code=RuleCode.MISSING_MODULE,
     name="missing-module",
     severity=Severity.ERROR,
     family=Family.NAMES,

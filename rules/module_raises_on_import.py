@@ -28,12 +28,13 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD005",
+    code=RuleCode.MODULE_RAISES_ON_IMPORT,
     name="module-raises-on-import",
     severity=Severity.ERROR,
     family=Family.NAMES,

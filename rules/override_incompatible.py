@@ -28,14 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.check.bind import Break
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.bind import Break
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD106",
+    code=RuleCode.OVERRIDE_INCOMPATIBLE,
     name="override-incompatible",
     severity=Severity.ERROR,
     family=Family.CALLS,

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.bind import ProblemKind
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD104",
+    code=RuleCode.POSITIONAL_ONLY_AS_KEYWORD,
     name="positional-only-as-keyword",
     severity=Severity.ERROR,
     family=Family.CALLS,

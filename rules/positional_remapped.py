@@ -21,15 +21,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 
-from apidrift.auditor.check.bind import Ok, bind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
-from apidrift.auditor.upstream.signature import ParamKind, Signature
+from apidrift.auditor.core.bind import Ok, bind
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.signature import ParamKind, Signature
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD201",
+    code=RuleCode.POSITIONAL_ARGUMENT_REMAPPED,
     name="positional-argument-remapped",
     severity=Severity.ERROR,
     family=Family.DRIFT,

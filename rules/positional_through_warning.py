@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.check.bind import Ok
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import (
+from apidrift.auditor.core.bind import Ok
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import (
     Applicability,
     Finding,
     Fix,
@@ -33,12 +33,13 @@ from apidrift.auditor.results import (
     ManualStep,
     Severity,
 )
-from apidrift.auditor.upstream.signature import ParamKind
+from apidrift.auditor.core.signature import ParamKind
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD205",
+    code=RuleCode.POSITIONAL_THROUGH_WARNING_SHIM,
     name="positional-through-warning-shim",
     severity=Severity.WARNING,
     family=Family.DRIFT,

@@ -20,13 +20,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD301",
+    code=RuleCode.PRIVATE_UPSTREAM_NAME,
     name="private-upstream-name",
     severity=Severity.INFO,
     family=Family.RISK,

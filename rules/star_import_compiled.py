@@ -23,13 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.refs import StarRef
-from apidrift.auditor.reasons import Reason
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.reasons import Reason
+from apidrift.auditor.core.refs import StarRef
+from apidrift.auditor.core.results import Finding, Severity
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD302",
+    code=RuleCode.STAR_IMPORT_FROM_COMPILED,
     name="star-import-from-compiled",
     severity=Severity.WARNING,
     family=Family.RISK,

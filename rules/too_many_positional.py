@@ -17,14 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, PositionalToKeyword, Severity
+from apidrift.auditor.core.bind import ProblemKind
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Applicability, Finding, Fix, FixKind, PositionalToKeyword, Severity
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD103",
+    code=RuleCode.TOO_MANY_POSITIONAL,
     name="too-many-positional",
     severity=Severity.ERROR,
     family=Family.CALLS,

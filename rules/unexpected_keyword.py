@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from apidrift.auditor.check.bind import ProblemKind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import (
+from apidrift.auditor.core.bind import ProblemKind
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import (
     Applicability,
     Finding,
     Fix,
@@ -35,7 +36,7 @@ from apidrift.rules import _calls
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD101",
+    code=RuleCode.UNEXPECTED_KEYWORD,
     name="unexpected-keyword",
     severity=Severity.ERROR,
     family=Family.CALLS,

@@ -29,11 +29,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import FileOutcome, Finding, Location, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import FileOutcome, Finding, Location, Severity
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD901",
+    code=RuleCode.UNPARSABLE_FILE,
     name="unparsable-file",
     severity=Severity.ERROR,
     family=Family.INPUT,

@@ -36,14 +36,15 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.auditor.upstream.resolve import AttributeValue, FunctionValue
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, Rule, RuleMeta
 
 RULE = RuleMeta(
-    code="AD206",
+    code=RuleCode.VALUE_KIND_CHANGED,
     name="value-kind-changed",
     severity=Severity.ERROR,
     family=Family.DRIFT,

@@ -1,13 +1,15 @@
 """Case files shared by the test modules: named sections of files, written out as trees.
 
 A case file holds sections `[KIND PATH]` (e.g. `[old pkg/mod.py]`, `[new pkg/mod.py]`,
-`[downstream app.py]`); each section's lines are that file's text.
+`[downstream app.py]`); each section's lines are that file's text. Before the first section, lines
+`# flags: ARGS` and `# exit: N` set the command line's options and its expected exit status.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+import shlex
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,39 @@ def parse_case(
         elif current is not None:
             sections[current[0]][current[1]] += line
     return sections
+
+
+@dataclass(frozen=True)
+class CaseOptions:
+    """What a case's description sets: `# flags: --fail-on warning` (options of `apidrift audit`, as a
+    shell splits them) and `# exit: 1` (the exit status expected); with neither, the case runs
+    through the library's `audit` instead of the command line."""
+
+    flags: tuple[str, ...] = ()
+    exit: int | None = None
+
+    @property
+    def command_line(self) -> bool:
+        return bool(self.flags) or self.exit is not None
+
+
+_OPTION = re.compile(r"^#\s*(flags|exit):\s*(.*?)\s*$")
+
+
+def case_options(path: Path) -> CaseOptions:
+    """The `# flags:` and `# exit:` lines before the first section (each at most once)."""
+    found: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if line.startswith("["):
+            break
+        match = _OPTION.match(line)
+        if match:
+            if match.group(1) in found:
+                raise ValueError(f"{path.name}: `# {match.group(1)}:` given twice")
+            found[match.group(1)] = match.group(2)
+    return CaseOptions(
+        tuple(shlex.split(found.get("flags", ""))), int(found["exit"]) if "exit" in found else None
+    )
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:
@@ -56,7 +91,7 @@ def name_sites_agree(names_only: Any, full: Any) -> str | None:
 def _followed_a_value(ref: Any) -> bool:
     """A reference only the value model gives: an instance narrowed by isinstance(), an element, an
     opaque value."""
-    from apidrift.auditor.downstream.refs import InstanceRef, ItemRef, OpaqueRef
+    from apidrift.auditor.core.refs import InstanceRef, ItemRef, OpaqueRef
 
     while ref is not None:
         if isinstance(ref, (InstanceRef, ItemRef, OpaqueRef)):

@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
 from apidrift.auditor.check.imports import ImportFailure, Requirements, import_failure
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
-from apidrift.auditor.downstream.sites import SiteKind, UseSite
-from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.upstream.callables import CallTarget, call_target
+from apidrift.auditor.core.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
+from apidrift.auditor.core.signature import ParamKind, Signature
+from apidrift.auditor.core.sites import SiteKind, UseSite
+from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
 from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
 from apidrift.auditor.upstream.replacement import Replacement, find_replacement, forwarded_alias
@@ -31,7 +32,6 @@ from apidrift.auditor.upstream.resolve import (
     Resolver,
     ServedValue,
 )
-from apidrift.auditor.upstream.signature import ParamKind, Signature
 
 
 @dataclass(frozen=True)
@@ -811,39 +811,6 @@ def _found_before(old: SiteCheck | None) -> bool:
     return old is not None and old.missing is None and not isinstance(old.resolution, (Missing, Unknown))
 
 
-def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
-    """Bind against the signature; for overload-only targets, a break only if every overload breaks;
-    with targets the arguments must also bind (`__new__` beside `__init__`), a break if any breaks."""
-    for old, new in target.renamed_keywords:
-        if old in shape.keywords:  # the wrapper passes it as `new` (its value wins over a `new=` one)
-            keywords = tuple(new if k == old else k for k in shape.keywords if k != new)
-            shape = CallShape(shape.positional, keywords, shape.star_args, shape.star_kwargs)
-    own = _bind_variants(shape, target)
-    if not target.requires_also:
-        return own
-    verdicts = [own, *(bind_target(shape, also) for also in target.requires_also)]
-    broken = next((v for v in verdicts if isinstance(v, Break)), None)
-    if broken is not None:
-        return broken
-    return (
-        own
-        if all(isinstance(v, Ok) for v in verdicts)
-        else next(v for v in verdicts if isinstance(v, Unknown))
-    )
-
-
-def _bind_variants(shape: CallShape, target: CallTarget) -> Verdict:
-    if not target.alternatives:
-        return bind(shape, target.signature)
-    verdicts = [bind(shape, alternative) for alternative in target.alternatives]
-    ok = next((v for v in verdicts if isinstance(v, Ok)), None)
-    if ok is not None:
-        return ok
-    if all(isinstance(v, Break) for v in verdicts):
-        return verdicts[0]
-    return Unknown(Reason.OVERLOADS)
-
-
 def missing_path_is_site(ref: Ref, missing: Missing) -> bool:
     """Whether the miss is the site's own name (so the old resolution of the site tells its kind)."""
     if isinstance(ref, (AttrRef, StarRef)):
@@ -872,10 +839,11 @@ def _run_time_only(ref: Ref, resolution: Unknown, resolver: Resolver) -> str | N
     if not isinstance(base, InstanceValue):
         return None
     mro = resolver.mro(base.cls)
-    if mro is None or any(isinstance(entry, str) for entry in mro):
+    classes = [entry for entry in mro or () if isinstance(entry, ClassInfo)]
+    if mro is None or len(classes) != len(mro):
         return None
-    hooks = [f"`{entry.path}.__getattr__`" for entry in mro if "__getattr__" in entry.members][:1]
-    writers = [entry.path for entry in mro if entry.dynamic_attributes or "__getattribute__" in entry.members]
+    hooks = [f"`{entry.path}.__getattr__`" for entry in classes if "__getattr__" in entry.members][:1]
+    writers = [e.path for e in classes if e.dynamic_attributes or "__getattribute__" in e.members]
     if writers:
         hooks.append(f"attributes `{writers[0]}` sets on its instances at run time")
     return " or ".join(hooks) or None
@@ -935,4 +903,28 @@ def _inner(ref: Ref) -> Ref | None:
     return None
 
 
-__all__ = ["Break", "CheckedSite", "Ok", "SiteCheck", "before_miss", "check_site", "first_missing"]
+class SiteChecks:
+    """Each use site checked against both versions once, as `audit` checks it."""
+
+    def __init__(self, old: Resolver, new: Resolver) -> None:
+        self.old, self.new = old, new
+        self._done: dict[int, tuple[SiteCheck, SiteCheck]] = {}
+
+    def __call__(self, site: UseSite) -> tuple[SiteCheck, SiteCheck]:
+        key = id(site)
+        if key not in self._done:
+            before = check_site(site, self.old, "old")
+            self._done[key] = (before, check_site(site, self.new, "new", None, before))
+        return self._done[key]
+
+
+__all__ = [
+    "Break",
+    "CheckedSite",
+    "Ok",
+    "SiteCheck",
+    "SiteChecks",
+    "before_miss",
+    "check_site",
+    "first_missing",
+]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apidrift.auditor.check.bind import CallShape, Ok
+from apidrift.auditor.core.bind import CallShape, Ok
 from apidrift.auditor.upstream.callables import CallTarget
 from apidrift.auditor.upstream.model import GuardTest, RaisingGuard
 from apidrift.auditor.upstream.resolve import (

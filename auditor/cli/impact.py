@@ -21,8 +21,8 @@ from apidrift.auditor.cli.options import (
     quiet_option,
     write_report,
 )
-from apidrift.auditor.cli.progress import DependentsProgress, is_tty
-from apidrift.auditor.wording import first_line
+from apidrift.auditor.cli.progress import DependentsProgress, is_tty, show_log_records
+from apidrift.auditor.core.wording import first_line
 
 IMPACT_FORMATS = ("text", "markdown", "html", "json")
 _RANK = {"error": 3, "warning": 2, "info": 1}
@@ -168,6 +168,7 @@ def impact(
     verbose: bool,
 ) -> None:
     """Audit RELEASE (NAME==VER, a wheel, an sdist or a project folder, or NAME@PATH) against many dependents."""
+    # lazy: a command's own modules load when it runs; --help, --version and rules stay quick (the engine: 0.15 s)
     from apidrift.auditor.cache import Cache
     from apidrift.auditor.impact.inputs import Dependent, read_dependents
     from apidrift.auditor.impact.inputs import discover as run_discovery
@@ -177,8 +178,6 @@ def impact(
 
     outputs = _outputs(formats)
     if verbose and not quiet:
-        from apidrift.auditor.cli.main import show_log_records
-
         show_log_records()
     if not dependents and discover is None:
         raise InputError("no dependents: give --dependents FILE (or DIR/) or --discover FILE")
@@ -233,6 +232,7 @@ def _as_of(
     value: str, tree: Any, cache: Any, index_url: str | None, offline: bool
 ) -> tuple[datetime | None, str | None]:
     """`--as-of`: the moment bare candidates are taken at, and a note saying which."""
+    # lazy: a command's own modules load when it runs; --help, --version and rules stay quick (the engine: 0.15 s)
     from apidrift.auditor.impact.inputs import upload_time
     from apidrift.auditor.sources.index_client import IndexClient
     from apidrift.auditor.sources.specs import SourceError
@@ -275,6 +275,7 @@ def _as_of(
 
 
 def render_impact(result: Any, fmt: str) -> str:
+    # lazy: jinja2 (47 ms, with the HTML report) loads only for `apidrift impact`
     from apidrift.reports import impact_html, impact_json, impact_markdown, impact_text
 
     renderers = {

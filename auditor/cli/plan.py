@@ -10,7 +10,6 @@ from pathlib import Path
 
 import click
 
-from apidrift.auditor.cli.main import cli
 from apidrift.auditor.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -26,6 +25,7 @@ from apidrift.auditor.cli.options import (
     write_report,
 )
 from apidrift.auditor.cli.progress import Messages, on_terminal
+from apidrift.reports import render_plan
 from apidrift.reports.plan import PLAN_FORMATS
 
 
@@ -56,7 +56,7 @@ def parse_plan_outputs(formats: tuple[str, ...], output: Path | None) -> list[Ou
     return outputs
 
 
-@cli.command("plan")
+@click.command("plan")
 @click.argument("downstream")
 @click.option(
     "--upstream",
@@ -132,9 +132,9 @@ def plan_command(
     Exit status: 0 the plan was made; 1 with --fail-if-latest-unreachable, the target release has
     errors; 2 bad usage or input.
     """
+    # lazy: a command's own modules load when it runs; --help, --version and rules stay quick (the engine: 0.15 s)
     from apidrift.auditor.plan import PlanError, PlanRequest, plan
     from apidrift.auditor.sources.specs import SourceError, SpecError
-    from apidrift.reports.plan import render_plan
 
     outputs = parse_plan_outputs(formats, output)
     config = read_config(downstream, config_path, no_config)

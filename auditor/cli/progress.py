@@ -4,6 +4,7 @@ came from the cache."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -16,7 +17,7 @@ from typing import IO, Any
 
 import click
 
-from apidrift.auditor.results import AuditResult
+from apidrift.auditor.core.results import AuditResult
 
 
 def is_tty(stream: IO[Any]) -> bool:
@@ -157,6 +158,7 @@ class CacheSnapshot:
 
     @classmethod
     def take(cls, cache_dir: Path | None) -> CacheSnapshot:
+        # lazy: a command's own modules load when it runs; --help, --version and rules stay quick (the engine: 0.15 s)
         from apidrift.auditor.cache import Cache
 
         root = Cache(cache_dir).root
@@ -180,6 +182,7 @@ def _listing(folder: Path, depth: int) -> Iterator[str]:
 
 def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> list[str]:
     """Lines for --verbose: each input and where it came from (cache or fetched), cache reuse, timings."""
+    # lazy: a command's own modules load when it runs; --help, --version and rules stay quick (the engine: 0.15 s)
     from apidrift.auditor.sources.index_client import redact_url, resolve_index_url
     from apidrift.auditor.sources.specs import normalize_name
 
@@ -217,3 +220,23 @@ def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> li
         phases = ", ".join(f"{phase} {seconds:.2f}s" for phase, seconds in result.timings.items())
         lines.append(f"timings: {phases} (total {sum(result.timings.values()):.2f}s)")
     return lines
+
+
+def quiet_libraries() -> None:
+    """The libraries' log records stay out of the terminal (they would break a progress line) unless
+    `--verbose` sets up logging: a handler on the root logger that drops them keeps Python's
+    last-resort handler from printing warnings to stderr."""
+    root = logging.getLogger()
+    if not any(isinstance(h, Silent) for h in root.handlers) and not root.handlers:
+        root.addHandler(Silent())
+
+
+class Silent(logging.NullHandler):
+    pass
+
+
+def show_log_records() -> None:
+    """`--verbose`: log records at INFO and above go to stderr, one line each."""
+    for handler in [h for h in logging.getLogger().handlers if isinstance(h, Silent)]:
+        logging.getLogger().removeHandler(handler)
+    logging.basicConfig(level=logging.INFO, format="apidrift: %(message)s")

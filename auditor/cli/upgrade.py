@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from apidrift.auditor.cli.main import cli
 from apidrift.auditor.cli.options import (
     EXIT_OK,
     EXIT_UNCHECKED,
@@ -29,7 +28,7 @@ from apidrift.auditor.cli.options import (
 from apidrift.auditor.cli.progress import Messages, spinner, want_color
 
 
-@cli.command()
+@click.command()
 @click.argument("project", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--only",
@@ -95,6 +94,7 @@ def upgrade(
     latest release. Exit status as `audit`: 0 clean, 1 findings at or above --fail-on, 2 bad usage or
     input (also: a dependency whose releases could not be had), 3 nothing could be checked.
     """
+    # lazy: a command's own modules load when it runs; --help, --version and rules stay quick (the engine: 0.15 s)
     from apidrift.auditor.engine import AuditRequest
     from apidrift.auditor.upgrade import DEFAULT_JOBS, UpgradeError, UpgradeRequest, run_upgrade
     from apidrift.reports.upgrade import render

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from apidrift.auditor.check.bind import CallShape, Ok, bind
-from apidrift.auditor.downstream.refs import (
+from apidrift.auditor.core.bind import CallShape, Ok, bind
+from apidrift.auditor.core.refs import (
     AttrRef,
     CallRef,
     InstanceRef,
@@ -23,8 +23,8 @@ from apidrift.auditor.downstream.refs import (
     StarRef,
     root_module,
 )
-from apidrift.auditor.downstream.sites import NOTHING_CAUGHT, Span
-from apidrift.auditor.upstream.signature import Signature
+from apidrift.auditor.core.signature import Signature
+from apidrift.auditor.core.sites import NOTHING_CAUGHT, Span
 
 # Exceptions whose handler makes a use "guarded": the code expects it may not exist or bind.
 GUARD_EXCEPTIONS = frozenset(

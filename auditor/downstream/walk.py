@@ -24,8 +24,10 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+from apidrift.auditor.core.results import FileOutcome, FileStatus
+from apidrift.auditor.core.sites import FileScan, site_from_data, site_to_data
+from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, Notebook, NotebookError, read_notebook
-from apidrift.auditor.downstream.sites import FileScan, site_from_data, site_to_data
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import (
     MAX_NESTING,
@@ -34,8 +36,6 @@ from apidrift.auditor.pysource import (
     nesting_problem,
     parse_problem,
 )
-from apidrift.auditor.results import FileOutcome, FileStatus
-from apidrift.auditor.wording import first_line
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ SKIPPED_DIRS = frozenset(
     }
 )
 # Larger files are generated code: skipped, and said so. A file of this size scans in a few seconds
-# and under 300 MiB (tests/test_hostile.py measures it).
+# and under 300 MiB (tests/hostile/test_hostile.py measures it).
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024
@@ -209,7 +209,8 @@ def _parse_all(jobs: list[_Job]) -> list[FileScan | str]:
     threaded = threading.active_count() > 1
     if workers < 2 or small or threaded or not hasattr(os, "fork"):
         return [_parse_job(job) for job in jobs]
-    import multiprocessing  # only for a pool: a warm run never pays for importing it
+    # lazy: multiprocessing only for a pool of parsers; a warm run never imports it
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
@@ -346,7 +347,8 @@ def _scan_text(
     the grammar of newer Pythons too and says where the syntax error is; unless it is larger than
     LIBCST_MAX_CHARS (LibCST takes about 20 s and 1.5 GiB a MiB): then CPython's message is the outcome.
     """
-    from apidrift.auditor.downstream import astscan  # only on a cache miss: a warm run never loads a parser
+    # lazy: the scanners load only on a scan-cache miss; a warm run never loads a parser
+    from apidrift.auditor.downstream import astscan
 
     try:
         return astscan.scan_source(relative, text, upstream_names, aliases)
@@ -376,8 +378,10 @@ def _scan_with_libcst(
     problem = nesting_problem(text)  # LibCST's native parser would overflow the C stack on these
     if problem is not None:
         return problem
+    # lazy: LibCST (0.3 s) loads only for a file the LibCST scanner reads
     import libcst
 
+    # lazy: LibCST (0.3 s) loads only for a file the LibCST scanner reads
     from apidrift.auditor.downstream.scan import scan_source
 
     try:

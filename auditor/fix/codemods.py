@@ -44,9 +44,8 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from apidrift.auditor.files import atomic_write_bytes
-from apidrift.auditor.pysource import SourceDecodeError, decode_source
-from apidrift.auditor.results import (
+from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.results import (
     Applicability,
     AuditResult,
     Finding,
@@ -61,8 +60,11 @@ from apidrift.auditor.results import (
     ReplaceName,
     Severity,
 )
-from apidrift.auditor.upstream.signature import ParamKind
-from apidrift.auditor.wording import first_line, plural
+from apidrift.auditor.core.signature import ParamKind
+from apidrift.auditor.core.wording import first_line, plural
+from apidrift.auditor.files import atomic_write_bytes
+from apidrift.auditor.pysource import SourceDecodeError, decode_source
+from apidrift.auditor.sources.import_names import guessed_names, provides
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
@@ -179,7 +181,11 @@ def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
     return fixed
 
 
-UNFIXED_NAMES = ("AD002", "AD003", "AD004")  # a name gone: its replacement may be named by a release between
+UNFIXED_NAMES = (
+    RuleCode.MISSING_IMPORT_NAME,
+    RuleCode.MISSING_ATTRIBUTE,
+    RuleCode.MISSING_METHOD,
+)  # a name gone: its replacement may be named by a release between
 
 
 def with_evidence_of_the_last_release(
@@ -260,8 +266,6 @@ def undeclared_imports(
     brought along as its own dependency)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    from apidrift.auditor.bump import _guessed_names, _provides
-
     def names(lines: Sequence[str]) -> list[str]:
         found = []
         for line in lines:
@@ -277,15 +281,13 @@ def undeclared_imports(
     for outcome in fixed.with_status(APPLIED):
         fix = outcome.finding.fix
         module = fix.data.new_module if fix is not None and isinstance(fix.data, MoveImport) else None
-        if module is None or _provides(upstream_names, module):
+        if module is None or provides(upstream_names, module):
             continue
         top = module.split(".")[0]
-        if top in seen or any(_provides(_guessed_names(name), module) for name in own):
+        if top in seen or any(provides(guessed_names(name), module) for name in own):
             continue
         seen.add(top)
-        brought = next(
-            (name for name in names(old_requires) if _provides(_guessed_names(name), module)), None
-        )
+        brought = next((name for name in names(old_requires) if provides(guessed_names(name), module)), None)
         by = (
             f"`{brought}` (the old upstream required it)"
             if brought

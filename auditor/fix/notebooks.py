@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from apidrift.auditor.core.results import Finding
 from apidrift.auditor.downstream.notebook import (
     CellSource,
     NotebookError,
@@ -27,7 +28,6 @@ from apidrift.auditor.downstream.notebook import (
     python_lines,
     read_notebook,
 )
-from apidrift.auditor.results import Finding
 
 _MARKER = "  # apidrift-notebook-line-"
 _MARKED = re.compile(r"^[ \t]*pass  # apidrift-notebook-line-(\d+)$")
@@ -147,6 +147,7 @@ def _encoded(text: str, cell: CellSource, new: str) -> str:
 
 def _nbformat_problem(before: str, after: str, sources: dict[int, str]) -> str | None:
     """Why nbformat does not take the fixed notebook as the same notebook with new sources; or None."""
+    # lazy: nbformat (0.09 s) loads only to judge a rewritten notebook
     import nbformat
 
     def read(text: str) -> tuple[Any, bool]:

@@ -9,6 +9,7 @@ its findings), always: an audit that raises, runs out of time or out of memory i
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
@@ -23,7 +24,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from apidrift.auditor.wording import first_line
+from apidrift.auditor.bump import drop_in_aliases
+from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.wording import first_line
+from apidrift.auditor.downstream import walk
+from apidrift.auditor.engine import AuditRequest, _build_index, audit
+from apidrift.auditor.impact.inputs import pin_excluding
+from apidrift.auditor.impact.results import row_from_audit
+from apidrift.auditor.sources.index_client import IndexClient, select_release
+from apidrift.auditor.sources.locate import locate
+from apidrift.auditor.sources.specs import SourceError, SpecError
+from apidrift.auditor.upstream import kept
 
 MAX_RESULT_BYTES = 256 * 1024 * 1024  # what a child may hand back
 MAX_FINDINGS = 20_000  # findings kept per dependent (the counts stay exact)
@@ -94,8 +105,6 @@ def die_with_parent(parent: int | None = None) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG = 1
             return False
@@ -115,16 +124,12 @@ _KEPT_FIELD = "_kept_models"
 
 
 def _kept_models() -> list[dict[str, Any]]:
-    from apidrift.auditor.upstream import kept
-
     return kept.loaded() if kept.enabled() else []
 
 
 def _absorb(models: Any) -> None:
     if not models or not isinstance(models, list):
         return
-    from apidrift.auditor.engine import _build_index
-    from apidrift.auditor.upstream import kept
 
     try:
         kept.absorb(models, _build_index)
@@ -252,6 +257,7 @@ class LimitError(Exception):
 
 def hard_memory_mb() -> int | None:
     """This process's hard address-space limit (`ulimit -v`, a container's) in MB; None when unlimited."""
+    # lazy: Unix only (no `resource` module on Windows)
     import resource
 
     _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -264,6 +270,7 @@ def set_limits(job: Job) -> str | None:
     A `--memory-limit` above the hard limit this process was given cannot be set (setrlimit refuses to
     raise a hard limit): the hard limit is used instead, and the note returned says so.
     """
+    # lazy: Unix only (no `resource` module on Windows)
     import resource
 
     note = None
@@ -301,8 +308,6 @@ def limited_result(job: Job) -> dict[str, Any]:
 
 def child_result(job: Job) -> dict[str, Any]:
     """The audit of one dependent as a row; input errors become an `error` row."""
-    from apidrift.auditor.sources.specs import SourceError, SpecError
-
     try:
         return _audit_row(job)
     except MemoryError:
@@ -315,9 +320,6 @@ def child_result(job: Job) -> dict[str, Any]:
 
 
 def _audit(request: Any) -> Any:
-    from apidrift.auditor.downstream import walk
-    from apidrift.auditor.engine import audit
-
     if hasattr(walk, "POOL_MIN_FILES"):
         # The jobs already keep every core busy: a pool of parsers inside each one only adds forks.
         walk.POOL_MIN_FILES = sys.maxsize
@@ -325,12 +327,6 @@ def _audit(request: Any) -> Any:
 
 
 def _audit_row(job: Job) -> dict[str, Any]:
-    from apidrift.auditor.cache import Cache
-    from apidrift.auditor.engine import AuditRequest
-    from apidrift.auditor.impact.inputs import pin_excluding
-    from apidrift.auditor.impact.results import row_from_audit
-    from apidrift.auditor.sources.locate import locate
-
     cache = Cache(job.cache_dir)
     started = time.perf_counter()
     spec = job.dependent
@@ -353,8 +349,6 @@ def _audit_row(job: Job) -> dict[str, Any]:
 
 def _drop_ins(tree: Any, result: Any) -> list[str]:
     """ "uses asyncclick as click: 48 uses of `click.` in 3 files not audited": what the audit cannot see."""
-    from apidrift.auditor.bump import drop_in_aliases
-
     upstream = frozenset(result.upstream.import_names)
     try:
         found = drop_in_aliases(tree.root, upstream, frozenset(tree.import_names) - upstream)
@@ -364,8 +358,6 @@ def _drop_ins(tree: Any, result: Any) -> list[str]:
 
 
 def _latest(name: str, cache: Any, job: Job) -> str:
-    from apidrift.auditor.sources.index_client import IndexClient, select_release
-
     with IndexClient(cache, job.index_url, offline=job.offline) as client:
         release = select_release(client.project(name), None)
     return f"{name}=={release.version}"

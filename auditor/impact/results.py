@@ -20,13 +20,14 @@ import os
 import re
 import stat
 import tempfile
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from apidrift import __version__
-from apidrift.auditor.results import AuditResult, Classification, Severity
+from apidrift.auditor.core.results import AuditResult, Classification, Severity
+from apidrift.auditor.core.version import __version__
 from apidrift.auditor.safe_read import loads_json, read_bounded
 
 STATUSES = ("broken", "at-risk", "not-yet-affected", "clean", "not-using", "timeout", "memory", "error")
@@ -364,6 +365,7 @@ class ResultStore:
     def write_parquet(self, result: ImpactResult) -> list[Path]:
         """dependents.parquet and findings.parquet; nested values as JSON text. [] without pyarrow."""
         try:
+            # lazy: pyarrow (0.2 s), an optional dependency, loads only for Parquet output
             import pyarrow as pa
             import pyarrow.parquet as pq
         except ImportError:
@@ -497,8 +499,6 @@ def _FINDING_SCHEMA(pa: Any) -> list[tuple[str, Any]]:
 
 
 def _attempt_id() -> str:
-    import uuid
-
     return uuid.uuid4().hex[:12]
 
 

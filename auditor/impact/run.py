@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import multiprocessing
 import os
+import socket
+import struct
+import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -20,14 +25,24 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from apidrift import __version__
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import first_line, plural
+from apidrift.auditor.engine import Sources
 from apidrift.auditor.impact.inputs import Dependent, previous_release
 from apidrift.auditor.impact.jobs import Job, failed_row, hard_memory_mb, run_job
 from apidrift.auditor.impact.results import FAILED, ROWS_FILE, ImpactResult, ResultStore, results_key
+from apidrift.auditor.sources.index_client import classify_filename
 from apidrift.auditor.sources.locate import SourceTree, locate
-from apidrift.auditor.wording import first_line, plural
 
 Progress = Callable[[int, int, dict[str, Any]], None]  # (done, total, row)
 
@@ -66,15 +81,6 @@ def release_spec(text: str, cache_dir: Path | None = None) -> str:
     if "@" in text or not (path.is_file() or path.is_dir()) or not any(c in text for c in "/\\."):
         return text
     if path.is_file():
-        from packaging.utils import (
-            InvalidSdistFilename,
-            InvalidWheelFilename,
-            parse_sdist_filename,
-            parse_wheel_filename,
-        )
-
-        from apidrift.auditor.sources.index_client import classify_filename
-
         if classify_filename(path.name) is None:
             return text
         try:
@@ -94,8 +100,6 @@ def release_spec(text: str, cache_dir: Path | None = None) -> str:
 
 def prepare(request: ImpactRequest) -> Prepared:
     """Locate the release and the old version once (downloads land in the shared cache)."""
-    from apidrift.auditor.engine import Sources
-
     sources = Sources(Cache(request.cache_dir), request.index_url, request.offline)
     release = sources.locate(request.release, "upstream")
     if request.old:
@@ -219,9 +223,7 @@ def run_impact(request: ImpactRequest, progress: Progress | None = None) -> Impa
 def _warm(parent: int | None = None) -> None:
     """A pool worker dies with the command (a `kill -9` of it leaves no worker behind), then imports
     the audit once (the parser too); each job's child is a fork of it."""
-    import logging
-    import warnings
-
+    # lazy: a pool worker loads the audit here, once, before its jobs fork from it
     from apidrift.auditor.impact.jobs import die_with_parent
 
     die_with_parent(parent)
@@ -229,8 +231,10 @@ def _warm(parent: int | None = None) -> None:
     # the progress line (the rows say what went wrong).
     warnings.simplefilter("ignore")
     logging.getLogger().addHandler(logging.NullHandler())
+    # lazy: a pool worker loads the audit here, once, before its jobs fork from it
     import libcst  # noqa: F401
 
+    # lazy: a pool worker loads the audit here, once, before its jobs fork from it
     import apidrift.auditor.downstream.scan
     import apidrift.auditor.engine
     import apidrift.auditor.impact.results  # noqa: F401
@@ -298,6 +302,7 @@ MAX_HANDSHAKE_BYTES = 1 << 20  # a scheduler's first message (its handshake) is 
 def dask_pool(address: str | None, timeout: float | None = None) -> Pool:
     timeout = SCHEDULER_TIMEOUT if timeout is None else timeout
     try:
+        # lazy: dask, an optional dependency (0.65 s), loads only with --scheduler
         from distributed import Client
     except ImportError:
         raise RuntimeError("the Dask executor needs the dask extra: pip install 'apidrift[dask]'") from None
@@ -328,14 +333,12 @@ def probe_scheduler(address: str, timeout: float) -> None:
     needs Dask's TLS configuration: without one it is refused here, in one line; with one only the TCP
     connection is checked (its handshake comes after TLS's).
     """
-    import struct
-    from urllib.parse import urlsplit
-
     scheme, sep, rest = address.partition("://")
     scheme = scheme.lower() if sep else "tcp"
     if scheme not in ("tcp", "tls"):
         return  # another transport (inproc, ucx, ws...): Dask's own checks
     if scheme == "tls":
+        # lazy: dask, an optional dependency (0.13 s), loads only with --executor dask
         import dask
 
         if not dask.config.get("distributed.comm.tls.client.cert", None) and not dask.config.get(
@@ -381,8 +384,6 @@ def probe_scheduler(address: str, timeout: float) -> None:
 
 def _connect(host: str, port: int, deadline: float) -> Any:
     """A TCP connection, retried while refused (a scheduler still starting) until `deadline`, as Dask does."""
-    import socket
-
     while True:
         try:
             return socket.create_connection((host, port), timeout=max(deadline - time.monotonic(), 0.1))
@@ -410,8 +411,6 @@ def _receive(sock: Any, count: int, deadline: float) -> bytes:
 def _within(seconds: float, start: Callable[[], Any], failure: str) -> Any:
     """`start()` in a daemon thread, given `seconds`: what it returns, or one RuntimeError line (its error,
     or that it did not finish in time; the thread is then left behind, it holds nothing of ours)."""
-    import threading
-
     outcome: dict[str, Any] = {}
 
     def target() -> None:

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.sources.specs import SourceError
-from apidrift.auditor.wording import first_line
 
 ArchiveKind = Literal["wheel", "sdist"]
 MANIFEST = "manifest.json"

@@ -18,6 +18,7 @@ import uuid
 import warnings
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,11 +33,11 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from apidrift import __version__
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.version import __version__
+from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.sources.specs import IndexSpec, SourceError, normalize_name
-from apidrift.auditor.wording import first_line
 
 if TYPE_CHECKING:  # imported for real only when the index is contacted: a warm run never loads them
     import pypi_simple
@@ -78,6 +79,7 @@ def resolve_index_url(explicit: str | None = None) -> str:
     configured = configured_index_url(explicit)
     if configured:
         return configured
+    # lazy: the HTTP stack (pypi_simple, requests, ssl: 0.47 s) loads only when the index is asked
     import pypi_simple
 
     return pypi_simple.PYPI_SIMPLE_ENDPOINT
@@ -251,8 +253,6 @@ def _file_from_package(pkg: pypi_simple.DistributionPackage, project: str | None
 
 def _iso(moment: object) -> str | None:
     """A file's upload time as ISO 8601 in UTC (a naive time is taken as UTC)."""
-    from datetime import datetime, timezone
-
     if not isinstance(moment, datetime):
         return None
     if moment.tzinfo is None:
@@ -407,6 +407,7 @@ class _Interrupted(Exception):
 
 def _retry_policy(retries: int, backoff: float) -> Any:
     """urllib3's Retry for connection errors and 429/5xx answers, with a server's Retry-After capped."""
+    # lazy: the HTTP stack (pypi_simple, requests, ssl: 0.47 s) loads only when the index is asked
     from urllib3.util.retry import Retry
 
     class BoundedRetry(Retry):  # a hostile or confused server must not make us sleep for an hour
@@ -520,6 +521,7 @@ class IndexClient:
         if self.offline:  # a guard: callers check first and explain what is missing
             raise SourceError("offline: the index cannot be asked")
         if self._client is None:
+            # lazy: the HTTP stack (pypi_simple, requests, ssl: 0.47 s) loads only when the index is asked
             import pypi_simple
             import requests
             from requests.adapters import HTTPAdapter
@@ -586,6 +588,7 @@ class IndexClient:
         return page
 
     def _read_project_page(self, name: str) -> pypi_simple.ProjectPage:
+        # lazy: the HTTP stack (pypi_simple, requests, ssl: 0.47 s) loads only when the index is asked
         import pypi_simple
         import requests
         import urllib3
@@ -619,6 +622,7 @@ class IndexClient:
 
     def _fetch_page(self, name: str) -> pypi_simple.ProjectPage:
         """`PyPISimple.get_project_page`, streamed: the decoded body capped, the whole request under a deadline."""
+        # lazy: the HTTP stack (pypi_simple, requests, ssl: 0.47 s) loads only when the index is asked
         import pypi_simple
 
         client = self.client
@@ -663,6 +667,7 @@ class IndexClient:
         """A small file the index serves (a PEP 658 metadata file): at most `limit` bytes (decoded), and
         the whole request, first byte to last, under the listing deadline (`max_listing_seconds`), so a
         server dripping a byte every few seconds cannot hold it open."""
+        # lazy: the HTTP stack (pypi_simple, requests, ssl: 0.47 s) loads only when the index is asked
         import requests
         import urllib3
 
@@ -734,6 +739,7 @@ class IndexClient:
         return part, digest
 
     def _fetch(self, file: IndexFile, part: Path) -> str:
+        # lazy: the HTTP stack (pypi_simple, requests, ssl: 0.47 s) loads only when the index is asked
         import requests
         import urllib3
 

@@ -25,6 +25,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from apidrift.auditor.cache import Cache
+from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.safe_read import loads_json, loads_toml, read_bounded
 from apidrift.auditor.sources.archive import (
     Extraction,
@@ -53,7 +54,6 @@ from apidrift.auditor.sources.specs import (
     parse_spec,
 )
 from apidrift.auditor.sources.written_for import Environment
-from apidrift.auditor.wording import first_line
 
 __all__ = ["SourceError", "SourceTree", "SpecError", "locate"]
 
@@ -197,6 +197,7 @@ def _with_note(tree: SourceTree, note: str) -> SourceTree:
 def _from_python(spec: PythonSpec, ctx: _Context) -> SourceTree:
     """The standard library of one version of Python: typeshed's stubs from the pinned carrier
     release (fetched and cached like any release), materialized for that version (see `stdlib`)."""
+    # lazy: typeshed's version tables (18 ms) load only for a `python==X` spec
     from apidrift.auditor.sources import stdlib
 
     asked = spec.version or stdlib.running_python()
@@ -849,7 +850,8 @@ def _editable_project(dist: importlib.metadata.Distribution) -> Path | None:
     url = urlsplit(str(data.get("url", "")))
     if url.scheme != "file":
         return None
-    from urllib.request import url2pathname  # http.client and ssl come with it: only for an editable install
+    # lazy: http.client and ssl (18 ms) come with urllib.request: only for an editable install's URL
+    from urllib.request import url2pathname
 
     folder = Path(url2pathname(unquote(url.path)))
     return folder if folder.is_dir() else None

@@ -26,9 +26,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.safe_read import loads_json, loads_toml
 from apidrift.auditor.sources.specs import parse_requirement
-from apidrift.auditor.wording import first_line
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a big uv.lock is a few MiB
 MAX_INCLUDE_DEPTH = 8

@@ -16,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from apidrift.auditor.wording import first_line
+from apidrift.auditor.core.wording import first_line
 
 Role = Literal["downstream", "upstream"]
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -190,8 +191,6 @@ def choose_old_python(
 
 def _lower_bound(requires_python: str) -> str | None:
     """The lowest `3.X` a `requires-python` admits by its `>=`, `>`, `==`, `~=` clauses; None if none."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     try:
         specifier = SpecifierSet(requires_python)
     except InvalidSpecifier:

@@ -11,25 +11,25 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Any
 
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.bind import Break, CallShape, Ok, Verdict, bind
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.upstream.class_decorators import NAMED_TUPLES, PYDANTIC_MODELS
 from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo, Decorator, FunctionInfo, RaisingGuard
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
     FunctionValue,
     InstanceValue,
-    Resolution,
     Resolver,
     ServedValue,
     Value,
 )
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.synthesis import (
-    NAMED_TUPLES,
-    PYDANTIC_MODELS,
     Style,
     dataclass_style,
     exception,
+    instance_hands_back,
     marks_dataclass_transform,
     named_tuple,
     pydantic_model,
@@ -331,7 +331,7 @@ def _unknown_decorator(
             continue
         if isinstance(target, FunctionValue) and _built_by_decorator_package(target, decorator, resolver):
             continue
-        if _instance_hands_back(target, decorator, resolver):
+        if instance_hands_back(target, decorator, resolver):
             continue
         return decorator.path
     return None
@@ -474,19 +474,6 @@ def by_name(signature: Signature) -> Signature | None:
     rest = [p for p in params if p.kind == ParamKind.VAR_KEYWORD]
     dropped = Parameter("args", ParamKind.VAR_POSITIONAL)
     return Signature((*plain, dropped, *rest), signature.returns)
-
-
-def _instance_hands_back(target: Resolution, decorator: Decorator, resolver: Resolver) -> bool:
-    """`@Appender(doc)` (a class called) or `@appender` (an instance): its `__call__` returns the function."""
-    instance: Resolution | None = None
-    if isinstance(target, ClassValue) and decorator.called:
-        instance = resolver.call_result(target)
-    elif isinstance(target, AttributeValue) and not decorator.called:
-        instance = resolver.assigned_value(target)
-    if not isinstance(instance, InstanceValue):
-        return False
-    call = resolver.attribute(instance, "__call__")
-    return isinstance(call, FunctionValue) and call.info.identity
 
 
 # The `decorator` package's contract: what it builds keeps the decorated function's signature exactly.
@@ -662,3 +649,36 @@ def _external_constructor(base: str, cls: ClassInfo, mro: list[ClassInfo | str])
     if isinstance(signature, Unknown):
         return signature
     return CallTarget(signature, f"{cls.path} (from {base})", cls.path, typing_view=_any_typing_view(mro))
+
+
+def bind_target(shape: CallShape, target: CallTarget) -> Verdict:
+    """Bind against the signature; for overload-only targets, a break only if every overload breaks;
+    with targets the arguments must also bind (`__new__` beside `__init__`), a break if any breaks."""
+    for old, new in target.renamed_keywords:
+        if old in shape.keywords:  # the wrapper passes it as `new` (its value wins over a `new=` one)
+            keywords = tuple(new if k == old else k for k in shape.keywords if k != new)
+            shape = CallShape(shape.positional, keywords, shape.star_args, shape.star_kwargs)
+    own = _bind_variants(shape, target)
+    if not target.requires_also:
+        return own
+    verdicts = [own, *(bind_target(shape, also) for also in target.requires_also)]
+    broken = next((v for v in verdicts if isinstance(v, Break)), None)
+    if broken is not None:
+        return broken
+    return (
+        own
+        if all(isinstance(v, Ok) for v in verdicts)
+        else next(v for v in verdicts if isinstance(v, Unknown))
+    )
+
+
+def _bind_variants(shape: CallShape, target: CallTarget) -> Verdict:
+    if not target.alternatives:
+        return bind(shape, target.signature)
+    verdicts = [bind(shape, alternative) for alternative in target.alternatives]
+    ok = next((v for v in verdicts if isinstance(v, Ok)), None)
+    if ok is not None:
+        return ok
+    if all(isinstance(v, Break) for v in verdicts):
+        return verdicts[0]
+    return Unknown(Reason.OVERLOADS)

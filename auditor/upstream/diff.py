@@ -13,11 +13,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
-from apidrift.auditor.downstream.refs import ModuleRef
-from apidrift.auditor.downstream.sites import SiteKind
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.bind import Ok
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import ModuleRef
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.core.sites import SiteKind
 from apidrift.auditor.upstream.callables import call_target
 from apidrift.auditor.upstream.model import ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of
@@ -31,7 +33,6 @@ from apidrift.auditor.upstream.resolve import (
     Value,
     value_path,
 )
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 
 class ChangeKind(str, Enum):
@@ -107,19 +108,22 @@ def diff(
     paths: Iterable[str],
     uses: dict[str, list[str]] | None = None,
     sites: dict[str, list[Use]] | None = None,
+    checks: SiteChecks | None = None,
 ) -> list[ApiChange]:
     """Compare each old path with the new version. `uses` maps a path to the downstream sites using
     it ("file:line"); `sites` (with --used-by) maps it to the use sites themselves, so that each change
-    lists exactly the sites it breaks and is breaking only when it breaks one."""
+    lists exactly the sites it breaks and is breaking only when it breaks one; `checks` gives a use
+    site's check against the old and the new version (`check.checked.SiteChecks`), needed with `sites`."""
     relocator = Relocator(new)
     changes: dict[
         tuple[str, str, str], ApiChange
     ] = {}  # one change, seen through several paths, is one entry
-    checks = _SiteChecks(old, new)
     for path in dict.fromkeys(paths):
         canonical = _canonical(old, path)
         for change in _changes_of(path, old, new, relocator, tuple((uses or {}).get(path, ()))):
             if sites is not None:
+                if checks is None:
+                    raise ValueError("diff() needs `checks` to attribute changes to use sites")
                 change = _attributed(change, sites.get(path, []), checks)
             what = (
                 change.detail
@@ -158,28 +162,17 @@ class Use:
     site: Any  # UseSite
 
 
-class _SiteChecks:
-    """Each use site checked against both versions once, as `audit` checks it."""
+class SiteChecks(Protocol):
+    """A use site's check against the old and the new version, each once (`check.checked.SiteChecks`)."""
 
-    def __init__(self, old: Resolver, new: Resolver) -> None:
-        self.old, self.new = old, new
-        self._done: dict[int, tuple[Any, Any]] = {}
-
-    def __call__(self, site: Any) -> tuple[Any, Any]:
-        from apidrift.auditor.check.checked import check_site
-
-        key = id(site)
-        if key not in self._done:
-            before = check_site(site, self.old, "old")
-            self._done[key] = (before, check_site(site, self.new, "new", None, before))
-        return self._done[key]
+    def __call__(self, site: Any) -> tuple[Any, Any]: ...
 
 
 _WHOLE_OBJECT = (ChangeKind.REMOVED, ChangeKind.MOVED)
 _TOUCHES_EVERY_USE = (ChangeKind.DEPRECATED, ChangeKind.KIND_CHANGED)
 
 
-def _attributed(change: ApiChange, uses: list[Use], checks: _SiteChecks) -> ApiChange:
+def _attributed(change: ApiChange, uses: list[Use], checks: SiteChecks) -> ApiChange:
     """`change` with the use sites it breaks (or, for a change that breaks nobody, touches)."""
     general = change.breaking
     hit: list[str] = []
@@ -215,7 +208,6 @@ def _line_of(change: ApiChange, use: Use) -> str:
 def _site_feels(change: ApiChange, site: Any, before: Any, after: Any) -> bool:
     """Whether this call site is broken (or, for a change that breaks nobody, affected) by `change`:
     judged on the arguments as the old version bound them, against the signatures this site meets."""
-    from apidrift.auditor.check.bind import Ok
 
     if site.kind is not SiteKind.CALL or site.shape is None or not isinstance(before.verdict, Ok):
         return False  # not a call, or not one that worked before: no change of a signature breaks it

@@ -24,6 +24,7 @@ from typing import Any
 
 import griffe
 
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.analyses.aliases import expand, type_aliases
 from apidrift.auditor.upstream.analyses.calls import (
     _held_calls,
@@ -84,9 +85,9 @@ from apidrift.auditor.upstream.analyses.stubs import (
     _source_star_imports,
     _source_text,
 )
-from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE
 from apidrift.auditor.upstream.factory_new import UNKNOWN, Construct, new_constructs
 from apidrift.auditor.upstream.model import (
+    BUDGET_MESSAGE,
     AliasInfo,
     AlwaysRaises,
     AttributeInfo,
@@ -100,7 +101,6 @@ from apidrift.auditor.upstream.model import (
     ModuleInfo,
     RaisingGuard,
 )
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 _Agent = griffe.Visitor | griffe.Inspector  # what walks the tree when a hook runs
 
@@ -196,6 +196,7 @@ _SIBLINGS: dict[int, tuple[ast.AST, list[ast.AST], dict[int, int]]] = {}
 def _next_sibling(node: ast.AST) -> ast.AST:
     """griffe's `ast_next` in constant time: it rescans the parent's children on every call, which made a
     module of n top-level assignments O(n^2) to load (20,000 of them ran past 5 minutes)."""
+    # lazy: griffe's private layout, there only when _install_linear_next found it
     from griffe._internal.agents.nodes.ast import ast_children
 
     parent = node.parent  # type: ignore[attr-defined]  # griffe's visitor links each AST node to its parent
@@ -213,6 +214,7 @@ def _next_sibling(node: ast.AST) -> ast.AST:
 
 def _install_linear_next() -> None:
     try:
+        # lazy: griffe's private layout, which another griffe version may not have
         from griffe._internal.agents import visitor
     except ImportError:  # another griffe layout: keep its own (slower) lookup
         return

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from apidrift.auditor.upstream.signature import Signature
+from apidrift.auditor.core.signature import Signature
 
 MODEL_VERSION = 64  # part of every cache key: bump when the model or the loader's output changes
+BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
 @dataclass(frozen=True)

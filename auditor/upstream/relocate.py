@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import read_bounded
 from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES, ApiIndex, walk_modules

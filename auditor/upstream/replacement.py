@@ -15,12 +15,16 @@ is no evidence: the message stays a hint. Nothing is imported or run.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
-from apidrift.auditor.check.bind import CallShape, Ok
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, Ref
-from apidrift.auditor.reasons import Unknown
+from apidrift.auditor.core.bind import CallShape, Ok
+from apidrift.auditor.core.reasons import Unknown
+from apidrift.auditor.core.refs import AttrRef, ModuleRef, Ref
+from apidrift.auditor.core.signature import ParamKind, Signature
+from apidrift.auditor.pysource import SourceDecodeError, decode_source
+from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -33,7 +37,6 @@ from apidrift.auditor.upstream.resolve import (
     ServedValue,
     value_path,
 )
-from apidrift.auditor.upstream.signature import ParamKind, Signature
 
 MAX_MESSAGE = 2_000  # characters of a message read for a replacement
 _QUOTED = re.compile(
@@ -169,8 +172,6 @@ def _same_uses(
     old_label: str,
 ) -> str | None:
     """Why the replacement takes the uses the old name had, or None when that is not shown."""
-    from apidrift.auditor.check.checked import bind_target
-    from apidrift.auditor.upstream.callables import CallTarget, call_target
 
     if old is not None and before is not None and not isinstance(before, (Missing, Unknown)):
         also = old.resolve(AttrRef(base, name))
@@ -273,10 +274,6 @@ def forwarded_alias(resolver: Resolver, defined_at: str, signature: Signature, n
     that warns and assigns it to another parameter): two spellings of one parameter, in the version
     `resolver` reads. None unless exactly one such parameter of `signature` is found. The module is
     parsed, never run."""
-    import ast
-
-    from apidrift.auditor.pysource import SourceDecodeError, decode_source
-
     value = resolver.lookup(defined_at)
     if isinstance(value, ClassValue):
         value = resolver.attribute(value, "__init__")
@@ -339,8 +336,6 @@ def forwarded_alias(resolver: Resolver, defined_at: str, signature: Signature, n
 
 
 def _called(func: object) -> str:
-    import ast
-
     if isinstance(func, ast.Attribute):
         return func.attr
     return func.id if isinstance(func, ast.Name) else ""

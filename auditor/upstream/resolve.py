@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Union
 
-from apidrift.auditor.downstream.refs import (
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import (
     AttrRef,
     CallRef,
     InstanceRef,
@@ -23,12 +24,14 @@ from apidrift.auditor.downstream.refs import (
     Ref,
     StarRef,
 )
-from apidrift.auditor.reasons import Reason, Unknown
+from apidrift.auditor.core.signature import ParamKind
 from apidrift.auditor.upstream import dynamic
 from apidrift.auditor.upstream.analyses.mappings import expand_names
-from apidrift.auditor.upstream.api_index import BUDGET_MESSAGE, ApiIndex
+from apidrift.auditor.upstream.api_index import ApiIndex
+from apidrift.auditor.upstream.class_decorators import MEMBER_KEEPING_CLASS_DECORATORS
 from apidrift.auditor.upstream.factory_new import UNKNOWN, evaluate
 from apidrift.auditor.upstream.model import (
+    BUDGET_MESSAGE,
     AliasInfo,
     AttributeInfo,
     ClassInfo,
@@ -37,7 +40,6 @@ from apidrift.auditor.upstream.model import (
     Member,
     ModuleInfo,
 )
-from apidrift.auditor.upstream.signature import ParamKind
 
 # Bases that add nothing a downstream call or attribute could depend on.
 TRANSPARENT_BASES = frozenset(
@@ -712,8 +714,6 @@ class Resolver:
 
     def _keeps_members(self, decorator: Decorator) -> bool:
         """A class decorator known to add no member a downstream could read (or to hand the class back)."""
-        from apidrift.auditor.upstream.synthesis import MEMBER_KEEPING_CLASS_DECORATORS
-
         if decorator.path in MEMBER_KEEPING_CLASS_DECORATORS:
             return True
         if decorator.path.startswith("?") or not self.index.owns(decorator.path):

@@ -9,66 +9,32 @@ order) into the `Signature` the synthesized `__init__` has, or `Unknown` when it
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
-from apidrift.auditor.reasons import Reason, Unknown
-from apidrift.auditor.upstream.model import ClassInfo, FieldSpec, FunctionInfo
-from apidrift.auditor.upstream.resolve import FunctionValue, Resolver
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.upstream.class_decorators import (
+    ATTRS_CLASSIC,
+    ATTRS_FIELD,
+    ATTRS_NEXT_GEN,
+    CLASSVAR,
+    DATACLASS_TRANSFORM,
+    KW_ONLY,
+    PYDANTIC_DATACLASS,
+    PYDANTIC_FIELD,
+    STDLIB_DATACLASS,
+    STDLIB_FIELD,
+    TRANSPARENT_CLASS_DECORATORS,
+)
+from apidrift.auditor.upstream.model import ClassInfo, Decorator, FieldSpec, FunctionInfo
+from apidrift.auditor.upstream.resolve import (
+    AttributeValue,
+    ClassValue,
+    FunctionValue,
+    InstanceValue,
+    Resolution,
+    Resolver,
+)
 
-# Class decorators that leave the constructor as it is.
-TRANSPARENT_CLASS_DECORATORS = frozenset(
-    {
-        "typing.final",
-        "typing_extensions.final",
-        "typing.runtime_checkable",
-        "typing_extensions.runtime_checkable",
-        "functools.total_ordering",
-        "enum.unique",
-        "typing_extensions.deprecated",
-        "warnings.deprecated",
-        "typing.type_check_only",
-        # PEP 800's marker, in typeshed's stubs of the standard library's classes: returns the class
-        "typing_extensions.disjoint_base",
-        "typing.disjoint_base",
-    }
-)
-STDLIB_DATACLASS = "dataclasses.dataclass"
-PYDANTIC_DATACLASS = "pydantic.dataclasses.dataclass"
-ATTRS_CLASSIC = frozenset({"attr.s", "attr.attrs", "attr.attributes", "attrs.attrs"})
-ATTRS_NEXT_GEN = frozenset(
-    {
-        "attr.define",
-        "attr.mutable",
-        "attr.frozen",
-        "attrs.define",
-        "attrs.mutable",
-        "attrs.frozen",
-        "attr.dataclass",
-    }
-)
-DATACLASS_TRANSFORM = frozenset({"typing.dataclass_transform", "typing_extensions.dataclass_transform"})
-CLASSVAR = frozenset({"typing.ClassVar", "typing_extensions.ClassVar"})
-KW_ONLY = "dataclasses.KW_ONLY"
-STDLIB_FIELD = frozenset({"dataclasses.field"})  # every dataclass-like machinery also honours it
-PYDANTIC_FIELD = frozenset({"pydantic.Field", "pydantic.fields.Field", "dataclasses.field"})
-ATTRS_FIELD = frozenset({"attr.ib", "attr.attrib", "attr.attr", "attr.field", "attrs.field"})
-PYDANTIC_MODELS = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
-NAMED_TUPLES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
-# Class decorators whose added members are dunders or the fields the body declares: a class's member
-# list stays complete for every other name.
-MEMBER_KEEPING_CLASS_DECORATORS = (
-    TRANSPARENT_CLASS_DECORATORS
-    | ATTRS_CLASSIC
-    | ATTRS_NEXT_GEN
-    | {
-        STDLIB_DATACLASS,
-        PYDANTIC_DATACLASS,
-        "typing.dataclass_transform",
-        "typing_extensions.dataclass_transform",
-    }
-    | {"functools.total_ordering", "abc.abstractmethod", "enum.verify"}
-)
 # Validators that may rewrite the input before fields are checked: the constructor is then unknowable.
 PRE_VALIDATORS = ("model_validator", "root_validator")
 
@@ -83,13 +49,17 @@ class Style:
     classic_attrs: bool = False  # `@attr.s` without auto_attribs: fields are the `attr.ib()` assignments
 
 
-def _instance_hands_back(target: Any, decorator: Any, resolver: Resolver) -> bool:
-    """`@interpd` (an instance whose `__call__` returns what it gets) keeps the class as it is."""
-    from apidrift.auditor.upstream.callables import (
-        _instance_hands_back as hands_back,
-    )  # callables imports this module
-
-    return hands_back(target, decorator, resolver)
+def instance_hands_back(target: Resolution, decorator: Decorator, resolver: Resolver) -> bool:
+    """`@Appender(doc)` (a class called) or `@appender` (an instance): its `__call__` returns the function."""
+    instance: Resolution | None = None
+    if isinstance(target, ClassValue) and decorator.called:
+        instance = resolver.call_result(target)
+    elif isinstance(target, AttributeValue) and not decorator.called:
+        instance = resolver.assigned_value(target)
+    if not isinstance(instance, InstanceValue):
+        return False
+    call = resolver.attribute(instance, "__call__")
+    return isinstance(call, FunctionValue) and call.info.identity
 
 
 def marks_dataclass_transform(cls: ClassInfo) -> bool:
@@ -127,7 +97,7 @@ def dataclass_style(cls: ClassInfo, mro: list[ClassInfo | str], resolver: Resolv
             elif not (
                 isinstance(target, FunctionValue)
                 and (target.info.factory_identity if decorator.called else target.info.identity)
-            ) and not _instance_hands_back(target, decorator, resolver):
+            ) and not instance_hands_back(target, decorator, resolver):
                 return Unknown(Reason.CLASS_DECORATOR, path)
     if style is None:  # PEP 681 through a marked base class or metaclass
         for entry in mro[1:]:

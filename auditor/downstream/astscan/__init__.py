@@ -33,6 +33,7 @@ from __future__ import annotations
 import gc
 import sys
 
+from apidrift.auditor.core.sites import FileScan, UseSite
 from apidrift.auditor.downstream.astscan.collector import TooDeep, _Collector
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.names import _MAY_IMPORT_STAR, _add_bound_names
@@ -41,7 +42,6 @@ from apidrift.auditor.downstream.astscan.pieces import _parse
 from apidrift.auditor.downstream.astscan.sites import _site
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _ClassScope
-from apidrift.auditor.downstream.sites import FileScan, UseSite
 
 # Python frames the visitor may use: a file within pysource.MAX_NESTING needs at most two per level.
 _RECURSION_LIMIT = 8_000

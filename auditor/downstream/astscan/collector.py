@@ -6,6 +6,8 @@ import ast
 from collections.abc import Iterable
 from typing import Any, TypeVar, cast
 
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.sites import Span
 from apidrift.auditor.downstream.astscan.forwarding import _assigns_name, _forwarding, _kwargs_call
 from apidrift.auditor.downstream.astscan.guards import (
     _catches_attribute_error,
@@ -48,7 +50,6 @@ from apidrift.auditor.downstream.astscan.values import (
     _Scope,
     _SelfOf,
 )
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.shared import (
     NAME_MAKERS,
     VERSIONISH,
@@ -57,7 +58,6 @@ from apidrift.auditor.downstream.shared import (
     holds_no_upstream,
     unalias,
 )
-from apidrift.auditor.downstream.sites import Span
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
 
 # Builtins whose arguments must be values of a kind (numbers, sized or iterable objects): a bound

@@ -8,6 +8,17 @@ import io
 import tokenize
 from typing import TypeVar
 
+from apidrift.auditor.core.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ItemRef,
+    ModuleRef,
+    OpaqueRef,
+    Ref,
+    StarRef,
+    root_module,
+)
 from apidrift.auditor.downstream.astscan.nodes import _dotted
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import (
@@ -23,17 +34,6 @@ from apidrift.auditor.downstream.astscan.values import (
     _SelfOf,
     _SuperOf,
     _Value,
-)
-from apidrift.auditor.downstream.refs import (
-    AttrRef,
-    CallRef,
-    InstanceRef,
-    ItemRef,
-    ModuleRef,
-    OpaqueRef,
-    Ref,
-    StarRef,
-    root_module,
 )
 from apidrift.auditor.downstream.shared import REFS, Forwarding, is_builtin
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from apidrift.auditor.check.bind import CallShape
+from apidrift.auditor.core.bind import CallShape
 from apidrift.auditor.downstream.astscan.nodes import _dotted, _identifiers
 from apidrift.auditor.downstream.astscan.signatures import _signature_of
 from apidrift.auditor.downstream.astscan.text import _Text

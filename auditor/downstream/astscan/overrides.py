@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from apidrift.auditor.core.refs import AttrRef, InstanceRef
+from apidrift.auditor.core.sites import SiteKind, UseSite
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.signatures import _signature_of
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _ClassScope, _DownClass
-from apidrift.auditor.downstream.refs import AttrRef, InstanceRef
 from apidrift.auditor.downstream.shared import OVERRIDE_DECORATORS
-from apidrift.auditor.downstream.sites import SiteKind, UseSite
 
 
 def _override_sites(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.downstream.astscan.text import _Text
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 
 def _signature_of(args: ast.arguments, indent: str, text: _Text) -> Signature:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from apidrift.auditor.check.bind import CallShape
+from apidrift.auditor.core.bind import CallShape
+from apidrift.auditor.core.refs import AttrRef, ModuleRef, OpaqueRef, root_module
+from apidrift.auditor.core.sites import SiteKind, Span, UseSite
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, OpaqueRef, root_module
 from apidrift.auditor.downstream.shared import REFS, code_at, site_guard
-from apidrift.auditor.downstream.sites import SiteKind, Span, UseSite
 
 
 def _site(

@@ -9,8 +9,8 @@ import tokenize
 from bisect import bisect_right
 from typing import Protocol
 
+from apidrift.auditor.core.sites import Span
 from apidrift.auditor.downstream.astscan.values import _Function
-from apidrift.auditor.downstream.sites import Span
 
 
 class Located(Protocol):

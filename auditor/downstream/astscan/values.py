@@ -8,10 +8,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Union
 
-from apidrift.auditor.check.bind import CallShape
-from apidrift.auditor.downstream.refs import Ref
+from apidrift.auditor.core.bind import CallShape
+from apidrift.auditor.core.refs import Ref
+from apidrift.auditor.core.sites import Span
 from apidrift.auditor.downstream.shared import Forwarding
-from apidrift.auditor.downstream.sites import Span
 
 # A compact expression, all the evaluation needs of one: ("n", name), ("a", base, attribute),
 # ("c", function) for a call, ("s",) for `super()`, ("S", class name, instance name) for

@@ -1,7 +1,7 @@
 """Scan one downstream file with libcst: every import, attribute use and call that reaches an upstream.
 
 The audit scans with `astscan` (CPython's parser); this scanner reads only the files CPython's parser
-refuses (a newer grammar, or a syntax error it then locates), and tests/test_scanner_parity.py
+refuses (a newer grammar, or a syntax error it then locates), and tests/downstream/test_scanner_parity.py
 checks that both give the same sites wherever both parse.
 
 Input: a file's text and the upstream's top-level import names. Output: a `FileScan` value holding
@@ -21,13 +21,13 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from apidrift.auditor.core.sites import FileScan, UseSite
 from apidrift.auditor.downstream.scan.collector import _Collector
 from apidrift.auditor.downstream.scan.evaluator import _Evaluator
 from apidrift.auditor.downstream.scan.names import _bound_names
 from apidrift.auditor.downstream.scan.overrides import _override_sites
 from apidrift.auditor.downstream.scan.sites import _site
 from apidrift.auditor.downstream.scan.values import _ClassScope
-from apidrift.auditor.downstream.sites import FileScan, UseSite
 
 
 def scan_source(

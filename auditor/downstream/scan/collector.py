@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.scan.guards import (
     _catches_attribute_error,
     _catches_import_error,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from apidrift.auditor.downstream.refs import (
+from apidrift.auditor.core.refs import (
     AttrRef,
     CallRef,
     InstanceRef,

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from apidrift.auditor.check.bind import CallShape
+from apidrift.auditor.core.bind import CallShape
 from apidrift.auditor.downstream.scan.nodes import _calls_in, _dotted, _names_in
 from apidrift.auditor.downstream.scan.signatures import _signature_of
 from apidrift.auditor.downstream.shared import Forwarding

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from apidrift.auditor.downstream.sites import Span
+from apidrift.auditor.core.sites import Span
 
 _BLOCKS = tuple(
     getattr(cst, n)

@@ -7,13 +7,13 @@ from collections.abc import Mapping
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from apidrift.auditor.downstream.refs import AttrRef, InstanceRef
+from apidrift.auditor.core.refs import AttrRef, InstanceRef
+from apidrift.auditor.core.sites import SiteKind, UseSite
 from apidrift.auditor.downstream.scan.evaluator import _Evaluator
 from apidrift.auditor.downstream.scan.nodes import _dotted, _span
 from apidrift.auditor.downstream.scan.signatures import _signature_of
 from apidrift.auditor.downstream.scan.values import _ClassScope, _DownClass
 from apidrift.auditor.downstream.shared import OVERRIDE_DECORATORS
-from apidrift.auditor.downstream.sites import SiteKind, UseSite
 
 
 def _override_sites(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 
 
 def _signature_of(function: cst.FunctionDef) -> Signature:

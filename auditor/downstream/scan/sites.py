@@ -7,13 +7,13 @@ from collections.abc import Mapping
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from apidrift.auditor.check.bind import CallShape
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, root_module
+from apidrift.auditor.core.bind import CallShape
+from apidrift.auditor.core.refs import AttrRef, ModuleRef, root_module
+from apidrift.auditor.core.sites import SiteKind, Span, UseSite
 from apidrift.auditor.downstream.scan.evaluator import _Evaluator
 from apidrift.auditor.downstream.scan.nodes import _name_of, _span
 from apidrift.auditor.downstream.scan.values import _Candidate, _DownClass
 from apidrift.auditor.downstream.shared import REFS, code_at, site_guard
-from apidrift.auditor.downstream.sites import SiteKind, Span, UseSite
 
 
 def _site(

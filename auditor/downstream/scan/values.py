@@ -8,7 +8,7 @@ from typing import Union
 
 import libcst as cst
 
-from apidrift.auditor.downstream.refs import Ref
+from apidrift.auditor.core.refs import Ref
 
 
 def _attribute_names(node: cst.CSTNode) -> list[str]:

@@ -120,7 +120,7 @@ def _named_namespace_writes(module: ast.Module) -> tuple[list[str], list[tuple[i
     return names, lines
 
 
-_DYNAMIC_BINDING = "dynamic-binding"  # a Reason code (auditor/reasons.py)
+_DYNAMIC_BINDING = "dynamic-binding"  # a Reason code (auditor/core/reasons.py)
 
 
 _NAMESPACE_FUNCTIONS = frozenset({"locals", "vars", "globals", "exec"})

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.analyses.namespace import (
     _body_bound_names,
     _class_patches,
@@ -24,7 +25,6 @@ from apidrift.auditor.upstream.analyses.namespace import (
     _uses_namespace_functions,
 )
 from apidrift.auditor.upstream.analyses.nodes import _class_statements, _last_name_of, _module_statements
-from apidrift.auditor.upstream.signature import Parameter, ParamKind, Signature
 
 MAX_BESIDE_BYTES = 5 * 1024 * 1024  # as api_index.MAX_MODULE_BYTES: a larger source is not read
 

@@ -1,0 +1,159 @@
+"""Use sites: what the scanner found in one downstream file, as plain values that serialize themselves.
+
+Kept apart from the scanners so that rules, reports and the scan cache never import a parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from apidrift.auditor.core.bind import CallShape
+from apidrift.auditor.core.notebook_map import NotebookMap
+from apidrift.auditor.core.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ItemRef,
+    ModuleRef,
+    OpaqueRef,
+    Ref,
+    StarRef,
+)
+from apidrift.auditor.core.signature import Signature
+
+# One empty set for every site no handler guards: `frozenset()` is a new 216-byte object each call.
+NOTHING_CAUGHT: frozenset[str] = frozenset()
+
+
+class SiteKind(str, Enum):
+    IMPORT = "import"
+    ATTRIBUTE = "attribute"
+    CALL = "call"
+    OVERRIDE = "override"  # a method overriding an upstream one: the upstream calls it
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True, slots=True)
+class UseSite:
+    kind: SiteKind
+    ref: Ref  # what is imported or accessed; for calls, the callee
+    span: Span
+    code: str  # the use as written, first line only
+    shape: CallShape | None = None
+    keyword_spans: tuple[tuple[str, Span], ...] = ()  # call keywords and where each is written
+    guarded: bool = False  # inside try/except ImportError etc., `if TYPE_CHECKING`, or a hasattr check
+    # The builtin exception classes that `try` statements (or `contextlib.suppress`) around the use
+    # catch, where every handler names only builtin classes: the use is handled where its failure
+    # raises one of them (`except ModuleNotFoundError:` lets a missing name's ImportError through).
+    caught: frozenset[str] = NOTHING_CAUGHT
+    signature: Signature | None = None  # for override sites: the downstream method's own signature
+    # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
+    # keywords of this call that reach the upstream (only their problems are this site's).
+    forwarded: tuple[str, ...] = ()
+    # The call goes through such an `__init__` (even when it hands on no keyword): its shape is the
+    # upstream call that `__init__` makes, so only what the call itself can change is its problem.
+    through_init: bool = False
+    # The call builds an instance of a downstream subclass of the callee's class (whose methods the
+    # upstream's `self.m` and `getattr(self, ...)` may find): the instance's class is not the callee's.
+    subclass: bool = False
+    # How the code uses what the site gives (the `ast` scanner only): "value" where an operator, an
+    # ordering, `in`, a conversion, a subscript or an iteration needs a value of a kind (a bound method
+    # there raises TypeError), "format" in an f-string;
+    # for calls, "await" when awaited and "discard" when the result is dropped (a statement of its own).
+    use: str = ""
+
+
+@dataclass(frozen=True)
+class FileScan:
+    path: str
+    sites: tuple[UseSite, ...]
+    lines: tuple[str, ...]  # the file's lines, for showing findings
+    # For a notebook: its code cells' lines are `lines`, and this says which cell each is in.
+    notebook: NotebookMap | None = None
+
+
+def ref_to_data(ref: Ref) -> Any:
+    if isinstance(ref, ModuleRef):
+        return {"module": ref.path}
+    if isinstance(ref, AttrRef):
+        return {"attr": ref.name, "of": ref_to_data(ref.base)}
+    if isinstance(ref, CallRef):
+        return {"call": ref_to_data(ref.func)}
+    if isinstance(ref, StarRef):
+        return {"star": list(ref.modules), "name": ref.name}
+    if isinstance(ref, ItemRef):
+        return {"item": ref.via, "of": ref_to_data(ref.base)}
+    if isinstance(ref, OpaqueRef):
+        return {"opaque": ref.why, "root": ref.root}
+    return {"instance": ref_to_data(ref.cls)}
+
+
+def ref_from_data(data: Any) -> Ref:
+    if "module" in data:
+        return ModuleRef(data["module"])
+    if "attr" in data:
+        return AttrRef(ref_from_data(data["of"]), data["attr"])
+    if "call" in data:
+        return CallRef(ref_from_data(data["call"]))
+    if "star" in data:
+        return StarRef(tuple(data["star"]), data["name"])
+    if "item" in data:
+        return ItemRef(ref_from_data(data["of"]), data["item"])
+    if "opaque" in data:
+        return OpaqueRef(data["opaque"], data["root"])
+    return InstanceRef(ref_from_data(data["instance"]))
+
+
+def site_to_data(site: UseSite) -> dict[str, Any]:
+    shape = site.shape
+    return {
+        "kind": site.kind.value,
+        "ref": ref_to_data(site.ref),
+        "span": list(_span_tuple(site.span)),
+        "code": site.code,
+        "shape": [shape.positional, list(shape.keywords), shape.star_args, shape.star_kwargs, shape.values]
+        if shape
+        else None,
+        "keywords": [[name, list(_span_tuple(span))] for name, span in site.keyword_spans],
+        "guarded": site.guarded,
+        **({"caught": sorted(site.caught)} if site.caught else {}),  # absent when none (most sites)
+        "signature": site.signature.as_dict() if site.signature else None,
+        "forwarded": list(site.forwarded),
+        "through_init": site.through_init,
+        "subclass": site.subclass,
+        **({"use": site.use} if site.use else {}),
+    }
+
+
+def site_from_data(data: dict[str, Any]) -> UseSite:
+    shape = data["shape"]
+    return UseSite(
+        kind=SiteKind(data["kind"]),
+        ref=ref_from_data(data["ref"]),
+        span=Span(*data["span"]),
+        code=data["code"],
+        shape=CallShape(shape[0], tuple(shape[1]), shape[2], shape[3], shape[4] if len(shape) > 4 else "")
+        if shape
+        else None,
+        keyword_spans=tuple((name, Span(*span)) for name, span in data["keywords"]),
+        guarded=data["guarded"],
+        caught=frozenset(data["caught"]) if "caught" in data else NOTHING_CAUGHT,
+        signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
+        forwarded=tuple(data.get("forwarded", ())),
+        through_init=bool(data.get("through_init", False)),
+        subclass=bool(data.get("subclass", False)),
+        use=str(data.get("use", "")),
+    )
+
+
+def _span_tuple(span: Span) -> tuple[int, int, int, int]:
+    return (span.line, span.column, span.end_line, span.end_column)

@@ -1,0 +1,369 @@
+"""`apidrift fix` on real releases from the index, each fix proven by running the fixed code.
+
+Every fix kind the upstream's evidence allows is applied (`fix --write`) to a small downstream, then
+the fixed code runs in a throwaway virtualenv (under the system temporary folder) holding the real
+new release, installed by pip from the configured index, with every DeprecationWarning an error: a
+fix onto a name that still warns is no fix. The re-audit of the fixed code has none of the fixed
+findings and no new one. The click 8.2.0 case (a parameter added where a removed one was) gets no
+rename in any output.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import venv
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from apidrift import AuditRequest, audit
+from apidrift.auditor.cli.main import main
+from apidrift.auditor.core.results import AuditResult, FixKind
+
+pytestmark = pytest.mark.network
+
+_VENVS: dict[str, Path] = {}
+
+
+def release_python(spec: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The interpreter of a throwaway virtualenv holding the real release `spec` (pip, default index)."""
+    if spec not in _VENVS:
+        folder = tmp_path_factory.mktemp("venv-" + spec.replace("=", "-"))
+        venv.create(folder, with_pip=True)
+        python = folder / "bin" / "python"
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", spec],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        _VENVS[spec] = python
+    return _VENVS[spec]
+
+
+def run_under(
+    python: Path, folder: Path, code: str, *, strict: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run `code` in `folder` with the venv's Python; `strict`: every DeprecationWarning is an error."""
+    return subprocess.run(
+        [str(python), *(["-W", "error::DeprecationWarning"] if strict else []), "-c", code],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def downstream(root: Path, source: str) -> Path:
+    root.mkdir(parents=True)
+    (root / "app.py").write_text(source)
+    return root
+
+
+def keys(result: AuditResult) -> Counter[tuple[str, str]]:
+    return Counter((f.code, f.message) for f in result.findings)
+
+
+def fix_and_reaudit(
+    folder: Path, against: str, old: str, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[str, AuditResult, AuditResult]:
+    before = audit(AuditRequest(str(folder), against, old, cache_dir=cache))
+    main(
+        [
+            "fix",
+            str(folder),
+            "--against",
+            against,
+            "--from",
+            old,
+            "--cache-dir",
+            str(cache),
+            "--no-config",
+            "--write",
+        ]
+    )
+    out = capsys.readouterr().out
+    after = audit(AuditRequest(str(folder), against, old, cache_dir=cache))
+    return out, before, after
+
+
+# ---- a guess is never a fix: click 8.1.8 -> 8.2.0
+
+
+def test_click_added_parameter_is_no_rename_in_any_output(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    source = "from click.testing import CliRunner\n\nrunner = CliRunner(mix_stderr=False)\n"
+    folder = downstream(tmp_path / "down", source)
+    # CPython with click 8.2.0: TypeError: CliRunner.__init__() got an unexpected keyword argument 'mix_stderr'
+    python = release_python("click==8.2.0", tmp_path_factory)
+    ran = run_under(python, folder, "import app")
+    assert "unexpected keyword argument 'mix_stderr'" in ran.stderr
+    common = [
+        "--against",
+        "click==8.2.0",
+        "--from",
+        "click==8.1.8",
+        "--cache-dir",
+        str(index_cache),
+        "--no-config",
+    ]
+    outputs = {}
+    for fmt in ("text", "json", "sarif", "markdown", "github"):
+        main(["audit", str(folder), *common, "--format", fmt])
+        outputs[fmt] = capsys.readouterr().out
+    main(["fix", str(folder), *common])
+    outputs["fix"] = capsys.readouterr().out
+    main(["fix", str(folder), *common, "--unsafe-fixes"])
+    outputs["fix --unsafe-fixes"] = capsys.readouterr().out
+    for name, text in outputs.items():
+        assert "mix_stderr" in text, name
+        assert "catch_exceptions=" not in text and "renamed to" not in text, name
+    for name in ("text", "json", "sarif", "markdown", "github"):
+        assert "they may differ in meaning" in outputs[name], name
+    finding = json.loads(outputs["json"])["findings"][0]
+    assert finding["fix"]["kind"] == "remove-keyword" and finding["fix"]["applicability"] == "unsafe"
+    assert "rename" not in outputs["fix"] and "drop `mix_stderr=`" in outputs["fix"]
+    assert "+runner = CliRunner()" in outputs["fix --unsafe-fixes"]  # the removal, labelled unsafe
+    assert "UNSAFE: changes behaviour" in outputs["fix --unsafe-fixes"]
+
+
+# ---- a name a module `__getattr__` serves by handing back another module's object
+
+
+def test_click_8_2_deprecated_import_moves_to_the_object_it_serves(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # click 8.2.0 `click/parser.py:521`: `if name == "split_arg_string": from .shell_completion import
+    # split_arg_string; warnings.warn("Importing 'parser.split_arg_string' is deprecated, ...")`
+    source = "from click.parser import split_arg_string\n\nwords = split_arg_string('a \"b c\"')\n"
+    folder = downstream(tmp_path / "down", source)
+    python = release_python("click==8.2.0", tmp_path_factory)
+    assert "DeprecationWarning" in run_under(python, folder, "import app").stderr  # the warning, before
+    out, before, after = fix_and_reaudit(folder, "click==8.2.0", "click==8.1.8", index_cache, capsys)
+    assert (folder / "app.py").read_text().startswith("from click.shell_completion import split_arg_string\n")
+    assert "hands back `click.shell_completion.split_arg_string` itself" in out
+    assert (
+        "3:9 AD203 resolved: the fixes in this file resolve it (checked again)" in out
+    )  # the use goes with it
+    ran = run_under(python, folder, "import app; print(app.words)")
+    assert ran.returncode == 0, ran.stderr  # no warning left: DeprecationWarning is an error here
+    assert ran.stdout.strip() == "['a', 'b c']"
+    assert [f.code for f in before.findings] == ["AD203", "AD203"] and after.findings == []
+
+
+# ---- a rename the old version proves
+
+
+def test_matplotlib_renamed_parameter_is_renamed_on_the_old_versions_evidence(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # matplotlib 3.7.3: `@_api.rename_parameter("3.6", "transOffset", "offset_transform") def
+    # set_offset_transform(self, offset_transform)`; 3.8.0 dropped the decorator: `transOffset=` raises
+    # "TypeError: Collection.set_offset_transform() got an unexpected keyword argument 'transOffset'"
+    source = (
+        "from matplotlib.collections import Collection\n"
+        "from matplotlib.transforms import IdentityTransform\n\n"
+        "c = Collection()\n"
+        "c.set_offset_transform(transOffset=IdentityTransform())\n"
+    )
+    folder = downstream(tmp_path / "down", source)
+    python = release_python("matplotlib==3.8.0", tmp_path_factory)
+    assert (
+        "unexpected keyword argument 'transOffset'"
+        in run_under(python, folder, "import app", strict=False).stderr
+    )
+    out, before, after = fix_and_reaudit(
+        folder, "matplotlib==3.8.0", "matplotlib==3.7.3", index_cache, capsys
+    )
+    assert "c.set_offset_transform(offset_transform=IdentityTransform())\n" in (folder / "app.py").read_text()
+    assert (
+        "evidence: matplotlib==3.7.3 accepts both spellings: its decorator passes `transOffset=` on as" in out
+    )
+    # matplotlib's own import warns under the pyparsing pip picks: not the fixed code's warning
+    ran = run_under(python, folder, "import app; print(app.c.get_offset_transform())", strict=False)
+    assert ran.returncode == 0, ran.stderr
+    assert [f for f in after.findings if f.severity.value == "error"] == []
+    fixed = Counter((f.code, f.message) for f in before.findings if f.code in ("AD101", "AD102"))
+    assert keys(after) == keys(before) - fixed
+
+
+# ---- replacements the upstream names, run under the new release
+
+
+JINJA = (
+    "from jinja2 import contextfunction, environmentfilter\n"
+    "import jinja2\n\n\n"
+    "@contextfunction\n"
+    "def hello(ctx, name):\n"
+    "    return 'hello ' + name\n\n\n"
+    "@environmentfilter\n"
+    "def shout(env, value):\n"
+    "    return value.upper()\n\n\n"
+    "@jinja2.evalcontextfilter\n"
+    "def same(ctx, value):\n"
+    "    return value\n"
+)
+RENDER = (
+    "import app, jinja2\n"
+    "env = jinja2.Environment()\n"
+    "env.globals['hello'] = app.hello\n"
+    "env.filters.update(shout=app.shout, same=app.same)\n"
+    'print(env.from_string(\'{{ hello("x") }} {{ "y"|shout }} {{ "z"|same }}\').render())\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [("2.11.3", "3.0.0", "AD203"), ("3.0.3", "3.1.0", "AD002")],
+    ids=["deprecated-in-3.0", "removed-in-3.1"],
+)
+def test_jinja2_renamed_decorators_are_fixed_and_run(
+    old: str,
+    new: str,
+    kind: str,
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    folder = downstream(tmp_path / "down", JINJA)
+    out, before, after = fix_and_reaudit(folder, f"jinja2=={new}", f"jinja2=={old}", index_cache, capsys)
+    fixed = [f for f in before.findings if f.fix is not None and f.fix.kind is FixKind.REPLACE_NAME]
+    assert sorted((f.location.line, f.code) for f in fixed) == sorted(
+        [(1, kind), (1, kind), (15, "AD003" if kind == "AD002" else "AD203")]
+    )
+    assert all("names `pass_" in (f.fix.evidence or "") for f in fixed)  # type: ignore[union-attr]
+    text = (folder / "app.py").read_text()
+    assert text.startswith(
+        "from jinja2 import pass_context as contextfunction, pass_environment as environmentfilter\n"
+    )
+    assert "@jinja2.pass_eval_context\n" in text
+    ran = run_under(release_python(f"Jinja2=={new}", tmp_path_factory), folder, RENDER)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "hello x Y z"
+    gone = Counter((f.code, f.message) for f in fixed)
+    assert keys(after) == keys(before) - gone, "none of the fixed findings and no new one"
+    assert "evidence:" in out
+
+
+def test_jinja2_2_to_3_1_rests_on_the_last_release_that_named_the_replacements(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # 2.11.3 did not deprecate contextfunction & co., 3.1.0 removed them; 3.0.3 (the last release before
+    # 3.1.0) warns that each "is renamed to 'pass_...'": the fixes rest on its words, and say so
+    folder = downstream(tmp_path / "down", JINJA)
+    out, before, after = fix_and_reaudit(folder, "jinja2==3.1.0", "jinja2==2.11.3", index_cache, capsys)
+    assert "note: 3 fixes rest on Jinja2==3.0.3, the last release before Jinja2==3.1.0" in out
+    assert out.count("evidence: Jinja2==3.0.3 names `pass_") == 3
+    text = (folder / "app.py").read_text()
+    assert text.startswith(
+        "from jinja2 import pass_context as contextfunction, pass_environment as environmentfilter\n"
+    )
+    ran = run_under(release_python("Jinja2==3.1.0", tmp_path_factory), folder, RENDER)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "hello x Y z"
+    assert [f for f in after.findings if f.severity.value == "error"] == []
+    assert len([f for f in before.findings if f.severity.value == "error"]) == 3
+
+
+def test_jinja2_markup_reexported_from_markupsafe_is_imported_from_there(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # Jinja2 2.11.3 `from markupsafe import Markup` in jinja2/__init__.py; 3.1.0 dropped it
+    folder = downstream(tmp_path / "down", "from jinja2 import Markup, Template\n\nsafe = Markup('<b>')\n")
+    out, before, after = fix_and_reaudit(folder, "jinja2==3.1.0", "jinja2==2.11.3", index_cache, capsys)
+    assert (
+        (folder / "app.py")
+        .read_text()
+        .startswith("from jinja2 import Template\nfrom markupsafe import Markup\n")
+    )
+    assert "was `markupsafe.Markup`, re-exported: the same object" in out
+    # the downstream declares no dependency: the distribution the fixed code now imports is named
+    assert (
+        "note: the fixed code imports `markupsafe`, which the downstream does not declare: add `MarkupSafe` "
+        "(the old upstream required it) to its dependencies"
+    ) in out
+    declared = downstream(tmp_path / "declared", "from jinja2 import Markup\n")
+    (declared / "pyproject.toml").write_text(
+        '[project]\nname = "d"\nversion = "1"\ndependencies = ["markupsafe"]\n'
+    )
+    main(
+        [
+            "fix",
+            str(declared),
+            "--against",
+            "jinja2==3.1.0",
+            "--from",
+            "jinja2==2.11.3",
+            "--cache-dir",
+            str(index_cache),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert "+from markupsafe import Markup" in out and "note:" not in out
+    ran = run_under(
+        release_python("Jinja2==3.1.0", tmp_path_factory),
+        folder,
+        "import app; print(type(app.safe).__module__)",
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "markupsafe"
+    assert not [f for f in after.findings if f.severity.value == "error"]
+    assert keys(after) == keys(before) - Counter(
+        (f.code, f.message) for f in before.findings if f.code == "AD002"
+    )
+
+
+def test_numpy_2_expired_names_are_fixed_and_run(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    source = "import numpy as np\n\nx = np.float_(1.5)\ny = np.NaN\nz = np.Inf\nw = np.NINF\n"
+    folder = downstream(tmp_path / "down", source)
+    out, before, after = fix_and_reaudit(folder, "numpy==2.0.0", "numpy==1.26.4", index_cache, capsys)
+    assert (folder / "app.py").read_text() == (
+        "import numpy as np\n\nx = np.float64(1.5)\ny = np.nan\nz = np.inf\nw = np.NINF\n"
+    )  # `np.NINF`: "Use `-np.inf` instead" names an expression, not a name: no fix
+    assert "names `np.float64` as the replacement" in out
+    # what cannot be fixed mechanically is a manual step quoting the upstream
+    assert (
+        "replace `NINF` as numpy==2.0.0 says: \u201c`np.NINF` was removed in the NumPy 2.0 release. Use `-np.inf` instead.\u201d"
+        in out
+    )
+    ran = run_under(
+        release_python("numpy==2.0.0", tmp_path_factory),
+        folder,
+        "src = open('app.py').read().replace('w = np.NINF', '')\n"
+        "ns = {}\nexec(compile(src, 'app.py', 'exec'), ns)\n"  # the fixed lines, without the one left
+        "print(type(ns['x']).__name__, ns['y'] != ns['y'], ns['z'])",
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["float64", "True", "inf"]
+    fixed = Counter(
+        (f.code, f.message)
+        for f in before.findings
+        if f.fix is not None and f.fix.kind is FixKind.REPLACE_NAME
+    )
+    assert sum(fixed.values()) == 3
+    assert keys(after) == keys(before) - fixed
