@@ -135,7 +135,22 @@ class _DownFunction:
         return bool(self.decorators & {"property", "cached_property"})
 
 
-_Value = Union[Ref, _SelfOf, _DownClass, _SuperOf, _DownFunction, None]
+@dataclass(frozen=True)
+class _Container:
+    """A builtin container as the downstream annotates it (`list[up.Row]`, `dict[str, up.Row]`,
+    `tuple[up.A, up.B]`): no upstream object itself, but what its protocols hand out is known. `items`
+    maps a protocol ("item", "iter", "next", "unpack:N"; see ItemRef) to the value it gives."""
+
+    items: tuple[tuple[str, _Value], ...]
+
+    def element(self, via: str) -> _Value:
+        table = dict(self.items)
+        if via in table:
+            return table[via]
+        return table.get("iter") if via.startswith("unpack:") else None
+
+
+_Value = Union[Ref, _SelfOf, _DownClass, _SuperOf, _DownFunction, _Container, None]
 _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 
