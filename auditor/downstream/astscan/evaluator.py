@@ -20,6 +20,7 @@ from apidrift.auditor.downstream.astscan.values import (
     _DownFunction,
     _Expr,
     _method_owner,
+    _Reach,
     _Scope,
     _SelfOf,
     _SuperOf,
@@ -49,6 +50,7 @@ class _Evaluator:
         text: _Text,
         bound_anywhere: frozenset[str] = frozenset(),
         stores: set[tuple[int, _Expr, str]] | frozenset[tuple[int, _Expr, str]] = frozenset(),
+        escaping: set[str] | frozenset[str] = frozenset(),
     ) -> None:
         self.text = text
         self.stores = stores  # (base, attribute) the file assigns: read back, they are the downstream's
@@ -59,6 +61,10 @@ class _Evaluator:
         # The line of the use being evaluated (where an isinstance() narrowing may hold); None while a
         # binding is evaluated (its value is kept for every use: any narrowing counts there)
         self.position: int | None = None
+        # The bindings that reach the expression being evaluated, of the name it starts from (see _Reach);
+        # names a `global` or `nonlocal` statement names are read through all their bindings
+        self.reach: _Reach | None = None
+        self.escaping = escaping
         self._refs: dict[Ref, Ref] = {}
 
     def name(self, name: str, scope: _Scope) -> _Value:
@@ -67,6 +73,11 @@ class _Evaluator:
         while current is not None:
             bindings = current.bindings.get(name)
             if bindings:
+                reach = self.reach
+                if name in self.escaping:  # `global`/`nonlocal`: another scope may rebind it at any call
+                    return self._opaque([self._unique(bindings)], "rebound-elsewhere")
+                if reach is not None and reach.scope is current and reach.name == name:
+                    bindings = list(reach.bindings)  # only those that reach the use
                 value = self._unique(bindings)
                 if name in current.narrowed and (value is None or isinstance(value, REFS)):
                     regions = current.narrowed[name]
@@ -128,11 +139,13 @@ class _Evaluator:
             return None  # a cycle (`x = x.parent`): unknown
         self._active.add(key)
         position, self.position = self.position, None
+        reach, self.reach = self.reach, binding.reach
         try:
             value = self._evaluate(binding)
         finally:
             self._active.discard(key)
             self.position = position
+            self.reach = reach
         self._memo[key] = value
         return value
 
@@ -226,12 +239,14 @@ class _Evaluator:
             return None
         self._active.add(key)
         position, self.position = self.position, None  # the returns are read where they are written
+        reach = self.reach
         try:
             value: _Value = None
             seen = False
-            for returned in function.returns:
+            for index, returned in enumerate(function.returns):
                 if returned == _NONE:
                     continue
+                self.reach = function.reaches[index] if index < len(function.reaches) else None
                 found = self.expression(returned, function.scope)
                 if found is None or isinstance(found, _DownFunction) or (seen and found != value):
                     value = None
@@ -240,6 +255,7 @@ class _Evaluator:
         finally:
             self._active.discard(key)
             self.position = position
+            self.reach = reach
         self._returned[key] = value
         return value
 
@@ -296,7 +312,11 @@ class _Evaluator:
         assert cls.parent is not None
         if len(cls.bases) != 1 or cls.keywords:
             return None
-        value = self.expression(cls.bases[0], cls.parent)
+        reach, self.reach = self.reach, None
+        try:
+            value = self.expression(cls.bases[0], cls.parent)
+        finally:
+            self.reach = reach
         return value if isinstance(value, (AttrRef, ModuleRef, _DownClass)) else None
 
     def upstream_base(self, cls: _ClassScope, upstream_names: frozenset[str]) -> Ref | None:
@@ -399,16 +419,17 @@ class _Evaluator:
         self, head: str, members: list[ast.expr], scope: _Scope, text: _Text | None, depth: int
     ) -> _Value:
         kind = _CONTAINERS[head]
-        if kind == "tuple":
-            if len(members) == 2 and isinstance(members[1], ast.Constant) and members[1].value is Ellipsis:
+        items: list[tuple[str, _Value]]
+        if kind == "tuple" and len(members) == 2:
+            last = members[1]
+            if isinstance(last, ast.Constant) and last.value is Ellipsis:  # `tuple[C, ...]`
                 kind, members = "sequence", members[:1]
-            else:
-                places = [self.annotated(m, scope, text, depth + 1) for m in members]
-                items = [(f"unpack:{i}", v) for i, v in enumerate(places) if v is not None]
-                if places and all(p == places[0] for p in places) and places[0] is not None:
-                    items += [("item", places[0]), ("iter", places[0])]
-                return _Container(tuple(items)) if items else None
-        if kind == "mapping":
+        if kind == "tuple":
+            places = [self.annotated(m, scope, text, depth + 1) for m in members]
+            items = [(f"unpack:{i}", v) for i, v in enumerate(places)]
+            if places and all(p == places[0] for p in places):
+                items += [("item", places[0]), ("iter", places[0])]
+        elif kind == "mapping":
             if len(members) != 2:
                 return None
             key = self.annotated(members[0], scope, text, depth + 1)
