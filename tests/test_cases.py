@@ -110,6 +110,22 @@ def run_case(name: str, tmp_path: Path) -> list:
     return audit(request).findings
 
 
+def test_dynamic_attributes_are_named_with_the_class_that_writes_them(tmp_path: Path) -> None:
+    # The one not-checkable use of the case says why, and which class of the MRO makes it so.
+    sections = parse_case(
+        Path(__file__).parent / "cases" / "instance_dict_removals_keep_the_namespace_complete.case"
+    )
+    request = AuditRequest(
+        str(write_tree(tmp_path / "down", sections["downstream"])),
+        f"pkg@{write_tree(tmp_path / 'new', sections['new'])}",
+        f"pkg@{write_tree(tmp_path / 'old', sections['old'])}",
+        cache_dir=tmp_path / "cache",
+        offline=True,
+    )
+    (coverage,) = audit(request).coverage
+    assert coverage.not_checkable == {"dynamic-attributes:pkg.Writes": 1}
+
+
 def test_explanations_name_the_guess_the_move_and_the_deprecation(tmp_path: Path) -> None:
     hints = {(f.location.line, f.code): f.hint for f in run_case("explanations", tmp_path)}
     assert hints[(1, "AD002")] == "moved: now importable as `pkg.Reader` (from pkg import Reader)"

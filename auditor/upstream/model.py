@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 62  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 63  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)

@@ -644,12 +644,10 @@ class Resolver:
         for entry in mro:
             if isinstance(entry, str):
                 continue
-            if (
-                entry.dynamic_attributes
-                or "__getattr__" in entry.members
-                or "__getattribute__" in entry.members
-            ):
+            if "__getattr__" in entry.members or "__getattribute__" in entry.members:
                 return Unknown(Reason.CLASS_GETATTR)
+            if entry.dynamic_attributes:  # `setattr(self, name, ...)`, `self.__dict__[key] = ...`
+                return Unknown(Reason.DYNAMIC_ATTRIBUTES, entry.path)
             for decorator in (
                 *entry.decorators,
                 *entry.source_decorators,
