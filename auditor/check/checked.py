@@ -139,20 +139,20 @@ def check_site(
     return replace(checked, served_from=served_from) if served_from else checked
 
 
-def _member_before(checked: SiteCheck, old: SiteCheck | None, old_resolver: Resolver | None) -> Resolution | None:
+def _member_before(
+    checked: SiteCheck, old: SiteCheck | None, old_resolver: Resolver | None
+) -> Resolution | None:
     """The old version's member of the class whose method (or property) this site reaches, where the old
     version could not type the receiver (`arrow.utcnow()` unannotated before, `-> Arrow` now): the
     class's member is what the value's was, as a removal is read through the class (`_class_had_it`)."""
     after = checked.resolution
     if old_resolver is None or old is None or not isinstance(old.resolution, Unknown):
         return None
-    if isinstance(after, FunctionValue) and after.via == "instance":
-        path = after.path
-    elif isinstance(after, AttributeValue) and after.on_instance:
-        path = after.path
-    else:
+    method = isinstance(after, FunctionValue) and after.via == "instance"
+    if not (method or (isinstance(after, AttributeValue) and after.on_instance)):
         return None
-    owner, _, name = path.rpartition(".")
+    assert isinstance(after, (FunctionValue, AttributeValue))
+    owner, _, name = after.path.rpartition(".")
     cls = old_resolver.lookup(owner)
     if not isinstance(cls, ClassValue):
         return None
