@@ -76,6 +76,8 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     if old is None:
         return
     before, after = old.resolution, checked.new.resolution
+    if checked.new.member_before is not None:  # the old version did not type the value: its class tells
+        before = checked.new.member_before
     site = checked.site
     version = checked.new.version
     if site.kind is SiteKind.ATTRIBUTE and _plain_value(before) and _method(after):

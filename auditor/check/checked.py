@@ -61,6 +61,9 @@ class SiteCheck:
     # For a name a module `__getattr__` serves with a warning by handing back another module's object
     # (`click.parser.split_arg_string` is `click.shell_completion.split_arg_string`): that object's path.
     served_from: str | None = None
+    # Where the old version could not type the receiver but this one can (an instance of a class): what
+    # that class's member of the same name was in the old version (a property that became a method).
+    member_before: Resolution | None = None
     # For overrides: the upstream's own call that no longer binds (`Option.get_help_record` calls
     # `self.get_default(ctx, call=False)`), as {"caller": path, "call": text, "lineno": n}.
     upstream_call: dict[str, object] | None = None
@@ -125,6 +128,9 @@ def check_site(
     version's resolver, a name an annotated value's class lost counts as a removal even where the old
     version could not type the value (its return was not annotated)."""
     checked = _check_site(site, resolver, version, relocator, old, old_resolver, requirements)
+    before = _member_before(checked, old, old_resolver)
+    if before is not None:
+        checked = replace(checked, member_before=before)
     if relocator is None:
         return checked
     replacement = _replacement(site, checked, resolver, old, old_resolver)
@@ -135,6 +141,27 @@ def check_site(
         checked = replace(checked, keyword_aliases=aliases)
     served_from = _served_from(site, checked, resolver)
     return replace(checked, served_from=served_from) if served_from else checked
+
+
+def _member_before(
+    checked: SiteCheck, old: SiteCheck | None, old_resolver: Resolver | None
+) -> Resolution | None:
+    """The old version's member of the class whose method (or property) this site reaches, where the old
+    version could not type the receiver (`arrow.utcnow()` unannotated before, `-> Arrow` now): the
+    class's member is what the value's was, as a removal is read through the class (`_class_had_it`)."""
+    after = checked.resolution
+    if old_resolver is None or old is None or not isinstance(old.resolution, Unknown):
+        return None
+    method = isinstance(after, FunctionValue) and after.via == "instance"
+    if not (method or (isinstance(after, AttributeValue) and after.on_instance)):
+        return None
+    assert isinstance(after, (FunctionValue, AttributeValue))
+    owner, _, name = after.path.rpartition(".")
+    cls = old_resolver.lookup(owner)
+    if not isinstance(cls, ClassValue):
+        return None
+    found = old_resolver.attribute_of_instance(cls.info, name)
+    return found if isinstance(found, (FunctionValue, AttributeValue)) else None
 
 
 def _served_from(site: UseSite, checked: SiteCheck, resolver: Resolver) -> str | None:
@@ -833,7 +860,9 @@ def _run_time_only(ref: Ref, resolution: Unknown, resolver: Resolver) -> str | N
     names itself: "`pkg.Base.__getattr__`" (pandas' `NDFrame.__getattr__` serves columns), or
     "attributes `pkg.Base` sets on its instances at run time" (a method writes the instance's
     `__dict__` under computed names)."""
-    if resolution.reason is not Reason.CLASS_GETATTR or not isinstance(ref, AttrRef):
+    if resolution.reason not in (Reason.CLASS_GETATTR, Reason.DYNAMIC_ATTRIBUTES) or not isinstance(
+        ref, AttrRef
+    ):
         return None
     base = resolver.resolve(ref.base)
     if not isinstance(base, InstanceValue):

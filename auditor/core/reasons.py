@@ -87,6 +87,11 @@ class Reason(Enum):
         "class-getattr",
         "the class answers unknown attributes itself (__getattr__ and the like)",
     )
+    DYNAMIC_ATTRIBUTES = (
+        "dynamic-attributes",
+        "the class's methods (of the class named after the colon) set instance attributes under names "
+        "computed at run time (setattr with a computed name, writes to __dict__): any name may exist",
+    )
     DECORATOR_ADDS_ATTRIBUTES = (
         "decorator-adds-attributes",
         "a class decorator sets attributes on the class (setattr)",

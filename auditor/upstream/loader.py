@@ -555,6 +555,10 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         returns_items=_item_paths(func.returns),
         returns_args=_generic_args(func.returns),
         is_async="async" in func.labels,
+        returns_super=func.returns is None
+        and facts.get("returns") == "super"
+        and func.parent is not None
+        and func.parent.is_class,
         forwards=_forwarding_target(func, facts.get("forwards")),
         constructs=_canonical_constructs(func, facts.get("constructs")),
         identity=facts.get("identity", False) or keeps[0],
@@ -1169,8 +1173,10 @@ def _forwarding_target(func: griffe.Function, forwards: dict[str, Any] | None) -
 
 def _inferred_return(func: griffe.Function, facts: dict[str, Any]) -> str | None:
     returned = facts.get("returns")
-    if not returned:
+    if not returned or returned == "super":
         return None
+    if returned in ("builtins.str", "builtins.bytes"):
+        return str(returned)  # a literal (see _returned_class)
     owner = func.parent if func.parent is not None and func.parent.is_class else None
     if returned == "self":
         plain_method = "classmethod" not in func.labels and "staticmethod" not in func.labels

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.core.signature import Signature
 
-MODEL_VERSION = 64  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 65  # part of every cache key: bump when the model or the loader's output changes
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
@@ -204,6 +204,9 @@ class FunctionInfo:
     # what a container the annotation names hands out: (("item" | "iter" | "next", class path), ...)
     returns_items: tuple[tuple[str, str], ...] = ()
     is_async: bool = False  # `async def`: calling it gives a coroutine; awaiting that, what it returns
+    # Unannotated, it returns what the same method of the next class in its class's MRO returns
+    # (`return super().encode(...)`)
+    returns_super: bool = False
     # The type arguments of a generic class the return annotation names (`-> Page[Item]`: the path of
     # each argument's class, "" where it names none), for the methods of what it returns (`T`).
     returns_args: tuple[str, ...] = ()
@@ -290,6 +293,7 @@ class FunctionInfo:
             "returns_path": self.returns_path,
             "returns_items": [list(p) for p in self.returns_items],
             "is_async": self.is_async,
+            "returns_super": self.returns_super,
             "returns_args": list(self.returns_args),
             "identity": self.identity,
             "factory_identity": self.factory_identity,
@@ -335,6 +339,7 @@ class FunctionInfo:
             returns_path=data["returns_path"],
             returns_items=tuple((p[0], p[1]) for p in data.get("returns_items", ())),
             is_async=bool(data.get("is_async", False)),
+            returns_super=bool(data.get("returns_super", False)),
             returns_args=tuple(data.get("returns_args", ())),
             identity=data["identity"],
             factory_identity=data["factory_identity"],

@@ -3,7 +3,7 @@
 Follows re-exports and aliases, submodules, star imports, class bases (C3 MRO) and instance types
 (constructor calls, annotations, return annotations). Every answer is three-valued: `Missing` only
 when the miss is certain; anything the analysis cannot see through is `Unknown(reason)`
-(the reasons are in `auditor.reasons`).
+(the reasons are in `auditor.core.reasons`).
 """
 
 from __future__ import annotations
@@ -647,12 +647,10 @@ class Resolver:
         for entry in mro:
             if isinstance(entry, str):
                 continue
-            if (
-                entry.dynamic_attributes
-                or "__getattr__" in entry.members
-                or "__getattribute__" in entry.members
-            ):
+            if "__getattr__" in entry.members or "__getattribute__" in entry.members:
                 return Unknown(Reason.CLASS_GETATTR)
+            if entry.dynamic_attributes:  # `setattr(self, name, ...)`, `self.__dict__[key] = ...`
+                return Unknown(Reason.DYNAMIC_ATTRIBUTES, entry.path)
             for decorator in (
                 *entry.decorators,
                 *entry.source_decorators,
@@ -989,7 +987,7 @@ class Resolver:
             return target.info  # an instance of cls: its own class's __init__ runs
         return None
 
-    def call_result(self, func: Value, receiver: InstanceValue | None = None) -> Resolution:
+    def call_result(self, func: Value, receiver: InstanceValue | None = None, depth: int = 0) -> Resolution:
         """What calling a value returns, when that is certain enough to follow (a method's `T`
         standing for the receiver's type argument)."""
         if isinstance(func, ClassValue):
@@ -1005,8 +1003,21 @@ class Resolver:
                     made if made.reason is not Reason.FACTORY_NEW else InstanceValue(func.info, exact=False)
                 )
             return InstanceValue(made, exact=True)
+        if isinstance(func, AttributeValue) and depth < 8:
+            # `encode = _default.encode` (a method of a module-level instance): what it holds, called
+            held = self.assigned_value(func)
+            if isinstance(held, (FunctionValue, ClassValue, AttributeValue)):
+                return self.call_result(held, receiver, depth + 1)
+            return Unknown(Reason.UNKNOWN_RETURN)
         if isinstance(func, FunctionValue) and func.info.is_async:
             return Unknown(Reason.COROUTINE)  # what awaiting it gives is an ItemRef "await"
+        if isinstance(func, FunctionValue) and func.info.returns_super and not func.info.returns_path:
+            following = self._next_method(func) if depth < 8 else None
+            return (
+                self.call_result(following, receiver, depth + 1)
+                if following
+                else Unknown(Reason.UNKNOWN_RETURN)
+            )
         if isinstance(func, FunctionValue) and func.info.returns_path:
             path = self._substituted(func.info.returns_path, receiver)
             if path in _BUILTIN_VALUE_TYPES:
@@ -1016,6 +1027,25 @@ class Resolver:
                 return InstanceValue(target.info, exact=False, args=func.info.returns_args)
             return Unknown(Reason.RETURN_NOT_A_CLASS)
         return Unknown(Reason.UNKNOWN_RETURN)
+
+    def _next_method(self, func: FunctionValue) -> FunctionValue | None:
+        """The method `super().<name>` reaches from a method of a class: the same name in the next class
+        of that class's MRO that defines it (a plain function there, else None)."""
+        owner_path, _, name = func.path.rpartition(".")
+        owner = self.lookup(owner_path)
+        if not isinstance(owner, ClassValue):
+            return None
+        mro = self.mro(owner.info)
+        if mro is None:
+            return None
+        for entry in mro[1:]:
+            if isinstance(entry, str):
+                return None
+            member = entry.members.get(name)
+            if member is not None:
+                found = self._member_value(member, f"{entry.path}.{name}", func.via)
+                return found if isinstance(found, FunctionValue) else None
+        return None
 
 
 # The method a protocol calls on the instance (see ItemRef).

@@ -192,6 +192,38 @@ def run_case(name: str, tmp_path: Path) -> list:
     return audit(request).findings
 
 
+def test_dynamic_attributes_are_named_with_the_class_that_writes_them(tmp_path: Path) -> None:
+    # The one not-checkable use of the case says why, and which class of the MRO makes it so.
+    sections = parse_case(
+        Path(__file__).parents[1] / "cases" / "instance_dict_removals_keep_the_namespace_complete.case"
+    )
+    request = AuditRequest(
+        str(write_tree(tmp_path / "down", sections["downstream"])),
+        f"pkg@{write_tree(tmp_path / 'new', sections['new'])}",
+        f"pkg@{write_tree(tmp_path / 'old', sections['old'])}",
+        cache_dir=tmp_path / "cache",
+        offline=True,
+    )
+    (coverage,) = audit(request).coverage
+    assert coverage.not_checkable == {"dynamic-attributes:pkg.Writes": 1}
+
+
+def test_explanations_name_the_guess_the_move_and_the_deprecation(tmp_path: Path) -> None:
+    hints = {(f.location.line, f.code): f.hint for f in run_case("explanations", tmp_path)}
+    assert hints[(1, "AD002")] == "moved: now importable as `pkg.Reader` (from pkg import Reader)"
+    assert "\u201cretired() is deprecated: use helper()\u201d" in hints[(2, "AD002")]
+    assert "nor found elsewhere" in hints[(3, "AD002")]  # no false move
+    # a parameter added where another was removed is a guess, worded as one: never "renamed"
+    assert hints[(5, "AD101")].startswith(
+        "remove `path=`: pkg has no parameter of that name; a parameter `file_path` was added where `path` "
+        "was (same position, same annotation `str`); they may differ in meaning"
+    )
+    assert hints[(6, "AD101")].startswith("remove `filename=`")  # `source` is not similar: no false rename
+    # the missing `file_path` goes with the unexpected keyword: CPython raises on the keyword first
+    assert "then: open_file() is missing required argument `file_path`" in hints[(5, "AD101")]
+    assert (5, "AD102") not in hints
+
+
 def test_uses_of_a_failing_value_are_listed_once(tmp_path: Path) -> None:
     findings = run_case("uses_of_a_failing_value_fold_under_its_break", tmp_path)
     assert [(f.location.line, f.code) for f in findings] == [(4, "AD003"), (7, "AD003")]

@@ -543,3 +543,100 @@ def test_statsmodels_against_scipy_1_14_finds_the_real_breaks(
         ("statsmodels/stats/tabledist.py", 121, "AD108"),
     }
     assert result.coverage[0].not_checkable.get("override-requires-optional", 0) >= 50
+
+
+# When the value itself changes under the same name and signature: each pair audited against the
+# upstream release that changed it, from the release of its time (`old`). Every error and AD206
+# warning below was confirmed under CPython 3.11 in throwaway venvs with both releases installed:
+# - PyJWT 2.0.0's `jwt.encode()` returns `str` (1.7.1: bytes, from `super().encode()` and a
+#   `b".".join(...)` literal): djangorestframework-jwt 1.11.0's `.decode('utf-8')` raises
+#   "AttributeError: 'str' object has no attribute 'decode'"; the other four are the removed
+#   `jwt.ExpiredSignature` (AttributeError) and `decode(token, key, verify)` (DecodeError: the third
+#   positional is now `algorithms`; TypeError with `algorithms=` also passed).
+# - arrow 1.0.0 made the `Arrow.timestamp` property a method (0.17.0 did not annotate `utcnow()`):
+#   jesse 0.13.2's `arrow.utcnow().timestamp * 1000` raises "TypeError: unsupported operand type(s) for
+#   *: 'method' and 'int'" at each of the nine lines.
+# - discord.py 2.0.0 made `Bot.load_extension` and `Bot.add_cog` coroutine functions: jishaku 2.2.0's
+#   dropped `bot.add_cog(Jishaku(bot=bot))` returns a coroutine that is never awaited (the cog is not
+#   added; RuntimeWarning), a warning; and `commands.Bot(commands.when_mentioned)` raises "TypeError:
+#   BotBase.__init__() missing 1 required keyword-only argument: 'intents'".
+VALUE_CHANGES = [
+    (
+        "djangorestframework-jwt==1.11.0",
+        "pyjwt==2.0.0",
+        "pyjwt==1.7.1",
+        {
+            "rest_framework_jwt/utils.py:92 AD004",
+            "rest_framework_jwt/authentication.py:34 AD003",
+            "rest_framework_jwt/serializers.py:87 AD003",
+            "rest_framework_jwt/utils.py:104 AD201",
+            "rest_framework_jwt/utils.py:106 AD105",
+        },
+        set(),
+    ),
+    (
+        "jesse==0.13.2",
+        "arrow==1.0.0",
+        "arrow==0.17.0",
+        {
+            f"jesse/{where} AD206"
+            for where in (
+                "helpers.py:362",
+                "helpers.py:625",
+                "modes/backtest_mode/__init__.py:86",
+                "modes/import_candles_mode/__init__.py:23",
+                "modes/import_candles_mode/__init__.py:70",
+                "modes/import_candles_mode/__init__.py:193",
+                "research/get_candles.py:34",
+                "services/required_candles.py:26",
+                "store/state_app.py:5",
+            )
+        },
+        set(),
+    ),
+    (
+        "jishaku==2.2.0",
+        "discord.py==2.0.0",
+        "discord.py==1.7.3",
+        {"jishaku/__main__.py:40 AD102"},
+        {"jishaku/__main__.py:41 AD206", "jishaku/cog.py:55 AD206"},
+    ),
+]
+# The same upstreams against downstreams written for them: no error, no AD206 warning.
+VALUE_CLEAN_PAIRS = [
+    ("djangorestframework-simplejwt==5.3.1", "pyjwt==2.8.0", "none", 50),
+    ("jesse==0.16.0", "arrow==1.0.0", "arrow==0.17.0", 60),
+    ("jishaku==2.5.1", "discord.py==2.0.0", "none", 450),
+]
+
+
+@pytest.mark.parametrize(
+    ("downstream", "upstream", "old", "errors", "warnings"),
+    VALUE_CHANGES,
+    ids=[f"{d}-{u}" for d, u, *_ in VALUE_CHANGES],
+)
+def test_value_change_is_found_once(
+    downstream: str, upstream: str, old: str, errors: set[str], warnings: set[str], index_cache: Path
+) -> None:
+    result = audit(AuditRequest(downstream, upstream, old=old, cache_dir=index_cache))
+    found = {f"{f.location.path}:{f.location.line} {f.code}": f for f in result.findings}
+    assert {k for k, f in found.items() if f.severity.value == "error"} == errors
+    assert {k for k, f in found.items() if f.severity.value == "warning" and f.code == "AD206"} == warnings
+
+
+@pytest.mark.parametrize(
+    ("downstream", "upstream", "old", "sites"),
+    VALUE_CLEAN_PAIRS,
+    ids=[f"{d}-{u}" for d, u, *_ in VALUE_CLEAN_PAIRS],
+)
+def test_value_clean_pair_has_no_error(
+    downstream: str, upstream: str, old: str, sites: int, index_cache: Path
+) -> None:
+    result = audit(AuditRequest(downstream, upstream, old=old, cache_dir=index_cache))
+    flagged = [
+        f"{f.location.path}:{f.location.line} {f.code} {f.message}"
+        for f in result.findings
+        if f.severity.value == "error" or f.code == "AD206"
+    ]
+    assert flagged == []
+    assert result.coverage[0].found >= sites

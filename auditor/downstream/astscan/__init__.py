@@ -4,7 +4,9 @@ Input: a file's text and the upstream's top-level import names. Output: a `FileS
 `UseSite`s, each with a version-independent `Ref` (see `refs`), the call's shape and exact positions.
 Local data flow is followed where it is unambiguous: imports and aliases, `x = Cls(...)`,
 `self.x = ...` in any method, annotations of parameters and variables, and return annotations.
-A name bound more than one way in a scope is not followed (no guessing).
+A name bound more than one way in a scope is read, at each use, through the bindings that reach it
+(straight-line code and `if`/`else` joins exactly; a loop, `try` or `with` through every binding
+made before or in it); a use reached by bindings that disagree is not followed (no guessing).
 
 CPython's own parser builds the tree (no concrete syntax tree: this scan only reads). Its columns
 count UTF-8 bytes; every position here is converted to characters (as SARIF and editors count). The
@@ -75,6 +77,7 @@ def scan_source(
             text,
             frozenset(bound) if bound is not None and stars and None not in stars else frozenset(),
             collector.attribute_stores,
+            frozenset(collector.escaping),
         )
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []
@@ -82,6 +85,7 @@ def scan_source(
         collector.candidates = []
         for index, candidate in enumerate(candidates):
             candidates[index] = None  # type: ignore[call-overload]  # freed as they become sites
+            evaluator.reach = candidate.reach
             if candidate.kind == "class":
                 assert isinstance(candidate.scope, _ClassScope)
                 sites.extend(_override_sites(candidate.scope, evaluator, text, upstream_names))

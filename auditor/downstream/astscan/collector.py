@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 from apidrift.auditor.core.refs import AttrRef, ModuleRef
@@ -46,7 +46,12 @@ from apidrift.auditor.downstream.astscan.values import (
     _Function,
     _Import,
     _item_of,
+    _joined,
+    _merged,
     _Method,
+    _Reach,
+    _Region,
+    _root_name,
     _Scope,
     _SelfOf,
 )
@@ -116,6 +121,7 @@ class _Collector:
         self.lines: list[str] | None = None
         self.interned: dict[Any, Any] = {}  # equal expressions and shapes are kept once
         self.functions: list[_DownFunction | None] = []  # the functions being visited (None: a lambda)
+        self.escaping: set[str] = set()  # names a `global` or `nonlocal` statement names
 
     def _intern(self, value: _T) -> _T:
         return self.interned.setdefault(value, value)
@@ -140,9 +146,29 @@ class _Collector:
     def _candidate(
         self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None, use: str = ""
     ) -> None:
-        self.candidates.append(
-            _Candidate(kind, expression, self.scopes[-1], self._guard_of(expression), span, extra, use=use)
+        candidate = _Candidate(
+            kind, expression, self.scopes[-1], self._guard_of(expression), span, extra, use=use
         )
+        if expression is not None:
+            candidate.reach = self._reach_of(expression)
+        self.candidates.append(candidate)
+
+    def _reach_of(self, expression: _Expr) -> _Reach | None:
+        """The bindings that reach here of the name the expression starts from, in the scope whose flow
+        holds here (through comprehensions, which run where they are written)."""
+        name = _root_name(expression)
+        if name is None:
+            return None
+        scope = self.scope
+        while scope.inline and scope.parent is not None:
+            if name in scope.bindings:
+                return None
+            scope = scope.parent
+        return scope.reach(name)
+
+    def _bound(self, expression: _Expr, **fields: Any) -> _Binding:
+        """A binding of the current scope to an expression, with the bindings that reach its name."""
+        return _Binding(self.scope, expression=expression, reach=self._reach_of(expression), **fields)
 
     # -- traversal --------------------------------------------------------------------------------
 
@@ -323,7 +349,9 @@ class _Collector:
         function = self.functions[-1] if self.functions else None
         if function is not None and not self.scope.is_class:
             value = node.value
-            function.returns.append(self._intern(_compact(value)) if value is not None else _NONE)
+            returned = self._intern(_compact(value)) if value is not None else _NONE
+            function.returns.append(returned)
+            function.reaches.append(self._reach_of(returned) if value is not None else None)
         if node.value is not None:
             self.visit(node.value)
 
@@ -339,7 +367,7 @@ class _Collector:
     def _visit_comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
     ) -> None:
-        scope = _Scope(self.scope)
+        scope = _Scope(self.scope, inline=True)
         self.scopes.append(scope)
         for generator in node.generators:
             if isinstance(generator.target, ast.Name) and not generator.is_async:
@@ -394,24 +422,37 @@ class _Collector:
         self.guard_depth += guards
         outer = self.caught
         self.caught = outer | caught if caught else outer
+        scope = self.scope
+        region = scope.open_region()
         self.visit_all(node.body)
         self.caught = outer
         self.guard_depth -= guards
         star, self.try_star = self.try_star, False
-        self.visit_all(node.handlers)
+        self._try_rest(node, region, node.handlers)
         self.try_star = star
-        self.visit_all(node.orelse)
-        self.visit_all(node.finalbody)
+
+    def _try_rest(self, node: ast.AST, region: _Region, handlers: Sequence[ast.AST]) -> None:
+        """A handler runs from any point of the body (what reaches it: what reached the `try` or was
+        bound in the body); `else` from the body's end; `finally` and what follows from any of them."""
+        scope = self.scope
+        body_end = scope.flow
+        start = {**region.before, **{n: _merged(region.before.get(n, ()), m) for n, m in region.made.items()}}
+        for handler in handlers:
+            scope.flow = dict(start)
+            self.visit(handler)
+        scope.flow = body_end
+        self.visit_all(node.orelse)  # type: ignore[attr-defined]
+        scope.close_region(region, loop=False)
+        self.visit_all(node.finalbody)  # type: ignore[attr-defined]
 
     # `except*` handlers neither guard nor bind here. ast.TryStar is 3.11's (mypy reads 3.10's ast):
     # its fields are read with `type: ignore[attr-defined]`.
     def visit_TryStar(self, node: ast.AST) -> None:
+        region = self.scope.open_region()
         self.visit_all(node.body)  # type: ignore[attr-defined]
         star, self.try_star = self.try_star, True
-        self.visit_all(node.handlers)  # type: ignore[attr-defined]
+        self._try_rest(node, region, node.handlers)  # type: ignore[attr-defined]
         self.try_star = star
-        self.visit_all(node.orelse)  # type: ignore[attr-defined]
-        self.visit_all(node.finalbody)  # type: ignore[attr-defined]
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if self.try_star:
@@ -433,7 +474,10 @@ class _Collector:
 
     # `with contextlib.suppress(ImportError, ...):` swallows what a guarded use may raise.
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        scope = self.scope
+        region = scope.open_region()  # `__exit__` may swallow what the body raised: it may stop anywhere
         for item in node.items:
+            settles = scope.defer()
             if isinstance(node, ast.With) and isinstance(item.optional_vars, ast.Name):
                 self._bind_item(item.optional_vars.id, item.context_expr, "enter")
             elif item.optional_vars is not None:
@@ -441,6 +485,8 @@ class _Collector:
             self.visit(item.context_expr)
             if item.optional_vars is not None:
                 self.visit(item.optional_vars)
+            if settles:
+                scope.settle()
         caught = _suppressed(node)
         guards = caught is None and _suppresses(node)
         self.guard_depth += guards
@@ -449,6 +495,7 @@ class _Collector:
         self.visit_all(node.body)
         self.caught = outer
         self.guard_depth -= guards
+        scope.close_region(region, loop=False)
 
     visit_AsyncWith = visit_With
 
@@ -475,10 +522,17 @@ class _Collector:
         self.visit(node.test)
         type_checking = _is_type_checking(node.test)
         scope = self.scope
+        before = dict(scope.flow)
         scope.type_checking += type_checking
         self.visit_all(node.body)
         scope.type_checking -= type_checking
+        body_end, scope.flow = scope.flow, before
         self.visit_all(node.orelse)
+        # Where the branches meet: what reaches through each branch that goes on past the `if`
+        ends = [
+            end for end, block in ((body_end, node.body), (scope.flow, node.orelse)) if not _leaves(block)
+        ]
+        scope.flow = _joined(ends or [body_end, scope.flow])
         self.guard_depth -= guards
         del self.attr_guards[len(self.attr_guards) - len(tested) :]
 
@@ -536,10 +590,12 @@ class _Collector:
                     regions.append((*region, self._intern(cls)))
         text = self.text
         func_expression = self._intern(_compact(node.func))
-        self.candidates.append(
-            _Candidate("call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
-                       None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""))
+        candidate = _Candidate(
+            "call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
+            None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""),
         )  # fmt: skip
+        candidate.reach = self._reach_of(func_expression)
+        self.candidates.append(candidate)
         if type(node.func) is ast.Name and node.func.id in _NEEDS_VALUE:
             for argument in node.args:
                 self.used[id(argument)] = "value"
@@ -642,6 +698,7 @@ class _Collector:
                 self._candidate("import-name", None, name_span, (module, name, alias_span))
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        settles = self.scope.defer()
         for target in node.targets:
             self._bind_target(target, node.value)
             if self.import_fallback_depth:
@@ -652,8 +709,11 @@ class _Collector:
                 self.version_names.update(_identifiers(target))
         self.visit_all(node.targets)
         self.visit(node.value)
+        if settles:
+            self.scope.settle()
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        settles = self.scope.defer()
         if isinstance(node.target, ast.Name):
             self.scope.bind(node.target.id, _Binding(self.scope, annotation=node.annotation))
         else:
@@ -662,37 +722,67 @@ class _Collector:
         self.visit(node.annotation)
         if node.value is not None:
             self.visit(node.value)
+        if settles:
+            self.scope.settle()
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        settles = self.scope.defer()
         self._bind_target(node.target, None)
         self.visit(node.target)
         self.visit(node.value)
+        if settles:
+            self.scope.settle()
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
-        if isinstance(node.target, ast.Name):
-            self.scope.bind(
-                node.target.id, _Binding(self.scope, expression=self._intern(_compact(node.value)))
-            )
+        if isinstance(node.target, ast.Name):  # may not happen (`a and (x := f())`): joins what reaches
+            self.scope.bind(node.target.id, self._bound(self._intern(_compact(node.value))), maybe=True)
         self.visit(node.target)
         self.visit(node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         if isinstance(node, ast.For):
             self.used[id(node.iter)] = "value"  # iterated
+        scope = self.scope
+        region = scope.open_region()
+        settles = scope.defer()
         if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
             self._bind_item(node.target.id, node.iter, "iter")
         else:
             self._bind_target(node.target, None)
         self.visit(node.target)
         self.visit(node.iter)
+        if settles:
+            scope.settle()
         self.visit_all(node.body)
         self.visit_all(node.orelse)
+        scope.close_region(region, loop=True)
+
+    def visit_While(self, node: ast.While) -> None:
+        scope = self.scope
+        region = scope.open_region()
+        self.visit(node.test)
+        self.visit_all(node.body)
+        self.visit_all(node.orelse)
+        scope.close_region(region, loop=True)
+
+    def visit_Match(self, node: ast.Match) -> None:
+        """Each case from what reaches the `match`; after it, what reaches through any case or none."""
+        self.visit(node.subject)
+        scope = self.scope
+        before = dict(scope.flow)
+        ends = [before]
+        for case in node.cases:
+            scope.flow = dict(before)
+            self.visit(case)
+            ends.append(scope.flow)
+        scope.flow = _joined(ends)
 
     visit_AsyncFor = visit_For
 
     def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
         for name in node.names:
             self.scope.bind(name, _Binding(self.scope))  # rebound elsewhere: not followed
+            self.escaping.add(name)  # another scope rebinds it: no flow of its own is certain
 
     visit_Nonlocal = visit_Global
 
@@ -703,16 +793,14 @@ class _Collector:
 
     def _bind_item(self, name: str, container: ast.expr, via: str) -> None:
         """`for name in container`, `with container as name`: what the protocol hands out."""
-        self.scope.bind(
-            name, _Binding(self.scope, expression=self._intern(_item_of(_compact(container), via)))
-        )
+        self.scope.bind(name, self._bound(self._intern(_item_of(_compact(container), via))))
 
     def _bind_target(
         self, target: ast.expr, value: ast.expr | None, annotation: ast.expr | None = None
     ) -> None:
         if isinstance(target, ast.Name):
             expression = self._intern(_compact(value)) if value is not None else None
-            self.scope.bind(target.id, _Binding(self.scope, expression=expression))
+            self.scope.bind(target.id, self._bound(expression))
         elif isinstance(target, (ast.Tuple, ast.List)):
             star = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)), None)
             literal = isinstance(value, (ast.Tuple, ast.List)) and not any(
@@ -727,10 +815,7 @@ class _Collector:
                     own = value.elts[index] if len(value.elts) == len(target.elts) else None
                     self._bind_target(element, own)
                 elif isinstance(element, ast.Name):  # `fig, ax = up.pair()`: what unpacking hands out
-                    self.scope.bind(
-                        element.id,
-                        _Binding(self.scope, expression=self._intern(_item_of(whole, f"unpack:{index}"))),
-                    )
+                    self.scope.bind(element.id, self._bound(self._intern(_item_of(whole, f"unpack:{index}"))))
                 else:
                     self._bind_target(element, None)
         elif isinstance(target, ast.Starred):
@@ -747,7 +832,7 @@ class _Collector:
                 if current is not None and target.value.id == current[0]:
                     attrs = current[1].self_attributes.setdefault(target.attr, [])
                     expression = self._intern(_compact(value)) if value is not None else None
-                    attrs.append(_Binding(self.scope, expression=expression, annotation=annotation))
+                    attrs.append(self._bound(expression, annotation=annotation))
 
     def _store_scope(self, base: ast.expr) -> _Scope:
         """Where a store on `base` is seen: the class for `self.x.y = ...` in a method, else here."""
@@ -779,6 +864,11 @@ class _Collector:
             self.depth = outer
         else:
             self.visit(value)
+
+
+def _leaves(block: list[ast.stmt]) -> bool:
+    """Whether a block never goes on past its end (it ends in `return`, `raise`, `break`, `continue`)."""
+    return bool(block) and isinstance(block[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))
 
 
 _HANDLERS = {

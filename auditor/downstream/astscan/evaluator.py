@@ -26,10 +26,12 @@ from apidrift.auditor.downstream.astscan.values import (
     _Binding,
     _ClassScope,
     _compact,
+    _Container,
     _DownClass,
     _DownFunction,
     _Expr,
     _method_owner,
+    _Reach,
     _Scope,
     _SelfOf,
     _SuperOf,
@@ -48,6 +50,7 @@ class _Evaluator:
         text: _Text,
         bound_anywhere: frozenset[str] = frozenset(),
         stores: set[tuple[int, _Expr, str]] | frozenset[tuple[int, _Expr, str]] = frozenset(),
+        escaping: set[str] | frozenset[str] = frozenset(),
     ) -> None:
         self.text = text
         self.stores = stores  # (base, attribute) the file assigns: read back, they are the downstream's
@@ -58,6 +61,10 @@ class _Evaluator:
         # The line of the use being evaluated (where an isinstance() narrowing may hold); None while a
         # binding is evaluated (its value is kept for every use: any narrowing counts there)
         self.position: int | None = None
+        # The bindings that reach the expression being evaluated, of the name it starts from (see _Reach);
+        # names a `global` or `nonlocal` statement names are read through all their bindings
+        self.reach: _Reach | None = None
+        self.escaping = escaping
         self._refs: dict[Ref, Ref] = {}
 
     def name(self, name: str, scope: _Scope) -> _Value:
@@ -66,6 +73,11 @@ class _Evaluator:
         while current is not None:
             bindings = current.bindings.get(name)
             if bindings:
+                reach = self.reach
+                if name in self.escaping:  # `global`/`nonlocal`: another scope may rebind it at any call
+                    return self._opaque([self._unique(bindings)], "rebound-elsewhere")
+                if reach is not None and reach.scope is current and reach.name == name:
+                    bindings = list(reach.bindings)  # only those that reach the use
                 value = self._unique(bindings)
                 if name in current.narrowed and (value is None or isinstance(value, REFS)):
                     regions = current.narrowed[name]
@@ -126,11 +138,13 @@ class _Evaluator:
             return None  # a cycle (`x = x.parent`): unknown
         self._active.add(key)
         position, self.position = self.position, None
+        reach, self.reach = self.reach, binding.reach
         try:
             value = self._evaluate(binding)
         finally:
             self._active.discard(key)
             self.position = position
+            self.reach = reach
         self._memo[key] = value
         return value
 
@@ -138,12 +152,7 @@ class _Evaluator:
         if binding.value is not None:
             return binding.value
         if binding.annotation is not None:
-            cls = self.annotation(binding.annotation, binding.scope)
-            if isinstance(cls, OpaqueRef):
-                return cls
-            if isinstance(cls, _DownClass):
-                return _SelfOf(cls.cls)  # an instance of a downstream class (or of a subclass)
-            return InstanceRef(cls) if cls is not None else None
+            return self.annotated(binding.annotation, binding.scope)
         if binding.expression is not None:
             return self.expression(binding.expression, binding.scope)
         return None
@@ -174,7 +183,7 @@ class _Evaluator:
                 return _SelfOf(func.cls)
             if isinstance(func, _DownFunction):
                 return None if func.is_async else self.returned(func)
-            if func is None or isinstance(func, (_SelfOf, _SuperOf)):
+            if func is None or isinstance(func, (_SelfOf, _SuperOf, _Container)):
                 return None
             return self._ref(CallRef(func))
         if tag == "w":  # `await f()`: what an `async def` returns (an upstream one's return annotation)
@@ -205,6 +214,8 @@ class _Evaluator:
             base = self.expression(expression[1], scope)
             if isinstance(base, OpaqueRef):
                 return base
+            if isinstance(base, _Container):
+                return base.element(expression[2])
             if isinstance(base, REFS):
                 return self._ref(ItemRef(base, expression[2]))
             return None
@@ -232,12 +243,14 @@ class _Evaluator:
             return None
         self._active.add(key)
         position, self.position = self.position, None  # the returns are read where they are written
+        reach = self.reach
         try:
             value: _Value = None
             seen = False
-            for returned in function.returns:
+            for index, returned in enumerate(function.returns):
                 if returned == _NONE:
                     continue
+                self.reach = function.reaches[index] if index < len(function.reaches) else None
                 found = self.expression(returned, function.scope)
                 if found is None or isinstance(found, _DownFunction) or (seen and found != value):
                     value = None
@@ -246,6 +259,7 @@ class _Evaluator:
         finally:
             self._active.discard(key)
             self.position = position
+            self.reach = reach
         self._returned[key] = value
         return value
 
@@ -257,7 +271,12 @@ class _Evaluator:
         if isinstance(base, _SelfOf):
             bindings = base.cls.self_attributes.get(name)
             if bindings:
-                return self._unique(bindings)
+                # Declared (`rows: list[up.Row]` in the class body, `self.rows: ... = []`): the
+                # declaration says what every assignment holds, as a type checker reads it.
+                declared = [
+                    b for b in (*base.cls.bindings.get(name, ()), *bindings) if b.annotation is not None
+                ]
+                return self._unique(declared or bindings)
             return self._class_member(base.cls, name, instance=True)
         if isinstance(base, _DownClass):
             return self._class_member(base.cls, name, instance=False)
@@ -266,7 +285,7 @@ class _Evaluator:
             if isinstance(parent, _DownClass):
                 return self._class_member(parent.cls, name, instance=True)
             return AttrRef(InstanceRef(parent), name) if parent is not None else None
-        if base is None or isinstance(base, _DownFunction):
+        if base is None or isinstance(base, (_DownFunction, _Container)):
             return None
         return self._ref(AttrRef(base, name))
 
@@ -297,7 +316,11 @@ class _Evaluator:
         assert cls.parent is not None
         if len(cls.bases) != 1 or cls.keywords:
             return None
-        value = self.expression(cls.bases[0], cls.parent)
+        reach, self.reach = self.reach, None
+        try:
+            value = self.expression(cls.bases[0], cls.parent)
+        finally:
+            self.reach = reach
         return value if isinstance(value, (AttrRef, ModuleRef, _DownClass)) else None
 
     def upstream_base(self, cls: _ClassScope, upstream_names: frozenset[str]) -> Ref | None:
@@ -357,6 +380,77 @@ class _Evaluator:
             return None  # the name the callee is read through is rebound in `__init__`: not the module's
         return callee, forwarding
 
+    def annotated(self, node: ast.expr, scope: _Scope, text: _Text | None = None, depth: int = 0) -> _Value:
+        """The value an annotation declares: an instance of the class it names, or a builtin container
+        whose elements are declared (`list[up.Row]`, `Sequence[up.Row]`, `dict[str, up.Row]`,
+        `tuple[up.A, up.B]`, `Iterator[up.Row]`; through `Optional`, `Annotated`, `ClassVar`, `Final`
+        and string annotations)."""
+        if depth > 8:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if not _single_string((text or self.text).segment(node)) or node.value[:1].isspace():
+                return None
+            try:
+                parsed = ast.parse(node.value, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            return self.annotated(parsed, scope, _Text(node.value), depth + 1)
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            head = _typing_name(node.value)
+            members = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if head in _WRAPPERS and members:
+                return self.annotated(members[0], scope, text, depth + 1)
+            if head in ("Optional", "Union"):
+                kept = [m for m in members if not (isinstance(m, ast.Constant) and m.value is None)]
+                if len(kept) == 1:
+                    return self.annotated(kept[0], scope, text, depth + 1)
+            elif head is not None and head in _CONTAINERS:
+                return self._container(head, members, scope, text, depth)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            sides = [
+                s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)
+            ]
+            if len(sides) == 1:
+                return self.annotated(sides[0], scope, text, depth + 1)
+        cls = self.annotation(node, scope, text)
+        if isinstance(cls, OpaqueRef):
+            return cls
+        if isinstance(cls, _DownClass):
+            return _SelfOf(cls.cls)  # an instance of a downstream class (or of a subclass)
+        return self._ref(InstanceRef(cls)) if cls is not None else None
+
+    def _container(
+        self, head: str, members: list[ast.expr], scope: _Scope, text: _Text | None, depth: int
+    ) -> _Value:
+        kind = _CONTAINERS[head]
+        items: list[tuple[str, _Value]]
+        if kind == "tuple" and len(members) == 2:
+            last = members[1]
+            if isinstance(last, ast.Constant) and last.value is Ellipsis:  # `tuple[C, ...]`
+                kind, members = "sequence", members[:1]
+        if kind == "tuple":
+            places = [self.annotated(m, scope, text, depth + 1) for m in members]
+            items = [(f"unpack:{i}", v) for i, v in enumerate(places)]
+            if places and all(p == places[0] for p in places):
+                items += [("item", places[0]), ("iter", places[0])]
+        elif kind == "mapping":
+            if len(members) != 2:
+                return None
+            key = self.annotated(members[0], scope, text, depth + 1)
+            value = self.annotated(members[1], scope, text, depth + 1)
+            items = [("item", value), ("iter", key)]
+        else:
+            if len(members) < 1 or (kind != "iterator" and len(members) != 1):
+                return None
+            element = self.annotated(members[0], scope, text, depth + 1)
+            items = [("iter", element)]
+            if kind == "sequence":
+                items.append(("item", element))
+            elif kind == "iterator":
+                items.append(("next", element))
+        kept = tuple((via, v) for via, v in items if v is not None)
+        return _Container(kept) if kept else None
+
     def _union(self, members: list[Ref | _DownClass | None]) -> OpaqueRef | None:
         """`Union[up.A, up.B]`, `up.A | up.B`: one of several classes, at least one the upstream's."""
         return self._opaque([m for m in members if not isinstance(m, _DownClass)], "union-annotation")
@@ -400,6 +494,41 @@ class _Evaluator:
             value = self.expression(_compact(node), scope)
             return value if isinstance(value, (ModuleRef, AttrRef, _DownClass)) else None
         return None
+
+
+# Builtin and typing containers an annotation may declare the elements of, by their last name:
+# "sequence" (subscription and iteration give the element), "collection" (iteration only), "mapping"
+# (`[k]` gives the value, iteration the key), "iterator" (iteration and `next()`; a Generator's first
+# argument), "tuple" (`tuple[A, ...]`, or a place each).
+_CONTAINERS = {
+    **dict.fromkeys(("list", "List", "Sequence", "MutableSequence", "deque", "Deque"), "sequence"),
+    **dict.fromkeys(
+        ("set", "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "Iterable", "Collection"),
+        "collection",
+    ),
+    **dict.fromkeys(
+        ("dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict"),
+        "mapping",
+    ),
+    **dict.fromkeys(("Iterator", "Generator"), "iterator"),
+    **dict.fromkeys(("tuple", "Tuple"), "tuple"),
+}
+_WRAPPERS = frozenset({"Annotated", "ClassVar", "Final", "Required", "NotRequired", "ReadOnly"})
+# The modules that spell them (`typing.List`, `t.Sequence`, `collections.abc.Iterator`).
+_TYPING_MODULES = frozenset(
+    {"typing", "t", "typing_extensions", "collections", "collections.abc", "abc", "builtins"}
+)
+
+
+def _typing_name(node: ast.expr) -> str | None:
+    """The name a subscripted annotation's head spells, when it is a builtin or typing one."""
+    dotted = _dotted(node)
+    if dotted is None:
+        return None
+    module, _, name = dotted.rpartition(".")
+    if module and module not in _TYPING_MODULES:
+        return None
+    return name
 
 
 def _single_string(literal: str) -> bool:

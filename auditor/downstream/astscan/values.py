@@ -78,6 +78,20 @@ def _next_of(argument: ast.expr) -> _Expr:
     return _item_of(_compact(argument), "next")
 
 
+def _root_name(expression: _Expr) -> str | None:
+    """The name a compact expression's value starts from (`a.b().c[0]`: a)."""
+    for _ in range(1000):
+        if not isinstance(expression, tuple) or not expression:
+            return None
+        tag = expression[0]
+        if tag == "n":
+            return expression[1]
+        if tag not in ("a", "c", "i", "w"):
+            return None
+        expression = expression[1]
+    return None
+
+
 def _attribute_names(expression: _Expr) -> list[str]:
     """The attribute names along a compact expression (`a.b().c` -> c, b)."""
     names: list[str] = []
@@ -127,6 +141,7 @@ class _DownFunction:
 
     scope: _Scope  # its body's scope (for a method, `self` there is an instance of its class)
     returns: list[_Expr] = field(default_factory=list)
+    reaches: list[_Reach | None] = field(default_factory=list)  # of each return (see _Reach)
     decorators: frozenset[str] = frozenset()
     generator: bool = False  # it yields: calling it gives a generator
     is_async: bool = False  # calling it gives a coroutine; `await` gives what it returns
@@ -140,8 +155,65 @@ class _DownFunction:
         return bool(self.decorators & {"property", "cached_property"})
 
 
-_Value = Union[Ref, _SelfOf, _DownClass, _SuperOf, _DownFunction, None]
+@dataclass(frozen=True)
+class _Container:
+    """A builtin container as the downstream annotates it (`list[up.Row]`, `dict[str, up.Row]`,
+    `tuple[up.A, up.B]`): no upstream object itself, but what its protocols hand out is known. `items`
+    maps a protocol ("item", "iter", "next", "unpack:N"; see ItemRef) to the value it gives."""
+
+    items: tuple[tuple[str, _Value], ...]
+
+    def element(self, via: str) -> _Value:
+        table = dict(self.items)
+        if via in table:
+            return table[via]
+        return table.get("iter") if via.startswith("unpack:") else None
+
+
+_Value = Union[Ref, _SelfOf, _DownClass, _SuperOf, _DownFunction, _Container, None]
 _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+
+
+class _Reach:
+    """The bindings of `name` in `scope` that can reach one point of the code (an expression whose value
+    starts from that name): straight-line code and `if`/`else` joins followed exactly; in a loop, every
+    binding made before it or in it. The evaluator reads the name there through these only."""
+
+    __slots__ = ("bindings", "name", "scope")
+
+    def __init__(self, scope: _Scope, name: str, bindings: tuple[_Binding, ...]) -> None:
+        self.scope = scope
+        self.name = name
+        self.bindings = bindings
+
+
+@dataclass(eq=False)
+class _Region:
+    """A loop, `try` or `with` being visited: the flow state before it, the bindings made in it (per
+    name) and the reaches recorded in it (which a loop widens once it is read whole)."""
+
+    before: dict[str, tuple[_Binding, ...]]
+    made: dict[str, list[_Binding]] = field(default_factory=dict)
+    records: list[_Reach] = field(default_factory=list)
+
+
+def _merged(*groups: tuple[_Binding, ...] | list[_Binding]) -> tuple[_Binding, ...]:
+    """The bindings of several groups, each once, in order."""
+    seen: dict[int, _Binding] = {}
+    for group in groups:
+        for binding in group:
+            seen.setdefault(id(binding), binding)
+    return tuple(seen.values())
+
+
+def _joined(states: list[dict[str, tuple[_Binding, ...]]]) -> dict[str, tuple[_Binding, ...]]:
+    """The flow state where paths meet: each name reached by the bindings of every path."""
+    out: dict[str, tuple[_Binding, ...]] = {}
+    for state in states:
+        for name, bindings in state.items():
+            current = out.get(name)
+            out[name] = bindings if current is None or current is bindings else _merged(current, bindings)
+    return out
 
 
 @dataclass(eq=False)
@@ -149,6 +221,12 @@ class _Scope:
     parent: _Scope | None
     bindings: dict[str, list[_Binding]] = field(default_factory=dict)
     is_class: bool = False
+    inline: bool = False  # a comprehension: it runs where it is written (its enclosing flow holds)
+    # Flow: the bindings of each name that reach the point the collector is at, and the loops, `try`
+    # and `with` statements it is in (see _Reach)
+    flow: dict[str, tuple[_Binding, ...]] = field(default_factory=dict)
+    regions: list[_Region] = field(default_factory=list)
+    deferred: list[tuple[str, _Binding, bool]] | None = None  # see defer()
     # Names tested with isinstance(): where their annotated type no longer holds, as the line ranges
     # of the code the test narrows (an `if isinstance(x, T):` body, what follows an assert) with the
     # class tested (what x is there, when one class; None for a test the collector cannot place,
@@ -160,9 +238,68 @@ class _Scope:
     star_modules: list[str | None] | None = None
     type_checking: int = 0  # inside how many `if TYPE_CHECKING:` bodies the collector is, in this scope
 
-    def bind(self, name: str, binding: _Binding) -> None:
+    def bind(self, name: str, binding: _Binding, *, maybe: bool = False) -> None:
+        """Bind `name` here; `maybe`: a binding that may not happen (`:=` in a condition) joins the
+        ones that reach on, instead of replacing them."""
         binding.type_checking = self.type_checking > 0
         self.bindings.setdefault(name, []).append(binding)
+        if self.regions:
+            self.regions[-1].made.setdefault(name, []).append(binding)
+        if self.deferred is not None:
+            self.deferred.append((name, binding, maybe))  # the statement's own reads come first
+            return
+        self._flow(name, binding, maybe)
+
+    def _flow(self, name: str, binding: _Binding, maybe: bool) -> None:
+        reaching = self.flow.get(name)
+        self.flow[name] = _merged(reaching, (binding,)) if maybe and reaching else (binding,)
+
+    def defer(self) -> bool:
+        """The bindings of a statement being visited reach only past it (`o = o.m()` reads the old o).
+        False when already deferring (the outer statement settles)."""
+        if self.deferred is not None:
+            return False
+        self.deferred = []
+        return True
+
+    def settle(self) -> None:
+        deferred, self.deferred = self.deferred, None
+        for name, binding, maybe in deferred or ():
+            self._flow(name, binding, maybe)
+
+    def open_region(self) -> _Region:
+        region = _Region(dict(self.flow))
+        self.regions.append(region)
+        return region
+
+    def close_region(self, region: _Region, *, loop: bool) -> None:
+        """After a loop, `try` or `with`: a name bound in it is reached by its bindings there and the
+        ones before it (a loop's body may run any number of times, a `try` or a `with` body stop
+        anywhere); in a loop, so is every point of the loop that reads it."""
+        popped = self.regions.pop()
+        assert popped is region
+        before = region.before
+        widened = {name: _merged(before.get(name, ()), made) for name, made in region.made.items()}
+        self.flow.update(widened)
+        if loop:
+            for reach in region.records:
+                if reach.name in widened:
+                    reach.bindings = widened[reach.name]
+        if self.regions:
+            outer = self.regions[-1]
+            for name, made in region.made.items():
+                outer.made.setdefault(name, []).extend(made)
+            outer.records.extend(region.records)
+
+    def reach(self, name: str) -> _Reach | None:
+        """The bindings of `name` here that reach this point (recorded, for a loop to widen)."""
+        bindings = self.flow.get(name)
+        if not bindings:
+            return None
+        found = _Reach(self, name, bindings)
+        if self.regions:
+            self.regions[-1].records.append(found)
+        return found
 
 
 @dataclass(eq=False)
@@ -200,6 +337,7 @@ class _Binding:
     annotation: ast.expr | None = None
     type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
     parameter: bool = False  # an unannotated parameter of a function
+    reach: _Reach | None = None  # the bindings of its expression's first name that reach it
 
 
 # What an import candidate names: (module, imported name or None, the span of the code to show).
@@ -209,7 +347,18 @@ _Import = tuple[Union[str, None], Union[str, None], Union[Span, None]]
 class _Candidate:
     """A use site to evaluate once the whole file is read: where it is and what it names."""
 
-    __slots__ = ("expression", "extra", "guarded", "keyword_spans", "kind", "scope", "shape", "span", "use")
+    __slots__ = (
+        "expression",
+        "extra",
+        "guarded",
+        "keyword_spans",
+        "kind",
+        "reach",
+        "scope",
+        "shape",
+        "span",
+        "use",
+    )
 
     def __init__(
         self, kind: str, expression: _Expr, scope: _Scope, guarded: bool | frozenset[str], span: Span | None, extra: _Import | None = None,
@@ -224,6 +373,7 @@ class _Candidate:
         self.shape = shape
         self.keyword_spans = keyword_spans
         self.use = use  # see UseSite.use
+        self.reach: _Reach | None = None  # the bindings of its expression's first name that reach it
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:

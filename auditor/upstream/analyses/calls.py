@@ -113,9 +113,59 @@ def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str
     }
 
 
+# What a method of a str or bytes literal returns (`b".".join(parts)`, `"{}".format(x)`).
+_STR_METHODS = {
+    **dict.fromkeys(
+        ("join", "format", "replace", "strip", "lstrip", "rstrip", "lower", "upper", "title", "ljust",
+         "rjust", "center", "zfill", "capitalize", "casefold", "swapcase", "expandtabs"),
+        "same",
+    ),
+    "encode": "builtins.bytes",
+    "decode": "builtins.str",
+}  # fmt: skip
+
+
+def _literal_type(value: ast.expr) -> str | None:
+    """The builtin type of a literal str or bytes, an f-string, or a chain of methods of one that each
+    give one (`b".".join(parts)`, `"{}".format(x).encode()`)."""
+    methods: list[str] = []
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and len(methods) < 50:
+        methods.append(value.func.attr)
+        value = value.func.value
+    if isinstance(value, ast.Constant) and type(value.value) in (str, bytes):
+        found = f"builtins.{type(value.value).__name__}"
+    elif isinstance(value, ast.JoinedStr):
+        found = "builtins.str"
+    else:
+        return None
+    for method in reversed(methods):
+        result = _STR_METHODS.get(method)
+        if result is None or (result != "same" and (result == "builtins.bytes") != (found == "builtins.str")):
+            return (
+                None  # not a method known to give a str or bytes (`"x".encode()` bytes, `b"x".decode()` str)
+            )
+        found = found if result == "same" else result
+    return found
+
+
+def _calls_super_method(value: ast.expr, name: str) -> bool:
+    """`super().name(...)` or `super(Cls, self).name(...)`: the same method of the next class."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == name
+        and isinstance(value.func.value, ast.Call)
+        and isinstance(value.func.value.func, ast.Name)
+        and value.func.value.func.id == "super"
+        and len(value.func.value.args) in (0, 2)
+    )
+
+
 def _returned_class(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """For a function without a return annotation: what every `return` gives, when it is one thing:
-    a call of one dotted name (`DataFrame(...)`, `cls(...)`), or `self`. `return None` is passed over."""
+    a call of one dotted name (`DataFrame(...)`, `cls(...)`), or `self`; a str or bytes literal (or a
+    method of one: `b".".join(parts)`), "builtins.str"/"builtins.bytes"; `super().<the same
+    method>(...)`, "super". `return None` is passed over."""
     if isinstance(node, ast.AsyncFunctionDef):
         return None  # calling it gives a coroutine
     found: set[str] = set()
@@ -127,7 +177,12 @@ def _returned_class(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         value = inner.value
         if isinstance(value, ast.Constant) and value.value is None:
             continue
-        if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+        literal = _literal_type(value)
+        if literal is not None:
+            found.add(literal)
+        elif _calls_super_method(value, node.name):
+            found.add("super")
+        elif isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
             found.add(ast.unparse(value.func))
         elif isinstance(value, ast.Name) and value.id == "self":
             found.add("self")

@@ -432,19 +432,23 @@ def _instance_attributes(node: ast.ClassDef) -> tuple[set[str], bool]:
     return names, dynamic
 
 
-_READ_METHODS = frozenset({"copy", "get", "items", "keys", "values", "__contains__"})
+# Methods of a `__dict__` that bind no name: reads, and removals (`self.__dict__.pop(k, None)`, as
+# memoizing classes reset what they cached: an attribute removed is never one added).
+_READ_METHODS = frozenset(
+    {"copy", "get", "items", "keys", "values", "__contains__", "pop", "popitem", "clear"}
+)
 
 
 def _read_only(attribute: ast.Attribute, function: ast.AST) -> bool:
-    """`x.__dict__` only read: `x.__dict__.copy()` / `.get(...)` / `.items()`, `k in x.__dict__`,
-    `x.__dict__[k]` loaded."""
+    """`x.__dict__` only read or emptied: `x.__dict__.copy()` / `.get(...)` / `.items()` / `.pop(k)`,
+    `k in x.__dict__`, `x.__dict__[k]` loaded or deleted."""
     for parent in walk(function):
         for child in children(parent):
             if child is not attribute:
                 continue
             if isinstance(parent, ast.Attribute) and parent.attr in _READ_METHODS:
                 return True
-            if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load):
+            if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, (ast.Load, ast.Del)):
                 return True
             if isinstance(parent, ast.Compare) and attribute in parent.comparators:
                 return all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops)
