@@ -231,7 +231,7 @@ def _warm(parent: int | None = None) -> None:
     logging.getLogger().addHandler(logging.NullHandler())
     import libcst  # noqa: F401
 
-    import apidrift.auditor.downstream.scan
+    import apidrift.auditor.downstream.cst_to_ast
     import apidrift.auditor.engine
     import apidrift.auditor.impact.results  # noqa: F401
     from apidrift.auditor.upstream import kept

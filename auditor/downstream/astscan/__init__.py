@@ -30,6 +30,7 @@ The scanner's parts, in the order a file goes through them:
 
 from __future__ import annotations
 
+import ast
 import gc
 import sys
 
@@ -51,10 +52,17 @@ CHUNK_CHARS = 128 * 1024
 
 
 def scan_source(
-    path: str, source: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
+    path: str,
+    source: str,
+    upstream_names: frozenset[str],
+    aliases: tuple[tuple[str, str], ...] = (),
+    tree: ast.Module | None = None,
 ) -> FileScan:
     """Find the use sites of one file. Raises SyntaxError (or ValueError for null bytes) on a file
-    CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING."""
+    CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING.
+
+    `tree`: the file's tree when it was built another way (`cst_to_ast`, for the files this
+    Python's parser refuses); it must be the tree CPython builds for `source`, positions included."""
     text = _Text(source)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
@@ -63,7 +71,7 @@ def scan_source(
     try:
         collector = _Collector(upstream_names, text, aliases)
         bound: set[str] | None = set() if _MAY_IMPORT_STAR.search(source) else None
-        for module in _parse(source, CHUNK_CHARS):
+        for module in _parse(source, CHUNK_CHARS) if tree is None else iter((tree,)):
             collector.visit_all(module.body)
             if bound is not None:
                 _add_bound_names(module, bound)
