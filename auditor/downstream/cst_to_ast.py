@@ -35,7 +35,7 @@ import re
 import unicodedata
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -52,6 +52,8 @@ _WHITESPACE = frozenset(
     }
 )
 _HAS_TYPE_PARAMS = hasattr(ast, "TypeVar")
+_Node = TypeVar("_Node", bound=ast.AST)
+_NEWER_AST: Any = ast  # nodes of 3.12+ (type parameters), read only where they exist
 
 
 class Unfaithful(ValueError):
@@ -108,12 +110,15 @@ class _Tokens(CodegenState):
 class _Positions:
     """Token ranges to CPython positions (columns in UTF-8 bytes)."""
 
-    def __init__(self, source: str, tokens: _Tokens) -> None:
+    def __init__(self, source: str, tokens: _Tokens, shifts: dict[int, int]) -> None:
         self.lines = _NEWLINE.split(source)
         self.tokens = tokens
+        self.shifts = shifts
         self._ascii: dict[int, bool] = {}
 
     def column(self, line: int, column: int) -> int:
+        if self.shifts:
+            column += self.shifts.get(line, 0)
         text = self.lines[line - 1] if line - 1 < len(self.lines) else ""
         plain = self._ascii.get(line)
         if plain is None:
@@ -123,31 +128,16 @@ class _Positions:
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
         return self.tokens.spans[id(node)]
 
-    def set(self, target: Any, first: int, last: int) -> Any:
+    def set(self, target: _Node, first: int, last: int) -> _Node:
         """Give `target` the range from token `first` to token `last` (inclusive)."""
         line, column = self.tokens.starts[first]
         end_line, end_column = self.tokens.ends[last]
-        target.lineno = line
-        target.col_offset = self.column(line, column)
-        target.end_lineno = end_line
-        target.end_col_offset = self.column(end_line, end_column)
+        node: Any = target
+        node.lineno = line
+        node.col_offset = self.column(line, column)
+        node.end_lineno = end_line
+        node.end_col_offset = self.column(end_line, end_column)
         return target
-
-
-def _copy_position(target: Any, source: Any) -> Any:
-    target.lineno = source.lineno
-    target.col_offset = source.col_offset
-    target.end_lineno = source.end_lineno
-    target.end_col_offset = source.end_col_offset
-    return target
-
-
-def _extend(target: Any, start: Any, end: Any) -> Any:
-    target.lineno = start.lineno
-    target.col_offset = start.col_offset
-    target.end_lineno = end.end_lineno
-    target.end_col_offset = end.end_col_offset
-    return target
 
 
 _BINARY: dict[type, type[ast.operator]] = {
@@ -208,11 +198,29 @@ def convert(module: cst.Module, source: str) -> ast.Module:
     """The `ast.Module` CPython builds for `source`, from LibCST's `module` of the same text."""
     tokens = _Tokens(default_indent=module.default_indent, default_newline=module.default_newline)
     module._codegen(tokens)
-    if "".join(tokens.tokens) != source:
-        # LibCST's tree does not give the text back (it drops the spaces after an f-string's `!r`
-        # in the 3.12 grammar): positions from it would be wrong, so the file is not read.
-        raise Unfaithful("LibCST's tree of this file does not reproduce its text; positions would be wrong")
-    return _Converter(_Positions(source, tokens)).module(module)
+    generated = "".join(tokens.tokens)
+    shifts = _shifts(source, generated) if generated != source else {}
+    return _Converter(_Positions(source, tokens, shifts)).module(module)
+
+
+def _shifts(source: str, generated: str) -> dict[int, int]:
+    """Where LibCST's tree prints a line shorter than the source: the characters it left out at the
+    start of each such line (form feeds at column 0, which CPython counts). Any other difference (it
+    drops the spaces after an f-string's `!r` in the 3.12 grammar) would make positions wrong: then
+    the file is not read."""
+    shifts: dict[int, int] = {}
+    written = _NEWLINE.split(source)
+    printed = _NEWLINE.split(generated)
+    if len(written) != len(printed):
+        raise Unfaithful("LibCST's tree of this file does not reproduce its lines; positions would be wrong")
+    for number, (line, got) in enumerate(zip(written, printed), 1):
+        if line != got:
+            if line.lstrip("\x0c") != got:
+                raise Unfaithful(
+                    f"LibCST's tree of this file does not reproduce line {number}; positions would be wrong"
+                )
+            shifts[number] = len(line) - len(got)
+    return shifts
 
 
 def parse(source: str) -> ast.Module:
@@ -236,7 +244,7 @@ class _Converter:
             rpar -= 1
         return first + lpar, end - 1 - rpar
 
-    def _place(self, target: Any, node: cst.CSTNode, keep_own: bool = False) -> Any:
+    def _place(self, target: _Node, node: cst.CSTNode, keep_own: bool = False) -> _Node:
         first, last = self._inner(node, keep_own)
         return self.at.set(target, first, last)
 
@@ -267,7 +275,7 @@ class _Converter:
         result = self._small(node)
         first, end = self.at.span(node)
         last = end - 1 - (1 if isinstance(getattr(node, "semicolon", None), cst.Semicolon) else 0)
-        return self.at.set(result, first, last)  # type: ignore[no-any-return]
+        return self.at.set(result, first, last)
 
     def _small(self, node: cst.BaseSmallStatement) -> ast.stmt:
         if isinstance(node, cst.Expr):
@@ -282,14 +290,14 @@ class _Converter:
             target = node.target
             simple = int(isinstance(target, cst.Name) and not target.lpar)
             return ast.AnnAssign(
-                target=self.expr(target, _STORE),
+                target=self.target(target),
                 annotation=self.expr(node.annotation.annotation),
                 value=self.expr(node.value) if node.value is not None else None,
                 simple=simple,
             )
         if isinstance(node, cst.AugAssign):
             return ast.AugAssign(
-                target=self.expr(node.target, _STORE),
+                target=self.target(node.target),
                 op=_AUGMENTED[type(node.operator)](),
                 value=self.expr(node.value),
             )
@@ -311,10 +319,10 @@ class _Converter:
                 test=self.expr(node.test), msg=self.expr(node.msg) if node.msg is not None else None
             )
         if isinstance(node, cst.Del):
-            target = node.target
-            if isinstance(target, cst.Tuple) and not target.lpar:
-                return ast.Delete(targets=[self.expr(element.value, _DEL) for element in target.elements])
-            return ast.Delete(targets=[self.expr(target, _DEL)])
+            deleted = node.target
+            if isinstance(deleted, cst.Tuple) and not deleted.lpar:
+                return ast.Delete(targets=[self.expr(element.value, _DEL) for element in deleted.elements])
+            return ast.Delete(targets=[self.expr(deleted, _DEL)])
         if isinstance(node, cst.Global):
             return ast.Global(names=[_id(item.name.value) for item in node.names])
         if isinstance(node, cst.Nonlocal):
@@ -333,7 +341,7 @@ class _Converter:
         result = ast.alias(name=name, asname=_name_value(asname.name) if asname is not None else None)
         first, _ = self._outer(node.name)
         last = self._outer(asname.name)[1] if asname is not None else self._outer(node.name)[1]
-        return self.at.set(result, first, last)  # type: ignore[no-any-return]
+        return self.at.set(result, first, last)
 
     def import_from(self, node: cst.ImportFrom) -> ast.ImportFrom:
         level = len(node.relative)
@@ -352,9 +360,7 @@ class _Converter:
         value = self.expr(node.value)
         type_alias = getattr(ast, "TypeAlias", None)
         if type_alias is not None:
-            return type_alias(  # type: ignore[no-any-return]
-                name=name, type_params=self.type_params(node.type_parameters), value=value
-            )
+            return type_alias(name=name, type_params=self.type_params(node.type_parameters), value=value)
         return ast.Assign(targets=[name], value=value, type_comment=None)
 
     def type_params(self, node: cst.TypeParameters | None) -> list[Any]:
@@ -363,17 +369,18 @@ class _Converter:
         out = []
         for item in node.params:
             param = item.param
-            default = self.expr(item.default) if getattr(item, "default", None) is not None else None
+            written: cst.BaseExpression | None = getattr(item, "default", None)
+            default = self.expr(written) if written is not None else None
             keywords: dict[str, Any] = {}
-            if default is not None and "default_value" in getattr(ast.TypeVar, "_fields", ()):
+            if default is not None and "default_value" in _NEWER_AST.TypeVar._fields:
                 keywords["default_value"] = default
             if isinstance(param, cst.TypeVar):
                 bound = self.expr(param.bound) if param.bound is not None else None
-                result = ast.TypeVar(name=_id(param.name.value), bound=bound, **keywords)  # type: ignore[attr-defined]
+                result = _NEWER_AST.TypeVar(name=_id(param.name.value), bound=bound, **keywords)
             elif isinstance(param, cst.TypeVarTuple):
-                result = ast.TypeVarTuple(name=_id(param.name.value), **keywords)  # type: ignore[attr-defined]
+                result = _NEWER_AST.TypeVarTuple(name=_id(param.name.value), **keywords)
             else:
-                result = ast.ParamSpec(name=_id(param.name.value), **keywords)  # type: ignore[attr-defined]
+                result = _NEWER_AST.ParamSpec(name=_id(param.name.value), **keywords)
             first, end = self.at.span(item)
             last = end - 1 - (1 if isinstance(item.comma, cst.Comma) else 0)
             out.append(self.at.set(result, first, last))
@@ -411,12 +418,12 @@ class _Converter:
                 orelse=orelse,
                 type_comment=None,
             )
-            return self._finish(result, self._start(node), (orelse or body)[-1])  # type: ignore[no-any-return]
+            return self._finish(result, self._start(node), (orelse or body)[-1])
         if isinstance(node, cst.While):
             body = self.block(node.body)
             orelse = self.block(node.orelse.body) if node.orelse is not None else []
-            result = ast.While(test=self.expr(node.test), body=body, orelse=orelse)
-            return self._finish(result, self._start(node), (orelse or body)[-1])  # type: ignore[no-any-return]
+            loop = ast.While(test=self.expr(node.test), body=body, orelse=orelse)
+            return self._finish(loop, self._start(node), (orelse or body)[-1])
         if isinstance(node, cst.With):
             return self.with_(node)
         if isinstance(node, (cst.Try, cst.TryStar)):
@@ -443,7 +450,7 @@ class _Converter:
             type_comment=None,
             **extra,
         )
-        return self._finish(result, self._start(node, node.decorators), body[-1])  # type: ignore[no-any-return]
+        return self._finish(result, self._start(node, node.decorators), body[-1])
 
     def class_def(self, node: cst.ClassDef) -> ast.stmt:
         decorators = [self.expr(decorator.decorator) for decorator in node.decorators]
@@ -460,7 +467,7 @@ class _Converter:
             decorator_list=decorators,
             **extra,
         )
-        return self._finish(result, self._start(node, node.decorators), body[-1])  # type: ignore[no-any-return]
+        return self._finish(result, self._start(node, node.decorators), body[-1])
 
     def if_(self, node: cst.If) -> ast.stmt:
         body = self.block(node.body)
@@ -470,7 +477,7 @@ class _Converter:
         elif isinstance(node.orelse, cst.Else):
             orelse = self.block(node.orelse.body)
         result = ast.If(test=self.expr(node.test), body=body, orelse=orelse)
-        return self._finish(result, self._start(node), (orelse or body)[-1])  # type: ignore[no-any-return]
+        return self._finish(result, self._start(node), (orelse or body)[-1])
 
     def with_(self, node: cst.With) -> ast.stmt:
         items = []
@@ -485,25 +492,25 @@ class _Converter:
         body = self.block(node.body)
         kind = ast.AsyncWith if node.asynchronous is not None else ast.With
         result = kind(items=items, body=body, type_comment=None)
-        return self._finish(result, self._start(node), body[-1])  # type: ignore[no-any-return]
+        return self._finish(result, self._start(node), body[-1])
 
     def try_(self, node: cst.Try | cst.TryStar) -> ast.stmt:
         body = self.block(node.body)
         handlers = []
         for handler in node.handlers:
             handler_body = self.block(handler.body)
-            result = ast.ExceptHandler(
+            caught = ast.ExceptHandler(
                 type=self.expr(handler.type) if handler.type is not None else None,
                 name=_name_value(handler.name.name) if handler.name is not None else None,
                 body=handler_body,
             )
-            handlers.append(self._finish(result, self._start(handler), handler_body[-1]))
+            handlers.append(self._finish(caught, self._start(handler), handler_body[-1]))
         orelse = self.block(node.orelse.body) if node.orelse is not None else []
         finalbody = self.block(node.finalbody.body) if node.finalbody is not None else []
         kind = getattr(ast, "TryStar", ast.Try) if isinstance(node, cst.TryStar) else ast.Try
         result = kind(body=body, handlers=handlers, orelse=orelse, finalbody=finalbody)
         last = (finalbody or orelse or (handlers[-1].body if handlers else body))[-1]
-        return self._finish(result, self._start(node), last)  # type: ignore[no-any-return]
+        return self._finish(result, self._start(node), last)
 
     def match(self, node: cst.Match) -> ast.stmt:
         cases = []
@@ -516,7 +523,7 @@ class _Converter:
                 )
             )
         result = ast.Match(subject=self.expr(node.subject), cases=cases)
-        return self._finish(result, self._start(node), cases[-1].body[-1])  # type: ignore[no-any-return]
+        return self._finish(result, self._start(node), cases[-1].body[-1])
 
     # --- patterns ----------------------------------------------------------------------------
 
@@ -524,10 +531,10 @@ class _Converter:
         result = self._pattern(node)
         if isinstance(node, (cst.MatchTuple, cst.MatchList)) and not isinstance(node, cst.MatchList):
             if node.lpar:
-                return self._place(result, node, keep_own=True)  # type: ignore[no-any-return]
+                return self._place(result, node, keep_own=True)
             first, end = self.at.span(node)
-            return self.at.set(result, first, end - 1)  # type: ignore[no-any-return]
-        return self._place(result, node)  # type: ignore[no-any-return]
+            return self.at.set(result, first, end - 1)
+        return self._place(result, node)
 
     def _pattern(self, node: cst.MatchPattern) -> ast.pattern:
         if isinstance(node, cst.MatchValue):
@@ -568,7 +575,7 @@ class _Converter:
             result = ast.MatchStar(name=None if name == "_" else name)
             first, end = self.at.span(element)
             last = end - 1 - (1 if isinstance(element.comma, cst.Comma) else 0)
-            return self.at.set(result, first, last)  # type: ignore[no-any-return]
+            return self.at.set(result, first, last)
         return self.pattern(element.value)
 
     # --- parameters and arguments ------------------------------------------------------------
@@ -607,7 +614,7 @@ class _Converter:
         )
         first, _ = self._outer(node.name)
         last = self._outer(annotation.annotation)[1] if annotation is not None else first
-        return self.at.set(result, first, last)  # type: ignore[no-any-return]
+        return self.at.set(result, first, last)
 
     def call_arguments(self, arguments: Any) -> tuple[list[ast.expr], list[ast.keyword]]:
         args: list[ast.expr] = []
@@ -635,19 +642,23 @@ class _Converter:
             elements = [self.element(element, ctx) for element in node.elements]
             result: Any = ast.Tuple(elts=elements, ctx=ctx)
             if node.lpar:
-                return self._place(result, node, keep_own=True)  # type: ignore[no-any-return]
+                return self._place(result, node, keep_own=True)
             first, end = self.at.span(node)
-            return self.at.set(result, first, end - 1)  # type: ignore[no-any-return]
+            return self.at.set(result, first, end - 1)
         if isinstance(node, cst.GeneratorExp):
             result = ast.GeneratorExp(elt=self.expr(node.elt), generators=self.comprehension(node.for_in))
-            return self._place(result, node, keep_own=bool(node.lpar))  # type: ignore[no-any-return]
-        return self._place(self._expr(node, ctx), node)  # type: ignore[no-any-return]
+            return self._place(result, node, keep_own=bool(node.lpar))
+        return self._place(self._expr(node, ctx), node)
+
+    def target(self, node: cst.BaseExpression) -> Any:
+        """An assignment target (`ast` types these as a name, an attribute or a subscript)."""
+        return self.expr(node, _STORE)
 
     def element(self, element: cst.BaseElement, ctx: ast.expr_context) -> ast.expr:
         if isinstance(element, cst.StarredElement):
             result = ast.Starred(value=self.expr(element.value, ctx), ctx=ctx)
             first = self._inner(element)[0]
-            return self.at.set(result, first, self._outer(element.value)[1])  # type: ignore[no-any-return]
+            return self.at.set(result, first, self._outer(element.value)[1])
         return self.expr(element.value, ctx)
 
     def _expr(self, node: cst.BaseExpression, ctx: ast.expr_context) -> ast.expr:
@@ -705,6 +716,7 @@ class _Converter:
                 if isinstance(element, cst.StarredDictElement):
                     keys.append(None)
                 else:
+                    assert isinstance(element, cst.DictElement)
                     keys.append(self.expr(element.key))
                 values.append(self.expr(element.value))
             return ast.Dict(keys=keys, values=values)
@@ -726,7 +738,7 @@ class _Converter:
                 return ast.YieldFrom(value=self.expr(value.item))
             return ast.Yield(value=self.expr(value) if value is not None else None)
         if isinstance(node, cst.NamedExpr):
-            return ast.NamedExpr(target=self.expr(node.target, _STORE), value=self.expr(node.value))
+            return ast.NamedExpr(target=self.target(node.target), value=self.expr(node.value))
         if isinstance(node, cst.StarredElement):
             return ast.Starred(value=self.expr(node.value, ctx), ctx=ctx)
         raise SyntaxError(f"unsupported expression {type(node).__name__}")
@@ -769,7 +781,7 @@ class _Converter:
         result = ast.Tuple(elts=[self.slice_item(element) for element in elements], ctx=_LOAD)
         first = self.at.span(elements[0])[0]
         last = self.at.span(elements[-1])[1] - 1
-        return self.at.set(result, first, last)  # type: ignore[no-any-return]
+        return self.at.set(result, first, last)
 
     def slice_item(self, element: cst.SubscriptElement) -> ast.expr:
         item = element.slice
@@ -777,14 +789,15 @@ class _Converter:
             if item.star is not None:
                 result = ast.Starred(value=self.expr(item.value), ctx=_LOAD)
                 first = self.at.span(item)[0]
-                return self.at.set(result, first, self._outer(item.value)[1])  # type: ignore[no-any-return]
+                return self.at.set(result, first, self._outer(item.value)[1])
             return self.expr(item.value)
+        assert isinstance(item, cst.Slice)
         result2 = ast.Slice(
             lower=self.expr(item.lower) if item.lower is not None else None,
             upper=self.expr(item.upper) if item.upper is not None else None,
             step=self.expr(item.step) if item.step is not None else None,
         )
-        return self.at.set(result2, *self._outer(item))  # type: ignore[no-any-return]
+        return self.at.set(result2, *self._outer(item))
 
     # --- strings -----------------------------------------------------------------------------
 
@@ -894,7 +907,7 @@ def _flatten_strings(node: cst.BaseExpression, out: list[cst.BaseString]) -> Non
 
 
 def _literal(node: cst.SimpleString) -> str | bytes:
-    return ast.literal_eval(node.value)  # type: ignore[no-any-return]
+    return ast.literal_eval(node.value)
 
 
 def _fragment(value: str, prefix: str, quote: str) -> str:
@@ -906,7 +919,7 @@ def _fragment(value: str, prefix: str, quote: str) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an invalid escape stays as written, as CPython keeps it
         decoded = ast.literal_eval(f"{delimiter}{value} {delimiter}")
-    return decoded[:-1]  # type: ignore[no-any-return]
+    return decoded[:-1]
 
 
 def _id(name: str) -> str:

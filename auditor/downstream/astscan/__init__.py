@@ -6,7 +6,8 @@ Local data flow is followed where it is unambiguous: imports and aliases, `x = C
 `self.x = ...` in any method, annotations of parameters and variables, and return annotations.
 A name bound more than one way in a scope is not followed (no guessing).
 
-CPython's own parser builds the tree (no concrete syntax tree: this scan only reads). Its columns
+CPython's own parser builds the tree (no concrete syntax tree: this scan only reads); for a file this
+Python's parser refuses, the caller passes LibCST's tree converted to CPython's (`cst_to_ast`). Its columns
 count UTF-8 bytes; every position here is converted to characters (as SARIF and editors count). The
 few positions `ast` does not record (the module of `from m import x`, an imported name, a function's
 name) are found in the text right after the node's start. The file is visited in source order, as
@@ -25,7 +26,7 @@ The scanner's parts, in the order a file goes through them:
 - `evaluator`: what an expression's value is, once the whole file is read;
 - `sites`: each candidate turned into a `UseSite`; `overrides`: the methods a subclass overrides;
 - `text` (positions in characters), `nodes` (small readings of `ast` nodes), `signatures`,
-  `names` (what a file binds, for star imports); `downstream.shared` holds what both scanners share.
+  `names` (what a file binds, for star imports); `downstream.shared` holds what needs no parser.
 """
 
 from __future__ import annotations
