@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import unicodedata
 import warnings
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ _WHITESPACE = frozenset(
 )
 _HAS_TYPE_PARAMS = hasattr(ast, "TypeVar")
 _Node = TypeVar("_Node", bound=ast.AST)
+_RECURSION_LIMIT = 8_000  # Python frames: a few per nesting level within pysource.MAX_NESTING
 _NEWER_AST: Any = ast  # nodes of 3.12+ (type parameters), read only where they exist
 
 
@@ -224,8 +226,18 @@ def _shifts(source: str, generated: str) -> dict[int, int]:
 
 
 def parse(source: str) -> ast.Module:
-    """LibCST's parse of `source` as CPython's tree; raises what `libcst.parse_module` raises."""
-    return convert(cst.parse_module(source), source)
+    """LibCST's parse of `source` as CPython's tree; raises what `libcst.parse_module` raises,
+    `Unfaithful`, or SyntaxError for what LibCST reads and CPython refuses (a bad escape).
+
+    LibCST's printing and this conversion recurse a few Python frames per nesting level: the caller
+    bounds the nesting first (`pysource.nesting_problem`, MAX_NESTING levels) and the limit is raised
+    meanwhile as `astscan` raises it."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
+    try:
+        return convert(cst.parse_module(source), source)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 class _Converter:
