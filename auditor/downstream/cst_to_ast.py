@@ -42,6 +42,8 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+_BLANKS = frozenset(" \t\x0c")
+_FSTRING_TUPLE_QUIRK = sys.version_info < (3, 12)  # see `_parts`
 _WHITESPACE = frozenset(
     {
         cst.SimpleWhitespace,
@@ -112,15 +114,16 @@ class _Tokens(CodegenState):
 class _Positions:
     """Token ranges to CPython positions (columns in UTF-8 bytes)."""
 
-    def __init__(self, source: str, tokens: _Tokens, shifts: dict[int, int]) -> None:
+    def __init__(self, source: str, tokens: _Tokens, shifts: dict[int, dict[int, int]]) -> None:
         self.lines = _NEWLINE.split(source)
         self.tokens = tokens
         self.shifts = shifts
         self._ascii: dict[int, bool] = {}
 
-    def column(self, line: int, column: int) -> int:
-        if self.shifts:
-            column += self.shifts.get(line, 0)
+    def column(self, line: int, column: int, end: bool = False) -> int:
+        """The byte column of a token's start (or of its `end`), from LibCST's character column."""
+        if self.shifts and line in self.shifts:
+            column = self.shifts[line][column - 1] + 1 if end else self.shifts[line][column]
         text = self.lines[line - 1] if line - 1 < len(self.lines) else ""
         plain = self._ascii.get(line)
         if plain is None:
@@ -138,7 +141,7 @@ class _Positions:
         node.lineno = line
         node.col_offset = self.column(line, column)
         node.end_lineno = end_line
-        node.end_col_offset = self.column(end_line, end_column)
+        node.end_col_offset = self.column(end_line, end_column, end=True)
         return target
 
 
@@ -205,23 +208,26 @@ def convert(module: cst.Module, source: str) -> ast.Module:
     return _Converter(_Positions(source, tokens, shifts)).module(module)
 
 
-def _shifts(source: str, generated: str) -> dict[int, int]:
-    """Where LibCST's tree prints a line shorter than the source: the characters it left out at the
-    start of each such line (form feeds at column 0, which CPython counts). Any other difference (it
-    drops the spaces after an f-string's `!r` in the 3.12 grammar) would make positions wrong: then
-    the file is not read."""
-    shifts: dict[int, int] = {}
+def _shifts(source: str, generated: str) -> dict[int, dict[int, int]]:
+    """Where LibCST's tree prints a line with less whitespace than the source (a form feed at column
+    0, a space before an `except` clause's colon, the spaces after an f-string's `!r` in the 3.12
+    grammar): for each such line, the source column of every other character of the printed line.
+    Any other difference would make positions wrong: then the file is not read."""
+    shifts: dict[int, dict[int, int]] = {}
     written = _NEWLINE.split(source)
     printed = _NEWLINE.split(generated)
     if len(written) != len(printed):
         raise Unfaithful("LibCST's tree of this file does not reproduce its lines; positions would be wrong")
     for number, (line, got) in enumerate(zip(written, printed), 1):
-        if line != got:
-            if line.lstrip("\x0c") != got:
-                raise Unfaithful(
-                    f"LibCST's tree of this file does not reproduce line {number}; positions would be wrong"
-                )
-            shifts[number] = len(line) - len(got)
+        if line == got:
+            continue
+        kept = [index for index, character in enumerate(line) if character not in _BLANKS]
+        shown = [index for index, character in enumerate(got) if character not in _BLANKS]
+        if len(kept) != len(shown) or any(line[k] != got[s] for k, s in zip(kept, shown)):
+            raise Unfaithful(
+                f"LibCST's tree of this file does not reproduce line {number}; positions would be wrong"
+            )
+        shifts[number] = dict(zip(shown, kept))
     return shifts
 
 
@@ -890,9 +896,16 @@ class _Converter:
                 self._parts(part.format_spec, prefix, quote, spec_pieces, spec_text, *within, token)
                 self._flush(spec_pieces, spec_text, *within)
                 spec = self.at.set(ast.JoinedStr(values=spec_pieces), *token)
-            value = ast.FormattedValue(
-                value=self.expr(part.expression), conversion=conversion, format_spec=spec
-            )
+            inner = self.expr(part.expression)
+            if _FSTRING_TUPLE_QUIRK and isinstance(part.expression, cst.Tuple) and not part.expression.lpar:
+                # CPython 3.11 parses `{a, b}` as `(a, b)` written over the braces: from `{` to `}`
+                brace = self.at.span(part)[0]
+                closing = self.at.span(part.expression)[1]
+                line, column = self.at.tokens.starts[closing]
+                self.at.set(inner, brace, brace)
+                inner.end_lineno = line
+                inner.end_col_offset = self.at.column(line, column) + 1
+            value = ast.FormattedValue(value=inner, conversion=conversion, format_spec=spec)
             pieces.append(self.at.set(value, first, last))
 
     def _debug_text(self, part: cst.FormattedStringExpression) -> str:
