@@ -111,6 +111,7 @@ def _scan(text: str) -> None:
 @given(mutated_source())
 @example("from \U00031350pkg import x\n")  # found by fuzzing: LibCST validates names after parsing
 @example("import pkg\n" + "x = " + "(" * 3000 + ")" * 3000 + "\n")  # would crash LibCST's parser unguarded
+@example("import pkg\npkg.f()\r")  # found by fuzzing: LibCST prints a last lone \r back as nothing
 def test_scanner_on_mutated_sources(text: str) -> None:
     _scan(text)
 

@@ -114,14 +114,21 @@ class _Tokens(CodegenState):
 class _Positions:
     """Token ranges to CPython positions (columns in UTF-8 bytes)."""
 
-    def __init__(self, source: str, tokens: _Tokens, shifts: dict[int, dict[int, int]]) -> None:
+    def __init__(
+        self, source: str, tokens: _Tokens, shifts: dict[int, dict[int, int]], unfaithful: int
+    ) -> None:
         self.lines = _NEWLINE.split(source)
         self.tokens = tokens
         self.shifts = shifts
+        self.unfaithful = unfaithful  # the first line LibCST does not print back (0: none)
         self._ascii: dict[int, bool] = {}
 
     def column(self, line: int, column: int, end: bool = False) -> int:
         """The byte column of a token's start (or of its `end`), from LibCST's character column."""
+        if self.unfaithful and line >= self.unfaithful:
+            raise Unfaithful(
+                f"LibCST's tree of this file does not reproduce line {line}; positions would be wrong"
+            )
         if self.shifts and line in self.shifts:
             column = self.shifts[line][column - 1] + 1 if end else self.shifts[line][column]
         text = self.lines[line - 1] if line - 1 < len(self.lines) else ""
@@ -204,31 +211,30 @@ def convert(module: cst.Module, source: str) -> ast.Module:
     tokens = _Tokens(default_indent=module.default_indent, default_newline=module.default_newline)
     module._codegen(tokens)
     generated = "".join(tokens.tokens)
-    shifts = _shifts(source, generated) if generated != source else {}
-    return _Converter(_Positions(source, tokens, shifts)).module(module)
+    shifts, unfaithful = _shifts(source, generated) if generated != source else ({}, 0)
+    return _Converter(_Positions(source, tokens, shifts, unfaithful)).module(module)
 
 
-def _shifts(source: str, generated: str) -> dict[int, dict[int, int]]:
+def _shifts(source: str, generated: str) -> tuple[dict[int, dict[int, int]], int]:
     """Where LibCST's tree prints a line with less whitespace than the source (a form feed at column
     0, a space before an `except` clause's colon, the spaces after an f-string's `!r` in the 3.12
     grammar): for each such line, the source column of every other character of the printed line.
-    Any other difference would make positions wrong: then the file is not read."""
+    And the first line from which the print differs otherwise: a position there would be wrong, so
+    asking for one raises `Unfaithful` (a difference after the last token costs nothing)."""
     shifts: dict[int, dict[int, int]] = {}
     written = _NEWLINE.split(source)
     printed = _NEWLINE.split(generated)
-    if len(written) != len(printed):
-        raise Unfaithful("LibCST's tree of this file does not reproduce its lines; positions would be wrong")
     for number, (line, got) in enumerate(zip(written, printed), 1):
         if line == got:
             continue
         kept = [index for index, character in enumerate(line) if character not in _BLANKS]
         shown = [index for index, character in enumerate(got) if character not in _BLANKS]
         if len(kept) != len(shown) or any(line[k] != got[s] for k, s in zip(kept, shown)):
-            raise Unfaithful(
-                f"LibCST's tree of this file does not reproduce line {number}; positions would be wrong"
-            )
+            return shifts, number
         shifts[number] = dict(zip(shown, kept))
-    return shifts
+    if len(written) != len(printed):
+        return shifts, min(len(written), len(printed)) + 1
+    return shifts, len(written) + 1
 
 
 def parse(source: str) -> ast.Module:
