@@ -100,7 +100,7 @@ SHAPES = {
         "try:\n  pass\nexcept (A, B) as e:\n  pass\nelse:\n  pass\nfinally:\n  pass  # end\n"
         "while a:\n  break\nelse:\n  continue\nif a: pass\nelif b: pass\nelse:\n  if c: pass\n"
         "with (a as b, c):\n  pass\nwith (d, e): pass\nfor (f, g) in h: pass\n"
-        "try:\n  pass\nexcept* E:\n  pass\n"
+        "try:\n  pass\nexcept* E:\n  pass\nif a:\n  b;\nwhile c: d; e ;\n"
     ),
     "expressions.py": (
         "a[1], a[1:2], a[::3], a[1, 2:3], a[1,], a[*b], a[()]\n{1: 2, **c}, {3, *d}, [*e], {f: g for f in h}\n"

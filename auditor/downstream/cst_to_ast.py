@@ -255,6 +255,7 @@ def parse(source: str) -> ast.Module:
 class _Converter:
     def __init__(self, positions: _Positions) -> None:
         self.at = positions
+        self.semicolons: dict[int, ast.stmt] = {}  # a statement written with `;`: where the `;` is
 
     # --- ranges -------------------------------------------------------------------------------
 
@@ -298,8 +299,11 @@ class _Converter:
     def small(self, node: cst.BaseSmallStatement) -> ast.stmt:
         result = self._small(node)
         first, end = self.at.span(node)
-        last = end - 1 - (1 if isinstance(getattr(node, "semicolon", None), cst.Semicolon) else 0)
-        return self.at.set(result, first, last)
+        if isinstance(getattr(node, "semicolon", None), cst.Semicolon):
+            # the statement ends before its `;`; a block it ends, after it (CPython 3.11)
+            self.semicolons[id(result)] = self.at.set(ast.Pass(), end - 1, end - 1)
+            end -= 1
+        return self.at.set(result, first, end - 1)
 
     def _small(self, node: cst.BaseSmallStatement) -> ast.stmt:
         if isinstance(node, cst.Expr):
@@ -420,6 +424,7 @@ class _Converter:
         line, column = self.at.tokens.starts[first]
         result.lineno = line
         result.col_offset = self.at.column(line, column)
+        last_statement = self.semicolons.get(id(last_statement), last_statement)
         result.end_lineno = last_statement.end_lineno  # type: ignore[attr-defined]
         result.end_col_offset = last_statement.end_col_offset  # type: ignore[attr-defined]
         return result
