@@ -23,9 +23,13 @@ Newer syntax becomes the nearest node this Python's `ast` has:
 
 Positions come from LibCST's own code generation (`_Tokens`): the module is printed once with a
 state that records where every token lands and which tokens each node printed, so a node's range is
-that of its first and last significant token (whitespace and comments are not). LibCST recurses
-once per nesting level: the caller checks the nesting first (`pysource.nesting_problem`) and bounds
-the size (`walk.LIBCST_MAX_CHARS`).
+that of its first and last significant token (whitespace and comments are not). Whitespace LibCST
+leaves out when it prints (a form feed at column 0, a space before a colon) is mapped back; a line
+printed otherwise changed raises `Unfaithful` when a position on or after it is needed. LibCST
+recurses once per nesting level: the caller checks the nesting first (`pysource.nesting_problem`)
+and bounds the size (`walk.LIBCST_MAX_CHARS`). The codegen state is LibCST's internal
+`CodegenState`: tests/test_scanner_parity.py (converted tree == `ast.parse`'s on every case file,
+this repository and two installed packages) catches a LibCST release that changes it.
 """
 
 from __future__ import annotations
