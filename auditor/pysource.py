@@ -1,6 +1,6 @@
 """Python source files as read from untrusted trees: bytes -> text (PEP 263), and a cheap check that a parser can take them.
 
-Used by both sides before parsing: the upstream loader (griffe) and the LibCST scanner (for the downstream files CPython refuses; `astscan` counts nesting itself while it visits).
+Used by both sides before parsing: the upstream loader (griffe) and LibCST's parse of the downstream files CPython refuses (then converted to CPython's tree; `astscan` counts nesting itself while it visits).
 LibCST's native parser recurses once per nesting level on the C stack, so a few thousand nested
 brackets, unary operators, attribute or call chains crash the whole process (a segfault, not an
 exception), and a few hundred already make its Python-level visitors slow and raise RecursionError.

@@ -2,18 +2,14 @@
 
     python benchmarks/experiments.py scan ROOT NAME [--limit N]
         The downstream files under ROOT that mention NAME, parsed by stdlib `ast`, by LibCST alone,
-        with LibCST's PositionProvider, with ExpressionContextProvider too, and by apidrift's whole
-        scanner (`scan_source`): CPU seconds and CPU seconds per MiB of source.
+        with LibCST's PositionProvider, with ExpressionContextProvider too, and by apidrift's LibCST
+        path (LibCST's tree converted to CPython's by `cst_to_ast`, then `astscan`): CPU seconds and
+        CPU seconds per MiB of source.
 
     python benchmarks/experiments.py perfile ROOT NAME
-        apidrift's whole scanner on every file under ROOT that mentions NAME, one after the other in one
+        apidrift's LibCST path (as `scan`) on every file under ROOT that mentions NAME, one after the other in one
         process (keeping the results, as the engine does): CPU seconds per MiB by quarter of the file
         list, and the slowest files, to tell content from accumulation effects.
-
-    python benchmarks/experiments.py guard ROOT NAME [--limit N]
-        apidrift's scanner as it is, then with `_Collector._is_guard` given a cheap text pre-filter (the
-        expression's code is generated once; LibCST sub-visits for calls and names run only when the
-        text could match), checking that both give the same use sites: the gain of that one change.
 
     python benchmarks/experiments.py api DOWNSTREAM UPSTREAM --cache-dir DIR
         Runs the audit once with an empty API cache to learn which upstream modules it parses, then
@@ -50,7 +46,7 @@ def scan(args: argparse.Namespace) -> None:
     import libcst as cst
     from libcst.metadata import ExpressionContextProvider, MetadataWrapper, PositionProvider
 
-    from apidrift.auditor.downstream.scan import scan_source
+    scan_source = _libcst_scan
 
     mention = re.compile(r"\b%s\b" % re.escape(args.name))
     texts = []
@@ -84,6 +80,14 @@ def scan(args: argparse.Namespace) -> None:
         print(f"{label:32} cpu {cpu:7.3f} s   {cpu / mib:6.2f} s/MiB")
 
 
+def _libcst_scan(path: str, text: str, names: frozenset[str]):  # type: ignore[no-untyped-def]
+    """What the audit does with a file CPython's parser refuses: LibCST's tree, as CPython's, scanned."""
+    from apidrift.auditor.downstream import astscan
+    from apidrift.auditor.downstream.cst_to_ast import parse
+
+    return astscan.scan_source(path, text, names, tree=parse(text))
+
+
 def _texts(root: str, name: str, limit: int) -> list[str]:
     mention = re.compile(r"\b%s\b" % re.escape(name))
     texts = []
@@ -97,7 +101,7 @@ def _texts(root: str, name: str, limit: int) -> list[str]:
 def perfile(args: argparse.Namespace) -> None:
     import gc
 
-    from apidrift.auditor.downstream.scan import scan_source
+    scan_source = _libcst_scan
 
     mention = re.compile(r"\b%s\b" % re.escape(args.name))
     items = []
@@ -123,45 +127,6 @@ def perfile(args: argparse.Namespace) -> None:
         print(f"quarter {i}: {len(part)} files, {m:.2f} MiB, cpu {c:.1f} s, {c / m:.2f} s/MiB")
     for relative, size, cpu in sorted(rows, key=lambda r: -r[2])[:8]:
         print(f"{relative}: {size / 1024:.0f} KiB, {cpu:.2f} s, {cpu / (size / 2**20):.1f} s/MiB")
-
-
-def guard(args: argparse.Namespace) -> None:
-    import libcst as cst
-
-    from apidrift.auditor.downstream.scan import collector as collector_module
-    from apidrift.auditor.downstream.scan import guards, nodes, scan_source
-    from apidrift.auditor.downstream.shared import VERSIONISH
-
-    texts = _texts(args.root, args.name, args.limit)
-    mib = sum(len(t.encode()) for t in texts) / 2**20
-    names = frozenset({args.name})
-    print(f"{len(texts)} files, {mib:.2f} MiB, load {os.getloadavg()[0]:.2f}")
-    collector = collector_module._Collector
-    original = collector._is_guard
-    code_for = cst.Module([]).code_for_node
-
-    def prefiltered(self, test):  # type: ignore[no-untyped-def]
-        # Sound filter: _is_guard_test can only hold when the test's text names TYPE_CHECKING, hasattr or
-        # getattr, or matches VERSIONISH (any sub-expression's code is a substring of the whole code).
-        text = code_for(test)
-        if (
-            "TYPE_CHECKING" in text or "hasattr" in text or "getattr" in text or VERSIONISH.search(text)
-        ) and guards._is_guard_test(test):
-            return True
-        if not self.version_names:
-            return False
-        return bool({n.value for n in nodes._names_in(test)} & self.version_names)
-
-    results = {}
-    for label, method in (("scanner as is", original), ("_is_guard pre-filtered", prefiltered)):
-        collector._is_guard = method
-        out: list = []
-        cpu = best(args.repeat, lambda: out.append([scan_source("f.py", t, names).sites for t in texts]))
-        results[label] = out[-1]
-        print(f"{label:32} cpu {cpu:7.3f} s   {cpu / mib:6.2f} s/MiB")
-    collector._is_guard = original
-    same = results["scanner as is"] == results["_is_guard pre-filtered"]
-    print("same use sites:", same)
 
 
 def api(args: argparse.Namespace) -> None:
@@ -257,18 +222,13 @@ def main() -> None:
     f = sub.add_parser("perfile")
     f.add_argument("root")
     f.add_argument("name")
-    g = sub.add_parser("guard")
-    g.add_argument("root")
-    g.add_argument("name")
-    g.add_argument("--limit", type=int, default=0)
-    g.add_argument("--repeat", type=int, default=1)
     a = sub.add_parser("api")
     a.add_argument("downstream")
     a.add_argument("against")
     a.add_argument("--cache-dir", required=True)
     a.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    {"scan": scan, "perfile": perfile, "guard": guard, "api": api}[args.command](args)
+    {"scan": scan, "perfile": perfile, "api": api}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -294,7 +294,7 @@ def apidrift_env() -> dict[str, str]:
 def warm_bytecode() -> None:
     """Compile everything an apidrift run imports once, outside any measurement."""
     modules = ("apidrift.auditor.engine", "apidrift.auditor.cli.main", "apidrift.reports", "apidrift.auditor.downstream.astscan",
-               "apidrift.auditor.downstream.scan", "apidrift.auditor.upstream.loader")  # fmt: skip
+               "apidrift.auditor.downstream.cst_to_ast", "apidrift.auditor.upstream.loader")  # fmt: skip
     code = (
         "import importlib, importlib.util\nfor m in %r:\n    if importlib.util.find_spec(m): importlib.import_module(m)"
         % (modules,)

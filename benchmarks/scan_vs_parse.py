@@ -67,10 +67,13 @@ def ratio(args: argparse.Namespace) -> None:
         )
     )
     if args.libcst:
-        from apidrift.auditor.downstream import scan
+        from apidrift.auditor.downstream.cst_to_ast import parse
 
         rows.append(
-            ("LibCST scan_source", best(1, lambda: [scan.scan_source(str(p), t, names) for p, t in files]))
+            (
+                "LibCST + cst_to_ast + astscan",
+                best(1, lambda: [astscan.scan_source(str(p), t, names, tree=parse(t)) for p, t in files]),
+            )
         )
     walk.POOL_MIN_FILES = 10**9  # in this process: CPU time of the whole walk
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 
 def parse_case(
@@ -71,30 +70,28 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def name_sites_agree(names_only: Any, full: Any) -> str | None:
-    """Whether the LibCST scanner's sites (it reads names only) are, identically and in order, the
-    `ast` scanner's sites at the same places; the `ast` scanner's other sites are those it finds through
-    values. None when they agree, else what differs."""
-    places = {(s.kind, s.span) for s in names_only.sites}
-    # `use` (how the value is used) is the `ast` scanner's only
-    kept = [replace(s, use="") for s in full.sites if (s.kind, s.span) in places]
-    for index, (before, after) in enumerate(zip(names_only.sites, kept)):
-        if after.ref != before.ref and _followed_a_value(after.ref):
-            after = replace(after, ref=before.ref)  # an isinstance() narrowing the `ast` scanner read
-        if after != before:
-            return f"site {index} differs: {before} != {after}"
-    if len(kept) != len(names_only.sites):
-        return f"{len(names_only.sites)} sites by names, {len(kept)} of them found again"
-    return None
+def trees_agree(text: str, libcst_may_refuse: bool = False) -> str | None:
+    """Whether LibCST's tree of `text`, converted (`cst_to_ast`), is CPython's tree of it, node for
+    node and position for position. None when they agree or when CPython refuses the text (or
+    LibCST does, if `libcst_may_refuse`: it refuses a few odd texts CPython reads), else what differs."""
+    import ast
 
+    import libcst
 
-def _followed_a_value(ref: Any) -> bool:
-    """A reference only the value model gives: an instance narrowed by isinstance(), an element, an
-    opaque value."""
-    from apidrift.auditor.core.refs import InstanceRef, ItemRef, OpaqueRef
+    from apidrift.auditor.downstream.cst_to_ast import parse
 
-    while ref is not None:
-        if isinstance(ref, (InstanceRef, ItemRef, OpaqueRef)):
-            return True
-        ref = getattr(ref, "base", None) or getattr(ref, "func", None)
-    return False
+    try:
+        expected = ast.dump(ast.parse(text), include_attributes=True, indent=0)
+    except (SyntaxError, ValueError):
+        return None
+    try:
+        converted = parse(text)
+    except (libcst.ParserSyntaxError, libcst.CSTValidationError) as error:
+        return None if libcst_may_refuse else f"LibCST refuses it: {error}"
+    got = ast.dump(converted, include_attributes=True, indent=0)
+    if got == expected:
+        return None
+    for number, (want, have) in enumerate(zip(expected.splitlines(), got.splitlines()), 1):
+        if want != have:
+            return f"dump line {number}: CPython {want!r}, converted {have!r}"
+    return "the dumps differ in length"

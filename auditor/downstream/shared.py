@@ -1,6 +1,5 @@
-"""What both downstream scanners share, whichever parser read the file (`astscan` with CPython's
-`ast`, `scan` with LibCST): the exceptions that guard a use, the names that tell a version or feature
-test, the builtins a star import never binds, what a use site's value may be, and keyword forwarding
+"""What the downstream scanner (`astscan`) knows without a parser: the exceptions that guard a use,
+the names that tell a version or feature test, the builtins a star import never binds, what a use site's value may be, and keyword forwarding
 through a downstream `__init__`. No parser is imported here.
 """
 

@@ -66,7 +66,7 @@ SKIPPED_DIRS = frozenset(
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024
-SCAN_VERSION = 29  # part of the scan cache key: bump when the scanner's output changes
+SCAN_VERSION = 30  # part of the scan cache key: bump when the scanner's output changes
 
 
 def scan_downstream(
@@ -344,7 +344,8 @@ def _scan_text(
     """The use sites of one file, read with CPython's parser (`astscan`); or why it could not be read.
 
     A file this Python cannot parse (newer syntax, or invalid) goes to LibCST's parser, which reads
-    the grammar of newer Pythons too and says where the syntax error is; unless it is larger than
+    the grammar of newer Pythons too and says where the syntax error is; its tree is converted to
+    CPython's (`cst_to_ast`) and scanned by `astscan` all the same; unless it is larger than
     LIBCST_MAX_CHARS (LibCST takes about 20 s and 1.5 GiB a MiB): then CPython's message is the outcome.
     """
     # lazy: the scanners load only on a scan-cache miss; a warm run never loads a parser
@@ -374,24 +375,31 @@ def _scan_text(
 def _scan_with_libcst(
     relative: str, text: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
 ) -> FileScan | str:
-    """The LibCST scanner, for the files CPython's parser refused."""
+    """A file CPython's parser refused, parsed by LibCST, turned into the tree CPython would build
+    (`cst_to_ast`) and scanned by `astscan` like every other file."""
     problem = nesting_problem(text)  # LibCST's native parser would overflow the C stack on these
     if problem is not None:
         return problem
-    # lazy: LibCST (0.3 s) loads only for a file the LibCST scanner reads
+    # lazy: LibCST (0.3 s) loads only for a file this Python cannot parse
     import libcst
 
-    # lazy: LibCST (0.3 s) loads only for a file the LibCST scanner reads
-    from apidrift.auditor.downstream.scan import scan_source
+    from apidrift.auditor.downstream import astscan
+    from apidrift.auditor.downstream.cst_to_ast import Unfaithful, parse
 
     try:
-        return scan_source(relative, text, upstream_names, aliases)
+        return astscan.scan_source(relative, text, upstream_names, aliases, tree=parse(text))
     except (
         libcst.ParserSyntaxError,
         libcst.CSTValidationError,
     ) as error:  # the latter: e.g. an invalid identifier
         first = first_line(error, default="syntax error")
         return f"syntax error: {first}"
+    except Unfaithful as error:
+        return f"not parsed: {error}"
+    except SyntaxError as error:  # what LibCST reads and CPython refuses (`b"a" "b"`, a bad escape)
+        return f"syntax error: {error.msg}"
+    except astscan.TooDeep as error:
+        return f"nesting too deep to parse ({error.depth} levels, at most {MAX_NESTING})"
     except (RecursionError, MemoryError):
         return "nesting too deep to parse"
     except Exception as error:  # a scanner bug must cost one file, not the audit

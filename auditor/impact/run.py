@@ -235,7 +235,7 @@ def _warm(parent: int | None = None) -> None:
     import libcst  # noqa: F401
 
     # lazy: a pool worker loads the audit here, once, before its jobs fork from it
-    import apidrift.auditor.downstream.scan
+    import apidrift.auditor.downstream.cst_to_ast
     import apidrift.auditor.engine
     import apidrift.auditor.impact.results  # noqa: F401
     from apidrift.auditor.upstream import kept

@@ -8,7 +8,8 @@ A name bound more than one way in a scope is read, at each use, through the bind
 (straight-line code and `if`/`else` joins exactly; a loop, `try` or `with` through every binding
 made before or in it); a use reached by bindings that disagree is not followed (no guessing).
 
-CPython's own parser builds the tree (no concrete syntax tree: this scan only reads). Its columns
+CPython's own parser builds the tree (no concrete syntax tree: this scan only reads); for a file this
+Python's parser refuses, the caller passes LibCST's tree converted to CPython's (`cst_to_ast`). Its columns
 count UTF-8 bytes; every position here is converted to characters (as SARIF and editors count). The
 few positions `ast` does not record (the module of `from m import x`, an imported name, a function's
 name) are found in the text right after the node's start. The file is visited in source order, as
@@ -27,11 +28,12 @@ The scanner's parts, in the order a file goes through them:
 - `evaluator`: what an expression's value is, once the whole file is read;
 - `sites`: each candidate turned into a `UseSite`; `overrides`: the methods a subclass overrides;
 - `text` (positions in characters), `nodes` (small readings of `ast` nodes), `signatures`,
-  `names` (what a file binds, for star imports); `downstream.shared` holds what both scanners share.
+  `names` (what a file binds, for star imports); `downstream.shared` holds what needs no parser.
 """
 
 from __future__ import annotations
 
+import ast
 import gc
 import sys
 
@@ -53,10 +55,17 @@ CHUNK_CHARS = 128 * 1024
 
 
 def scan_source(
-    path: str, source: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
+    path: str,
+    source: str,
+    upstream_names: frozenset[str],
+    aliases: tuple[tuple[str, str], ...] = (),
+    tree: ast.Module | None = None,
 ) -> FileScan:
     """Find the use sites of one file. Raises SyntaxError (or ValueError for null bytes) on a file
-    CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING."""
+    CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING.
+
+    `tree`: the file's tree when it was built another way (`cst_to_ast`, for the files this
+    Python's parser refuses); it must be the tree CPython builds for `source`, positions included."""
     text = _Text(source)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
@@ -65,7 +74,7 @@ def scan_source(
     try:
         collector = _Collector(upstream_names, text, aliases)
         bound: set[str] | None = set() if _MAY_IMPORT_STAR.search(source) else None
-        for module in _parse(source, CHUNK_CHARS):
+        for module in _parse(source, CHUNK_CHARS) if tree is None else iter((tree,)):
             collector.visit_all(module.body)
             if bound is not None:
                 _add_bound_names(module, bound)
