@@ -9,6 +9,12 @@ the upstream makes on a value it does not type (Django 2.1's `widget.render(name
 attrs=..., renderer=...)` in `BoundField.as_widget`) that binds to the upstream's method and not to
 the override is a warning: the override fails there if its instances reach that call.
 
+The same holds for a method the upstream never declares but calls by name on the objects it is
+handed, an implicit hook (`if hasattr(field, "from_json"): field.from_json(value, ctx)`,
+`getattr(obj, "hook")(...)`): an error where the upstream makes that call on `self` in a class the
+downstream class inherits, or on an object it annotates as such a class; a warning where it does not
+type the object (whether the downstream's instances reach that call is not known).
+
 ## Why is this bad?
 The upstream calls the override itself (a template method, a hook) and raises `TypeError` inside
 the upstream's code, far from the downstream line that must change.
@@ -27,9 +33,11 @@ Give the override the new signature (accept the new parameters), and pass them o
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from apidrift.auditor.check.bind import Break
 from apidrift.auditor.check.checked import CheckedSite
+from apidrift.auditor.downstream.refs import AttrRef
 from apidrift.auditor.downstream.sites import SiteKind
 from apidrift.auditor.results import Finding, Severity
 from apidrift.rules.base import Family, Rule, RuleMeta
@@ -47,15 +55,19 @@ RULE = RuleMeta(
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     site = checked.site
     target = checked.new.target
-    if site.kind is not SiteKind.OVERRIDE or not isinstance(checked.new.verdict, Break) or target is None:
+    if site.kind is not SiteKind.OVERRIDE or not isinstance(checked.new.verdict, Break):
+        return
+    call = checked.new.upstream_call
+    if target is None:
+        if call is not None and call.get("hook"):
+            yield from _hook_finding(rule, checked, call)
         return
     required = [p.render() for p in target.signature.parameters if p.required]
     name = target.defined_at.rsplit(".", 1)[-1]
-    call = checked.new.upstream_call
     if call is not None:  # the upstream's own call, with an argument the override does not take
         accepted = {p.name for p in site.signature.parameters} if site.signature else set()
         new = [p.render() for p in target.signature.parameters if p.name not in accepted]
-        untyped = bool(call.get("untyped"))
+        untyped = bool(call.get("untyped")) or call.get("reach") == "untyped"
         on = " on a value it does not type (this class's instances, if they reach it)" if untyped else ""
         yield rule.finding(
             checked,
@@ -76,3 +88,29 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         symbol=target.defined_at,
         hint=f"accept the new parameters: def {name}(self, {', '.join(required)}{', ' if required else ''}...)",
     )
+
+
+def _hook_finding(rule: Rule, checked: CheckedSite, call: dict[str, object]) -> Iterator[Finding]:
+    """A method the upstream calls by name (an implicit hook) that no longer takes the upstream's call:
+    an error where the call is made on the class's own instances (`self`, or an object the upstream
+    annotates as a class the downstream class inherits), a warning where the upstream does not type
+    the object it calls it on (whether this class's instances reach that call is not known)."""
+    site = checked.site
+    name = site.ref.name if isinstance(site.ref, AttrRef) else site.code
+    takes = site.signature.render() if site.signature else "?"
+    untyped = call.get("reach") == "untyped"
+    message = (
+        f"{checked.new.version} calls `{name}` by name as `{call['call']}` in `{call['caller']}` "
+        f"(line {call['lineno']}); this method takes {takes}"
+    )
+    if untyped:
+        message += (
+            " (the upstream does not type that object: this applies if instances of this class reach it)"
+        )
+    finding = rule.finding(
+        checked,
+        message,
+        symbol=str(call["caller"]),
+        hint=f"accept what the upstream passes: `{call['call']}`",
+    )
+    yield replace(finding, severity=Severity.WARNING) if untyped else finding

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.upstream.signature import Signature
 
-MODEL_VERSION = 64  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 65  # part of every cache key: bump when the model or the loader's output changes
 
 
 @dataclass(frozen=True)
@@ -572,6 +572,10 @@ class ModuleInfo:
     # other modules it registers in `sys.modules` under other names: (alias, target) pairs, each
     # `alias` (and what lies under it) importing `target` (see analyses/aliases.py)
     module_aliases: tuple[tuple[str, str], ...] = ()
+    # Methods its functions call by name on objects they are handed (`getattr(obj, "hook")(...)`,
+    # `if hasattr(obj, "hook"): obj.hook(...)`), implicit hooks: see analyses/hooks.py. "on" holds the
+    # annotation's canonical path, "cls" the calling class's path.
+    hook_calls: tuple[dict[str, Any], ...] = ()
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -596,6 +600,7 @@ class ModuleInfo:
             "import_fails": self.import_fails,
             "own_imports": list(self.own_imports),
             "module_aliases": [list(pair) for pair in self.module_aliases],
+            "hook_calls": list(self.hook_calls),
         }
 
     @classmethod
@@ -620,6 +625,7 @@ class ModuleInfo:
             import_fails=data.get("import_fails"),
             own_imports=tuple(data.get("own_imports", ())),
             module_aliases=tuple((a, t) for a, t in data.get("module_aliases", ())),
+            hook_calls=tuple(data.get("hook_calls", ())),
         )
 
 
