@@ -567,6 +567,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
         returns_items=_item_paths(func.returns),
         returns_args=_generic_args(func.returns),
+        param_paths=_param_paths(func),
         is_async="async" in func.labels,
         forwards=_forwarding_target(func, facts.get("forwards")),
         constructs=_canonical_constructs(func, facts.get("constructs")),
@@ -937,6 +938,16 @@ def _generic_args(value: Any) -> tuple[str, ...]:
         return ()
     arguments = value.slice.elements if isinstance(value.slice, griffe.ExprTuple) else [value.slice]
     return tuple(_class_path(a) or "" for a in arguments)
+
+
+def _param_paths(func: griffe.Function) -> tuple[tuple[str, str], ...]:
+    """(name, class path) of each parameter annotated with one plain class of the code read."""
+    found = []
+    for param in func.parameters:
+        path = _class_path(param.annotation) if param.annotation is not None else None
+        if path and not path.startswith("?") and path not in ("typing.Any", "builtins.object"):
+            found.append((param.name, path))
+    return tuple(found)
 
 
 def _class_path(value: Any) -> str | None:

@@ -206,6 +206,9 @@ class FunctionInfo:
     # The type arguments of a generic class the return annotation names (`-> Page[Item]`: the path of
     # each argument's class, "" where it names none), for the methods of what it returns (`T`).
     returns_args: tuple[str, ...] = ()
+    # The class each parameter's annotation names when it is plain (`ctx: Context`, `Optional[Context]`):
+    # (parameter name, class path) pairs; what the upstream hands an override of the method.
+    param_paths: tuple[tuple[str, str], ...] = ()
     identity: bool = False  # as a decorator, hands back what it is given: changes no signature
     factory_identity: bool = False  # `@it(...)` returns such a decorator (typed `-> Callable[[F], F]`)
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
@@ -290,6 +293,7 @@ class FunctionInfo:
             "returns_items": [list(p) for p in self.returns_items],
             "is_async": self.is_async,
             "returns_args": list(self.returns_args),
+            "param_paths": [list(pair) for pair in self.param_paths],
             "identity": self.identity,
             "factory_identity": self.factory_identity,
             "dataclass_transform": self.dataclass_transform,
@@ -335,6 +339,7 @@ class FunctionInfo:
             returns_items=tuple((p[0], p[1]) for p in data.get("returns_items", ())),
             is_async=bool(data.get("is_async", False)),
             returns_args=tuple(data.get("returns_args", ())),
+            param_paths=tuple((n, p) for n, p in data.get("param_paths", ())),
             identity=data["identity"],
             factory_identity=data["factory_identity"],
             dataclass_transform=data["dataclass_transform"],

@@ -76,6 +76,7 @@ def scan_source(
             frozenset(bound) if bound is not None and stars and None not in stars else frozenset(),
             collector.attribute_stores,
         )
+        evaluator.upstream_names = upstream_names
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []
         candidates = collector.candidates

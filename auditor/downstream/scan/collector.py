@@ -42,6 +42,7 @@ from apidrift.auditor.downstream.shared import (
     VERSIONISH,
     chain_attributes,
     holds_no_upstream,
+    may_override,
     unalias,
 )
 
@@ -131,12 +132,20 @@ class _Collector(cst.CSTVisitor):
         params = node.params
         ordered = [*params.posonly_params, *params.params]
         is_static = any(_decorator_name(d) == "staticmethod" for d in node.decorators)
+        overriding = isinstance(outer, _ClassScope) and may_override(
+            node.name.value,
+            frozenset((_dotted(d.decorator) or "?").rsplit(".", 1)[-1] for d in node.decorators),
+        )
         for index, param in enumerate([*ordered, *params.kwonly_params]):
             if index == 0 and isinstance(outer, _ClassScope) and not is_static and param in ordered:
                 scope.bind(param.name.value, _Binding(scope, value=_SelfOf(outer)))
                 self.method_self.append((param.name.value, outer))
             elif param.annotation is not None:
                 scope.bind(param.name.value, _Binding(outer, annotation=param.annotation.annotation))
+            elif overriding and isinstance(outer, _ClassScope) and ordered and index > 0:
+                place = index - 1 if index < len(ordered) else -1
+                hook = (outer, node.name.value, param.name.value, place)
+                scope.bind(param.name.value, _Binding(scope, parameter=True, hook_param=hook))
             else:
                 scope.bind(param.name.value, _Binding(scope, parameter=True))
         for star in (params.star_arg, params.star_kwarg):
