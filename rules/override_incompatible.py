@@ -15,6 +15,10 @@ handed, an implicit hook (`if hasattr(field, "from_json"): field.from_json(value
 downstream class inherits, or on an object it annotates as such a class; a warning where it does not
 type the object (whether the downstream's instances reach that call is not known).
 
+Where no code of the upstream calls a method of that name (it spells the name only in `def`
+lines and looks no attribute up by a computed name), the upstream never takes the path that would
+call the override: a warning, as the break happens only where the method is called the new way.
+
 ## Why is this bad?
 The upstream calls the override itself (a template method, a hook) and raises `TypeError` inside
 the upstream's code, far from the downstream line that must change.
@@ -64,7 +68,9 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         return
     required = [p.render() for p in target.signature.parameters if p.required]
     name = target.defined_at.rsplit(".", 1)[-1]
-    if call is not None:  # the upstream's own call, with an argument the override does not take
+    if (
+        call is not None and "call" in call
+    ):  # the upstream's own call, with an argument the override does not take
         accepted = {p.name for p in site.signature.parameters} if site.signature else set()
         new = [p.render() for p in target.signature.parameters if p.name not in accepted]
         untyped = bool(call.get("untyped")) or call.get("reach") == "untyped"
@@ -81,13 +87,21 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             severity=Severity.WARNING if untyped else None,
         )
         return
-    yield rule.finding(
+    never = call is not None and call.get("reach") == "never-called"
+    finding = rule.finding(
         checked,
         f"`{name}` overrides `{target.defined_at}`, which {checked.new.version} calls with "
-        f"({', '.join(required)}); the override takes {site.signature.render() if site.signature else '?'}",
+        f"({', '.join(required)}); the override takes {site.signature.render() if site.signature else '?'}"
+        + (
+            f" (no code of {checked.new.version} calls a method of that name: it breaks where it is "
+            "called the new way)"
+            if never
+            else ""
+        ),
         symbol=target.defined_at,
         hint=f"accept the new parameters: def {name}(self, {', '.join(required)}{', ' if required else ''}...)",
     )
+    yield replace(finding, severity=Severity.WARNING) if never else finding
 
 
 def _hook_finding(rule: Rule, checked: CheckedSite, call: dict[str, object]) -> Iterator[Finding]:

@@ -577,6 +577,16 @@ def _check_override(
                 found = (hooked[0], hooked[1])
         if found is not None:
             verdict, upstream_call = found
+    elif (
+        isinstance(verdict, Break)
+        and isinstance(site.ref, AttrRef)
+        and resolver.index.absence_is_evidence
+        and not resolver.index.may_call(site.ref.name)
+    ):
+        # No code of the upstream names the method (but its `def`s) nor looks a method up by a computed
+        # name: the upstream never calls it; it breaks only where the downstream (or another package)
+        # calls it the new way, a path the upstream does not take.
+        upstream_call = {"reach": "never-called"}
     if (
         isinstance(verdict, Break)
         and not resolver.index.absence_is_evidence
