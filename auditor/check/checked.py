@@ -573,8 +573,8 @@ def _check_override(
         found = _breaking_self_call(site, target, resolver) or _breaking_held_call(site, target, resolver)
         if found is None:
             hooked = _hook_verdict(site, resolver, target)
-            if hooked is not None and isinstance(hooked[0], Break) and hooked[1].get("reach") is None:
-                found = (hooked[0], hooked[1])
+            if hooked is not None and isinstance(hooked[0], Break):
+                found = (hooked[0], hooked[1])  # on an object the upstream does not type: a warning
         if found is not None:
             verdict, upstream_call = found
     elif (
@@ -775,7 +775,7 @@ def _hook_verdict(
             elif call["receiver"] == "typed":
                 if typed_as_one(str(call["on"])):
                     calls.append(({**call, "caller": caller}, None))
-            elif target is None:
+            else:
                 calls.append(({**call, "caller": caller}, "untyped"))
     if not calls:
         return None

@@ -300,8 +300,11 @@ class ApiIndex:
             if top.isidentifier():
                 files += walk_modules(self.root, self.root / top, (top,), _MAX_STORE_FILES + 1 - len(files),
                                       skipped=_TEST_FOLDERS, max_depth=64)  # fmt: skip
-        if len(files) > _MAX_STORE_FILES:
-            return None
+        if len(files) > _MAX_STORE_FILES or self.compiled_modules:
+            return None  # compiled code is not read: it may call anything
+        sources = {path.with_suffix("") for _, path in files if path.suffix == ".py"}
+        if any(path.suffix == ".pyi" and path.with_suffix("") not in sources for _, path in files):
+            return None  # a stub without its source: the code that runs is not read
         words: dict[bytes, int] = {}
         defs: dict[bytes, int] = {}
         total = 0
