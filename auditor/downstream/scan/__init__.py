@@ -18,6 +18,8 @@ The scanner's parts mirror `astscan`'s: `collector` (the LibCST visitor: scopes 
 
 from __future__ import annotations
 
+import unicodedata
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -30,11 +32,25 @@ from apidrift.auditor.downstream.scan.values import _ClassScope
 from apidrift.auditor.downstream.sites import FileScan, UseSite
 
 
+class _Identifiers(cst.CSTTransformer):
+    """Identifiers as CPython reads them: NFKC-normalized (`ªb` is `ab`), where that keeps their length
+    (so every position stays where it was); LibCST keeps them as written."""
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        value = updated_node.value
+        if value.isascii():
+            return updated_node
+        normal = unicodedata.normalize("NFKC", value)
+        return updated_node.with_changes(value=normal) if len(normal) == len(value) else updated_node
+
+
 def scan_source(
     path: str, source: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
 ) -> FileScan:
     """Find the use sites of one file. Raises libcst.ParserSyntaxError on a file it cannot parse."""
     module = cst.parse_module(source)
+    if not source.isascii():
+        module = module.visit(_Identifiers())
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     collector = _Collector(upstream_names, aliases)
     wrapper.visit(collector)
