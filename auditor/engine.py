@@ -282,11 +282,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                     site, new_resolver, _label(new_tree), relocator, old, old_resolver, new_requirements
                 )
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
-                if not (
-                    site.kind is SiteKind.OVERRIDE
-                    and new.unknown is not None
-                    and new.unknown.reason is Reason.NOT_AN_UPSTREAM_METHOD
-                ):
+                if not _own_method(checked_sites[-1]):
                     _count(coverage, new)  # a method of the downstream's own is no use of the upstream
     notebooks = {scan.path: scan.notebook for scan in scans if scan.notebook is not None}
     with timer.phase("rules"):
@@ -415,7 +411,11 @@ def _unchecked(
 
 
 def _own_method(checked: CheckedSite) -> bool:
+    """A method of the downstream's own, or a use of a parameter of an override that the upstream's
+    method does not type: no use of the upstream."""
     unknown = checked.new.unknown
+    if unknown is not None and unknown.reason is Reason.UNTYPED_PARAMETER:
+        return True
     return (
         checked.site.kind is SiteKind.OVERRIDE
         and unknown is not None

@@ -9,6 +9,16 @@ the upstream makes on a value it does not type (Django 2.1's `widget.render(name
 attrs=..., renderer=...)` in `BoundField.as_widget`) that binds to the upstream's method and not to
 the override is a warning: the override fails there if its instances reach that call.
 
+The same holds for a method the upstream never declares but calls by name on the objects it is
+handed, an implicit hook (`if hasattr(field, "from_json"): field.from_json(value, ctx)`,
+`getattr(obj, "hook")(...)`): an error where the upstream makes that call on `self` in a class the
+downstream class inherits, or on an object it annotates as such a class; a warning where it does not
+type the object (whether the downstream's instances reach that call is not known).
+
+Where no code of the upstream calls a method of that name (it spells the name only in `def`
+lines and looks no attribute up by a computed name), the upstream never takes the path that would
+call the override: a warning, as the break happens only where the method is called the new way.
+
 ## Why is this bad?
 The upstream calls the override itself (a template method, a hook) and raises `TypeError` inside
 the upstream's code, far from the downstream line that must change.
@@ -27,10 +37,12 @@ Give the override the new signature (accept the new parameters), and pass them o
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.core.bind import Break
 from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.refs import AttrRef
 from apidrift.auditor.core.results import Finding, Severity
 from apidrift.auditor.core.sites import SiteKind
 from apidrift.rules.base import Family, Rule, RuleMeta
@@ -48,15 +60,21 @@ RULE = RuleMeta(
 def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     site = checked.site
     target = checked.new.target
-    if site.kind is not SiteKind.OVERRIDE or not isinstance(checked.new.verdict, Break) or target is None:
+    if site.kind is not SiteKind.OVERRIDE or not isinstance(checked.new.verdict, Break):
+        return
+    call = checked.new.upstream_call
+    if target is None:
+        if call is not None and call.get("hook"):
+            yield from _hook_finding(rule, checked, call)
         return
     required = [p.render() for p in target.signature.parameters if p.required]
     name = target.defined_at.rsplit(".", 1)[-1]
-    call = checked.new.upstream_call
-    if call is not None:  # the upstream's own call, with an argument the override does not take
+    if (
+        call is not None and "call" in call
+    ):  # the upstream's own call, with an argument the override does not take
         accepted = {p.name for p in site.signature.parameters} if site.signature else set()
         new = [p.render() for p in target.signature.parameters if p.name not in accepted]
-        untyped = bool(call.get("untyped"))
+        untyped = bool(call.get("untyped")) or call.get("reach") == "untyped"
         on = " on a value it does not type (this class's instances, if they reach it)" if untyped else ""
         yield rule.finding(
             checked,
@@ -70,10 +88,44 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             severity=Severity.WARNING if untyped else None,
         )
         return
-    yield rule.finding(
+    never = call is not None and call.get("reach") == "never-called"
+    finding = rule.finding(
         checked,
         f"`{name}` overrides `{target.defined_at}`, which {checked.new.version} calls with "
-        f"({', '.join(required)}); the override takes {site.signature.render() if site.signature else '?'}",
+        f"({', '.join(required)}); the override takes {site.signature.render() if site.signature else '?'}"
+        + (
+            f" (no code of {checked.new.version} calls a method of that name: it breaks where it is "
+            "called the new way)"
+            if never
+            else ""
+        ),
         symbol=target.defined_at,
         hint=f"accept the new parameters: def {name}(self, {', '.join(required)}{', ' if required else ''}...)",
     )
+    yield replace(finding, severity=Severity.WARNING) if never else finding
+
+
+def _hook_finding(rule: Rule, checked: CheckedSite, call: dict[str, object]) -> Iterator[Finding]:
+    """A method the upstream calls by name (an implicit hook) that no longer takes the upstream's call:
+    an error where the call is made on the class's own instances (`self`, or an object the upstream
+    annotates as a class the downstream class inherits), a warning where the upstream does not type
+    the object it calls it on (whether this class's instances reach that call is not known)."""
+    site = checked.site
+    name = site.ref.name if isinstance(site.ref, AttrRef) else site.code
+    takes = site.signature.render() if site.signature else "?"
+    untyped = call.get("reach") == "untyped"
+    message = (
+        f"{checked.new.version} calls `{name}` by name as `{call['call']}` in `{call['caller']}` "
+        f"(line {call['lineno']}); this method takes {takes}"
+    )
+    if untyped:
+        message += (
+            " (the upstream does not type that object: this applies if instances of this class reach it)"
+        )
+    finding = rule.finding(
+        checked,
+        message,
+        symbol=str(call["caller"]),
+        hint=f"accept what the upstream passes: `{call['call']}`",
+    )
+    yield replace(finding, severity=Severity.WARNING) if untyped else finding

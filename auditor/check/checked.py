@@ -573,6 +573,17 @@ def _check_override(
     """Will the upstream's own calls still bind to the downstream's override of its method?"""
     resolution = resolver.resolve(site.ref)
     if not isinstance(resolution, FunctionValue) or site.signature is None:
+        if site.signature is not None and isinstance(resolution, (Missing, Unknown)):
+            hooked = _hook_verdict(site, resolver, None)
+            if hooked is not None:  # a method the upstream calls by name: an implicit hook
+                hook_verdict, hook_call = hooked
+                return SiteCheck(
+                    version,
+                    resolution,
+                    verdict=hook_verdict,
+                    unknown=hook_verdict if isinstance(hook_verdict, Unknown) else None,
+                    upstream_call=hook_call or None,
+                )
         return SiteCheck(
             version, resolution, unknown=Unknown(Reason.NOT_AN_UPSTREAM_METHOD)
         )  # a method of its own
@@ -587,8 +598,22 @@ def _check_override(
     upstream_call = None
     if isinstance(verdict, Ok):
         found = _breaking_self_call(site, target, resolver) or _breaking_held_call(site, target, resolver)
+        if found is None:
+            hooked = _hook_verdict(site, resolver, target)
+            if hooked is not None and isinstance(hooked[0], Break):
+                found = (hooked[0], hooked[1])  # on an object the upstream does not type: a warning
         if found is not None:
             verdict, upstream_call = found
+    elif (
+        isinstance(verdict, Break)
+        and isinstance(site.ref, AttrRef)
+        and resolver.index.absence_is_evidence
+        and not resolver.index.may_call(site.ref.name)
+    ):
+        # No code of the upstream names the method (but its `def`s) nor looks a method up by a computed
+        # name: the upstream never calls it; it breaks only where the downstream (or another package)
+        # calls it the new way, a path the upstream does not take.
+        upstream_call = {"reach": "never-called"}
     if (
         isinstance(verdict, Break)
         and not resolver.index.absence_is_evidence
@@ -719,6 +744,98 @@ def _override_rejects(
     if untyped:
         found["untyped"] = True
     return verdict, found
+
+
+def _hook_verdict(
+    site: UseSite, resolver: Resolver, target: CallTarget | None
+) -> tuple[Verdict, dict[str, object]] | None:
+    """The upstream's calls of the method by name (`getattr(obj, "hook")(...)`, `obj.hook(...)` under
+    `hasattr(obj, "hook")`, `self.hook(...)` in a class that does not declare it) that can reach an
+    instance of the downstream class, read in the modules of the packages of the classes it inherits.
+
+    Which calls reach it: one on `self` in a method of a class the downstream class inherits (and
+    that method is the one its instances run), or one on a parameter annotated as such a class: the
+    call runs on the downstream's instances whenever the upstream runs that code with them (as the
+    override check assumes of `self.m(...)` calls). One on an object the upstream does not type may
+    be made on instances of any class: a call that does not bind is a warning ("reach": "untyped"),
+    never an error. None when the upstream calls the name nowhere in those modules.
+
+    With `target` (the method the upstream class declares), only calls its own method takes count."""
+    if not isinstance(site.ref, AttrRef) or site.signature is None:
+        return None
+    base = resolver.resolve(site.ref.base)
+    cls = base.cls if isinstance(base, InstanceValue) else None
+    mro = resolver.mro(cls) if cls is not None else None
+    if not mro:
+        return None
+    classes = [entry for entry in mro if not isinstance(entry, str)]
+    by_path = {c.path: c for c in classes}
+    name = site.ref.name
+    typed: dict[str, bool] = {}
+
+    def typed_as_one(on: str) -> bool:
+        if on not in typed:
+            value = resolver.lookup(on)
+            typed[on] = on in by_path or (isinstance(value, ClassValue) and value.info.path in by_path)
+        return typed[on]
+
+    calls: list[tuple[dict[str, object], str | None]] = []  # (call, None if it certainly reaches)
+    for entry in classes:  # `self.hook(...)` of a class that does not declare `hook`
+        if target is None:
+            for call in entry.self_calls.get(name, ()):
+                if next((c for c in classes if call["caller"] in c.members), None) is entry:
+                    calls.append(({**call, "caller": f"{entry.path}.{call['caller']}"}, None))
+    for module in _holder_modules(classes, resolver):
+        info = resolver.index.module(module)
+        for call in info.hook_calls if info is not None else ():
+            if call["method"] != name:
+                continue
+            caller = f"{module}.{call['caller']}"
+            if call["receiver"] == "self":
+                holder = by_path.get(str(call["cls"]))
+                if holder is None:
+                    continue  # a method of a class the downstream class does not inherit
+                runs = next((c for c in classes if caller.rpartition(".")[2] in c.members), None)
+                if runs is not holder:
+                    continue  # overridden on the way: that call is not the one that runs
+                calls.append(({**call, "caller": caller}, None))
+            elif call["receiver"] == "typed":
+                if typed_as_one(str(call["on"])):
+                    calls.append(({**call, "caller": caller}, None))
+            else:
+                calls.append(({**call, "caller": caller}, "untyped"))
+    if not calls:
+        return None
+    unknown: Unknown | None = None
+    found: tuple[Break, dict[str, object]] | None = None
+    for call, reach in calls:
+        shape = CallShape(
+            int(call["positional"]),  # type: ignore[call-overload]  # stored as an int
+            tuple(call["keywords"]),  # type: ignore[arg-type]  # stored as a list of names
+            bool(call["star_args"]),
+            bool(call["star_kwargs"]),
+        )
+        if target is not None and not isinstance(bind_target(shape, target), Ok):
+            continue
+        verdict = bind(shape, site.signature)
+        if isinstance(verdict, Break):
+            described: dict[str, object] = {
+                "caller": call["caller"],
+                "call": str(call.get("text") or f"self.{name}{_render_shape(shape)}"),
+                "lineno": call["lineno"],
+                "hook": target is None,
+                "reach": reach,
+            }
+            if reach is None:
+                return verdict, described
+            found = found or (verdict, described)
+        elif isinstance(verdict, Unknown):
+            unknown = unknown or verdict
+    if found is not None:
+        return found
+    if target is not None:
+        return None
+    return (unknown or Ok(()), {})
 
 
 def _holder_modules(classes: list[ClassInfo], resolver: Resolver) -> list[str]:

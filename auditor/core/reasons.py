@@ -111,6 +111,11 @@ class Reason(Enum):
         "a value that may be an upstream object, but which one the analysis cannot say (a name bound to "
         "different values, a Union annotation)",
     )
+    UNTYPED_PARAMETER = (
+        "untyped-parameter",
+        "a parameter of an override that the upstream's method does not annotate with one class (or at "
+        "another place): what the upstream hands it is not known",
+    )
     ITEM_UNKNOWN = (
         "item-unknown",
         "what subscription, iteration or `with` hands out of the value is not known (no container "

@@ -164,6 +164,15 @@ REFS = (ModuleRef, AttrRef, CallRef, InstanceRef, StarRef, ItemRef, OpaqueRef)
 OVERRIDE_DECORATORS = frozenset({"classmethod", "staticmethod", "override", "abstractmethod", "final"})
 
 
+def may_override(name: str, decorators: frozenset[str]) -> bool:
+    """Whether a method of this name and these decorators (last names) is a plain method that may
+    override an upstream one and be called by it with the upstream's values: not a dunder, no
+    decorator but `@override`/`@abstractmethod`/`@final`."""
+    if name.startswith("__") and name.endswith("__"):
+        return False
+    return not (decorators - {"override", "abstractmethod", "final"})
+
+
 def code_at(lines: tuple[str, ...], span: Span) -> str:
     """The code a site shows: the span's text on its first line (the whole line if that is blank)."""
     if 0 < span.line <= len(lines):
@@ -208,8 +217,8 @@ def holds_no_upstream(bindings: Sequence[Any] | None, upstream_names: frozenset[
     for binding in bindings:
         value = binding.value
         if value is None:
-            if not binding.parameter:
-                return False
+            if not binding.parameter or binding.hook_param is not None:
+                return False  # an override's parameter may hold what the upstream hands it
         elif isinstance(value, (ModuleRef, AttrRef)):
             if root_module(value) in upstream_names:
                 return False

@@ -93,6 +93,10 @@ class ApiIndex:
             None  # name -> files (relative) storing `x.name = ...`
         )
         self._assigned: dict[tuple[str, str], bool] = {}
+        # Every identifier the package's code spells, with how many times a `def` of it appears; None
+        # when some lookup by a computed name (`getattr(obj, name)`) may reach any method, or the
+        # package is too large to read (see `may_call`).
+        self._spelled: tuple[dict[bytes, int], dict[bytes, int]] | bool | None = False
         self.touched: set[str] | None = None  # kept across audits (`kept`): the modules this audit asked for
 
     @property
@@ -275,6 +279,55 @@ class ApiIndex:
                 found.setdefault(stored.decode("ascii"), []).append(where)
         return found
 
+    def may_call(self, name: str) -> bool:
+        """Whether the package's own code (outside test folders) may call a method of this name on an
+        object: False only when no file spells the name except in `def name(` lines, and no file looks
+        an attribute up by a computed name (`getattr(x, var)`, `methodcaller`, `attrgetter`, `vars()`,
+        `__dict__`, `__getattribute__`): then no code of the upstream names it, so none calls it."""
+        if self._spelled is False:
+            self._spelled = self._read_spelled()
+        if not isinstance(self._spelled, tuple):
+            return True
+        words, defs = self._spelled
+        key = name.encode("ascii", "replace")
+        return words.get(key, 0) > defs.get(key, 0)
+
+    def _read_spelled(self) -> tuple[dict[bytes, int], dict[bytes, int]] | None:
+        files: list[tuple[str, Path]] = []
+        for top in sorted(self.import_names):
+            if top.isidentifier():
+                files += walk_modules(self.root, self.root / top, (top,), _MAX_STORE_FILES + 1 - len(files),
+                                      skipped=_TEST_FOLDERS, max_depth=64)  # fmt: skip
+        if len(files) > _MAX_STORE_FILES or self.compiled_modules:
+            return None  # compiled code is not read: it may call anything
+        sources = {path.with_suffix("") for _, path in files if path.suffix == ".py"}
+        if any(path.suffix == ".pyi" and path.with_suffix("") not in sources for _, path in files):
+            return None  # a stub without its source: the code that runs is not read
+        words: dict[bytes, int] = {}
+        defs: dict[bytes, int] = {}
+        total = 0
+        try:
+            inside = os.path.realpath(self.root) + os.sep
+        except (OSError, ValueError):
+            return None
+        for _, path in files:
+            if path.suffix != ".py":
+                continue
+            try:
+                if not os.path.realpath(path).startswith(inside):
+                    return None  # a link out of the tree: its code is unread
+                data = read_bounded(path, MAX_MODULE_BYTES, follow_symlinks=False)
+            except (BoundedReadError, OSError, ValueError):
+                return None
+            total += len(data)
+            if total > _MAX_STORE_BYTES or _computed_lookup(data):
+                return None
+            for word in _WORD.findall(data):
+                words[word] = words.get(word, 0) + 1
+            for word in _DEF.findall(data):
+                defs[word] = defs.get(word, 0) + 1
+        return words, defs
+
     def module(self, dotted: str) -> ModuleInfo | None:
         """The module, parsed or from the cache; None when no such module exists in the sources."""
         if self.touched is not None:
@@ -382,6 +435,21 @@ class ApiIndex:
 # `<something other than self/cls>.name = ...` (not `==`), as bytes; its AST decides.
 _ATTRIBUTE_STORE = re.compile(rb"\.([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[^=]")
 _TEST_FOLDERS = frozenset({"tests", "testing", "__pycache__"})
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_DEF = re.compile(rb"\bdef[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+# An attribute looked up by a name the code computes: any method may be called that way.
+_COMPUTED_LOOKUP = re.compile(rb"methodcaller|attrgetter|__getattribute__|__dict__|\bvars\s*\(|\bdir\s*\(")
+_GETATTR = re.compile(rb"\bgetattr\s*\(")
+# `getattr(obj, "name"...`: the rest of the line after `getattr(` names the attribute by a literal.
+_LITERAL_GETATTR = re.compile(rb"[^,\n]*,\s*[\"'][A-Za-z0-9_]*[\"']\s*[,)]")
+
+
+def _computed_lookup(data: bytes) -> bool:
+    if _COMPUTED_LOOKUP.search(data):
+        return True
+    return any(_LITERAL_GETATTR.match(data, m.end()) is None for m in _GETATTR.finditer(data))
+
+
 _MAX_STORE_FILES = 20_000
 _MAX_STORE_BYTES = 256 * 1024 * 1024
 

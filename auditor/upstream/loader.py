@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from apidrift.auditor.upstream.analyses.defaults import replaced_defaults
 from apidrift.auditor.upstream.analyses.deprecations import _deprecation
 from apidrift.auditor.upstream.analyses.exports import _computes_all
 from apidrift.auditor.upstream.analyses.guards import raising_guards
+from apidrift.auditor.upstream.analyses.hooks import hook_calls
 from apidrift.auditor.upstream.analyses.mappings import added_names, checked_keys, mapping_handovers
 from apidrift.auditor.upstream.analyses.module_aliases import module_aliases
 from apidrift.auditor.upstream.analyses.namespace import (
@@ -353,7 +355,20 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         import_fails=facts.get("import_fails") if filepath.suffix == ".py" else None,
         own_imports=tuple(facts.get("own_imports", ())) if filepath.suffix == ".py" else (),
         module_aliases=tuple((a, t) for a, t in facts.get("module_aliases", ())),
+        hook_calls=tuple(_hook_calls_of(module, dotted, facts.get("hook_calls", ()))),
     )
+
+
+def _hook_calls_of(module: Any, dotted: str, calls: Any) -> Iterator[dict[str, Any]]:
+    """The module's calls by name, the annotation a typed receiver has resolved through its imports."""
+    for call in calls:
+        on = call["on"]
+        if call["receiver"] == "typed":
+            on = _resolve_text(module, on)
+            if on.startswith("?"):
+                call = {**call, "receiver": "untyped"}
+                on = ""
+        yield {**call, "on": on, "cls": f"{dotted}.{call['cls']}" if call["cls"] else ""}
 
 
 def _blank_lines(code: str, ranges: list[tuple[int, int]]) -> str:
@@ -554,6 +569,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         returns_path=_class_path(func.returns) if func.returns is not None else _inferred_return(func, facts),
         returns_items=_item_paths(func.returns),
         returns_args=_generic_args(func.returns),
+        param_paths=_param_paths(func),
         is_async="async" in func.labels,
         returns_super=func.returns is None
         and facts.get("returns") == "super"
@@ -930,6 +946,16 @@ def _generic_args(value: Any) -> tuple[str, ...]:
     return tuple(_class_path(a) or "" for a in arguments)
 
 
+def _param_paths(func: griffe.Function) -> tuple[tuple[str, str], ...]:
+    """(name, class path) of each parameter annotated with one plain class of the code read."""
+    found = []
+    for param in func.parameters:
+        path = _class_path(param.annotation) if param.annotation is not None else None
+        if path and not path.startswith("?") and path not in ("typing.Any", "builtins.object"):
+            found.append((param.name, path))
+    return tuple(found)
+
+
 def _class_path(value: Any) -> str | None:
     """The class an annotation names when it is plain, `X | None` or `Optional[X]`; else None."""
     if value is None:
@@ -978,6 +1004,7 @@ class _FactsExtension(griffe.Extension):
                 "import_fails": import_failure(node, mod.path, mod.is_init_module),
                 "own_imports": own_imports(node, mod.path, mod.is_init_module),
                 "module_aliases": module_aliases(node),
+                "hook_calls": hook_calls(node),
             }
 
     def on_class_members(

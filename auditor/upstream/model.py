@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.core.signature import Signature
 
-MODEL_VERSION = 65  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 66  # part of every cache key: bump when the model or the loader's output changes
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
@@ -210,6 +210,9 @@ class FunctionInfo:
     # The type arguments of a generic class the return annotation names (`-> Page[Item]`: the path of
     # each argument's class, "" where it names none), for the methods of what it returns (`T`).
     returns_args: tuple[str, ...] = ()
+    # The class each parameter's annotation names when it is plain (`ctx: Context`, `Optional[Context]`):
+    # (parameter name, class path) pairs; what the upstream hands an override of the method.
+    param_paths: tuple[tuple[str, str], ...] = ()
     identity: bool = False  # as a decorator, hands back what it is given: changes no signature
     factory_identity: bool = False  # `@it(...)` returns such a decorator (typed `-> Callable[[F], F]`)
     dataclass_transform: dict[str, str] | None = None  # PEP 681 marker with its keyword arguments
@@ -295,6 +298,7 @@ class FunctionInfo:
             "is_async": self.is_async,
             "returns_super": self.returns_super,
             "returns_args": list(self.returns_args),
+            "param_paths": [list(pair) for pair in self.param_paths],
             "identity": self.identity,
             "factory_identity": self.factory_identity,
             "dataclass_transform": self.dataclass_transform,
@@ -341,6 +345,7 @@ class FunctionInfo:
             is_async=bool(data.get("is_async", False)),
             returns_super=bool(data.get("returns_super", False)),
             returns_args=tuple(data.get("returns_args", ())),
+            param_paths=tuple((n, p) for n, p in data.get("param_paths", ())),
             identity=data["identity"],
             factory_identity=data["factory_identity"],
             dataclass_transform=data["dataclass_transform"],
@@ -578,6 +583,10 @@ class ModuleInfo:
     # other modules it registers in `sys.modules` under other names: (alias, target) pairs, each
     # `alias` (and what lies under it) importing `target` (see analyses/aliases.py)
     module_aliases: tuple[tuple[str, str], ...] = ()
+    # Methods its functions call by name on objects they are handed (`getattr(obj, "hook")(...)`,
+    # `if hasattr(obj, "hook"): obj.hook(...)`), implicit hooks: see analyses/hooks.py. "on" holds the
+    # annotation's canonical path, "cls" the calling class's path.
+    hook_calls: tuple[dict[str, Any], ...] = ()
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -602,6 +611,7 @@ class ModuleInfo:
             "import_fails": self.import_fails,
             "own_imports": list(self.own_imports),
             "module_aliases": [list(pair) for pair in self.module_aliases],
+            "hook_calls": list(self.hook_calls),
         }
 
     @classmethod
@@ -626,6 +636,7 @@ class ModuleInfo:
             import_fails=data.get("import_fails"),
             own_imports=tuple(data.get("own_imports", ())),
             module_aliases=tuple((a, t) for a, t in data.get("module_aliases", ())),
+            hook_calls=tuple(data.get("hook_calls", ())),
         )
 
 

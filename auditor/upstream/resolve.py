@@ -248,6 +248,8 @@ class Resolver:
             return self.attribute(base, ref.name)
         if isinstance(ref, CallRef):
             func = self.resolve(ref.func)
+            if isinstance(func, Unknown) and func.reason is Reason.UNTYPED_PARAMETER:
+                return func  # no use of the upstream at all
             if isinstance(func, (Missing, Unknown)):
                 return Unknown(Reason.CALLEE_UNRESOLVED)
             return self.call_result(func, self._receiver(ref))
@@ -271,9 +273,13 @@ class Resolver:
         (`-> list[Row]`, `rows: dict[str, Row]`), else from the protocol method of its class
         (`__getitem__`, `__iter__` then `__next__`, `__next__`, `__enter__`) and that method's return
         annotation. An element is typed by an annotation: a subclass instance is possible (not exact)."""
+        if ref.via.startswith("param:"):
+            return self._handed_over(ref)
         produced: tuple[tuple[str, str], ...] | None = None
         if isinstance(ref.base, CallRef):
             func = self.resolve(ref.base.func)
+            if isinstance(func, Unknown) and func.reason is Reason.UNTYPED_PARAMETER:
+                return func
             if isinstance(func, (Missing, Unknown)):
                 return Unknown(Reason.CALLEE_UNRESOLVED)
             receiver = self._receiver(ref.base)
@@ -308,6 +314,37 @@ class Resolver:
         if not isinstance(base, InstanceValue):
             return Unknown(Reason.ITEM_UNKNOWN, "unpack" if unpacking else ref.via)
         return self._protocol_result(base, "iter" if unpacking else ref.via)
+
+    def _handed_over(self, ref: ItemRef) -> Resolution:
+        """`param:NAME:PLACE` of an upstream method: what the upstream hands the parameter NAME of an
+        override, from its own method's annotation of it. Only where the override's parameter is the
+        upstream's at the same place (PLACE among the positional parameters after `self`; -1 for a
+        keyword-only one, which the upstream's must then be, or be the same name): called either way,
+        the override's NAME receives what the upstream's NAME does."""
+        _, name, place_text = ref.via.split(":")
+        func = self.resolve(ref.base)
+        if not isinstance(func, FunctionValue) or func.via != "instance":
+            return Unknown(Reason.UNTYPED_PARAMETER)
+        if func.info.has_decorator("builtins.staticmethod") or func.info.has_decorator(
+            "builtins.classmethod"
+        ):
+            return Unknown(Reason.UNTYPED_PARAMETER)
+        params = func.info.signature.bound().parameters
+        positional = [
+            p for p in params if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+        ]
+        place = int(place_text)
+        mine = next((p for p in params if p.name == name), None)
+        if mine is None:
+            return Unknown(Reason.UNTYPED_PARAMETER)
+        if place >= 0 and (place >= len(positional) or positional[place].name != name):
+            return Unknown(Reason.UNTYPED_PARAMETER)  # a positional call fills another parameter there
+        if place < 0 and mine.kind is not ParamKind.KEYWORD_ONLY:
+            return Unknown(Reason.UNTYPED_PARAMETER)
+        path = dict(func.info.param_paths).get(name)
+        if path is None:
+            return Unknown(Reason.UNTYPED_PARAMETER)
+        return self._instance_of(path)
 
     def _protocol_result(self, base: InstanceValue, via: str, depth: int = 0) -> Resolution:
         method = self._class_attribute(base.cls, _PROTOCOL_METHODS[via], on_instance=True, exact=base.exact)

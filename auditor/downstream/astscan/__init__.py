@@ -88,6 +88,7 @@ def scan_source(
             collector.attribute_stores,
             frozenset(collector.escaping),
         )
+        evaluator.upstream_names = upstream_names
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []
         candidates = collector.candidates

@@ -61,6 +61,7 @@ from apidrift.auditor.downstream.shared import (
     Forwarding,
     chain_attributes,
     holds_no_upstream,
+    may_override,
     unalias,
 )
 from apidrift.auditor.pysource import _LONG_SPAN, _QUOTES, MAX_NESTING
@@ -276,12 +277,17 @@ class _Collector:
                 if method.forwarding is None:
                     method.wraps = self._kwargs_call(node, method)
             cls.methods[node.name] = method
+        overriding = cls is not None and may_override(node.name, function.decorators)
         for index, param in enumerate([*ordered, *args.kwonlyargs]):
             if index == 0 and cls is not None and not is_static and ordered:
                 scope.bind(param.arg, _Binding(scope, value=_SelfOf(cls)))
                 self.method_self.append((param.arg, cls))
             elif param.annotation is not None:
                 scope.bind(param.arg, _Binding(outer, annotation=param.annotation))
+            elif overriding and cls is not None and ordered and index > 0:
+                place = index - 1 if index < len(ordered) else -1
+                hook = (cls, node.name, param.arg, place)
+                scope.bind(param.arg, _Binding(scope, parameter=True, hook_param=hook))
             else:
                 scope.bind(param.arg, _Binding(scope, parameter=True))
         for star in (args.vararg, args.kwarg):

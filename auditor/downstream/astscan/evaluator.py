@@ -66,6 +66,9 @@ class _Evaluator:
         self.reach: _Reach | None = None
         self.escaping = escaping
         self._refs: dict[Ref, Ref] = {}
+        # The upstream's import names: an override's unannotated parameter takes what the upstream's
+        # method declares (see `_handed_over`); empty, it is unknown.
+        self.upstream_names: frozenset[str] = frozenset()
 
     def name(self, name: str, scope: _Scope) -> _Value:
         current: _Scope | None = scope
@@ -119,6 +122,10 @@ class _Evaluator:
             return first
         # Every binding is read, not only those up to the first that differs: `self.server = server`
         # (a parameter) then `self.server = up.Flask(name)` may still be an upstream object.
+        if any(b.hook_param is not None for b in bindings):
+            # An override's parameter the method rebinds: what the upstream hands it is not followed
+            # (read as a plain parameter), the other bindings may still hold an upstream object.
+            values = [self.binding(b) for b in bindings if b.hook_param is None and b.expression != _NONE]
         return self._opaque(values, "bindings-disagree")
 
     def _opaque(self, values: list[_Value], why: str) -> OpaqueRef | None:
@@ -151,6 +158,8 @@ class _Evaluator:
     def _evaluate(self, binding: _Binding) -> _Value:
         if binding.value is not None:
             return binding.value
+        if binding.hook_param is not None:
+            return self._handed_over(binding.hook_param)
         if binding.annotation is not None:
             return self.annotated(binding.annotation, binding.scope)
         if binding.expression is not None:
@@ -322,6 +331,15 @@ class _Evaluator:
         finally:
             self.reach = reach
         return value if isinstance(value, (AttrRef, ModuleRef, _DownClass)) else None
+
+    def _handed_over(self, hook: tuple[_ClassScope, str, str, int]) -> _Value:
+        """An unannotated parameter of a method that overrides an upstream one: what the upstream's
+        method declares it takes there (resolved from its annotation at check time), else unknown."""
+        cls, method, name, place = hook
+        base = self.upstream_base(cls, self.upstream_names) if self.upstream_names else None
+        if base is None:
+            return None
+        return self._ref(ItemRef(AttrRef(InstanceRef(base), method), f"param:{name}:{place}"))
 
     def upstream_base(self, cls: _ClassScope, upstream_names: frozenset[str]) -> Ref | None:
         parent = self.single_base(cls)

@@ -338,6 +338,10 @@ class _Binding:
     type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
     parameter: bool = False  # an unannotated parameter of a function
     reach: _Reach | None = None  # the bindings of its expression's first name that reach it
+    # For an unannotated parameter of a plain method: (its class, the method's name, the parameter's
+    # name, its place among the positional parameters after `self`, -1 for a keyword-only one). If the
+    # method overrides an upstream one, the upstream's annotation of that parameter tells its value.
+    hook_param: tuple[_ClassScope, str, str, int] | None = None
 
 
 # What an import candidate names: (module, imported name or None, the span of the code to show).
