@@ -78,7 +78,7 @@ def test_wheel_holds_only_the_apidrift_namespace(wheel: Path) -> None:
     for module in (
         "auditor/engine.py",
         "auditor/upstream/loader.py",
-        "auditor/upstream/analyses/decorators.py",
+        "auditor/upstream/analyses/decorators/__init__.py",
         "auditor/sources/locate.py",
         "auditor/downstream/scan/__init__.py",
         "auditor/downstream/astscan/collector.py",
