@@ -5,6 +5,7 @@ its threshold and the parameters it names.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 
 from apidrift.auditor.upstream.analyses.nodes import _last_name
 from apidrift.auditor.upstream.astwalk import children, walk
@@ -157,19 +158,45 @@ def _count_condition(
         return None
     if not holds:
         op = _NEGATED[op]
-    thresholds: list[dict[str, str]] = []
+    terms = _Terms(star, local, param, decorator, assigned, owner)
+    thresholds = terms.thresholds
+    left, right = terms.linear(test.left), terms.linear(test.comparators[0])
+    if left is None or right is None or len({tuple(sorted(t.items())) for t in thresholds}) != 1:
+        return None
+    n, t, c = left[0] - right[0], left[1] - right[1], left[2] - right[2]
+    if n not in (1, -1) or t != -n:
+        return None
+    if n == -1:  # -(len(args) - T) - c OP 0  ->  len(args) - T + c FLIP(OP) 0
+        op, c = _FLIPPED[op], -c
+    # len(args) - T + c OP 0: warns exactly when len(args) > T for `> 0` (c == 0) or `>= 1` (c == -1)
+    if (op is ast.Gt and c == 0) or (op is ast.GtE and c == -1):
+        return thresholds[0]
+    return None
 
-    def linear(expr: ast.expr, depth: int = 0) -> tuple[int, int, int] | None:
+
+@dataclass
+class _Terms:
+    """Reads a side of a count condition as a linear form; the thresholds it names are collected."""
+
+    star: str
+    local: dict[str, list[ast.expr]]
+    param: str
+    decorator: ast.FunctionDef | ast.AsyncFunctionDef
+    assigned: dict[str, list[ast.expr]]
+    owner: ast.FunctionDef | ast.AsyncFunctionDef | None
+    thresholds: list[dict[str, str]] = field(default_factory=list)
+
+    def linear(self, expr: ast.expr, depth: int = 0) -> tuple[int, int, int] | None:
         # (coefficient of len(args), coefficient of T, constant)
         if depth > 4:
             return None
         if isinstance(expr, ast.Constant) and type(expr.value) is int:
             return 0, 0, expr.value
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-            inner = linear(expr.operand, depth + 1)
+            inner = self.linear(expr.operand, depth + 1)
             return None if inner is None else (-inner[0], -inner[1], -inner[2])
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-            left, right = linear(expr.left, depth + 1), linear(expr.right, depth + 1)
+            left, right = self.linear(expr.left, depth + 1), self.linear(expr.right, depth + 1)
             if left is None or right is None:
                 return None
             sign = 1 if isinstance(expr.op, ast.Add) else -1
@@ -182,35 +209,25 @@ def _count_condition(
             and not expr.keywords
             and isinstance(expr.args[0], ast.Name)
         ):
-            name = expr.args[0].id
-            if name == star and name not in local:
-                return 1, 0, 0
-            if name not in local and _counts_positional(decorator, name, param, assigned):
-                thresholds.append({"threshold": "positional"})
-                return 0, 1, 0
-            return None
+            return self.length(expr.args[0].id)
         if isinstance(expr, ast.Name):
-            if expr.id in local:
-                values = local[expr.id]
-                return linear(values[0], depth + 1) if len(values) == 1 else None
-            index = _parameter_index(decorator, expr.id, param, assigned, owner)
+            if expr.id in self.local:
+                values = self.local[expr.id]
+                return self.linear(values[0], depth + 1) if len(values) == 1 else None
+            index = _parameter_index(self.decorator, expr.id, self.param, self.assigned, self.owner)
             if index is not None:
-                thresholds.append(index)
+                self.thresholds.append(index)
                 return 0, 1, 0
         return None
 
-    left, right = linear(test.left), linear(test.comparators[0])
-    if left is None or right is None or len({tuple(sorted(t.items())) for t in thresholds}) != 1:
+    def length(self, name: str) -> tuple[int, int, int] | None:
+        """`len(name)`: the count of positional arguments, or a threshold (the function's own)."""
+        if name == self.star and name not in self.local:
+            return 1, 0, 0
+        if name not in self.local and _counts_positional(self.decorator, name, self.param, self.assigned):
+            self.thresholds.append({"threshold": "positional"})
+            return 0, 1, 0
         return None
-    n, t, c = left[0] - right[0], left[1] - right[1], left[2] - right[2]
-    if n not in (1, -1) or t != -n:
-        return None
-    if n == -1:  # -(len(args) - T) - c OP 0  ->  len(args) - T + c FLIP(OP) 0
-        op, c = _FLIPPED[op], -c
-    # len(args) - T + c OP 0: warns exactly when len(args) > T for `> 0` (c == 0) or `>= 1` (c == -1)
-    if (op is ast.Gt and c == 0) or (op is ast.GtE and c == -1):
-        return thresholds[0]
-    return None
 
 
 def _signature_names(param: str, assigned: dict[str, list[ast.expr]]) -> set[str]:

@@ -7,6 +7,7 @@ callable that keeps it (`through`), a `functools.partial` of themselves (a facto
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Any
 
 import griffe
@@ -117,39 +118,83 @@ def _keeping(
     effects: set[str | None] = set()
     self_partial = False
     kept = 0
+    reading = _Returns(node, func, param, params, outer, assigned, inner, depth)
     for ret in returns:
+        found = reading.kept(ret)
+        if found is None:
+            return failed
+        if isinstance(found, str):  # _SELF_PARTIAL
+            self_partial = True
+            continue
+        through, effect = found
+        if through is not None:
+            throughs.add(through)
+        effects.add(effect)
+        kept += 1
+    if len(throughs) > 1 or len(effects) > 1 or not kept or (throughs and effects != {None}):
+        return False, None, self_partial, None
+    return True, (throughs.pop() if throughs else None), self_partial, effects.pop()
+
+
+_SELF_PARTIAL = "self-partial"  # a return giving `functools.partial(<this function>, ...)`
+
+
+@dataclass
+class _Returns:
+    """What one reachable `return` of a decorator gives (see `_keeping`)."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    func: griffe.Function
+    param: str
+    params: set[str]
+    outer: frozenset[str]
+    assigned: dict[str, list[ast.expr]]
+    inner: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
+    depth: int
+
+    def kept(self, ret: ast.Return) -> tuple[str | None, str | None] | str | None:
+        """(through, effect) where the return keeps the signature, `_SELF_PARTIAL`, or None."""
+        param, assigned, inner = self.param, self.assigned, self.inner
         value = ret.value
         if isinstance(value, ast.Name) and value.id != param and len(assigned.get(value.id, ())) == 1:
             value = assigned[value.id][0]  # `fun = Maker.create(func, ...); return fun`
         if isinstance(value, ast.Name) and value.id == param:
-            kept += 1
-            effects.add(None)
-            continue
+            return None, None
         if isinstance(value, ast.Name) and value.id in inner and value.id not in assigned:
-            if _forwards_to(inner[value.id], param):
-                effects.add(None)
-            elif _binds_by_name(inner[value.id], param, assigned):
-                effects.add("positional-by-name")
-            elif (renamed := _renames_keyword(inner[value.id], param, params - outer, assigned)) is not None:
-                effects.add(renamed)
-            else:
-                return failed
-            kept += 1
-            continue
+            effect = self.wrapper_effect(inner[value.id])
+            return None if effect is False else (None, effect)
         if not isinstance(value, ast.Call):
-            return failed
-        callee = value.func
-        if (
-            _last_name(callee) == "partial"
+            return None
+        if self.is_self_partial(value):
+            return _SELF_PARTIAL
+        if not value.args or not isinstance(value.args[0], ast.Name) or value.args[0].id != param:
+            return None
+        return self.handed_to(value)
+
+    def wrapper_effect(self, wrapper: ast.FunctionDef | ast.AsyncFunctionDef) -> str | bool | None:
+        """A nested wrapper returned: its effect on binding (None: none), or False where it does not keep
+        the signature."""
+        if _forwards_to(wrapper, self.param):
+            return None
+        if _binds_by_name(wrapper, self.param, self.assigned):
+            return "positional-by-name"
+        renamed = _renames_keyword(wrapper, self.param, self.params - self.outer, self.assigned)
+        return renamed if renamed is not None else False
+
+    def is_self_partial(self, value: ast.Call) -> bool:
+        func = self.func
+        return bool(
+            _last_name(value.func) == "partial"
             and value.args
             and isinstance(value.args[0], ast.Name)
-            and value.args[0].id == node.name
+            and value.args[0].id == self.node.name
             and not (func.parent is not None and func.parent.is_class)
-        ):
-            self_partial = True
-            continue
-        if not value.args or not isinstance(value.args[0], ast.Name) or value.args[0].id != param:
-            return failed
+        )
+
+    def handed_to(self, value: ast.Call) -> tuple[str | None, str | None] | None:
+        """A call handed the function as its first argument: a nested decorator, the `decorator`
+        package's template, or a callable that keeps it (`through`)."""
+        callee, inner, assigned = value.func, self.inner, self.assigned
         if (
             len(value.args) == 1
             and not value.keywords
@@ -158,17 +203,13 @@ def _keeping(
             and callee.id not in assigned
         ):
             # `if func is not None: return _inner(func)`: the nested decorator decides
-            enclosing = params | set(assigned) | set(inner)
+            enclosing = self.params | set(assigned) | set(inner)
             keeps, through, partial_, effect = _keeping(
-                inner[callee.id], 0, func, frozenset(enclosing), depth + 1
+                inner[callee.id], 0, self.func, frozenset(enclosing), self.depth + 1
             )
             if not keeps or partial_:
-                return failed
-            if through:
-                throughs.add(through)
-            effects.add(effect)
-            kept += 1
-            continue
+                return None
+            return through or None, effect
         if (
             isinstance(callee, ast.Attribute)
             and callee.attr == "create"
@@ -177,18 +218,9 @@ def _keeping(
                 for a in value.args[1:2]
             )
         ):
-            kept += 1
-            effects.add(None)
-            continue
-        through = _through_path(callee, params, assigned, inner, func)
-        if through is None:
-            return failed
-        throughs.add(through)
-        effects.add(None)
-        kept += 1
-    if len(throughs) > 1 or len(effects) > 1 or not kept or (throughs and effects != {None}):
-        return False, None, self_partial, None
-    return True, (throughs.pop() if throughs else None), self_partial, effects.pop()
+            return None, None
+        through = _through_path(callee, self.params, assigned, inner, self.func)
+        return None if through is None else (through, None)
 
 
 def _binds_by_name(
