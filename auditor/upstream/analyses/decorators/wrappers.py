@@ -161,8 +161,7 @@ class _Returns:
         if isinstance(value, ast.Name) and value.id == param:
             return None, None
         if isinstance(value, ast.Name) and value.id in inner and value.id not in assigned:
-            effect = self.wrapper_effect(inner[value.id])
-            return None if effect is False else (None, effect)
+            return self.wrapper_effect(inner[value.id])
         if not isinstance(value, ast.Call):
             return None
         if self.is_self_partial(value):
@@ -171,15 +170,17 @@ class _Returns:
             return None
         return self.handed_to(value)
 
-    def wrapper_effect(self, wrapper: ast.FunctionDef | ast.AsyncFunctionDef) -> str | bool | None:
-        """A nested wrapper returned: its effect on binding (None: none), or False where it does not keep
-        the signature."""
+    def wrapper_effect(
+        self, wrapper: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> tuple[None, str | None] | None:
+        """A nested wrapper returned: (no `through`, its effect on binding), or None where it does not
+        keep the signature."""
         if _forwards_to(wrapper, self.param):
-            return None
+            return None, None
         if _binds_by_name(wrapper, self.param, self.assigned):
-            return "positional-by-name"
+            return None, "positional-by-name"
         renamed = _renames_keyword(wrapper, self.param, self.params - self.outer, self.assigned)
-        return renamed if renamed is not None else False
+        return (None, renamed) if renamed is not None else None
 
     def is_self_partial(self, value: ast.Call) -> bool:
         func = self.func
