@@ -84,6 +84,7 @@ def test_wheel_holds_only_the_apidrift_namespace(wheel: Path) -> None:
         "auditor/downstream/astscan/collector.py",
         "auditor/check/bind.py",
         "auditor/fix/codemods.py",
+        "auditor/fix/rewriting.py",
         "auditor/cli/main.py",
         "rules/registry.py",
         "rules/unexpected_keyword.py",
