@@ -163,6 +163,34 @@ def _reapplies_registered(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[
         and [a.id if isinstance(a, ast.Name) else None for a in partial.args] == [node.name, method]
     ):
         return None
+    found = _listed_decorators(listed, method)
+    if found is None:
+        return None
+    name, initial = found
+    registry = _registry_walk(loop, method, name)
+    if registry is None:
+        return None
+    applies = [stmt for stmt in body[3:-1] if isinstance(stmt, ast.For)]
+    if len(applies) != 1:
+        return None
+    apply = applies[0]
+    if not _applies_in_reverse(apply, name, func):
+        return None
+    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Name) and ret.value.id == func):
+        return None
+    for stmt in body[3:-1]:  # besides the loop applying them, only calls for their effect: none rebinds
+        if stmt is apply:
+            continue
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            return None
+        if any(isinstance(n, ast.NamedExpr) for n in walk(stmt)):
+            return None
+    return {"registry": registry, "initial": initial}
+
+
+def _listed_decorators(listed: ast.stmt, method: str) -> tuple[str, list[str]] | None:
+    """`decorators = [docstring.copy(method), ...]`: the list's name and the texts of the callables it
+    starts with, each called with `method` alone."""
     target = listed.targets[0] if isinstance(listed, ast.Assign) and len(listed.targets) == 1 else None
     if isinstance(listed, ast.AnnAssign) and listed.simple:
         target = listed.target
@@ -182,14 +210,12 @@ def _reapplies_registered(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[
         ):
             return None
         initial.append(text)
-    registry = _registry_walk(loop, method, name)
-    if registry is None:
-        return None
-    applies = [stmt for stmt in body[3:-1] if isinstance(stmt, ast.For)]
-    if len(applies) != 1:
-        return None
-    apply = applies[0]
-    if not (
+    return name, initial
+
+
+def _applies_in_reverse(apply: ast.For, name: str, func: str) -> bool:
+    """`for decorator in decorators[::-1]: func = decorator(func)`."""
+    return bool(
         not apply.orelse
         and isinstance(apply.target, ast.Name)
         and _reversed_name(apply.iter) == name
@@ -203,18 +229,7 @@ def _reapplies_registered(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[
         and step.value.func.id == apply.target.id
         and [a.id if isinstance(a, ast.Name) else None for a in step.value.args] == [func]
         and not step.value.keywords
-    ):
-        return None
-    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Name) and ret.value.id == func):
-        return None
-    for stmt in body[3:-1]:  # besides the loop applying them, only calls for their effect: none rebinds
-        if stmt is apply:
-            continue
-        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-            return None
-        if any(isinstance(n, ast.NamedExpr) for n in walk(stmt)):
-            return None
-    return {"registry": registry, "initial": initial}
+    )
 
 
 def _uncast(node: ast.expr | None) -> ast.expr | None:

@@ -96,6 +96,32 @@ def _wrapper_warning(
     if spec.args or spec.posonlyargs or not spec.vararg:
         return None
     star = spec.vararg.arg
+    found = _warn_under(wrapper)
+    if found is None:
+        return None
+    call, conditions = found
+    if len(conditions) != 1:
+        return None
+    test, holds = conditions[0]
+    local = _local_assignments(wrapper)
+    threshold = _count_condition(test, holds, star, local, param, decorator, assigned, owner)
+    if threshold is None:
+        return None
+    category = next((k.value for k in call.keywords if k.arg == "category"), None)
+    if category is None and len(call.args) >= 2:
+        category = call.args[1]
+    warning = dict(threshold)
+    warning["warn"] = _last_name(call.func) or ""
+    if isinstance(category, (ast.Name, ast.Attribute)):
+        warning["category"] = _last_name(category) or ""
+    return warning
+
+
+def _warn_under(
+    wrapper: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[ast.Call, list[tuple[ast.expr, bool]]] | None:
+    """The first `*warn*` call at the top of the wrapper's body or of an `if` body there, with the
+    conditions it runs under (test, holds when true); None where another branch comes first."""
     conditions: list[tuple[ast.expr, bool]] = []  # (test, holds when true)
     call: ast.Call | None = None
     for stmt in wrapper.body:
@@ -120,21 +146,9 @@ def _wrapper_warning(
             return None  # another branch before the warning: it may change what follows
         if isinstance(stmt, (ast.Return, ast.Raise, ast.Try, ast.For, ast.While, ast.With)):
             return None
-    if call is None or len(conditions) != 1:
+    if call is None:
         return None
-    test, holds = conditions[0]
-    local = _local_assignments(wrapper)
-    threshold = _count_condition(test, holds, star, local, param, decorator, assigned, owner)
-    if threshold is None:
-        return None
-    category = next((k.value for k in call.keywords if k.arg == "category"), None)
-    if category is None and len(call.args) >= 2:
-        category = call.args[1]
-    warning = dict(threshold)
-    warning["warn"] = _last_name(call.func) or ""
-    if isinstance(category, (ast.Name, ast.Attribute)):
-        warning["category"] = _last_name(category) or ""
-    return warning
+    return call, conditions
 
 
 def _count_condition(
@@ -312,39 +326,47 @@ def _counts_positional(
         ):
             return False
         appends += 1
-        stmt = parents.get(id(call))
-        guard = parents.get(id(stmt)) if stmt is not None else None
-        if not (isinstance(stmt, ast.Expr) and isinstance(guard, ast.If) and stmt in guard.body):
-            return False
-        # climb the elif chain to the loop: earlier tests must be of other kinds (disjoint)
-        tests = [guard.test]
-        current: ast.AST = guard
-        while isinstance(up := parents.get(id(current)), ast.If) and current in up.orelse:
-            tests.append(up.test)
-            current = up
-        loop = parents.get(id(current))
-        if not (isinstance(loop, ast.For) and current in loop.body):
-            return False
-        iterated = loop.iter
-        if not (
-            isinstance(iterated, ast.Call)
-            and isinstance(iterated.func, ast.Attribute)
-            and iterated.func.attr in ("items", "values")
-            and not iterated.args
-            and _is_parameters_of(iterated.func.value, signatures, param)
-        ):
-            return False
-        target = loop.target
-        if iterated.func.attr == "items":
-            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
-                return False
-            target = target.elts[1]
-        if not isinstance(target, ast.Name):
-            return False
-        kinds = [_kind_test(t, target.id) for t in tests]
-        if kinds[0] != "POSITIONAL_OR_KEYWORD" or any(k is None or k == kinds[0] for k in kinds[1:]):
+        if not _appended_in_positional_loop(call, parents, signatures, param):
             return False
     return appends == 1
+
+
+def _appended_in_positional_loop(
+    call: ast.Call, parents: dict[int, ast.AST], signatures: set[str], param: str
+) -> bool:
+    """The `name.append(...)` statement `call` is the body of an `if p.kind == POSITIONAL_OR_KEYWORD:`
+    (an `elif` after tests of other kinds) in `for ..., p in signature(f).parameters.items():`."""
+    stmt = parents.get(id(call))
+    guard = parents.get(id(stmt)) if stmt is not None else None
+    if not (isinstance(stmt, ast.Expr) and isinstance(guard, ast.If) and stmt in guard.body):
+        return False
+    # climb the elif chain to the loop: earlier tests must be of other kinds (disjoint)
+    tests = [guard.test]
+    current: ast.AST = guard
+    while isinstance(up := parents.get(id(current)), ast.If) and current in up.orelse:
+        tests.append(up.test)
+        current = up
+    loop = parents.get(id(current))
+    if not (isinstance(loop, ast.For) and current in loop.body):
+        return False
+    iterated = loop.iter
+    if not (
+        isinstance(iterated, ast.Call)
+        and isinstance(iterated.func, ast.Attribute)
+        and iterated.func.attr in ("items", "values")
+        and not iterated.args
+        and _is_parameters_of(iterated.func.value, signatures, param)
+    ):
+        return False
+    target = loop.target
+    if iterated.func.attr == "items":
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            return False
+        target = target.elts[1]
+    if not isinstance(target, ast.Name):
+        return False
+    kinds = [_kind_test(t, target.id) for t in tests]
+    return kinds[0] == "POSITIONAL_OR_KEYWORD" and not any(k is None or k == kinds[0] for k in kinds[1:])
 
 
 def _parameter_index(

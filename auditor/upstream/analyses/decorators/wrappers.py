@@ -254,36 +254,6 @@ def _binds_by_name(
         and values[0].args[0].id == param
     }
 
-    def names_positionals(arg: ast.expr) -> bool:
-        # zip(sig.parameters, args), or {k: a for k, a in zip(sig.parameters, args)}
-        if isinstance(arg, ast.DictComp) and len(arg.generators) == 1:
-            gen = arg.generators[0]
-            if not (isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2 and not gen.ifs):
-                return False
-            k, a = gen.target.elts
-            if not (
-                isinstance(arg.key, ast.Name)
-                and isinstance(k, ast.Name)
-                and arg.key.id == k.id
-                and isinstance(arg.value, ast.Name)
-                and isinstance(a, ast.Name)
-                and arg.value.id == a.id
-            ):
-                return False
-            arg = gen.iter
-        return (
-            isinstance(arg, ast.Call)
-            and _last_name(arg.func) == "zip"
-            and len(arg.args) == 2
-            and not arg.keywords
-            and isinstance(arg.args[0], ast.Attribute)
-            and arg.args[0].attr == "parameters"
-            and isinstance(arg.args[0].value, ast.Name)
-            and arg.args[0].value.id in signatures
-            and isinstance(arg.args[1], ast.Name)
-            and arg.args[1].id == star
-        )
-
     updated = False
     for inner in walk(wrapper):
         if (
@@ -302,7 +272,11 @@ def _binds_by_name(
                 if inner.func.attr in ("pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__"):
                     return False
                 continue
-            if len(inner.args) != 1 or inner.keywords or not names_positionals(inner.args[0]):
+            if (
+                len(inner.args) != 1
+                or inner.keywords
+                or not _names_positionals(inner.args[0], signatures, star)
+            ):
                 return False
             updated = True
         if (
@@ -318,25 +292,59 @@ def _binds_by_name(
         if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param
     ]
 
-    def forwards(call: ast.Call) -> bool:
-        spread = (
-            len(call.keywords) == 1
-            and call.keywords[0].arg is None
-            and isinstance(call.keywords[0].value, ast.Name)
-            and call.keywords[0].value.id == double
-        )
-        if not spread:
-            return False
-        if not call.args:
-            return True  # f(**kwargs), after the positional arguments were named
-        return (
-            len(call.args) == 1
-            and isinstance(call.args[0], ast.Starred)
-            and isinstance(call.args[0].value, ast.Name)
-            and call.args[0].value.id == star
-        )
+    return updated and bool(calls) and all(_spreads(c, star, double) for c in calls)
 
-    return updated and bool(calls) and all(forwards(c) for c in calls)
+
+def _names_positionals(arg: ast.expr, signatures: set[str], star: str) -> bool:
+    """`zip(sig.parameters, args)`, or `{k: a for k, a in zip(sig.parameters, args)}`, for a `sig` in
+    `signatures` and `args` the wrapper's `*args`."""
+    if isinstance(arg, ast.DictComp) and len(arg.generators) == 1:
+        gen = arg.generators[0]
+        if not (isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2 and not gen.ifs):
+            return False
+        k, a = gen.target.elts
+        if not (
+            isinstance(arg.key, ast.Name)
+            and isinstance(k, ast.Name)
+            and arg.key.id == k.id
+            and isinstance(arg.value, ast.Name)
+            and isinstance(a, ast.Name)
+            and arg.value.id == a.id
+        ):
+            return False
+        arg = gen.iter
+    return (
+        isinstance(arg, ast.Call)
+        and _last_name(arg.func) == "zip"
+        and len(arg.args) == 2
+        and not arg.keywords
+        and isinstance(arg.args[0], ast.Attribute)
+        and arg.args[0].attr == "parameters"
+        and isinstance(arg.args[0].value, ast.Name)
+        and arg.args[0].value.id in signatures
+        and isinstance(arg.args[1], ast.Name)
+        and arg.args[1].id == star
+    )
+
+
+def _spreads(call: ast.Call, star: str, double: str) -> bool:
+    """`f(**kwargs)` (after the positional arguments were named) or `f(*args, **kwargs)`."""
+    spread = (
+        len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and call.keywords[0].value.id == double
+    )
+    if not spread:
+        return False
+    if not call.args:
+        return True  # f(**kwargs), after the positional arguments were named
+    return (
+        len(call.args) == 1
+        and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name)
+        and call.args[0].value.id == star
+    )
 
 
 def _through_path(
