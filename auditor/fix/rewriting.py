@@ -17,6 +17,7 @@ from apidrift.auditor.results import (
     ManualStep,
     MoveImport,
     PositionalToKeyword,
+    RemoveKeyword,
     RenameAttribute,
     RenameKeyword,
     ReplaceName,
@@ -46,11 +47,7 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
     wrapper = MetadataWrapper(cst.parse_module(source))
     locator = _Locator()
     wrapper.visit(locator)
-    empty = cst.Module([])
-    call_edits: dict[cst.Call, dict[int, tuple[str, str]]] = {}
-    import_edits: dict[cst.ImportFrom, dict[int, str]] = {}
-    import_renames: dict[cst.ImportFrom, dict[int, str]] = {}
-    attribute_edits: dict[cst.Attribute, str] = {}
+    edits = _Edits(locator)
     for number, finding in enumerate(findings):
         fix = finding.fix
         if fix is None or fix.kind not in EDIT_KINDS or isinstance(fix.data, ManualStep):
@@ -59,93 +56,115 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
         where = (finding.location.line, finding.location.column)
         data = fix.data
         if isinstance(data, RenameAttribute):
-            attribute = locator.attributes.get((*where, data.old))
-            imported = locator.aliases.get((*where, data.old))
-            if not data.new.isidentifier():
-                reasons[number] = f"`{data.new}` is not a name"
-            elif attribute is not None:
-                attribute_edits[attribute] = data.new
-            elif imported is not None:  # `from m import old` -> `from m import new as old`: uses unchanged
-                import_renames.setdefault(imported[0], {})[imported[1]] = data.new
-            else:
-                reasons[number] = f"no `{data.old}` at {where[0]}:{where[1]} (already fixed?)"
-            continue
-        if isinstance(data, MoveImport):
-            name, new_module = data.name, data.new_module
-            found = locator.aliases.get((*where, name))
-            module = data.module
-            if found is None or (
-                module and found[0].module is not None and empty.code_for_node(found[0].module) != module
-            ):
-                reasons[number] = (
-                    f"no import of `{name}` from `{module or '?'}` at {where[0]}:{where[1]} (already fixed?)"
-                )
-            elif not _is_dotted(new_module):
-                reasons[number] = f"`{new_module}` is not a module path"
-            else:
-                statement, index = found
-                import_edits.setdefault(statement, {})[index] = new_module
-            continue
-        if isinstance(data, PositionalToKeyword):
-            call = locator.calls.get(data.call)
-            plain = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star] if call else []
-            if call is None:
-                reasons[number] = f"no call at {data.call[0]}:{data.call[1]} (already fixed?)"
-            elif any(a.star == "*" for a in call.args) or any(
-                index >= len(plain) or not name.isidentifier() for index, name in data.arguments
-            ):
-                reasons[number] = "the call's positional arguments are not the ones audited (already fixed?)"
-            else:
-                edits = call_edits.setdefault(call, {})
-                for index, name in data.arguments:
-                    edits[plain[index]] = ("keyword", name)
-            continue
-        if isinstance(data, ReplaceName):
-            if not data.new.isidentifier():
-                reasons[number] = f"`{data.new}` is not a name"
-            elif data.module is not None:
-                found = locator.aliases.get((*where, data.old))
-                if found is None or (
-                    found[0].module is not None and empty.code_for_node(found[0].module) != data.module
-                ):
-                    reasons[number] = (
-                        f"no import of `{data.old}` from `{data.module}` at {where[0]}:{where[1]} (already fixed?)"
-                    )
-                else:
-                    import_renames.setdefault(found[0], {})[found[1]] = data.new
-            else:
-                attribute = locator.attributes.get((*where, data.old))
-                if attribute is None:
-                    reasons[number] = f"no attribute `{data.old}` at {where[0]}:{where[1]} (already fixed?)"
-                else:
-                    attribute_edits[attribute] = data.new
-            continue
-        keyword = data.old if isinstance(data, RenameKeyword) else data.name
-        found_arg = locator.keywords.get((*where, keyword))
-        if found_arg is None:
-            reasons[number] = f"no keyword argument `{keyword}=` at {where[0]}:{where[1]} (already fixed?)"
-            continue
-        call, index = found_arg
-        edits = call_edits.setdefault(call, {})
-        if isinstance(data, RenameKeyword):
-            new = data.new
-            passed = {a.keyword.value for a in call.args if a.keyword is not None}
-            if not new.isidentifier():
-                reasons[number] = f"`{new}` is not a parameter name"
-            elif new in passed or ("rename", new) in edits.values():
-                reasons[number] = f"the call already passes `{new}=`: merge the two by hand"
-            elif data.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
-                reasons[number] = f"`{new}` is {data.kind.value} now: pass the value by position"
-            else:
-                edits.setdefault(index, ("rename", new))
-        else:
-            edits[index] = ("remove", keyword)
-            values[number] = empty.code_for_node(call.args[index].value)
-    if call_edits or import_edits or import_renames or attribute_edits:
+            reasons[number] = edits.rename_attribute(data, where)
+        elif isinstance(data, MoveImport):
+            reasons[number] = edits.move_import(data, where)
+        elif isinstance(data, PositionalToKeyword):
+            reasons[number] = edits.positional_to_keyword(data)
+        elif isinstance(data, ReplaceName):
+            reasons[number] = edits.replace_name(data, where)
+        else:  # a keyword renamed or removed
+            reasons[number], values[number] = edits.keyword(data, where)
+    if edits.call_edits or edits.import_edits or edits.import_renames or edits.attribute_edits:
         source = wrapper.module.visit(
-            _Rewriter(call_edits, import_edits, import_renames, attribute_edits)
+            _Rewriter(edits.call_edits, edits.import_edits, edits.import_renames, edits.attribute_edits)
         ).code
     return FileFixes(source, reasons, values)
+
+
+class _Edits:
+    """The edits planned on one module's tree, per kind of fix; each method gives why a fix cannot be
+    applied (None: planned)."""
+
+    def __init__(self, locator: _Locator) -> None:
+        self.locator = locator
+        self.empty = cst.Module([])
+        self.call_edits: dict[cst.Call, dict[int, tuple[str, str]]] = {}
+        self.import_edits: dict[cst.ImportFrom, dict[int, str]] = {}
+        self.import_renames: dict[cst.ImportFrom, dict[int, str]] = {}
+        self.attribute_edits: dict[cst.Attribute, str] = {}
+
+    def rename_attribute(self, data: RenameAttribute, where: tuple[int, int]) -> str | None:
+        attribute = self.locator.attributes.get((*where, data.old))
+        imported = self.locator.aliases.get((*where, data.old))
+        if not data.new.isidentifier():
+            return f"`{data.new}` is not a name"
+        if attribute is not None:
+            self.attribute_edits[attribute] = data.new
+        elif imported is not None:  # `from m import old` -> `from m import new as old`: uses unchanged
+            self.import_renames.setdefault(imported[0], {})[imported[1]] = data.new
+        else:
+            return f"no `{data.old}` at {where[0]}:{where[1]} (already fixed?)"
+        return None
+
+    def move_import(self, data: MoveImport, where: tuple[int, int]) -> str | None:
+        name, new_module = data.name, data.new_module
+        found = self.locator.aliases.get((*where, name))
+        module = data.module
+        if found is None or (
+            module and found[0].module is not None and self.empty.code_for_node(found[0].module) != module
+        ):
+            return f"no import of `{name}` from `{module or '?'}` at {where[0]}:{where[1]} (already fixed?)"
+        if not _is_dotted(new_module):
+            return f"`{new_module}` is not a module path"
+        statement, index = found
+        self.import_edits.setdefault(statement, {})[index] = new_module
+        return None
+
+    def positional_to_keyword(self, data: PositionalToKeyword) -> str | None:
+        call = self.locator.calls.get(data.call)
+        plain = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star] if call else []
+        if call is None:
+            return f"no call at {data.call[0]}:{data.call[1]} (already fixed?)"
+        if any(a.star == "*" for a in call.args) or any(
+            index >= len(plain) or not name.isidentifier() for index, name in data.arguments
+        ):
+            return "the call's positional arguments are not the ones audited (already fixed?)"
+        edits = self.call_edits.setdefault(call, {})
+        for index, name in data.arguments:
+            edits[plain[index]] = ("keyword", name)
+        return None
+
+    def replace_name(self, data: ReplaceName, where: tuple[int, int]) -> str | None:
+        if not data.new.isidentifier():
+            return f"`{data.new}` is not a name"
+        if data.module is not None:
+            found = self.locator.aliases.get((*where, data.old))
+            if found is None or (
+                found[0].module is not None and self.empty.code_for_node(found[0].module) != data.module
+            ):
+                return f"no import of `{data.old}` from `{data.module}` at {where[0]}:{where[1]} (already fixed?)"
+            self.import_renames.setdefault(found[0], {})[found[1]] = data.new
+            return None
+        attribute = self.locator.attributes.get((*where, data.old))
+        if attribute is None:
+            return f"no attribute `{data.old}` at {where[0]}:{where[1]} (already fixed?)"
+        self.attribute_edits[attribute] = data.new
+        return None
+
+    def keyword(
+        self, data: RenameKeyword | RemoveKeyword, where: tuple[int, int]
+    ) -> tuple[str | None, str | None]:
+        """A keyword renamed or removed: (why not, the source of the value a removed keyword passed)."""
+        keyword = data.old if isinstance(data, RenameKeyword) else data.name
+        found_arg = self.locator.keywords.get((*where, keyword))
+        if found_arg is None:
+            return f"no keyword argument `{keyword}=` at {where[0]}:{where[1]} (already fixed?)", None
+        call, index = found_arg
+        edits = self.call_edits.setdefault(call, {})
+        if not isinstance(data, RenameKeyword):
+            edits[index] = ("remove", keyword)
+            return None, self.empty.code_for_node(call.args[index].value)
+        new = data.new
+        passed = {a.keyword.value for a in call.args if a.keyword is not None}
+        if not new.isidentifier():
+            return f"`{new}` is not a parameter name", None
+        if new in passed or ("rename", new) in edits.values():
+            return f"the call already passes `{new}=`: merge the two by hand", None
+        if data.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+            return f"`{new}` is {data.kind.value} now: pass the value by position", None
+        edits.setdefault(index, ("rename", new))
+        return None, None
 
 
 def _is_dotted(text: str) -> bool:
