@@ -80,34 +80,9 @@ class _Expressions(_Bounded):
         if isinstance(node, ast.JoinedStr):
             return self.joined(node, scope)
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            items: list[Any] = []
-            for element in node.elts:
-                if isinstance(element, ast.Starred):
-                    spread = self.iterate(self.eval(element.value, scope))
-                    self.ensure(len(items) + len(spread))
-                    items.extend(spread)
-                else:
-                    items.append(self.eval(element, scope))
-            maker = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
-            self.ensure(len(items))
-            return _built(maker, items)
+            return self.display(node, scope)
         if isinstance(node, ast.Dict):
-            result: dict[Any, Any] = {}
-            for key, value in zip(node.keys, node.values):
-                if key is None:
-                    spread = self.eval(value, scope)
-                    if not isinstance(spread, dict):
-                        return _Unknown()
-                    self.ensure(len(result) + len(spread))
-                    result.update(spread)
-                else:
-                    entry = self.eval(key, scope)
-                    self.charge(self.extent(entry))
-                    try:
-                        result[entry] = self.eval(value, scope)
-                    except TypeError as error:
-                        raise _Raised("TypeError", str(error)) from None
-            return result
+            return self.dict_display(node, scope)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             return self.comprehension(node, scope)
         if isinstance(node, ast.Attribute):
@@ -118,44 +93,96 @@ class _Expressions(_Bounded):
             if self.is_globals_call(node, scope):
                 return _Namespace(scope.module.path)  # `globals()[f"_{name}"]`: the module's own names
             return self.call_expr(node, scope)
-        if isinstance(node, ast.Compare):
-            return self.compare(node, scope)
-        if isinstance(node, ast.BoolOp):
-            last: Any = None
-            for operand in node.values:
-                last = self.eval(operand, scope)
-                if isinstance(last, _Unknown):
-                    return _Unknown()
-                truth = self.truth(last)
-                if (isinstance(node.op, ast.And) and not truth) or (isinstance(node.op, ast.Or) and truth):
-                    return last
-            return last
-        if isinstance(node, ast.Slice):  # `VERSION.split(".")[:2]`: bounds that are ints or None
-            bounds = [
-                None if part is None else self.eval(part, scope)
-                for part in (node.lower, node.upper, node.step)
-            ]
-            if all(b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds):
-                return slice(*bounds)
-            return _Unknown()
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            operand = self.eval(node.operand, scope)
-            if isinstance(operand, (int, float)) and not isinstance(operand, bool):
-                return -operand
-            return _Unknown()
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            operand = self.eval(node.operand, scope)
-            return _Unknown() if isinstance(operand, _Unknown) else not self.truth(operand)
-        if isinstance(node, ast.BinOp):
-            return self.binary(node.op, self.eval(node.left, scope), self.eval(node.right, scope))
-        if isinstance(node, ast.IfExp):
-            return self.eval(node.body if self.truth(self.eval(node.test, scope)) else node.orelse, scope)
+        if isinstance(node, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.IfExp)):
+            return self.operation(node, scope)
+        if isinstance(node, ast.Slice):
+            return self.slice_(node, scope)
         if isinstance(node, ast.Lambda):
             return self.make_function(node, scope, scope)
         if isinstance(node, ast.NamedExpr):
             value = self.eval(node.value, scope)
             scope.names[node.target.id] = value
             return value
+        return _Unknown()
+
+    def operation(
+        self, node: ast.Compare | ast.BoolOp | ast.UnaryOp | ast.BinOp | ast.IfExp, scope: _Scope
+    ) -> Any:
+        """Comparisons, `and`/`or`, unary and binary operators, `a if test else b`."""
+        if isinstance(node, ast.Compare):
+            return self.compare(node, scope)
+        if isinstance(node, ast.BoolOp):
+            return self.bool_op(node, scope)
+        if isinstance(node, ast.UnaryOp):
+            return self.unary(node, scope)
+        if isinstance(node, ast.BinOp):
+            return self.binary(node.op, self.eval(node.left, scope), self.eval(node.right, scope))
+        return self.eval(node.body if self.truth(self.eval(node.test, scope)) else node.orelse, scope)
+
+    def display(self, node: ast.Tuple | ast.List | ast.Set, scope: _Scope) -> Any:
+        """A tuple, list or set display (`*` spreads included)."""
+        items: list[Any] = []
+        for element in node.elts:
+            if isinstance(element, ast.Starred):
+                spread = self.iterate(self.eval(element.value, scope))
+                self.ensure(len(items) + len(spread))
+                items.extend(spread)
+            else:
+                items.append(self.eval(element, scope))
+        maker = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
+        self.ensure(len(items))
+        return _built(maker, items)
+
+    def dict_display(self, node: ast.Dict, scope: _Scope) -> Any:
+        """A dict display (`**` spreads included)."""
+        result: dict[Any, Any] = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                spread = self.eval(value, scope)
+                if not isinstance(spread, dict):
+                    return _Unknown()
+                self.ensure(len(result) + len(spread))
+                result.update(spread)
+            else:
+                entry = self.eval(key, scope)
+                self.charge(self.extent(entry))
+                try:
+                    result[entry] = self.eval(value, scope)
+                except TypeError as error:
+                    raise _Raised("TypeError", str(error)) from None
+        return result
+
+    def bool_op(self, node: ast.BoolOp, scope: _Scope) -> Any:
+        """`and` / `or`: the operand that decides, as CPython gives it."""
+        last: Any = None
+        for operand in node.values:
+            last = self.eval(operand, scope)
+            if isinstance(last, _Unknown):
+                return _Unknown()
+            truth = self.truth(last)
+            if (isinstance(node.op, ast.And) and not truth) or (isinstance(node.op, ast.Or) and truth):
+                return last
+        return last
+
+    def slice_(self, node: ast.Slice, scope: _Scope) -> Any:
+        """`VERSION.split(".")[:2]`: bounds that are ints or None."""
+        bounds = [
+            None if part is None else self.eval(part, scope) for part in (node.lower, node.upper, node.step)
+        ]
+        if all(b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds):
+            return slice(*bounds)
+        return _Unknown()
+
+    def unary(self, node: ast.UnaryOp, scope: _Scope) -> Any:
+        """`-x` on a number, `not x`; any other unary operator is not followed."""
+        if isinstance(node.op, ast.USub):
+            operand = self.eval(node.operand, scope)
+            if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+                return -operand
+            return _Unknown()
+        if isinstance(node.op, ast.Not):
+            operand = self.eval(node.operand, scope)
+            return _Unknown() if isinstance(operand, _Unknown) else not self.truth(operand)
         return _Unknown()
 
     def joined(self, node: ast.JoinedStr, scope: _Scope) -> Any:

@@ -47,15 +47,7 @@ class _Statements(_Bounded):
             self.run(stmt.body if self.truth(self.eval(stmt.test, scope)) else stmt.orelse, scope)
             return
         if isinstance(stmt, ast.Expr):
-            if isinstance(stmt.value, ast.Constant):
-                return  # a docstring
-            if isinstance(stmt.value, ast.Call):
-                callee = self.eval(stmt.value.func, scope)
-                if not isinstance(callee, (_Function, _Builtin)) and not (
-                    isinstance(callee, _Obj) and not isinstance(self.function_of(callee.path), _Obj)
-                ):
-                    raise _Abort("a call whose effect is unknown")
-            self.eval(stmt.value, scope)
+            self.expression(stmt, scope)
             return
         if isinstance(stmt, ast.Raise):
             self.raise_(stmt, scope)
@@ -63,17 +55,10 @@ class _Statements(_Bounded):
             self.assign(stmt, scope)
             return
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            for alias in stmt.names:
-                if alias.name == "*":
-                    raise _Abort("a star import in a function")
-                scope.names[alias.asname or alias.name.split(".")[0]] = self.imported(
-                    scope.module, stmt, alias
-                )
+            self.import_(stmt, scope)
             return
         if isinstance(stmt, ast.FunctionDef):
-            if stmt.decorator_list:
-                raise _Abort("a decorated function")
-            scope.names[stmt.name] = self.make_function(stmt, scope, scope)
+            self.define(stmt, scope)
             return
         if isinstance(stmt, ast.Try):
             self.try_(stmt, scope)
@@ -81,6 +66,33 @@ class _Statements(_Bounded):
         if isinstance(stmt, ast.For) and not stmt.orelse:
             self.for_(stmt, scope)
             return
+        self.simple(stmt, scope)
+
+    def expression(self, stmt: ast.Expr, scope: _Scope) -> None:
+        """An expression statement: a docstring, or a call whose effect the analysis knows."""
+        if isinstance(stmt.value, ast.Constant):
+            return  # a docstring
+        if isinstance(stmt.value, ast.Call):
+            callee = self.eval(stmt.value.func, scope)
+            if not isinstance(callee, (_Function, _Builtin)) and not (
+                isinstance(callee, _Obj) and not isinstance(self.function_of(callee.path), _Obj)
+            ):
+                raise _Abort("a call whose effect is unknown")
+        self.eval(stmt.value, scope)
+
+    def import_(self, stmt: ast.Import | ast.ImportFrom, scope: _Scope) -> None:
+        for alias in stmt.names:
+            if alias.name == "*":
+                raise _Abort("a star import in a function")
+            scope.names[alias.asname or alias.name.split(".")[0]] = self.imported(scope.module, stmt, alias)
+
+    def define(self, stmt: ast.FunctionDef, scope: _Scope) -> None:
+        if stmt.decorator_list:
+            raise _Abort("a decorated function")
+        scope.names[stmt.name] = self.make_function(stmt, scope, scope)
+
+    def simple(self, stmt: ast.stmt, scope: _Scope) -> None:
+        """`pass`, `break`, `continue`, `assert`; any other statement is not followed."""
         if isinstance(stmt, ast.Pass):
             return
         if isinstance(stmt, ast.Break):
