@@ -166,57 +166,17 @@ class _Calls(_Bounded):
         if name == "print":
             return None
         if name == "warn":
-            message = positional[0] if positional else keywords.get("message", UNKNOWN)
-            text = self.text(message)
-            if not self.warnings and not self.approximate and not isinstance(message, _Unknown):
-                self.exact_warning = text
-            self.warnings.append(text)
-            return None
+            return self.builtin_warn(positional, keywords)
         if name == "import_module":
-            target = positional[0] if positional else keywords.get("name", UNKNOWN)
-            package = positional[1] if len(positional) > 1 else keywords.get("package")
-            if not isinstance(target, str):
-                return _Unknown()
-            if target.startswith("."):
-                if not isinstance(package, str):
-                    return _Unknown()
-                level = len(target) - len(target.lstrip("."))
-                parts = package.split(".")
-                if level - 1 >= len(parts):
-                    return _Unknown()
-                rest = target[level:]
-                target = ".".join(parts[: len(parts) - (level - 1)] + ([rest] if rest else []))
-            return _Mod(target)
+            return self.builtin_import_module(positional, keywords)
         if name in ("getattr", "hasattr"):
-            if len(positional) < 2 or not isinstance(positional[1], str):
-                return _Unknown()
-            owner, attr = positional[0], positional[1]
-            if name == "hasattr" or len(positional) > 2:
-                return _Unknown()  # whether it exists is the resolver's to say
-            if isinstance(owner, (_Mod, _Obj)):
-                return _Obj(f"{owner.path}.{attr}")
-            return _Unknown()
+            return self.builtin_getattr(name, positional)
         if (
             keywords
             or any(self.has_unknown(p) for p in positional)
             or not all(self.plain(p) for p in positional)
         ):
-            if name == "isinstance":
-                return _Unknown()
-            if (
-                name in ("set", "list", "tuple", "frozenset", "sorted")
-                and len(positional) == 1
-                and not keywords
-            ):
-                value = positional[0]
-                if isinstance(value, _COLLECTIONS) and not self.unknown_keys(value):
-                    if name != "sorted" or not self.has_unknown(value):
-                        self.charge_builtin(name, positional)
-                        try:
-                            return getattr(builtins, name)(value)
-                        except TypeError:  # objects the analysis names but cannot order or hash
-                            return _Unknown()
-            return _Unknown()
+            return self.builtin_on_unknown(name, positional, keywords)
         if name == "isinstance":
             return _Unknown()
         if (
@@ -234,6 +194,58 @@ class _Calls(_Bounded):
         except Exception as error:  # a TypeError of the analysed code: it would raise there too
             raise _Raised(type(error).__name__, str(error)) from None
         return self.sized(result)
+
+    def builtin_warn(self, positional: list[Any], keywords: dict[str, Any]) -> Any:
+        """`warnings.warn(message, ...)`: the warning is recorded (the first, where certain, as exact)."""
+        message = positional[0] if positional else keywords.get("message", UNKNOWN)
+        text = self.text(message)
+        if not self.warnings and not self.approximate and not isinstance(message, _Unknown):
+            self.exact_warning = text
+        self.warnings.append(text)
+        return None
+
+    def builtin_import_module(self, positional: list[Any], keywords: dict[str, Any]) -> Any:
+        """`importlib.import_module(name, package)`: the module it names (relative names resolved)."""
+        target = positional[0] if positional else keywords.get("name", UNKNOWN)
+        package = positional[1] if len(positional) > 1 else keywords.get("package")
+        if not isinstance(target, str):
+            return _Unknown()
+        if target.startswith("."):
+            if not isinstance(package, str):
+                return _Unknown()
+            level = len(target) - len(target.lstrip("."))
+            parts = package.split(".")
+            if level - 1 >= len(parts):
+                return _Unknown()
+            rest = target[level:]
+            target = ".".join(parts[: len(parts) - (level - 1)] + ([rest] if rest else []))
+        return _Mod(target)
+
+    def builtin_getattr(self, name: str, positional: list[Any]) -> Any:
+        """`getattr(owner, name)` of a module or object the analysis names; `hasattr` is not followed."""
+        if len(positional) < 2 or not isinstance(positional[1], str):
+            return _Unknown()
+        owner, attr = positional[0], positional[1]
+        if name == "hasattr" or len(positional) > 2:
+            return _Unknown()  # whether it exists is the resolver's to say
+        if isinstance(owner, (_Mod, _Obj)):
+            return _Obj(f"{owner.path}.{attr}")
+        return _Unknown()
+
+    def builtin_on_unknown(self, name: str, positional: list[Any], keywords: dict[str, Any]) -> Any:
+        """A builtin given keywords or values not all known and plain: only a container copied or sorted."""
+        if name == "isinstance":
+            return _Unknown()
+        if name in ("set", "list", "tuple", "frozenset", "sorted") and len(positional) == 1 and not keywords:
+            value = positional[0]
+            if isinstance(value, _COLLECTIONS) and not self.unknown_keys(value):
+                if name != "sorted" or not self.has_unknown(value):
+                    self.charge_builtin(name, positional)
+                    try:
+                        return getattr(builtins, name)(value)
+                    except TypeError:  # objects the analysis names but cannot order or hash
+                        return _Unknown()
+        return _Unknown()
 
     def charge_builtin(self, name: str, positional: list[Any]) -> None:
         """Refuse a builtin's result beforehand where it would be too large, and charge what it reads

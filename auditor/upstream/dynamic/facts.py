@@ -121,6 +121,22 @@ def _static_truths(tree: ast.Module) -> dict[int, bool]:
     the idiom that gives it a default unless something put it into builtins first, `try: NAME` /
     `except NameError: NAME = <constant>` (numpy's `__NUMPY_SETUP__`, which only its own build sets);
     `not` of either. Such an `if` runs one branch on every import."""
+    stores = _store_counts(tree)
+    statements = _module_level(tree)
+    known, typing_modules = _known_names(statements, stores)
+    truths: dict[int, bool] = {}
+    if not known and not typing_modules:
+        return truths
+    for stmt in statements:
+        if isinstance(stmt, ast.If):
+            truth = _known_test(stmt.test, known, typing_modules)
+            if truth is not None:
+                truths[id(stmt)] = truth
+    return truths
+
+
+def _store_counts(tree: ast.Module) -> dict[str, int]:
+    """How often each name is bound anywhere in the module (a `global` statement counts twice)."""
     stores: dict[str, int] = {}
     for node in walk_once(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -134,11 +150,14 @@ def _static_truths(tree: ast.Module) -> dict[int, bool]:
                 stores[bound] = stores.get(bound, 0) + 1
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             stores[node.name] = stores.get(node.name, 0) + 1
-    known: dict[str, bool] = {}
-    typing_modules: set[str] = set()  # `import typing` (as the one binding of its name)
+    return stores
+
+
+def _module_level(tree: ast.Module) -> list[ast.stmt]:
+    """Module-level statements, blocks included, not inside defs or classes."""
     statements: list[ast.stmt] = []
     stack: list[ast.stmt] = list(tree.body)
-    while stack:  # module-level statements, blocks included, not inside defs or classes
+    while stack:
         stmt = stack.pop()
         statements.append(stmt)
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -146,6 +165,14 @@ def _static_truths(tree: ast.Module) -> dict[int, bool]:
                 stack.extend(s for s in getattr(stmt, name, ()) or () if isinstance(s, ast.stmt))
             for handler in getattr(stmt, "handlers", ()) or ():
                 stack.extend(handler.body)
+    return statements
+
+
+def _known_names(statements: list[ast.stmt], stores: dict[str, int]) -> tuple[dict[str, bool], set[str]]:
+    """The names whose truth is known (`TYPE_CHECKING` from typing, an injected default) and the names
+    `import typing` binds (each as the one binding of its name)."""
+    known: dict[str, bool] = {}
+    typing_modules: set[str] = set()
     for stmt in statements:
         if (
             isinstance(stmt, ast.ImportFrom)
@@ -163,24 +190,24 @@ def _static_truths(tree: ast.Module) -> dict[int, bool]:
         default = _injected_default(stmt)
         if default is not None and stores.get(default[0]) == 1 and not hasattr(builtins, default[0]):
             known[default[0]] = default[1]
-    truths: dict[int, bool] = {}
-    if not known and not typing_modules:
-        return truths
-    for stmt in statements:
-        if isinstance(stmt, ast.If):
-            test, negated = stmt.test, False
-            while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                test, negated = test.operand, not negated
-            if isinstance(test, ast.Name) and test.id in known:
-                truths[id(stmt)] = known[test.id] != negated
-            elif (
-                isinstance(test, ast.Attribute)
-                and test.attr == "TYPE_CHECKING"
-                and isinstance(test.value, ast.Name)
-                and test.value.id in typing_modules
-            ):
-                truths[id(stmt)] = negated  # `if typing.TYPE_CHECKING:` never runs its body
-    return truths
+    return known, typing_modules
+
+
+def _known_test(test: ast.expr, known: dict[str, bool], typing_modules: set[str]) -> bool | None:
+    """An `if` test's truth where it is known (`not` of a known test included), else None."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    if isinstance(test, ast.Name) and test.id in known:
+        return known[test.id] != negated
+    if (
+        isinstance(test, ast.Attribute)
+        and test.attr == "TYPE_CHECKING"
+        and isinstance(test.value, ast.Name)
+        and test.value.id in typing_modules
+    ):
+        return negated  # `if typing.TYPE_CHECKING:` never runs its body
+    return None
 
 
 def _injected_default(stmt: ast.stmt) -> tuple[str, bool] | None:
