@@ -400,22 +400,7 @@ class _Expressions(_Bounded):
                 return found
             return found if isinstance(op, ast.In) else not found
         if isinstance(op, (ast.In, ast.NotIn)):
-            if isinstance(left, _Unknown) or isinstance(right, _Unknown):
-                return _Unknown()
-            if not isinstance(right, _LOOPABLE):
-                return _Unknown()
-            if isinstance(right, str) and not isinstance(left, str):
-                return _Unknown()
-            self.charge(self.extent(left) + (len(right) if isinstance(right, (str, list, tuple)) else 1))
-            try:
-                found = left in right
-            except TypeError:
-                return _Unknown()
-            if not found and (self.unknown_keys(right) if not isinstance(right, str) else False):
-                return _Unknown()
-            if not found and isinstance(right, (list, tuple)) and not self.plain(right):
-                return _Unknown()
-            return found if isinstance(op, ast.In) else not found
+            return self.membership(op, left, right)
         compare = _COMPARE.get(type(op))
         if compare is None or not self.plain(left) or not self.plain(right):
             return _Unknown()
@@ -426,6 +411,25 @@ class _Expressions(_Bounded):
             return compare(left, right)
         except TypeError:
             return _Unknown()
+
+    def membership(self, op: ast.In | ast.NotIn, left: Any, right: Any) -> Any:
+        """`left in right` / `not in` on values the analysis knows (a container, a string)."""
+        if isinstance(left, _Unknown) or isinstance(right, _Unknown):
+            return _Unknown()
+        if not isinstance(right, _LOOPABLE):
+            return _Unknown()
+        if isinstance(right, str) and not isinstance(left, str):
+            return _Unknown()
+        self.charge(self.extent(left) + (len(right) if isinstance(right, (str, list, tuple)) else 1))
+        try:
+            found = left in right
+        except TypeError:
+            return _Unknown()
+        if not found and (self.unknown_keys(right) if not isinstance(right, str) else False):
+            return _Unknown()
+        if not found and isinstance(right, (list, tuple)) and not self.plain(right):
+            return _Unknown()
+        return found if isinstance(op, ast.In) else not found
 
     def binary(self, op: ast.operator, left: Any, right: Any) -> Any:
         left, right = self.data(left), self.data(right)

@@ -174,29 +174,13 @@ def _enum_body_members(
     canonical: list[str] | None = []
     values: list[Any] = []
 
-    def literal(node: ast.expr) -> bool:
-        if isinstance(node, ast.Constant):
-            return True
-        if isinstance(node, ast.Name):
-            return node.id in members  # an alias of an earlier member
-        if isinstance(node, ast.Tuple):
-            return all(literal(e) for e in node.elts)
-        if isinstance(node, ast.UnaryOp):
-            return literal(node.operand)
-        if isinstance(node, ast.BinOp):
-            return literal(node.left) and literal(node.right)
-        return isinstance(node, ast.Call) and is_auto(node.func) and not node.args and not node.keywords
-
     for index, stmt in enumerate(body):
         if isinstance(stmt, ast.Pass) or (
             index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
         ):
             continue
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if all(
-                isinstance(d, ast.Name) and d.id in ("property", "classmethod", "staticmethod")
-                for d in stmt.decorator_list
-            ):
+            if _plain_method(stmt):
                 continue
             return None
         target: ast.expr | None = None
@@ -216,19 +200,52 @@ def _enum_body_members(
             return None  # `_ignore_`, `_order_`, private names (members or not, depending on the version)
         if value is None:
             continue  # an annotation alone binds nothing
-        if not literal(value):
+        if not _member_literal(value, members, is_auto):
             return None  # maybe a descriptor: not a member
         members.append(name)
-        if canonical is not None:
-            try:
-                constant = ast.literal_eval(value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                canonical = None  # `auto()`, another member: which value it has is not read here
-                continue
-            if not any(constant == earlier for earlier in values):
-                canonical.append(name)
-            values.append(constant)
+        canonical = _canonical_after(canonical, values, name, value)
     return members, canonical
+
+
+def _canonical_after(
+    canonical: list[str] | None, values: list[Any], name: str, value: ast.expr
+) -> list[str] | None:
+    """The canonical members once `name = value` is read: `name` added unless its value is an earlier
+    member's (an alias); None from the first value that is not a literal on."""
+    if canonical is None:
+        return None
+    try:
+        constant = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None  # `auto()`, another member: which value it has is not read here
+    if not any(constant == earlier for earlier in values):
+        canonical.append(name)
+    values.append(constant)
+    return canonical
+
+
+def _plain_method(stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A method of an Enum class that is no member: undecorated, a property, a class or static method."""
+    return all(
+        isinstance(d, ast.Name) and d.id in ("property", "classmethod", "staticmethod")
+        for d in stmt.decorator_list
+    )
+
+
+def _member_literal(node: ast.expr, members: list[str], is_auto: Callable[[ast.expr], bool]) -> bool:
+    """A member's value the class body spells out: constants, earlier members (aliases), tuples and
+    arithmetic of them, `auto()`."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in members  # an alias of an earlier member
+    if isinstance(node, ast.Tuple):
+        return all(_member_literal(e, members, is_auto) for e in node.elts)
+    if isinstance(node, ast.UnaryOp):
+        return _member_literal(node.operand, members, is_auto)
+    if isinstance(node, ast.BinOp):
+        return _member_literal(node.left, members, is_auto) and _member_literal(node.right, members, is_auto)
+    return isinstance(node, ast.Call) and is_auto(node.func) and not node.args and not node.keywords
 
 
 def _is_namespace_call(node: ast.AST) -> bool:
