@@ -107,7 +107,7 @@ _EDIT_KINDS = (
     FixKind.RENAME_ATTRIBUTE,
     FixKind.REPLACE_NAME,
     FixKind.POSITIONAL_TO_KEYWORD,
-)  # what `apidrift fix` edits (auditor/fix/codemods.py EDIT_KINDS, without importing LibCST)
+)  # what `apidrift fix` edits (auditor/fix/model.py EDIT_KINDS, without importing LibCST)
 
 
 def context(result: AuditResult) -> dict[str, Any]:

@@ -338,9 +338,24 @@ def compare_signatures(old: Signature, new: Signature) -> list[tuple[ChangeKind,
     return [(kind, detail, breaking) for kind, detail, breaking, _ in _signature_changes(old, new)]
 
 
-def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind, str, bool, tuple[str, ...]]]:
+_Change = tuple[ChangeKind, str, bool, tuple[str, ...]]  # (kind, detail, breaking, parameter names)
+_POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+
+
+def _signature_changes(old: Signature, new: Signature) -> list[_Change]:
     """(kind, detail, breaking, the parameter names it is about) for each difference a caller can feel."""
-    found: list[tuple[ChangeKind, str, bool, tuple[str, ...]]] = []
+    found: list[_Change] = []
+    renamed = _renamed_parameters(old, new, found)
+    _removed_parameters(old, new, renamed, found)
+    _added_parameters(old, new, renamed, found)
+    _changed_parameters(old, new, renamed, found)
+    _moved_parameters(old, new, renamed, found)
+    return found
+
+
+def _renamed_parameters(old: Signature, new: Signature, found: list[_Change]) -> dict[str, str]:
+    """A parameter removed where another of the same kind was added, same annotation or a similar name:
+    old name -> new name."""
     old_names = [p.name for p in old.parameters]
     new_names = [p.name for p in new.parameters]
     renamed: dict[str, str] = {}
@@ -362,6 +377,13 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind,
                     (before.name, after.name),
                 )
             )
+    return renamed
+
+
+def _removed_parameters(
+    old: Signature, new: Signature, renamed: dict[str, str], found: list[_Change]
+) -> None:
+    new_names = [p.name for p in new.parameters]
     for before in old.parameters:
         if before.name not in new_names and before.name not in renamed:
             if before.kind is ParamKind.VAR_KEYWORD:
@@ -384,7 +406,11 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind,
                 )
             else:
                 found.append((ChangeKind.PARAMETER_REMOVED, f"`{before.name}` removed", True, (before.name,)))
-    positional = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+
+
+def _added_parameters(old: Signature, new: Signature, renamed: dict[str, str], found: list[_Change]) -> None:
+    old_names = [p.name for p in old.parameters]
+    positional = _POSITIONAL
     new_positional = [p.name for p in new.parameters if p.kind in positional]
     for after in new.parameters:
         if after.name in old_names or after.name in renamed.values():
@@ -406,6 +432,12 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind,
                     (after.name,),
                 )
             )
+
+
+def _changed_parameters(
+    old: Signature, new: Signature, renamed: dict[str, str], found: list[_Change]
+) -> None:
+    """Kind, default required, default value: of each parameter both versions have."""
     for before in old.parameters:
         now = new.get(renamed.get(before.name, before.name))
         if now is None:
@@ -448,6 +480,11 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind,
                     (after.name,),
                 )
             )
+
+
+def _moved_parameters(old: Signature, new: Signature, renamed: dict[str, str], found: list[_Change]) -> None:
+    positional = _POSITIONAL
+    new_positional = [p.name for p in new.parameters if p.kind in positional]
     # A reorder is a change in the relative order of the positional parameters both versions have.
     old_order = [renamed.get(p.name, p.name) for p in old.parameters if p.kind in positional]
     common = [n for n in old_order if n in new_positional]
@@ -460,7 +497,6 @@ def _signature_changes(old: Signature, new: Signature) -> list[tuple[ChangeKind,
         for name in (n for n in common if n not in kept):
             detail = f"`{name}` moved from position {old_order.index(name) + 1} to {new_positional.index(name) + 1}"
             found.append((ChangeKind.PARAMETER_MOVED, detail, True, (name,)))
-    return found
 
 
 def _position(signature: Signature, param: Parameter) -> str:

@@ -242,7 +242,7 @@ class FunctionInfo:
     keeps_effect: str | None = None
     factory_keeps_effect: str | None = None
     # and whether the function it hands back warns when given more positional arguments than a
-    # threshold (see analyses/decorators.py `_shim_warning`): {"threshold": "positional" | "index",
+    # threshold (see analyses/decorators/shims.py `_shim_warning`): {"threshold": "positional" | "index",
     # "argument": decorator parameter naming f's parameter, "position": its place, or "literal": that
     # name written in the decorator, "warn": the warning
     # call's name, "category": the warning class}

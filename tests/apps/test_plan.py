@@ -517,7 +517,7 @@ def test_audit_history(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`audit --history` gives each finding the history `plan` tells (same walk, same answers), in every format."""
-    import apidrift.auditor.plan as plan_module
+    import apidrift.auditor.plan.walk as plan_module
 
     walked: list[str] = []
     real_audit = plan_module.audit

@@ -566,7 +566,7 @@ def test_memory_exhausted_while_building_is_undecided(tmp_path: Path) -> None:
         import resource
         from apidrift.auditor.upstream import dynamic
         dynamic._Interpreter.method_bound = lambda *args: 0
-        dynamic.MAX_SIZE = 10**10
+        dynamic.limits.MAX_SIZE = dynamic.expressions.MAX_SIZE = 10**10
         source = "def __getattr__(name):\\n    d = '{:>3000000000}'.format(name)\\n    return name\\n"
         resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
         print(dynamic.evaluate("m", source, "x", lambda d: None))

@@ -1,6 +1,6 @@
 """The shapes read as "a decorator re-applying what a registry holds for another function" and as "a
 decorator registering its own wrapper", each as matplotlib's releases write them, and shapes that are
-not read (tests for `auditor/upstream/analyses/decorators.py`)."""
+not read (tests for `auditor/upstream/analyses/decorators/registries.py`)."""
 
 from __future__ import annotations
 

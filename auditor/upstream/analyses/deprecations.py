@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from apidrift.auditor.upstream.analyses.nodes import _last_name
 
-_DEPRECATION_CATEGORIES = ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning")
+DEPRECATION_CATEGORIES = ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning")
 
 
 def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str | None:
@@ -36,7 +36,7 @@ def _deprecation(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
                 if len(call.args) > 1
                 else next((k.value for k in call.keywords if k.arg == "category"), None)
             )
-            if category is not None and _last_name(category) in _DEPRECATION_CATEGORIES:
+            if category is not None and _last_name(category) in DEPRECATION_CATEGORIES:
                 return _message(call.args[0], body[:index])
     if docstring and ".. deprecated::" in docstring:
         # Only a directive at the docstring's top level deprecates the object; one nested under a
