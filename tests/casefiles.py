@@ -41,9 +41,14 @@ def name_sites_agree(names_only: Any, full: Any) -> str | None:
     `ast` scanner's sites at the same places; the `ast` scanner's other sites are those it finds through
     values. None when they agree, else what differs."""
     places = {(s.kind, s.span) for s in names_only.sites}
-    # `use` (how the value is used) is the `ast` scanner's only
-    kept = [replace(s, use="") for s in full.sites if (s.kind, s.span) in places]
+    # `use` (how the value is used) and `tests` (the introspection tests around a use, read against each
+    # version) are the `ast` scanner's only: the LibCST scanner guards a branch of `hasattr()` as a whole
+    # and reads no `inspect.signature` test, so where `tests` are, its `guarded` says nothing.
+    kept = [replace(s, use="", tests=()) for s in full.sites if (s.kind, s.span) in places]
+    tested = [bool(s.tests) for s in full.sites if (s.kind, s.span) in places]
     for index, (before, after) in enumerate(zip(names_only.sites, kept)):
+        if index < len(tested) and tested[index]:
+            after = replace(after, guarded=before.guarded)
         if after.ref != before.ref and _followed_a_value(after.ref):
             after = replace(after, ref=before.ref)  # an isinstance() narrowing the `ast` scanner read
         if after != before:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.check.guards import Raised, raised_by
 from apidrift.auditor.check.imports import ImportFailure, Requirements, import_failure
+from apidrift.auditor.check.introspection import guarded_by_tests
 from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
@@ -78,6 +79,9 @@ class SiteCheck:
     # version (`pd.np`, served by pandas 1.5's `__getattr__`, before `.array` of it was unknown). A
     # later version missing one of them is a certain drift, whatever the rest of the site was.
     present: Mapping[Ref, Resolution] = field(default_factory=dict)
+    # The site's introspection tests (`if "x" in inspect.signature(f).parameters:`) guard it in this
+    # version: one is certainly false here, or not known (see check/introspection.py).
+    test_guarded: bool = False
 
     @property
     def broken(self) -> bool:
@@ -121,6 +125,8 @@ def check_site(
     version's resolver, a name an annotated value's class lost counts as a removal even where the old
     version could not type the value (its return was not annotated)."""
     checked = _check_site(site, resolver, version, relocator, old, old_resolver, requirements)
+    if site.tests and guarded_by_tests(site, resolver):
+        checked = replace(checked, test_guarded=True)
     if relocator is None:
         return checked
     replacement = _replacement(site, checked, resolver, old, old_resolver)

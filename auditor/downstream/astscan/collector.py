@@ -12,6 +12,7 @@ from apidrift.auditor.downstream.astscan.guards import (
     _catches_import_error,
     _handler_guards,
     _hasattr_tests,
+    _introspection,
     _is_guard_test,
     _is_type_checking,
     _skip_condition,
@@ -47,6 +48,7 @@ from apidrift.auditor.downstream.astscan.values import (
     _Method,
     _Scope,
     _SelfOf,
+    _Test,
 )
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
 from apidrift.auditor.downstream.shared import (
@@ -95,6 +97,9 @@ class _Collector:
         # The attribute names each enclosing `if hasattr(x, "a"):` tests, where `x` holds no upstream
         # object: it guards only the uses that go through one of them.
         self.attr_guards: list[frozenset[str]] = []
+        # The introspection tests of the branches around the code (`if "x" in
+        # inspect.signature(f).parameters:`): read against each upstream version when a use is checked.
+        self.intro: list[_Test] = []
         # The builtin exception classes the `try` statements around the code catch, where each of
         # their handlers names only such classes: what a use there may raise and still be handled.
         self.caught: frozenset[str] = frozenset()
@@ -141,8 +146,9 @@ class _Collector:
         self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None, use: str = ""
     ) -> None:
         self.candidates.append(
-            _Candidate(kind, expression, self.scopes[-1], self._guard_of(expression), span, extra, use=use)
-        )
+            _Candidate(kind, expression, self.scopes[-1], self._guard_of(expression), span, extra, use=use,
+                       tests=tuple(self.intro))
+        )  # fmt: skip
 
     # -- traversal --------------------------------------------------------------------------------
 
@@ -371,6 +377,14 @@ class _Collector:
     # (`{np.asfarray} if NUMPY_LT_2_0 else set()`).
     def visit_IfExp(self, node: ast.IfExp) -> None:
         guards, tested = self._guard_kind(node.test)
+        branches = None if tested else self._introspected(node.test)
+        if branches is not None:
+            self._under(branches[0], [node.body])
+            self.guard_depth += guards  # the test itself, as any feature test
+            self.visit(node.test)
+            self.guard_depth -= guards
+            self._under(branches[1], [node.orelse])
+            return
         self.guard_depth += guards
         self.attr_guards += tested
         self.visit(node.body)
@@ -470,6 +484,14 @@ class _Collector:
         if node.body:
             self._place_tests(node.test, node.lineno, node.body[-1].end_lineno or node.body[-1].lineno)
         guards, tested = self._guard_kind(node.test)
+        branches = None if tested else self._introspected(node.test)
+        if branches is not None:
+            self.guard_depth += guards  # the test itself, as any feature test
+            self.visit(node.test)
+            self.guard_depth -= guards
+            self._under(branches[0], node.body)
+            self._under(branches[1], node.orelse)
+            return
         self.guard_depth += guards
         self.attr_guards += tested
         self.visit(node.test)
@@ -481,6 +503,36 @@ class _Collector:
         self.visit_all(node.orelse)
         self.guard_depth -= guards
         del self.attr_guards[len(self.attr_guards) - len(tested) :]
+
+    def _introspected(self, test: ast.expr) -> tuple[list[_Test] | None, list[_Test] | None] | None:
+        """For a test made only of introspection tests of objects (see guards._introspection): the
+        tests each branch runs under (None: a branch whose tests cannot be told apart, guarded as a
+        whole); None for any other test."""
+        found = _introspection(test)
+        if found is None or not set(_identifiers(test)).isdisjoint(self.version_names | self.fallback_names):
+            return None
+        atoms, joined_by_or = found
+        body: list[_Test] = []
+        for kind, of, name, positive in atoms:
+            expression = _compact(of)
+            if expression is None:
+                return None
+            body.append((kind, self._intern(expression), name, positive, self.scope, test.lineno))
+        orelse = [(kind, of, name, not holds, scope, line) for kind, of, name, holds, scope, line in body]
+        if joined_by_or:  # the body runs where any holds, the other branch where none does
+            return None, orelse
+        return body, orelse if len(body) == 1 else None
+
+    def _under(self, tests: list[_Test] | None, nodes: list[ast.stmt] | list[ast.expr]) -> None:
+        """Visit a branch under its introspection tests (None: guarded as a whole)."""
+        if tests is None:
+            self.guard_depth += 1
+            self.visit_all(nodes)
+            self.guard_depth -= 1
+            return
+        self.intro += tests
+        self.visit_all(nodes)
+        del self.intro[len(self.intro) - len(tests) :]
 
     def _guard_kind(self, test: ast.expr) -> tuple[bool, list[frozenset[str]]]:
         """Whether a test guards what it holds, or, for `hasattr(x, "a")` tests of names that hold no
@@ -538,7 +590,8 @@ class _Collector:
         func_expression = self._intern(_compact(node.func))
         self.candidates.append(
             _Candidate("call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
-                       None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""))
+                       None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""),
+                       tests=tuple(self.intro))
         )  # fmt: skip
         if type(node.func) is ast.Name and node.func.id in _NEEDS_VALUE:
             for argument in node.args:

@@ -11,7 +11,31 @@ from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass
 from apidrift.auditor.downstream.refs import AttrRef, ModuleRef, OpaqueRef, root_module
 from apidrift.auditor.downstream.shared import REFS, code_at, site_guard
-from apidrift.auditor.downstream.sites import SiteKind, Span, UseSite
+from apidrift.auditor.downstream.sites import Introspected, SiteKind, Span, UseSite
+
+
+def _tests(
+    candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str]
+) -> tuple[tuple[Introspected, ...], bool]:
+    """The introspection tests around a candidate that test an upstream object, and whether one tests
+    an object not known (`hasattr(x, "a")` of a value not followed): that one guards the use as a
+    whole, as any feature test does. A parameter test of a downstream function guards nothing."""
+    found: list[Introspected] = []
+    unknown = False
+    position = evaluator.position
+    for kind, expression, name, holds, scope, line in candidate.tests:
+        evaluator.position = line
+        value = evaluator.expression(expression, scope)
+        if (
+            isinstance(value, REFS)
+            and root_module(value) in upstream_names
+            and not isinstance(value, OpaqueRef)
+        ):
+            found.append(Introspected(kind, value, name, holds))
+        elif kind == "attribute" or value is None or isinstance(value, OpaqueRef):
+            unknown = True  # an object not followed: the test may be of the upstream
+    evaluator.position = position
+    return tuple(found), unknown
 
 
 def _site(
@@ -21,6 +45,10 @@ def _site(
     guarded, caught = site_guard(candidate.guarded, candidate.scope)
     assert span is not None
     evaluator.position = span.line
+    tests: tuple[Introspected, ...] = ()
+    if candidate.tests:
+        tests, unknown = _tests(candidate, evaluator, upstream_names)
+        guarded = guarded or unknown
     if kind == "call":
         func = evaluator.expression(candidate.expression, candidate.scope)
         if func is None:
@@ -61,6 +89,7 @@ def _site(
             through_init=through_init,
             subclass=subclass,
             use=candidate.use,
+            tests=tests,
         )
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
@@ -74,6 +103,7 @@ def _site(
             guarded=guarded,
             caught=caught,
             use=candidate.use,
+            tests=tests,
         )
     assert candidate.extra is not None
     module, name, code_span = candidate.extra
@@ -82,9 +112,12 @@ def _site(
     if kind == "import-name":
         assert name is not None
         return UseSite(
-            SiteKind.IMPORT, AttrRef(ModuleRef(module), name), span, code, guarded=guarded, caught=caught
-        )
-    return UseSite(SiteKind.IMPORT, ModuleRef(module), span, code, guarded=guarded, caught=caught)
+            SiteKind.IMPORT, AttrRef(ModuleRef(module), name), span, code, guarded=guarded, caught=caught,
+            tests=tests,
+        )  # fmt: skip
+    return UseSite(
+        SiteKind.IMPORT, ModuleRef(module), span, code, guarded=guarded, caught=caught, tests=tests
+    )
 
 
 def _shape(

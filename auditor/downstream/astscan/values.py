@@ -201,14 +201,22 @@ class _Binding:
 _Import = tuple[Union[str, None], Union[str, None], Union[Span, None]]
 
 
+# An introspection test around a use, as the collector sees it: (kind, the tested object's expression,
+# the name tested, whether the use runs where the name is there, the scope and line of the test).
+_Test = tuple[str, "_Expr", str, bool, "_Scope", int]
+
+
 class _Candidate:
     """A use site to evaluate once the whole file is read: where it is and what it names."""
 
-    __slots__ = ("expression", "extra", "guarded", "keyword_spans", "kind", "scope", "shape", "span", "use")
+    __slots__ = (
+        "expression", "extra", "guarded", "keyword_spans", "kind", "scope", "shape", "span", "tests", "use",
+    )  # fmt: skip
 
     def __init__(
         self, kind: str, expression: _Expr, scope: _Scope, guarded: bool | frozenset[str], span: Span | None, extra: _Import | None = None,
         shape: CallShape | None = None, keyword_spans: tuple[tuple[str, Span], ...] = (), use: str = "",
+        tests: tuple[_Test, ...] = (),
     ) -> None:  # fmt: skip
         self.kind = kind
         self.expression = expression  # calls: the function; attributes: the attribute
@@ -219,6 +227,7 @@ class _Candidate:
         self.shape = shape
         self.keyword_spans = keyword_spans
         self.use = use  # see UseSite.use
+        self.tests = tests  # the introspection tests around it, read once the file is read
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:
