@@ -55,7 +55,7 @@ from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_site
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import Resolver
 from apidrift.auditor.wording import plural
-from apidrift.rules import unparsable_file
+from apidrift.rules import read_only_attribute_assigned, unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
 
@@ -277,6 +277,8 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                     site, new_resolver, _label(new_tree), relocator, old, old_resolver, new_requirements
                 )
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
+                if site.kind is SiteKind.STORE:
+                    continue  # a store is no use of what the upstream has: not counted
                 if not (
                     site.kind is SiteKind.OVERRIDE
                     and new.unknown is not None
@@ -493,7 +495,10 @@ def _apply_rules(
     used: set[Suppression] = set()
     for checked in checked_sites:
         before = checked.as_of_old()
+        store = checked.site.kind is SiteKind.STORE
         for rule in enabled:
+            if store is not (rule.code == read_only_attribute_assigned.RULE.code):
+                continue  # a store is read by its own rule alone; that rule reads nothing else
             prior: set[Any] | None = None  # what the rule finds on the old version: read when it finds here
             for finding in rule.run(checked):
                 if before is not None:

@@ -6,6 +6,7 @@ picks the signature and binds the call. Rules only read these values; they never
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -17,7 +18,7 @@ from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, Item
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
-from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo
+from apidrift.auditor.upstream.model import AlwaysRaises, AttributeInfo, ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
 from apidrift.auditor.upstream.replacement import Replacement, find_replacement, forwarded_alias
 from apidrift.auditor.upstream.resolve import (
@@ -82,6 +83,13 @@ class SiteCheck:
     # The site's introspection tests (`if "x" in inspect.signature(f).parameters:`) guard it in this
     # version: one is certainly false here, or not known (see check/introspection.py).
     test_guarded: bool = False
+    # For a store (`x.name = value`): the read-only property (a `property` without a setter) the
+    # instance's class has under that name here, whose assignment raises AttributeError.
+    read_only: str | None = None
+    exact: bool = False  # and the instance was built by a constructor call (not only annotated)
+    # For a store of a name the instance's class does not have: that class, when it and every class
+    # in its MRO list `__slots__` (none `__dict__`): its instances have no `__dict__` to hold the name.
+    slots: str | None = None
 
     @property
     def broken(self) -> bool:
@@ -240,6 +248,8 @@ def _check_site(
 ) -> SiteCheck:
     if site.kind is SiteKind.OVERRIDE:
         return _check_override(site, resolver, version, old)
+    if site.kind is SiteKind.STORE:
+        return _check_store(site, resolver, version)
     resolution = resolver.resolve(site.ref)
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
@@ -356,6 +366,52 @@ def _check_site(
         present=present,
         always_raises=always,
     )
+
+
+def _check_store(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
+    """`x.name = value` on an instance of an upstream class: whether the class's attribute of that name
+    is a read-only property here (CPython runs the property's `__set__`, which raises without a setter).
+    A class known only from a stub is not read: its properties may omit the setter the runtime has."""
+    ref = site.ref
+    if not isinstance(ref, AttrRef):
+        return SiteCheck(version, Unknown(Reason.RECEIVER_UNKNOWN))
+    base = resolver.resolve(ref.base)
+    if not isinstance(base, InstanceValue) or base.cls.typing_view:
+        return SiteCheck(version, base, unknown=Unknown(Reason.RECEIVER_UNKNOWN))
+    resolution = resolver.resolve(ref)
+    if isinstance(resolution, Unknown):
+        return SiteCheck(version, resolution, unknown=resolution)
+    if isinstance(resolution, AttributeValue) and resolution.on_instance and resolution.info.read_only:
+        return SiteCheck(version, resolution, read_only=resolution.path, exact=base.exact)
+    if isinstance(resolution, Missing) and resolution.exact and base.exact and _slotted(base.cls, resolver):
+        return SiteCheck(version, resolution, slots=base.cls.path, exact=True)
+    return SiteCheck(version, resolution, exact=base.exact)
+
+
+def _slotted(cls: ClassInfo, resolver: Resolver) -> bool:
+    """Every class in `cls`'s MRO (besides `object`) is the upstream's and lists its `__slots__` as a
+    literal without `__dict__`: an instance holds only those names."""
+    mro = resolver.mro(cls)
+    if not mro:
+        return False
+    for entry in mro:
+        if isinstance(entry, str):
+            if entry != "builtins.object":
+                return False
+            continue
+        member = entry.members.get("__slots__")
+        if not isinstance(member, AttributeInfo) or member.value is None:
+            return False
+        try:
+            names = ast.literal_eval(member.value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return False
+        names = (names,) if isinstance(names, str) else names
+        if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+            return False
+        if "__dict__" in names:
+            return False
+    return True
 
 
 def _import_fails(

@@ -822,6 +822,8 @@ class _Collector:
         if candidate and not stored:  # `x.attr = ...` sets the attribute: no use of an existing one
             use = self.used.pop(id(node), "")
             self._candidate("attribute", self._intern(_compact(node)), self.text.span(node), use=use)
+        elif candidate and type(node.ctx) is ast.Store:  # but a store of its own (see SiteKind.STORE)
+            self._candidate("store", self._intern(_compact(node)), self.text.span(node))
         value = node.value
         if isinstance(value, ast.Attribute) and not stored:
             outer = self.depth

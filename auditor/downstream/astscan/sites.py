@@ -91,6 +91,20 @@ def _site(
             use=candidate.use,
             tests=tests,
         )
+    if kind == "store":  # `x.name = value`: the object x is, whatever the downstream stored on it
+        expression = candidate.expression
+        base = evaluator.expression(expression[1], candidate.scope) if expression else None
+        if (
+            not isinstance(base, REFS)
+            or isinstance(base, OpaqueRef)
+            or root_module(base) not in upstream_names
+        ):
+            return None
+        assert expression is not None
+        return UseSite(
+            SiteKind.STORE, AttrRef(base, expression[2]), span, code_at(lines, span), guarded=guarded,
+            caught=caught, tests=tests,
+        )  # fmt: skip
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
         if not isinstance(ref, (AttrRef, OpaqueRef)) or root_module(ref) not in upstream_names:
