@@ -14,7 +14,16 @@ from apidrift.auditor.check.bind import Break, CallShape, Ok, Problem, ProblemKi
 from apidrift.auditor.check.guards import Raised, raised_by
 from apidrift.auditor.check.imports import ImportFailure, Requirements, import_failure
 from apidrift.auditor.check.introspection import guarded_by_tests
-from apidrift.auditor.downstream.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
+from apidrift.auditor.downstream.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ItemRef,
+    ModuleRef,
+    OpaqueRef,
+    Ref,
+    StarRef,
+)
 from apidrift.auditor.downstream.sites import SiteKind, UseSite
 from apidrift.auditor.reasons import Reason, Unknown
 from apidrift.auditor.upstream.callables import CallTarget, call_target
@@ -375,7 +384,25 @@ def _check_store(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
     ref = site.ref
     if not isinstance(ref, AttrRef):
         return SiteCheck(version, Unknown(Reason.RECEIVER_UNKNOWN))
+    if isinstance(ref.base, OpaqueRef) and ref.base.alternatives:
+        # a name bound to a few values: the store fails only where it fails on each of them
+        each = [
+            _check_store(replace(site, ref=AttrRef(a, ref.name)), resolver, version)
+            for a in ref.base.alternatives
+        ]
+        if any(c.unknown is not None for c in each):
+            unknown = Unknown(Reason.RECEIVER_UNKNOWN)
+            return SiteCheck(version, unknown, unknown=unknown)
+        exact = all(c.exact for c in each)
+        if len({c.read_only for c in each}) == 1 and each[0].read_only is not None:
+            return replace(each[0], exact=exact)
+        if len({c.slots for c in each}) == 1 and each[0].slots is not None:
+            return replace(each[0], exact=exact)
+        return SiteCheck(version, each[0].resolution, exact=exact)
     base = resolver.resolve(ref.base)
+    if isinstance(base, AttributeValue):  # `ctx.parent`, annotated `Context | None`: a Context (or None,
+        cls = resolver._annotated_class(base.info)  # whose store raises AttributeError as well)
+        base = InstanceValue(cls, exact=False) if cls is not None else base
     if not isinstance(base, InstanceValue) or base.cls.typing_view:
         return SiteCheck(version, base, unknown=Unknown(Reason.RECEIVER_UNKNOWN))
     resolution = resolver.resolve(ref)

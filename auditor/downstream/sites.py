@@ -114,6 +114,12 @@ def ref_to_data(ref: Ref) -> Any:
     if isinstance(ref, ItemRef):
         return {"item": ref.via, "of": ref_to_data(ref.base)}
     if isinstance(ref, OpaqueRef):
+        if ref.alternatives:
+            return {
+                "opaque": ref.why,
+                "root": ref.root,
+                "alternatives": [ref_to_data(a) for a in ref.alternatives],
+            }
         return {"opaque": ref.why, "root": ref.root}
     return {"instance": ref_to_data(ref.cls)}
 
@@ -130,7 +136,9 @@ def ref_from_data(data: Any) -> Ref:
     if "item" in data:
         return ItemRef(ref_from_data(data["of"]), data["item"])
     if "opaque" in data:
-        return OpaqueRef(data["opaque"], data["root"])
+        return OpaqueRef(
+            data["opaque"], data["root"], tuple(ref_from_data(a) for a in data.get("alternatives", ()))
+        )
     return InstanceRef(ref_from_data(data["instance"]))
 
 

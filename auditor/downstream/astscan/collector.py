@@ -100,6 +100,9 @@ class _Collector:
         # The introspection tests of the branches around the code (`if "x" in
         # inspect.signature(f).parameters:`): read against each upstream version when a use is checked.
         self.intro: list[_Test] = []
+        # Calls handing one name to a callable (`up.pass_context(f)`): (callee, name, scope), read once
+        # the file is read (a downstream function handed there gets its first parameter typed by it).
+        self.handed: list[tuple[_Expr, str, _Scope]] = []
         # The builtin exception classes the `try` statements around the code catch, where each of
         # their handlers names only such classes: what a use there may raise and still be handled.
         self.caught: frozenset[str] = frozenset()
@@ -263,7 +266,12 @@ class _Collector:
             elif param.annotation is not None:
                 scope.bind(param.arg, _Binding(outer, annotation=param.annotation))
             else:
-                scope.bind(param.arg, _Binding(scope, parameter=True))
+                first = function if index == 0 and cls is None and ordered else None
+                scope.bind(param.arg, _Binding(scope, parameter=True, first_of=first))
+        if cls is None and ordered and node.decorator_list:
+            innermost = node.decorator_list[-1]
+            if isinstance(innermost, (ast.Name, ast.Attribute)):
+                function.handed.append((self._intern(_compact(innermost)), outer))
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 scope.bind(star.arg, _Binding(scope))
@@ -588,6 +596,8 @@ class _Collector:
                     regions.append((*region, self._intern(cls)))
         text = self.text
         func_expression = self._intern(_compact(node.func))
+        if len(node.args) == 1 and not node.keywords and type(node.args[0]) is ast.Name:
+            self.handed.append((func_expression, node.args[0].id, self.scope))  # `up.pass_context(f)`
         self.candidates.append(
             _Candidate("call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
                        None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""),

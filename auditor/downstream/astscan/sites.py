@@ -94,11 +94,9 @@ def _site(
     if kind == "store":  # `x.name = value`: the object x is, whatever the downstream stored on it
         expression = candidate.expression
         base = evaluator.expression(expression[1], candidate.scope) if expression else None
-        if (
-            not isinstance(base, REFS)
-            or isinstance(base, OpaqueRef)
-            or root_module(base) not in upstream_names
-        ):
+        if not isinstance(base, REFS) or root_module(base) not in upstream_names:
+            return None
+        if isinstance(base, OpaqueRef) and not base.alternatives:
             return None
         assert expression is not None
         return UseSite(

@@ -125,6 +125,9 @@ class _DownFunction:
     decorators: frozenset[str] = frozenset()
     generator: bool = False  # it yields: calling it gives a generator
     is_async: bool = False  # calling it gives a coroutine; `await` gives what it returns
+    # The callables it is handed to (`up.pass_context(f)`, or `@up.pass_context` as its innermost
+    # decorator), with the scope each is written in: what they call it with types its first parameter.
+    handed: list[tuple[_Expr, _Scope]] = field(default_factory=list)
 
     @property
     def followed(self) -> bool:
@@ -195,6 +198,9 @@ class _Binding:
     annotation: ast.expr | None = None
     type_checking: bool = False  # made under `if TYPE_CHECKING:`: never runs
     parameter: bool = False  # an unannotated parameter of a function
+    # For the first parameter of a plain function (not a method): the function, whose `handed` list
+    # says what the callables it is handed to pass there.
+    first_of: _DownFunction | None = None
 
 
 # What an import candidate names: (module, imported name or None, the span of the code to show).
