@@ -38,6 +38,8 @@ def guarded_by_tests(site: UseSite, resolver: Resolver) -> bool:
 
 def test_value(test: Introspected, resolver: Resolver) -> bool | None:
     """What the test is under this version: True, False, or None when not known."""
+    if test.kind == "type-error":
+        return None  # whether the `try` body's call raises TypeError here is not read
     if test.kind == "attribute":
         resolution = resolver.resolve(AttrRef(test.ref, test.name))
         if isinstance(resolution, Missing):

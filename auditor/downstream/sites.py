@@ -50,8 +50,10 @@ class Introspected:
     """A test the code makes of the upstream before a use, and on which side of it the use is:
     `hasattr(ref, name)` ("attribute"), `name in inspect.signature(ref).parameters` or `.get(name)`
     ("parameter"), `name in inspect.getfullargspec(ref).args` ("positional") or `.kwonlyargs`
-    ("keyword-only"), `name in ref.__code__.co_varnames` ("varname"). `holds`: the use runs where the
-    test is true (False: where it is false)."""
+    ("keyword-only"), `name in ref.__code__.co_varnames` ("varname"); or a call of `ref` in the
+    `except TypeError:` handler of a `try` whose body calls `ref` too ("type-error", `name` empty): it
+    runs only where that call raised TypeError, which a version rejecting it does (never evaluated:
+    such a call is guarded). `holds`: the use runs where the test is true (False: where it is false)."""
 
     kind: str
     ref: Ref

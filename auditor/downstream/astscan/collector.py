@@ -11,6 +11,7 @@ from apidrift.auditor.downstream.astscan.guards import (
     _catches_attribute_error,
     _catches_import_error,
     _handler_guards,
+    _handler_names,
     _hasattr_tests,
     _introspection,
     _is_guard_test,
@@ -103,6 +104,9 @@ class _Collector:
         # Calls handing one name to a callable (`up.pass_context(f)`): (callee, name, scope), read once
         # the file is read (a downstream function handed there gets its first parameter typed by it).
         self.handed: list[tuple[_Expr, str, _Scope]] = []
+        # In an `except TypeError:` handler: a test per callable its `try` body calls (see
+        # _type_error_fallback); a call of one of them there carries it.
+        self.type_fallbacks: list[_Test] = []
         # The builtin exception classes the `try` statements around the code catch, where each of
         # their handlers names only such classes: what a use there may raise and still be handled.
         self.caught: frozenset[str] = frozenset()
@@ -420,7 +424,11 @@ class _Collector:
         self.caught = outer
         self.guard_depth -= guards
         star, self.try_star = self.try_star, False
-        self.visit_all(node.handlers)
+        for handler in node.handlers:
+            fallback = self._type_error_fallback(node, handler)
+            self.type_fallbacks += fallback
+            self.visit(handler)
+            del self.type_fallbacks[len(self.type_fallbacks) - len(fallback) :]
         self.try_star = star
         self.visit_all(node.orelse)
         self.visit_all(node.finalbody)
@@ -434,6 +442,25 @@ class _Collector:
         self.try_star = star
         self.visit_all(node.orelse)  # type: ignore[attr-defined]
         self.visit_all(node.finalbody)  # type: ignore[attr-defined]
+
+    def _type_error_fallback(self, node: ast.Try, handler: ast.ExceptHandler) -> list[_Test]:
+        """For `try: f(x=1)` / `except TypeError: f()`: a test per callable the `try` body calls (the
+        handler's calls of one of them run only where that call raised TypeError, as a call the
+        version rejects does: see sites.Introspected, kind "type-error")."""
+        if handler.type is None or "TypeError" not in _handler_names(handler):
+            return []
+        callees: dict[_Expr, None] = {}
+        budget = 2_000
+        for stmt in node.body:
+            for inner in ast.walk(stmt):
+                budget -= 1
+                if budget < 0:
+                    return []
+                if isinstance(inner, ast.Call):
+                    expression = _compact(inner.func)
+                    if expression is not None:
+                        callees.setdefault(self._intern(expression), None)
+        return [("type-error", c, "", True, self.scope, node.lineno) for c in list(callees)[:16]]
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if self.try_star:
@@ -531,6 +558,12 @@ class _Collector:
             return None, orelse
         return body, orelse if len(body) == 1 else None
 
+    def _call_tests(self, func_expression: _Expr) -> tuple[_Test, ...]:
+        """The introspection tests around a call, with the `except TypeError:` fallback of a callable
+        its `try` body called."""
+        fallback = [t for t in self.type_fallbacks if t[1] == func_expression][:1]
+        return (*self.intro, *fallback)
+
     def _under(self, tests: list[_Test] | None, nodes: list[ast.stmt] | list[ast.expr]) -> None:
         """Visit a branch under its introspection tests (None: guarded as a whole)."""
         if tests is None:
@@ -601,7 +634,7 @@ class _Collector:
         self.candidates.append(
             _Candidate("call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
                        None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""),
-                       tests=tuple(self.intro))
+                       tests=self._call_tests(func_expression))
         )  # fmt: skip
         if type(node.func) is ast.Name and node.func.id in _NEEDS_VALUE:
             for argument in node.args:
