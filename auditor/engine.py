@@ -22,7 +22,7 @@ from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
 from apidrift.auditor.check.imports import Requirements
 from apidrift.auditor.downstream.notebook import NotebookMap, cell_span
-from apidrift.auditor.downstream.refs import AttrRef, ModuleRef
+from apidrift.auditor.downstream.refs import AttrRef, ItemRef, ModuleRef, Ref
 from apidrift.auditor.downstream.sites import FileScan, SiteKind
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
@@ -277,7 +277,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                     site, new_resolver, _label(new_tree), relocator, old, old_resolver, new_requirements
                 )
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
-                if site.kind is SiteKind.STORE:
+                if site.kind is SiteKind.STORE or _handed_unknown(site.ref, new_resolver):
                     continue  # a store is no use of what the upstream has: not counted
                 if not (
                     site.kind is SiteKind.OVERRIDE
@@ -862,6 +862,19 @@ def _index_args(tree: SourceTree, api_dir: Path, also_owned: Iterable[str] = ())
 
 def _build_index(index_args: dict[str, Any]) -> ApiIndex:
     return ApiIndex(**index_args)
+
+
+def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:
+    """A use of what an upstream callable passes a function handed to it, where its annotation does not
+    say (`@register.filter def f(value)`): as an unannotated parameter, no use of the upstream's."""
+    current: Ref | None = ref
+    for _ in range(64):
+        if current is None:
+            return False
+        if isinstance(current, ItemRef) and current.via == "handed:0":
+            return isinstance(resolver.resolve(current), Unknown)
+        current = getattr(current, "base", None) or getattr(current, "func", None)
+    return False
 
 
 def _count(coverage: Coverage, check: SiteCheck) -> None:

@@ -167,11 +167,9 @@ class _Evaluator:
     def _handed_first(self, function: _DownFunction) -> _Value:
         """The first argument of a function handed to one upstream callable (every place it is handed
         names the same one): what that callable's annotation says it passes (`ItemRef` "handed:0")."""
-        callees = {self.expression(callee, scope) for callee, scope in function.handed}
-        if len(callees) != 1:
-            return None
-        callee = callees.pop()
-        if not isinstance(callee, AttrRef):
+        callees = [self.expression(callee, scope) for callee, scope in function.handed]
+        callee = callees[0]
+        if not isinstance(callee, AttrRef) or any(other != callee for other in callees[1:]):
             return None  # a site on it is kept only where its root is an upstream module
         return self._ref(ItemRef(callee, "handed:0"))
 
