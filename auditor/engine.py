@@ -22,7 +22,7 @@ from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import CheckedSite, SiteCheck, check_site
 from apidrift.auditor.check.imports import Requirements
 from apidrift.auditor.downstream.notebook import NotebookMap, cell_span
-from apidrift.auditor.downstream.refs import AttrRef, ItemRef, ModuleRef, Ref
+from apidrift.auditor.downstream.refs import AttrRef, ItemRef, ModuleRef, OpaqueRef, Ref
 from apidrift.auditor.downstream.sites import FileScan, SiteKind
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
@@ -873,6 +873,8 @@ def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:
             return False
         if isinstance(current, ItemRef) and current.via == "handed:0":
             return isinstance(resolver.resolve(current), Unknown)
+        if isinstance(current, OpaqueRef):  # a name that may hold such a value
+            return any(_handed_unknown(a, resolver) for a in current.alternatives)
         current = getattr(current, "base", None) or getattr(current, "func", None)
     return False
 
