@@ -23,7 +23,7 @@ from apidrift.auditor.check.checked import CheckedSite, SiteCheck, SiteChecks, c
 from apidrift.auditor.check.imports import Requirements
 from apidrift.auditor.core.notebook_map import NotebookMap
 from apidrift.auditor.core.reasons import Reason, Unknown
-from apidrift.auditor.core.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.refs import AttrRef, ItemRef, ModuleRef, OpaqueRef, Ref
 from apidrift.auditor.core.results import (
     AuditResult,
     Classification,
@@ -60,7 +60,7 @@ from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolver
-from apidrift.rules import unparsable_file
+from apidrift.rules import read_only_attribute_assigned, unparsable_file
 from apidrift.rules.base import Rule
 from apidrift.rules.registry import all_rules
 
@@ -282,6 +282,8 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                     site, new_resolver, _label(new_tree), relocator, old, old_resolver, new_requirements
                 )
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
+                if site.kind is SiteKind.STORE or _handed_unknown(site.ref, new_resolver):
+                    continue  # a store is no use of what the upstream has: not counted
                 if not _own_method(checked_sites[-1]):
                     _count(coverage, new)  # a method of the downstream's own is no use of the upstream
     notebooks = {scan.path: scan.notebook for scan in scans if scan.notebook is not None}
@@ -487,7 +489,10 @@ def _apply_rules(
     used: set[Suppression] = set()
     for checked in checked_sites:
         before = checked.as_of_old()
+        store = checked.site.kind is SiteKind.STORE
         for rule in enabled:
+            if store is not (rule.code == read_only_attribute_assigned.RULE.code):
+                continue  # a store is read by its own rule alone; that rule reads nothing else
             prior: set[Any] | None = None  # what the rule finds on the old version: read when it finds here
             for finding in rule.run(checked):
                 if before is not None:
@@ -692,6 +697,21 @@ def _index_args(tree: SourceTree, api_dir: Path, also_owned: Iterable[str] = ())
 
 def _build_index(index_args: dict[str, Any]) -> ApiIndex:
     return ApiIndex(**index_args)
+
+
+def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:
+    """A use of what an upstream callable passes a function handed to it, where its annotation does not
+    say (`@register.filter def f(value)`): as an unannotated parameter, no use of the upstream's."""
+    current: Ref | None = ref
+    for _ in range(64):
+        if current is None:
+            return False
+        if isinstance(current, ItemRef) and current.via == "handed:0":
+            return isinstance(resolver.resolve(current), Unknown)
+        if isinstance(current, OpaqueRef):  # a name that may hold such a value
+            return any(_handed_unknown(a, resolver) for a in current.alternatives)
+        current = getattr(current, "base", None) or getattr(current, "func", None)
+    return False
 
 
 def _count(coverage: Coverage, check: SiteCheck) -> None:

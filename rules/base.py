@@ -142,7 +142,7 @@ def make_finding(
         message += " (by the stub: the runtime may accept it)"
     site = checked.site
     raised = raises or rule.raises
-    guarded = site.guarded or handles(site.caught, raised)
+    guarded = site.guarded or checked.new.test_guarded or handles(site.caught, raised)
     if site.caught and not guarded and raised and severity.rank > Severity.INFO.rank:
         handlers = ", ".join(sorted(site.caught))
         caught = f"`except {handlers}:`" if len(site.caught) == 1 else f"`except ({handlers}):`"

@@ -6,19 +6,30 @@ picks the signature and binds the call. Rules only read these values; they never
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apidrift.auditor.check.guards import Raised, raised_by
 from apidrift.auditor.check.imports import ImportFailure, Requirements, import_failure
+from apidrift.auditor.check.introspection import guarded_by_tests
 from apidrift.auditor.core.bind import Break, CallShape, Ok, Problem, ProblemKind, Verdict, bind
 from apidrift.auditor.core.reasons import Reason, Unknown
-from apidrift.auditor.core.refs import AttrRef, CallRef, InstanceRef, ItemRef, ModuleRef, Ref, StarRef
+from apidrift.auditor.core.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ItemRef,
+    ModuleRef,
+    OpaqueRef,
+    Ref,
+    StarRef,
+)
 from apidrift.auditor.core.signature import ParamKind, Signature
 from apidrift.auditor.core.sites import SiteKind, UseSite
 from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
-from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo
+from apidrift.auditor.upstream.model import AlwaysRaises, AttributeInfo, ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
 from apidrift.auditor.upstream.replacement import Replacement, find_replacement, forwarded_alias
 from apidrift.auditor.upstream.resolve import (
@@ -85,6 +96,16 @@ class SiteCheck:
     # version (`pd.np`, served by pandas 1.5's `__getattr__`, before `.array` of it was unknown). A
     # later version missing one of them is a certain drift, whatever the rest of the site was.
     present: Mapping[Ref, Resolution] = field(default_factory=dict)
+    # The site's introspection tests (`if "x" in inspect.signature(f).parameters:`) guard it in this
+    # version: one is certainly false here, or not known (see check/introspection.py).
+    test_guarded: bool = False
+    # For a store (`x.name = value`): the read-only property (a `property` without a setter) the
+    # instance's class has under that name here, whose assignment raises AttributeError.
+    read_only: str | None = None
+    exact: bool = False  # and the instance was built by a constructor call (not only annotated)
+    # For a store of a name the instance's class does not have: that class, when it and every class
+    # in its MRO list `__slots__` (none `__dict__`): its instances have no `__dict__` to hold the name.
+    slots: str | None = None
 
     @property
     def broken(self) -> bool:
@@ -131,6 +152,8 @@ def check_site(
     before = _member_before(checked, old, old_resolver)
     if before is not None:
         checked = replace(checked, member_before=before)
+    if site.tests and guarded_by_tests(site, resolver):
+        checked = replace(checked, test_guarded=True)
     if relocator is None:
         return checked
     replacement = _replacement(site, checked, resolver, old, old_resolver)
@@ -265,6 +288,8 @@ def _check_site(
 ) -> SiteCheck:
     if site.kind is SiteKind.OVERRIDE:
         return _check_override(site, resolver, version, old)
+    if site.kind is SiteKind.STORE:
+        return _check_store(site, resolver, version)
     resolution = resolver.resolve(site.ref)
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
@@ -382,6 +407,70 @@ def _check_site(
         present=present,
         always_raises=always,
     )
+
+
+def _check_store(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
+    """`x.name = value` on an instance of an upstream class: whether the class's attribute of that name
+    is a read-only property here (CPython runs the property's `__set__`, which raises without a setter).
+    A class known only from a stub is not read: its properties may omit the setter the runtime has."""
+    ref = site.ref
+    if not isinstance(ref, AttrRef):
+        return SiteCheck(version, Unknown(Reason.RECEIVER_UNKNOWN))
+    if isinstance(ref.base, OpaqueRef) and ref.base.alternatives:
+        # a name bound to a few values: the store fails only where it fails on each of them
+        each = [
+            _check_store(replace(site, ref=AttrRef(a, ref.name)), resolver, version)
+            for a in ref.base.alternatives
+        ]
+        if any(c.unknown is not None for c in each):
+            unknown = Unknown(Reason.RECEIVER_UNKNOWN)
+            return SiteCheck(version, unknown, unknown=unknown)
+        exact = all(c.exact for c in each)
+        if len({c.read_only for c in each}) == 1 and each[0].read_only is not None:
+            return replace(each[0], exact=exact)
+        if len({c.slots for c in each}) == 1 and each[0].slots is not None:
+            return replace(each[0], exact=exact)
+        return SiteCheck(version, each[0].resolution, exact=exact)
+    base = resolver.resolve(ref.base)
+    if isinstance(base, AttributeValue):  # `ctx.parent`, annotated `Context | None`: a Context (or None,
+        cls = resolver._annotated_class(base.info)  # whose store raises AttributeError as well)
+        base = InstanceValue(cls, exact=False) if cls is not None else base
+    if not isinstance(base, InstanceValue) or base.cls.typing_view:
+        return SiteCheck(version, base, unknown=Unknown(Reason.RECEIVER_UNKNOWN))
+    resolution = resolver.resolve(ref)
+    if isinstance(resolution, Unknown):
+        return SiteCheck(version, resolution, unknown=resolution)
+    if isinstance(resolution, AttributeValue) and resolution.on_instance and resolution.info.read_only:
+        return SiteCheck(version, resolution, read_only=resolution.path, exact=base.exact)
+    if isinstance(resolution, Missing) and resolution.exact and base.exact and _slotted(base.cls, resolver):
+        return SiteCheck(version, resolution, slots=base.cls.path, exact=True)
+    return SiteCheck(version, resolution, exact=base.exact)
+
+
+def _slotted(cls: ClassInfo, resolver: Resolver) -> bool:
+    """Every class in `cls`'s MRO (besides `object`) is the upstream's and lists its `__slots__` as a
+    literal without `__dict__`: an instance holds only those names."""
+    mro = resolver.mro(cls)
+    if not mro:
+        return False
+    for entry in mro:
+        if isinstance(entry, str):
+            if entry != "builtins.object":
+                return False
+            continue
+        member = entry.members.get("__slots__")
+        if not isinstance(member, AttributeInfo) or member.value is None:
+            return False
+        try:
+            names = ast.literal_eval(member.value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return False
+        names = (names,) if isinstance(names, str) else names
+        if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+            return False
+        if "__dict__" in names:
+            return False
+    return True
 
 
 def _import_fails(

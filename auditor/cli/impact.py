@@ -68,8 +68,8 @@ def _outputs(formats: tuple[str, ...]) -> list[tuple[str, Path | None]]:
 @click.option(
     "--discover",
     "discover",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A file of candidate names (NAME, or NAME==VERSION): audit those that require the upstream, each at its last release before --as-of.",
+    metavar="FILE|FOLDER|cached",
+    help="Candidates to audit when they require the upstream, each at its last release before --as-of: a file of names (NAME, or NAME==VERSION); a folder of requirements and lock files (the names they list); or `cached`, the projects whose listing the cache holds.",
 )
 @click.option(
     "--as-of",
@@ -150,7 +150,7 @@ def impact(
     release: str,
     old: str | None,
     dependents: tuple[Path, ...],
-    discover: Path | None,
+    discover: str | None,
     as_of: str,
     formats: tuple[str, ...],
     results_dir: Path,
@@ -170,7 +170,7 @@ def impact(
     """Audit RELEASE (NAME==VER, a wheel, an sdist or a project folder, or NAME@PATH) against many dependents."""
     # lazy: a command's own modules load when it runs; --help, --version and rules stay quick (the engine: 0.15 s)
     from apidrift.auditor.cache import Cache
-    from apidrift.auditor.impact.inputs import Dependent, read_dependents
+    from apidrift.auditor.impact.inputs import CACHED, Dependent, candidate_names, read_dependents
     from apidrift.auditor.impact.inputs import discover as run_discovery
     from apidrift.auditor.impact.run import ImpactRequest, release_spec, run_impact
     from apidrift.auditor.sources.locate import locate
@@ -194,7 +194,14 @@ def impact(
             moment, said = _as_of(as_of, tree, cache, index_url, offline)
             if said:
                 notes.append(said)
-            for item in run_discovery(discover, tree.name, tree.version, cache, index_url, offline, moment):
+            candidates: Path | list[str] = Path(discover)
+            if discover == CACHED or Path(discover).is_dir():
+                names = candidate_names(discover, tree.name, cache, index_url)
+                notes.append(_candidates_said(discover, len(names), tree.name))
+                candidates = names
+            elif not Path(discover).is_file():
+                raise InputError(f"--discover {discover}: no such file or folder (or `cached`)")
+            for item in run_discovery(candidates, tree.name, tree.version, cache, index_url, offline, moment):
                 if item.dependent is not None:
                     found.append(item.dependent)
                 else:
@@ -226,6 +233,16 @@ def impact(
         if not quiet:
             click.echo(f"apidrift: wrote the {fmt} summary to {path}", err=True)
     raise SystemExit(impact_exit_status(result, fail_on))
+
+
+def _candidates_said(source: str, count: int, upstream: str) -> str:
+    """The note saying where discovery's candidates came from."""
+    where = (
+        "the projects whose listing the cache holds"
+        if source == "cached"
+        else f"the requirements and lock files under {source}"
+    )
+    return f"candidates: {count} names from {where} ({upstream} left out); those that require {upstream} are audited"
 
 
 def _as_of(

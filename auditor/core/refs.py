@@ -68,7 +68,9 @@ class ItemRef:
     """A value taken out of another by a protocol: an element of `base` by subscription
     (`via="item"`: `rows[0]`), by iteration (`"iter"`: `for r in rows`, `next(iter(rows))`), by
     `next()` (`"next"`), what `with base as x` binds (`"enter"`), the element at a place of an
-    unpacking (`"unpack:1"`: `b` in `a, b = base`), or what `await base` gives (`"await"`)."""
+    unpacking (`"unpack:1"`: `b` in `a, b = base`), what `await base` gives (`"await"`), or the first
+    argument the callable `base` calls a function handed to it with (`"handed:0"`: `ctx` in `def f(ctx)`
+    handed to `click.pass_context`)."""
 
     base: Ref
     via: str
@@ -84,6 +86,7 @@ _VIA_WORDS = {
     "iter": "an element of",
     "next": "the next of",
     "enter": "what `with` binds of",
+    "handed:0": "the first argument given by",
 }
 
 
@@ -95,6 +98,9 @@ class OpaqueRef:
 
     why: str
     root: str  # the upstream module one of its values comes from
+    # For a name bound to a few upstream values (`ctx = old_ctx`, then `ctx = old_ctx.parent`): each of
+    # them, read only where every one of them answers alike (a store, see SiteKind.STORE).
+    alternatives: tuple[Ref, ...] = ()
 
     def render(self) -> str:
         return "<a value the analysis cannot follow>"

@@ -32,6 +32,9 @@ class SiteKind(str, Enum):
     ATTRIBUTE = "attribute"
     CALL = "call"
     OVERRIDE = "override"  # a method overriding an upstream one: the upstream calls it
+    # `x.name = value` where `x` is an upstream object: CPython runs the class's `__set__` (a property
+    # without a setter raises) or needs a `__dict__` or a slot for the name. Only the store rule reads it.
+    STORE = "store"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,22 @@ class Span:
     column: int  # 1-based
     end_line: int
     end_column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Introspected:
+    """A test the code makes of the upstream before a use, and on which side of it the use is:
+    `hasattr(ref, name)` ("attribute"), `name in inspect.signature(ref).parameters` or `.get(name)`
+    ("parameter"), `name in inspect.getfullargspec(ref).args` ("positional") or `.kwonlyargs`
+    ("keyword-only"), `name in ref.__code__.co_varnames` ("varname"); or a call of `ref` in the
+    `except TypeError:` handler of a `try` whose body calls `ref` too ("type-error", `name` empty): it
+    runs only where that call raised TypeError, which a version rejecting it does (never evaluated:
+    such a call is guarded). `holds`: the use runs where the test is true (False: where it is false)."""
+
+    kind: str
+    ref: Ref
+    name: str
+    holds: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +89,10 @@ class UseSite:
     # there raises TypeError), "format" in an f-string;
     # for calls, "await" when awaited and "discard" when the result is dropped (a statement of its own).
     use: str = ""
+    # The introspection tests around the use (`if "x" in inspect.signature(f).parameters:`), read
+    # against each version when the site is checked: the use is guarded where one of them does not
+    # certainly let it run (see check/introspection.py). The `ast` scanner's only.
+    tests: tuple[Introspected, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,6 +116,12 @@ def ref_to_data(ref: Ref) -> Any:
     if isinstance(ref, ItemRef):
         return {"item": ref.via, "of": ref_to_data(ref.base)}
     if isinstance(ref, OpaqueRef):
+        if ref.alternatives:
+            return {
+                "opaque": ref.why,
+                "root": ref.root,
+                "alternatives": [ref_to_data(a) for a in ref.alternatives],
+            }
         return {"opaque": ref.why, "root": ref.root}
     return {"instance": ref_to_data(ref.cls)}
 
@@ -109,7 +138,9 @@ def ref_from_data(data: Any) -> Ref:
     if "item" in data:
         return ItemRef(ref_from_data(data["of"]), data["item"])
     if "opaque" in data:
-        return OpaqueRef(data["opaque"], data["root"])
+        return OpaqueRef(
+            data["opaque"], data["root"], tuple(ref_from_data(a) for a in data.get("alternatives", ()))
+        )
     return InstanceRef(ref_from_data(data["instance"]))
 
 
@@ -131,6 +162,11 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "through_init": site.through_init,
         "subclass": site.subclass,
         **({"use": site.use} if site.use else {}),
+        **(
+            {"tests": [[t.kind, ref_to_data(t.ref), t.name, t.holds] for t in site.tests]}
+            if site.tests
+            else {}
+        ),
     }
 
 
@@ -152,6 +188,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         through_init=bool(data.get("through_init", False)),
         subclass=bool(data.get("subclass", False)),
         use=str(data.get("use", "")),
+        tests=tuple(Introspected(k, ref_from_data(r), n, bool(h)) for k, r, n, h in data.get("tests", ())),
     )
 
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from apidrift.auditor.core.results import FileOutcome, FileStatus
-from apidrift.auditor.core.sites import FileScan, site_from_data, site_to_data
+from apidrift.auditor.core.sites import FileScan, SiteKind, site_from_data, site_to_data
 from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, Notebook, NotebookError, read_notebook
 from apidrift.auditor.files import atomic_write_text
@@ -66,7 +66,7 @@ SKIPPED_DIRS = frozenset(
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024
-SCAN_VERSION = 31  # part of the scan cache key: bump when the scanner's output changes
+SCAN_VERSION = 32  # part of the scan cache key: bump when the scanner's output changes
 
 
 def scan_downstream(
@@ -135,7 +135,7 @@ def scan_downstream(
         if cached is not None and notebook is not None:
             cached = _in_notebook(cached, notebook)
         if cached is not None:
-            outcomes.append(FileOutcome(relative, FileStatus.SCANNED, use_sites=len(cached.sites)))
+            outcomes.append(FileOutcome(relative, FileStatus.SCANNED, use_sites=_uses(cached)))
             scans.append(cached)
             continue
         pending.append((len(outcomes), len(scans), relative, data, text))
@@ -150,11 +150,16 @@ def scan_downstream(
         if isinstance(scan, str):
             outcomes[position] = FileOutcome(relative, FileStatus.FAILED, scan)
         else:
-            outcomes[position] = FileOutcome(relative, FileStatus.SCANNED, use_sites=len(scan.sites))
+            outcomes[position] = FileOutcome(relative, FileStatus.SCANNED, use_sites=_uses(scan))
             # A pool's worker sends the sites only (see `_pool_job`): the lines are this process's text.
             scan = scan if scan.lines else replace(scan, lines=tuple(text.splitlines()))
             scans[slot] = _in_notebook(scan, notebooks[relative]) if relative in notebooks else scan
     return [s for s in scans if s is not None], outcomes
+
+
+def _uses(scan: FileScan) -> int:
+    """The use sites of a file, its stores (`x.name = value`, read by one rule) not counted."""
+    return sum(1 for site in scan.sites if site.kind is not SiteKind.STORE)
 
 
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t]+([A-Za-z_][\w.]*)", re.M)

@@ -212,8 +212,101 @@ class Discovered:
 DISCOVERY_THREADS = 8  # candidates whose metadata is read at once (each request capped as a listing is)
 
 
+# Where candidates come from when no list is given: the word `cached`, or a folder of requirements and
+# lock files (see candidate_names).
+CACHED = "cached"
+MAX_CORPUS_FILES = 10_000  # files looked at under a corpus folder
+MAX_CORPUS_DEPTH = 8  # folders deep
+MAX_CANDIDATES = 5_000  # names taken from a corpus or the cache
+
+
+def candidate_names(
+    source: str | Path, upstream: str, cache: Cache, index_url: str | None = None
+) -> list[str]:
+    """Candidate names obtained without a reverse-dependency service: `cached`, the projects whose
+    listing the cache holds for this index (every project an earlier audit, bump or impact looked up:
+    its dependents among them); or a folder, the names in the requirements and lock files under it
+    (`requirements*.txt`, `uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock`, `pylock*.toml`,
+    `pyproject.toml`: a corpus of projects that use the upstream names what they install beside it).
+    The upstream itself is left out; the order is the names' first appearance (a folder: sorted paths)."""
+    from packaging.utils import canonicalize_name
+
+    from apidrift.auditor.sources.index_client import index_key, resolve_index_url
+
+    wanted = canonicalize_name(upstream)
+    names: dict[str, None] = {}
+    if str(source) == CACHED:
+        folder = cache.root / "index" / path_component(index_key(resolve_index_url(index_url)))
+        try:
+            entries = sorted(folder.glob("*.json"))[:MAX_CANDIDATES]
+        except OSError:
+            entries = []
+        for entry in entries:
+            names.setdefault(canonicalize_name(entry.stem), None)
+    else:
+        for name in _corpus_names(Path(source)):
+            names.setdefault(canonicalize_name(name), None)
+            if len(names) > MAX_CANDIDATES:
+                break
+    names.pop(wanted, None)
+    return list(names)[:MAX_CANDIDATES]
+
+
+def _corpus_names(root: Path) -> list[str]:
+    """The project names the requirements and lock files under `root` name (links not followed; a file
+    that cannot be read is skipped: a corpus is many strangers' files)."""
+    from apidrift.auditor.sources.lockfiles import (
+        LockError,
+        folder_reader,
+        kind_by_name,
+        logical_lines,
+        read_lock,
+    )
+
+    if not root.is_dir():
+        raise SourceError(f"{root}: not a folder of requirements or lock files")
+    found: list[str] = []
+    seen = 0
+    read = folder_reader(root)
+    pending: list[tuple[Path, int]] = [(root, 0)]
+    files: list[str] = []
+    while pending and seen < MAX_CORPUS_FILES:
+        folder, depth = pending.pop()
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen >= MAX_CORPUS_FILES or entry.is_symlink():
+                continue
+            if entry.is_dir() and depth < MAX_CORPUS_DEPTH and not entry.name.startswith("."):
+                pending.append((entry, depth + 1))
+            elif entry.is_file() and kind_by_name(entry.relative_to(root).as_posix()) is not None:
+                files.append(entry.relative_to(root).as_posix())
+    for relative in sorted(files):
+        kind = kind_by_name(relative)
+        if kind == "requirements":  # unpinned names too: `click-repl>=0.2`
+            data = read(relative)
+            for line in logical_lines(data.decode("utf-8", "replace")) if data else []:
+                line = line.split(" #", 1)[0].strip()
+                if not line or line.startswith(("-", "#")):
+                    continue
+                try:
+                    found.append(Requirement(line).name)
+                except InvalidRequirement:
+                    continue
+            continue
+        try:
+            for lock in read_lock(relative, read, kind):
+                found.extend(pin.display or pin.name for pin in lock.pins)
+        except (LockError, OSError, UnicodeError):
+            continue
+    return found
+
+
 def discover(
-    candidates: Path,
+    candidates: Path | list[str],
     upstream: str,
     release_version: str | None,
     cache: Cache,
@@ -228,10 +321,13 @@ def discover(
     what its users ran when it came out), or its latest release without it. Candidates are read by
     `threads` threads, each with its own index client; the order of the file is kept."""
     specs: list[NameSpec | IndexSpec] = []
-    for number, line in _read_lines(candidates):
+    listed = list(enumerate(candidates, 1)) if isinstance(candidates, list) else _read_lines(candidates)
+    for number, line in listed:
         try:
             spec = parse_spec(line, "upstream")
         except SpecError as error:
+            if isinstance(candidates, list):
+                continue  # a name a corpus spells oddly: not a candidate
             raise SpecError(f"{candidates}:{number}: {error}") from None
         if not isinstance(spec, (NameSpec, IndexSpec)):
             raise SpecError(f"{candidates}:{number}: {line!r}: a candidate is NAME or NAME==VERSION")

@@ -430,6 +430,7 @@ def _convert_member(obj: Any, path: str) -> Member | None:
             lineno=obj.lineno,
             value_path=_path_or_text(value) if named else None,
             value_call=_path_or_text(value.function) if isinstance(value, griffe.ExprCall) else None,
+            read_only="property" in obj.labels and not {"writable", "cached"} & obj.labels,
         )
     if obj.is_module:  # a submodule griffe attached: the index finds submodules itself
         return None

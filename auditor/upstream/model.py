@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.core.signature import Signature
 
-MODEL_VERSION = 66  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 67  # part of every cache key: bump when the model or the loader's output changes
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
@@ -396,12 +396,16 @@ class AttributeInfo:
     value_call: str | None = None  # `x = Cls(...)`: the canonical path of the callee
     # what a container the annotation names hands out (see FunctionInfo.returns_items)
     items: tuple[tuple[str, str], ...] = ()
+    # A `property` without a setter (griffe's labels: a property, neither writable nor cached): an
+    # instance's `x.name = value` raises AttributeError ("property ... has no setter").
+    read_only: bool = False
     kind: str = field(default="attribute", init=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "name": self.name,
+            **({"read_only": True} if self.read_only else {}),
             "annotation": self.annotation,
             "annotation_path": self.annotation_path,
             "items": [list(p) for p in self.items],
@@ -424,6 +428,7 @@ class AttributeInfo:
             data["value_path"],
             data["value_call"],
             tuple((p[0], p[1]) for p in data.get("items", ())),
+            bool(data.get("read_only", False)),
         )
 
 

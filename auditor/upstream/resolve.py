@@ -9,6 +9,7 @@ when the miss is certain; anything the analysis cannot see through is `Unknown(r
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Union
@@ -275,6 +276,8 @@ class Resolver:
         annotation. An element is typed by an annotation: a subclass instance is possible (not exact)."""
         if ref.via.startswith("param:"):
             return self._handed_over(ref)
+        if ref.via == "handed:0":
+            return self._handed_first(ref.base)
         produced: tuple[tuple[str, str], ...] | None = None
         if isinstance(ref.base, CallRef):
             func = self.resolve(ref.base.func)
@@ -345,6 +348,23 @@ class Resolver:
         if path is None:
             return Unknown(Reason.UNTYPED_PARAMETER)
         return self._instance_of(path)
+
+    def _handed_first(self, callee: Ref) -> Resolution:
+        """What a function handed to `callee` gets as its first argument, from the annotation of the
+        callee's first parameter: `f: Callable[Concatenate[Context, P], R]` (click's `pass_context`)
+        calls `f` with a `Context` first. Typed by an annotation: a subclass instance is possible."""
+        func = self.resolve(callee)
+        if isinstance(func, Missing):
+            return Unknown(Reason.PARENT_MISSING)
+        if not isinstance(func, FunctionValue) or func.via is not None or not func.info.signature.parameters:
+            return Unknown(Reason.ITEM_UNKNOWN, "handed")
+        match = _CONCATENATE_FIRST.search(func.info.signature.parameters[0].annotation or "")
+        if match is None:
+            return Unknown(Reason.ITEM_UNKNOWN, "handed")
+        cls = self.lookup(f"{func.path.rpartition('.')[0]}.{match.group(1)}")
+        if not isinstance(cls, ClassValue):
+            return Unknown(Reason.ITEM_UNKNOWN, "handed")
+        return InstanceValue(cls.info, exact=False)
 
     def _protocol_result(self, base: InstanceValue, via: str, depth: int = 0) -> Resolution:
         method = self._class_attribute(base.cls, _PROTOCOL_METHODS[via], on_instance=True, exact=base.exact)
@@ -1084,6 +1104,11 @@ class Resolver:
                 return found if isinstance(found, FunctionValue) else None
         return None
 
+
+# `Callable[Concatenate[X, P], R]` (any prefix on the names): X, the first argument such a callable gets.
+_CONCATENATE_FIRST = re.compile(
+    r"^[\s\"']*(?:[\w.]*\.)?Callable\[\s*(?:[\w.]*\.)?Concatenate\[\s*([A-Za-z_][\w.]*)\s*,"
+)
 
 # The method a protocol calls on the instance (see ItemRef).
 _PROTOCOL_METHODS = {"item": "__getitem__", "iter": "__iter__", "next": "__next__", "enter": "__enter__"}

@@ -23,6 +23,7 @@ from apidrift.auditor.impact import jobs as jobs_module
 from apidrift.auditor.impact.inputs import (
     Dependent,
     _parse_requires,
+    candidate_names,
     discover,
     pin_excluding,
     read_archive_metadata,
@@ -296,6 +297,40 @@ def test_discovery_through_a_local_index(tmp_path: Path) -> None:
     assert {d["name"] for d in summary["dropped"]} == {"gamma", "missing"}
     assert summary["groups"][0]["symbol"] == "pkg.Scheduler.__init__"
     assert summary["groups"][0]["dependents"] == ["alpha"] and summary["groups"][0]["pinned"] == ["beta"]
+
+
+def test_discovery_from_a_corpus_folder_and_from_the_cache(tmp_path: Path) -> None:
+    """Candidates the tool obtains itself: the names in a folder of requirements and lock files (pins
+    and unpinned requirements, `requirements/` files, lock files in sub-folders; the upstream left out),
+    and `cached`, the projects whose listing the cache holds for the index (after one run over them)."""
+    corpus = write(
+        tmp_path / "corpus",
+        {
+            "app1/requirements.txt": "alpha>=0.5  # the scheduler\n-r more.txt\npkg==1.0\n",
+            "app2/poetry.lock": '[[package]]\nname = "gamma"\nversion = "1.0"\n',
+            "app2/requirements/dev.txt": "beta\n",
+            "app3/notes.txt": "delta\n",
+        },
+    )
+    cache = Cache(tmp_path / "cache")
+    with build_index(tmp_path / "index") as index:
+        names = candidate_names(corpus, "pkg", cache, index.url)
+        assert names == ["alpha", "gamma", "beta"]
+        found = {d.name: d for d in discover(names, "pkg", "2.0", cache, index.url, False)}
+        assert {n for n, d in found.items() if d.dependent is not None} == {"alpha", "beta"}
+        assert "does not require pkg" in str(found["gamma"].reason)
+        out = tmp_path / "summary.json"
+        status = main(["impact", "pkg==2.0", "--discover", "cached", "--index-url", index.url,
+                       "--cache-dir", str(tmp_path / "cache"), "--results", str(tmp_path / "results"),
+                       "--format", f"json:{out}", "--quiet", "-j", "1"])  # fmt: skip
+        assert set(candidate_names("cached", "pkg", cache, index.url)) == {"alpha", "beta", "gamma"}
+    summary = json.loads(out.read_text())
+    assert status == 1
+    assert {d["dependent"]: d["status"] for d in summary["dependents"]} == {
+        "alpha": "broken",
+        "beta": "not-yet-affected",
+    }
+    assert any("names from the projects whose listing the cache holds" in n for n in summary["notes"])
 
 
 def job(world: Path, name: str, **options: object) -> Job:

@@ -43,10 +43,9 @@ EXPECTED = {
     "sphinx-click==6.0.0": "clean",
     "click-default-group==1.2.4": "clean",
     "click-didyoumean==0.3.1": "clean",
-    # warnings only: `isinstance(command, click.MultiCommand)` (click_repl/utils.py:44), a name click 8.2
-    # serves through its module __getattr__ with "'MultiCommand' is deprecated and will be removed in
-    # Click 9.0" (a DeprecationWarning, confirmed under click 8.2.0)
-    "click-repl==0.3.0": "at-risk",
+    # `group_ctx.protected_args = args` (click_repl/_repl.py:134, and :137 in its `finally`): click 8.2
+    # made `Context.protected_args` a property without a setter (see test_click_8_2_breaks_users_or_only_tests)
+    "click-repl==0.3.0": "broken",
     "click-plugins==1.1.1": "clean",
     "click-log==0.4.0": "clean",
     "click-option-group==0.5.6": "clean",
@@ -104,12 +103,22 @@ def test_click_8_2_against_real_dependents(tmp_path: Path, index_cache: Path) ->
 # - black 25.1.0: clean (formats a file under both).
 # - nf-core 3.2.0 binds `rich_click` to the name click (`import rich_click as click`): the uses are
 #   rich_click's, said in its row, not audited.
+# - sqlfluff 3.4.0 guards `CliRunner(mix_stderr=False)` with `if "mix_stderr" in
+#   inspect.signature(CliRunner).parameters:` (sqlfluff/utils/testing/cli.py:23): its
+#   `invoke_assert_code(args=[lint, ["--help"]])` succeeds under both clicks (the test is True under 8.1.8,
+#   False under 8.2.0): clean, the guarded call an info.
+# - click-repl 0.3.0 breaks its users: a REPL registered with `register_repl(cli)` and given a command on
+#   stdin runs it under 8.1.8 and raises "AttributeError: property 'protected_args' of 'Context' object
+#   has no setter" under 8.2.0 (click_repl/_repl.py:134, then :137 in its `finally`). `group_ctx` is the
+#   context click's `pass_context` hands `repl` (or its parent).
 REACH = {
     "typer==0.15.1": ("broken", "users"),
     "towncrier==24.8.0": ("broken", "own-code"),
     "ufmt==2.8.0": ("broken", "own-code"),
     "black==25.1.0": ("clean", None),
     "nf-core==3.2.0": ("clean", None),
+    "sqlfluff==3.4.0": ("clean", None),
+    "click-repl==0.3.0": ("broken", "users"),
 }
 
 
@@ -132,11 +141,22 @@ def test_click_8_2_breaks_users_or_only_tests(tmp_path: Path, index_cache: Path)
     assert sites["towncrier==24.8.0"] == {("towncrier/test/test_check.py", 260, "tests")}
     assert sites["ufmt==2.8.0"] == {("ufmt/tests/cli.py", 25, "tests")}
     assert {role for _, _, role in sites["typer==0.15.1"]} == {"shipped"}
-    assert result.as_dict()["buckets"]["breaks-users"] == ["typer==0.15.1"]
+    stores = {
+        (f["path"], f["line"], f["code"])
+        for f in rows["click-repl==0.3.0"]["findings"]
+        if f["severity"] == "error"
+    }
+    assert stores == {("click_repl/_repl.py", 134, "AD006"), ("click_repl/_repl.py", 137, "AD006")}
+    guarded = [(f["path"], f["line"], f["code"], f["severity"]) for f in rows["sqlfluff==3.4.0"]["findings"]]
+    assert guarded == [("src/sqlfluff/utils/testing/cli.py", 24, "AD101", "info")]
+    assert result.as_dict()["buckets"]["breaks-users"] == ["click-repl==0.3.0", "typer==0.15.1"]
     assert result.as_dict()["buckets"]["breaks-own-code"] == ["towncrier==24.8.0", "ufmt==2.8.0"]
     assert [a.split(":")[0] for a in rows["nf-core==3.2.0"]["aliases"]] == ["uses rich_click as click"]
     text = impact_text.render(result)
-    assert "Breaks its users (an error in code the dependent ships): 1: typer==0.15.1" in text
+    assert (
+        "Breaks its users (an error in code the dependent ships): 2: click-repl==0.3.0, typer==0.15.1" in text
+    )
+    assert "click_repl/_repl.py:134 AD006 (shipped)" in text
     assert "towncrier/test/test_check.py:260 AD101 (tests)" in text
 
 

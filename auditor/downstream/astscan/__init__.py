@@ -45,7 +45,7 @@ from apidrift.auditor.downstream.astscan.overrides import _override_sites
 from apidrift.auditor.downstream.astscan.pieces import _parse
 from apidrift.auditor.downstream.astscan.sites import _site
 from apidrift.auditor.downstream.astscan.text import _Text
-from apidrift.auditor.downstream.astscan.values import _ClassScope
+from apidrift.auditor.downstream.astscan.values import _ClassScope, _DownFunction, _Scope
 
 # Python frames the visitor may use: a file within pysource.MAX_NESTING needs at most two per level.
 _RECURSION_LIMIT = 8_000
@@ -89,6 +89,11 @@ def scan_source(
             frozenset(collector.escaping),
         )
         evaluator.upstream_names = upstream_names
+        for callee, name, scope in collector.handed:
+            function = _function_named(name, scope)
+            if function is not None and len(function.handed) < 8:
+                function.handed.append((callee, scope))
+        collector.handed = []
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []
         candidates = collector.candidates
@@ -108,6 +113,21 @@ def scan_source(
         if collecting:
             gc.enable()
     return FileScan(path, tuple(sites), lines)
+
+
+def _function_named(name: str, scope: _Scope) -> _DownFunction | None:
+    """The downstream function a name is bound to where it is seen, when its every binding is that
+    `def` (read without evaluating anything: an evaluation here would be kept before the functions
+    know what they are handed to)."""
+    current: _Scope | None = scope
+    while current is not None:
+        bindings = current.bindings.get(name)
+        if bindings:
+            values = {id(b.value): b.value for b in bindings}
+            value = next(iter(values.values()))
+            return value if len(values) == 1 and isinstance(value, _DownFunction) else None
+        current = current.parent
+    return None
 
 
 __all__ = ["CHUNK_CHARS", "TooDeep", "scan_source"]

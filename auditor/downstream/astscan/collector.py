@@ -13,7 +13,9 @@ from apidrift.auditor.downstream.astscan.guards import (
     _catches_attribute_error,
     _catches_import_error,
     _handler_guards,
+    _handler_names,
     _hasattr_tests,
+    _introspection,
     _is_guard_test,
     _is_type_checking,
     _skip_condition,
@@ -54,6 +56,7 @@ from apidrift.auditor.downstream.astscan.values import (
     _root_name,
     _Scope,
     _SelfOf,
+    _Test,
 )
 from apidrift.auditor.downstream.shared import (
     NAME_MAKERS,
@@ -101,6 +104,15 @@ class _Collector:
         # The attribute names each enclosing `if hasattr(x, "a"):` tests, where `x` holds no upstream
         # object: it guards only the uses that go through one of them.
         self.attr_guards: list[frozenset[str]] = []
+        # The introspection tests of the branches around the code (`if "x" in
+        # inspect.signature(f).parameters:`): read against each upstream version when a use is checked.
+        self.intro: list[_Test] = []
+        # Calls handing one name to a callable (`up.pass_context(f)`): (callee, name, scope), read once
+        # the file is read (a downstream function handed there gets its first parameter typed by it).
+        self.handed: list[tuple[_Expr, str, _Scope]] = []
+        # In an `except TypeError:` handler: a test per callable its `try` body calls (see
+        # _type_error_fallback); a call of one of them there carries it.
+        self.type_fallbacks: list[_Test] = []
         # The builtin exception classes the `try` statements around the code catch, where each of
         # their handlers names only such classes: what a use there may raise and still be handled.
         self.caught: frozenset[str] = frozenset()
@@ -148,7 +160,14 @@ class _Collector:
         self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None, use: str = ""
     ) -> None:
         candidate = _Candidate(
-            kind, expression, self.scopes[-1], self._guard_of(expression), span, extra, use=use
+            kind,
+            expression,
+            self.scopes[-1],
+            self._guard_of(expression),
+            span,
+            extra,
+            use=use,
+            tests=tuple(self.intro),
         )
         if expression is not None:
             candidate.reach = self._reach_of(expression)
@@ -289,7 +308,12 @@ class _Collector:
                 hook = (cls, node.name, param.arg, place)
                 scope.bind(param.arg, _Binding(scope, parameter=True, hook_param=hook))
             else:
-                scope.bind(param.arg, _Binding(scope, parameter=True))
+                first = function if index == 0 and cls is None and ordered else None
+                scope.bind(param.arg, _Binding(scope, parameter=True, first_of=first))
+        if cls is None and ordered and node.decorator_list:
+            innermost = node.decorator_list[-1]
+            if isinstance(innermost, (ast.Name, ast.Attribute)):
+                function.handed.append((self._intern(_compact(innermost)), outer))
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 scope.bind(star.arg, _Binding(scope))
@@ -405,6 +429,14 @@ class _Collector:
     # (`{np.asfarray} if NUMPY_LT_2_0 else set()`).
     def visit_IfExp(self, node: ast.IfExp) -> None:
         guards, tested = self._guard_kind(node.test)
+        branches = None if tested else self._introspected(node.test)
+        if branches is not None:
+            self._under(branches[0], [node.body])
+            self.guard_depth += guards  # the test itself, as any feature test
+            self.visit(node.test)
+            self.guard_depth -= guards
+            self._under(branches[1], [node.orelse])
+            return
         self.guard_depth += guards
         self.attr_guards += tested
         self.visit(node.body)
@@ -445,7 +477,14 @@ class _Collector:
         start = {**region.before, **{n: _merged(region.before.get(n, ()), m) for n, m in region.made.items()}}
         for handler in handlers:
             scope.flow = dict(start)
+            fallback = (
+                self._type_error_fallback(node, handler)
+                if isinstance(node, ast.Try) and isinstance(handler, ast.ExceptHandler)
+                else []
+            )
+            self.type_fallbacks += fallback
             self.visit(handler)
+            del self.type_fallbacks[len(self.type_fallbacks) - len(fallback) :]
         scope.flow = body_end
         self.visit_all(node.orelse)  # type: ignore[attr-defined]
         scope.close_region(region, loop=False)
@@ -459,6 +498,25 @@ class _Collector:
         star, self.try_star = self.try_star, True
         self._try_rest(node, region, node.handlers)  # type: ignore[attr-defined]
         self.try_star = star
+
+    def _type_error_fallback(self, node: ast.Try, handler: ast.ExceptHandler) -> list[_Test]:
+        """For `try: f(x=1)` / `except TypeError: f()`: a test per callable the `try` body calls (the
+        handler's calls of one of them run only where that call raised TypeError, as a call the
+        version rejects does: see sites.Introspected, kind "type-error")."""
+        if handler.type is None or "TypeError" not in _handler_names(handler):
+            return []
+        callees: dict[_Expr, None] = {}
+        budget = 2_000
+        for stmt in node.body:
+            for inner in ast.walk(stmt):
+                budget -= 1
+                if budget < 0:
+                    return []
+                if isinstance(inner, ast.Call):
+                    expression = _compact(inner.func)
+                    if expression is not None:
+                        callees.setdefault(self._intern(expression), None)
+        return [("type-error", c, "", True, self.scope, node.lineno) for c in list(callees)[:16]]
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if self.try_star:
@@ -523,6 +581,14 @@ class _Collector:
         if node.body:
             self._place_tests(node.test, node.lineno, node.body[-1].end_lineno or node.body[-1].lineno)
         guards, tested = self._guard_kind(node.test)
+        branches = None if tested else self._introspected(node.test)
+        if branches is not None:
+            self.guard_depth += guards  # the test itself, as any feature test
+            self.visit(node.test)
+            self.guard_depth -= guards
+            self._under(branches[0], node.body)
+            self._under(branches[1], node.orelse)
+            return
         self.guard_depth += guards
         self.attr_guards += tested
         self.visit(node.test)
@@ -541,6 +607,42 @@ class _Collector:
         scope.flow = _joined(ends or [body_end, scope.flow])
         self.guard_depth -= guards
         del self.attr_guards[len(self.attr_guards) - len(tested) :]
+
+    def _introspected(self, test: ast.expr) -> tuple[list[_Test] | None, list[_Test] | None] | None:
+        """For a test made only of introspection tests of objects (see guards._introspection): the
+        tests each branch runs under (None: a branch whose tests cannot be told apart, guarded as a
+        whole); None for any other test."""
+        found = _introspection(test)
+        if found is None or not set(_identifiers(test)).isdisjoint(self.version_names | self.fallback_names):
+            return None
+        atoms, joined_by_or = found
+        body: list[_Test] = []
+        for kind, of, name, positive in atoms:
+            expression = _compact(of)
+            if expression is None:
+                return None
+            body.append((kind, self._intern(expression), name, positive, self.scope, test.lineno))
+        orelse = [(kind, of, name, not holds, scope, line) for kind, of, name, holds, scope, line in body]
+        if joined_by_or:  # the body runs where any holds, the other branch where none does
+            return None, orelse
+        return body, orelse if len(body) == 1 else None
+
+    def _call_tests(self, func_expression: _Expr) -> tuple[_Test, ...]:
+        """The introspection tests around a call, with the `except TypeError:` fallback of a callable
+        its `try` body called."""
+        fallback = [t for t in self.type_fallbacks if t[1] == func_expression][:1]
+        return (*self.intro, *fallback)
+
+    def _under(self, tests: list[_Test] | None, nodes: list[ast.stmt] | list[ast.expr]) -> None:
+        """Visit a branch under its introspection tests (None: guarded as a whole)."""
+        if tests is None:
+            self.guard_depth += 1
+            self.visit_all(nodes)
+            self.guard_depth -= 1
+            return
+        self.intro += tests
+        self.visit_all(nodes)
+        del self.intro[len(self.intro) - len(tests) :]
 
     def _guard_kind(self, test: ast.expr) -> tuple[bool, list[frozenset[str]]]:
         """Whether a test guards what it holds, or, for `hasattr(x, "a")` tests of names that hold no
@@ -596,9 +698,12 @@ class _Collector:
                     regions.append((*region, self._intern(cls)))
         text = self.text
         func_expression = self._intern(_compact(node.func))
+        if len(node.args) == 1 and not node.keywords and type(node.args[0]) is ast.Name:
+            self.handed.append((func_expression, node.args[0].id, self.scope))  # `up.pass_context(f)`
         candidate = _Candidate(
             "call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
             None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""),
+            tests=self._call_tests(func_expression),
         )  # fmt: skip
         candidate.reach = self._reach_of(func_expression)
         self.candidates.append(candidate)
@@ -860,6 +965,8 @@ class _Collector:
         if candidate and not stored:  # `x.attr = ...` sets the attribute: no use of an existing one
             use = self.used.pop(id(node), "")
             self._candidate("attribute", self._intern(_compact(node)), self.text.span(node), use=use)
+        elif candidate and type(node.ctx) is ast.Store:  # but a store of its own (see SiteKind.STORE)
+            self._candidate("store", self._intern(_compact(node)), self.text.span(node))
         value = node.value
         if isinstance(value, ast.Attribute) and not stored:
             outer = self.depth

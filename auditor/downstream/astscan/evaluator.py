@@ -40,6 +40,7 @@ from apidrift.auditor.downstream.astscan.values import (
 from apidrift.auditor.downstream.shared import REFS, Forwarding, is_builtin
 
 _R = TypeVar("_R", bound=Ref)
+_MAX_ALTERNATIVES = 4  # the bindings a name may have and still be read as each of its values (a store)
 
 
 class _Evaluator:
@@ -109,12 +110,8 @@ class _Evaluator:
         running = [b for b in bindings if not b.type_checking]
         if running and len(running) < len(bindings):
             bindings = running
-        values: list[_Value] = [
-            self.binding(binding)
-            for binding in bindings
-            if binding.expression
-            != _NONE  # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
-        ]
+        # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
+        values: list[_Value] = [self.binding(binding) for binding in bindings if binding.expression != _NONE]
         if not values:
             return None
         first = values[0]
@@ -126,7 +123,19 @@ class _Evaluator:
             # An override's parameter the method rebinds: what the upstream hands it is not followed
             # (read as a plain parameter), the other bindings may still hold an upstream object.
             values = [self.binding(b) for b in bindings if b.hook_param is None and b.expression != _NONE]
-        return self._opaque(values, "bindings-disagree")
+        opaque = self._opaque(values, "bindings-disagree")
+        if opaque is not None and not opaque.alternatives and 1 < len(bindings) <= _MAX_ALTERNATIVES:
+            return self._alternatives(opaque, bindings)
+        return opaque
+
+    def _alternatives(self, opaque: OpaqueRef, bindings: list[_Binding]) -> OpaqueRef:
+        """The opaque value with each of its few bindings' values, when every one is an upstream
+        reference the analysis follows (`ctx = old_ctx` and `ctx = old_ctx.parent`)."""
+        values = [self.binding(b) for b in bindings if b.expression != _NONE]
+        if not all(isinstance(v, REFS) and not isinstance(v, OpaqueRef) for v in values):
+            return opaque
+        distinct = tuple(dict.fromkeys(v for v in values if isinstance(v, REFS)))
+        return self._ref(OpaqueRef(opaque.why, opaque.root, distinct))
 
     def _opaque(self, values: list[_Value], why: str) -> OpaqueRef | None:
         """A value that may be an upstream object (one of `values` is one), which one unknown."""
@@ -164,7 +173,18 @@ class _Evaluator:
             return self.annotated(binding.annotation, binding.scope)
         if binding.expression is not None:
             return self.expression(binding.expression, binding.scope)
+        if binding.first_of is not None and binding.first_of.handed:
+            return self._handed_first(binding.first_of)
         return None
+
+    def _handed_first(self, function: _DownFunction) -> _Value:
+        """The first argument of a function handed to one upstream callable (every place it is handed
+        names the same one): what that callable's annotation says it passes (`ItemRef` "handed:0")."""
+        callees = [self.expression(callee, scope) for callee, scope in function.handed]
+        callee = callees[0]
+        if not isinstance(callee, AttrRef) or any(other != callee for other in callees[1:]):
+            return None  # a site on it is kept only where its root is an upstream module
+        return self._ref(ItemRef(callee, "handed:0"))
 
     def expression(self, expression: _Expr, scope: _Scope) -> _Value:
         if expression is None:

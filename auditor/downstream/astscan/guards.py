@@ -152,3 +152,119 @@ def _skip_condition(decorator: ast.expr) -> ast.expr | None:
     ):
         return decorator.args[0]
     return None
+
+
+# An introspection test of one upstream object: (kind, the object's expression, the name tested,
+# whether the test is true where the name is there). See sites.Introspected for the kinds.
+_Atom = tuple[str, ast.expr, str, bool]
+
+_SIGNATURE = frozenset({"signature", "inspect.signature"})
+_ARGSPEC = frozenset({"getfullargspec", "inspect.getfullargspec"})
+
+
+def _introspection(test: ast.expr) -> tuple[list[_Atom], bool] | None:
+    """A test made only of introspection tests of objects (`hasattr(X, "x")`, `"x" in
+    inspect.signature(X).parameters`, `inspect.signature(X).parameters.get("x")`, `"x" in
+    inspect.getfullargspec(X).args` or `.kwonlyargs`, `"x" in X.__code__.co_varnames`, each possibly
+    negated), alone or joined by one `and` / `or`: its tests and whether they are joined by `or`."""
+    if isinstance(test, ast.BoolOp):
+        atoms = [_atom(value) for value in test.values]
+        if any(atom is None for atom in atoms):
+            return None
+        return [a for a in atoms if a is not None], isinstance(test.op, ast.Or)
+    atom = _atom(test)
+    return ([atom], False) if atom is not None else None
+
+
+def _atom(node: ast.expr) -> _Atom | None:
+    positive = True
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        positive, node = not positive, node.operand
+    if (
+        isinstance(node, ast.Call)
+        and _dotted(node.func) == "hasattr"
+        and len(node.args) == 2
+        and not node.keywords
+        and isinstance(node.args[0], (ast.Name, ast.Attribute))
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        return ("attribute", node.args[0], node.args[1].value, positive)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op, left, right = node.ops[0], node.left, node.comparators[0]
+        if (
+            isinstance(op, (ast.In, ast.NotIn))
+            and isinstance(left, ast.Constant)
+            and isinstance(left.value, str)
+        ):
+            found = _collection(right)
+            if found is not None:
+                return (found[0], found[1], left.value, positive is isinstance(op, ast.In))
+            return None
+        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+            got = _parameters_get(left)
+            if got is not None:
+                return ("parameter", got[0], got[1], positive is isinstance(op, ast.IsNot))
+        return None
+    got = _parameters_get(node)  # an `inspect.Parameter` is always true
+    return ("parameter", got[0], got[1], positive) if got is not None else None
+
+
+def _called_with(node: ast.expr, names: frozenset[str]) -> ast.expr | None:
+    """`signature(X)` (a name in `names` called with one plain name or attribute): X."""
+    if (
+        isinstance(node, ast.Call)
+        and _dotted(node.func) in names
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], (ast.Name, ast.Attribute))
+    ):
+        return node.args[0]
+    return None
+
+
+def _collection(node: ast.expr) -> tuple[str, ast.expr] | None:
+    """The names an introspection lists, with the object it reads them of."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "keys"
+        and not node.args
+        and not node.keywords
+    ):
+        node = node.func.value
+    if not isinstance(node, ast.Attribute):
+        return None
+    inner = node.value
+    if node.attr == "parameters":
+        of = _called_with(inner, _SIGNATURE)
+        return ("parameter", of) if of is not None else None
+    if node.attr in ("args", "kwonlyargs"):
+        of = _called_with(inner, _ARGSPEC)
+        return ("positional" if node.attr == "args" else "keyword-only", of) if of is not None else None
+    if (
+        node.attr == "co_varnames"
+        and isinstance(inner, ast.Attribute)
+        and inner.attr == "__code__"
+        and isinstance(inner.value, (ast.Name, ast.Attribute))
+    ):
+        return ("varname", inner.value)
+    return None
+
+
+def _parameters_get(node: ast.expr) -> tuple[ast.expr, str] | None:
+    """`inspect.signature(X).parameters.get("x")`: (X, "x")."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "parameters"
+    ):
+        of = _called_with(node.func.value.value, _SIGNATURE)
+        return (of, node.args[0].value) if of is not None else None
+    return None

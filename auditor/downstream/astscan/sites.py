@@ -7,11 +7,35 @@ from typing import Any
 
 from apidrift.auditor.core.bind import CallShape
 from apidrift.auditor.core.refs import AttrRef, ModuleRef, OpaqueRef, root_module
-from apidrift.auditor.core.sites import SiteKind, Span, UseSite
+from apidrift.auditor.core.sites import Introspected, SiteKind, Span, UseSite
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass
 from apidrift.auditor.downstream.shared import REFS, code_at, site_guard
+
+
+def _tests(
+    candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str]
+) -> tuple[tuple[Introspected, ...], bool]:
+    """The introspection tests around a candidate that test an upstream object, and whether one tests
+    an object not known (`hasattr(x, "a")` of a value not followed): that one guards the use as a
+    whole, as any feature test does. A parameter test of a downstream function guards nothing."""
+    found: list[Introspected] = []
+    unknown = False
+    position = evaluator.position
+    for kind, expression, name, holds, scope, line in candidate.tests:
+        evaluator.position = line
+        value = evaluator.expression(expression, scope)
+        if (
+            isinstance(value, REFS)
+            and root_module(value) in upstream_names
+            and not isinstance(value, OpaqueRef)
+        ):
+            found.append(Introspected(kind, value, name, holds))
+        elif kind == "attribute" or value is None or isinstance(value, OpaqueRef):
+            unknown = True  # an object not followed: the test may be of the upstream
+    evaluator.position = position
+    return tuple(found), unknown
 
 
 def _site(
@@ -21,6 +45,10 @@ def _site(
     guarded, caught = site_guard(candidate.guarded, candidate.scope)
     assert span is not None
     evaluator.position = span.line
+    tests: tuple[Introspected, ...] = ()
+    if candidate.tests:
+        tests, unknown = _tests(candidate, evaluator, upstream_names)
+        guarded = guarded or unknown
     if kind == "call":
         func = evaluator.expression(candidate.expression, candidate.scope)
         if func is None:
@@ -61,7 +89,20 @@ def _site(
             through_init=through_init,
             subclass=subclass,
             use=candidate.use,
+            tests=tests,
         )
+    if kind == "store":  # `x.name = value`: the object x is, whatever the downstream stored on it
+        expression = candidate.expression
+        base = evaluator.expression(expression[1], candidate.scope) if expression else None
+        if not isinstance(base, REFS) or root_module(base) not in upstream_names:
+            return None
+        if isinstance(base, OpaqueRef) and not base.alternatives:
+            return None
+        assert expression is not None
+        return UseSite(
+            SiteKind.STORE, AttrRef(base, expression[2]), span, code_at(lines, span), guarded=guarded,
+            caught=caught, tests=tests,
+        )  # fmt: skip
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
         if not isinstance(ref, (AttrRef, OpaqueRef)) or root_module(ref) not in upstream_names:
@@ -74,6 +115,7 @@ def _site(
             guarded=guarded,
             caught=caught,
             use=candidate.use,
+            tests=tests,
         )
     assert candidate.extra is not None
     module, name, code_span = candidate.extra
@@ -82,9 +124,12 @@ def _site(
     if kind == "import-name":
         assert name is not None
         return UseSite(
-            SiteKind.IMPORT, AttrRef(ModuleRef(module), name), span, code, guarded=guarded, caught=caught
-        )
-    return UseSite(SiteKind.IMPORT, ModuleRef(module), span, code, guarded=guarded, caught=caught)
+            SiteKind.IMPORT, AttrRef(ModuleRef(module), name), span, code, guarded=guarded, caught=caught,
+            tests=tests,
+        )  # fmt: skip
+    return UseSite(
+        SiteKind.IMPORT, ModuleRef(module), span, code, guarded=guarded, caught=caught, tests=tests
+    )
 
 
 def _shape(

@@ -145,6 +145,9 @@ class _DownFunction:
     decorators: frozenset[str] = frozenset()
     generator: bool = False  # it yields: calling it gives a generator
     is_async: bool = False  # calling it gives a coroutine; `await` gives what it returns
+    # The callables it is handed to (`up.pass_context(f)`, or `@up.pass_context` as its innermost
+    # decorator), with the scope each is written in: what they call it with types its first parameter.
+    handed: list[tuple[_Expr, _Scope]] = field(default_factory=list)
 
     @property
     def followed(self) -> bool:
@@ -342,10 +345,18 @@ class _Binding:
     # name, its place among the positional parameters after `self`, -1 for a keyword-only one). If the
     # method overrides an upstream one, the upstream's annotation of that parameter tells its value.
     hook_param: tuple[_ClassScope, str, str, int] | None = None
+    # For the first parameter of a plain function (not a method): the function, whose `handed` list
+    # says what the callables it is handed to pass there.
+    first_of: _DownFunction | None = None
 
 
 # What an import candidate names: (module, imported name or None, the span of the code to show).
 _Import = tuple[Union[str, None], Union[str, None], Union[Span, None]]
+
+
+# An introspection test around a use, as the collector sees it: (kind, the tested object's expression,
+# the name tested, whether the use runs where the name is there, the scope and line of the test).
+_Test = tuple[str, "_Expr", str, bool, "_Scope", int]
 
 
 class _Candidate:
@@ -361,12 +372,14 @@ class _Candidate:
         "scope",
         "shape",
         "span",
+        "tests",
         "use",
     )
 
     def __init__(
         self, kind: str, expression: _Expr, scope: _Scope, guarded: bool | frozenset[str], span: Span | None, extra: _Import | None = None,
         shape: CallShape | None = None, keyword_spans: tuple[tuple[str, Span], ...] = (), use: str = "",
+        tests: tuple[_Test, ...] = (),
     ) -> None:  # fmt: skip
         self.kind = kind
         self.expression = expression  # calls: the function; attributes: the attribute
@@ -378,6 +391,7 @@ class _Candidate:
         self.keyword_spans = keyword_spans
         self.use = use  # see UseSite.use
         self.reach: _Reach | None = None  # the bindings of its expression's first name that reach it
+        self.tests = tests  # the introspection tests around it, read once the file is read
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:
