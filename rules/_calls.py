@@ -174,3 +174,57 @@ def keyword_conversion(checked: CheckedSite) -> tuple[tuple[tuple[int, str], ...
         f"{'it' if len(moved) == 1 else 'them'} by keyword only, and the converted call binds its signature"
     )
     return tuple(moved), evidence
+
+
+def remap_conversion(checked: CheckedSite, first: int) -> tuple[tuple[tuple[int, str], ...], str] | None:
+    """For a call whose positional argument `first` (0-based) now lands in another parameter: every
+    positional argument from `first` on, passed by keyword under the parameter the old version bound
+    it to (a keyword cannot precede a positional argument), and the evidence: the old binding names
+    each parameter, the new signature has a parameter of that name taking a keyword, and the
+    converted call binds the new signature with each argument in its old parameter."""
+    old, new, shape = checked.old, checked.new, checked.site.shape
+    if (
+        old is None
+        or shape is None
+        or shape.star_args
+        or not isinstance(old.verdict, Ok)
+        or new.target is None
+        or checked.site.forwarded
+        or checked.site.through_init
+        or not 0 <= first < shape.positional
+    ):
+        return None
+    by_position = {key: name for key, name in old.verdict.assignments if isinstance(key, int)}
+    signature = new.target.signature
+    moved: list[tuple[int, str]] = []
+    for index in range(first, shape.positional):
+        name = by_position.get(index)
+        param = signature.get(name) if name is not None else None
+        if (
+            name is None
+            or param is None
+            or param.kind not in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
+            or name in shape.keywords
+        ):
+            return None
+        moved.append((index, name))
+    if len({name for _, name in moved}) != len(moved):
+        return None
+    converted = CallShape(
+        first, (*shape.keywords, *(name for _, name in moved)), shape.star_args, shape.star_kwargs
+    )
+    from apidrift.auditor.check.checked import bind_target
+
+    verdict = bind_target(converted, new.target)
+    if not isinstance(verdict, Ok):
+        return None
+    bound = dict(verdict.assignments)
+    if any(bound.get(name) != name for _, name in moved):
+        return None  # a keyword the new signature takes under another parameter (**kwargs): not proven
+    names_text = ", ".join(f"argument {index + 1} to `{name}`" for index, name in moved)
+    evidence = (
+        f"{old.version} bound {names_text}; {new.version} has "
+        f"{'a parameter of that name' if len(moved) == 1 else 'parameters of those names'} taking a keyword, "
+        "and the converted call binds its signature"
+    )
+    return tuple(moved), evidence

@@ -23,10 +23,10 @@ from difflib import SequenceMatcher
 
 from apidrift.auditor.check.bind import Ok, bind
 from apidrift.auditor.check.checked import CheckedSite
-from apidrift.auditor.results import Finding, Severity
+from apidrift.auditor.results import Applicability, Finding, Fix, FixKind, PositionalToKeyword, Severity
 from apidrift.auditor.upstream.signature import ParamKind, Signature
 from apidrift.rules import _calls, _drift
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code="AD201",
@@ -35,6 +35,14 @@ RULE = RuleMeta(
     family=Family.DRIFT,
     summary="A positional argument now lands in a different parameter",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.POSITIONAL_TO_KEYWORD,
+            Applicability.SAFE,
+            "the old binding names the parameter each argument from the first remapped one on went to, the "
+            "new version has a parameter of each name taking a keyword, and the converted call binds",
+        ),
+    ),
 )
 
 
@@ -83,6 +91,22 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         f"{_calls.display(checked)}: positional arguments land in other parameters in {checked.new.version} ({described})",
         symbol=_calls.callee(checked),
         hint="pass " + ", ".join(f"`{old}=` by keyword" for _, old, _ in moves) + " to keep the old meaning",
+        fix=_fix(checked, min(index for index, _, _ in moves)),
+    )
+
+
+def _fix(checked: CheckedSite, first: int) -> Fix | None:
+    converted = _calls.remap_conversion(checked, first)
+    if converted is None:
+        return None
+    arguments, evidence = converted
+    call = checked.site.span
+    return Fix(
+        FixKind.POSITIONAL_TO_KEYWORD,
+        Applicability.SAFE,
+        "pass " + ", ".join(f"argument {i + 1} as `{name}=`" for i, name in arguments),
+        PositionalToKeyword((call.line, call.column), arguments),
+        evidence=evidence,
     )
 
 

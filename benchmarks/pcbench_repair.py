@@ -1,0 +1,287 @@
+"""Repair on PCBench: how many flagged incompatible cases `apidrift fix` repairs, and whether the repairs run.
+
+    python benchmarks/pcbench_repair.py plan --cases W/cases --libs click,rich --cache DIR --out W/repair
+    python benchmarks/pcbench_repair.py oracle --out W/repair --sample 40 --seed 33 [--skip LIB,...]
+
+`plan` takes the case folders an external PCBench harness writes (one folder per API and version pair:
+`case.json` with the distribution and both versions, `down/case_<NNNN>_<CR>.py` one snippet each; nothing
+of PCBench is stored in this repository), audits each folder against V2 from V1 as `apidrift audit` does,
+plans `apidrift fix --unsafe-fixes` on it (the last release's evidence and the follow-up round included),
+and records, for every incompatible snippet (label NN or NY) with an error-level finding, which fixes its
+findings get: every error fixed safely (or resolved by a safe fix), fixed with an unsafe fix among them,
+a manual step, or nothing. The fixed snippets go to `OUT/fixed/<lib>/<folder>/<module>.py`.
+
+`oracle` is the check by CPython: a random sample (fixed seed, spread over libraries round-robin) of the
+fixed snippets is run in a throwaway venv holding V2 (pip, the configured index; one venv per library
+and version), the original first (which must raise the TypeError/AttributeError PCBench labels it with,
+or run for NY), then the fixed one, which must not raise a TypeError or AttributeError. Libraries whose V2
+does not install within the time limit are skipped and listed. This is a script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import time
+import venv
+from collections import Counter, defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+from apidrift import AuditRequest
+from apidrift.auditor.engine import audit, locate_inputs
+from apidrift.auditor.fix.codemods import (
+    APPLIED,
+    RESOLVED,
+    follow_up,
+    plan_fixes,
+    with_evidence_of_the_last_release,
+)
+from apidrift.auditor.results import Applicability, Severity
+
+
+def classify(outcomes: list) -> str:  # type: ignore[type-arg]
+    """The repair a snippet gets: safe, unsafe, manual or none (the worst of its error findings')."""
+    kinds = set()
+    for o in outcomes:
+        fix = o.finding.fix
+        if o.status == RESOLVED:
+            kinds.add("safe")
+        elif o.status == APPLIED and fix is not None:
+            kinds.add("safe" if fix.applicability is Applicability.SAFE else "unsafe")
+        elif fix is not None and fix.applicability is Applicability.MANUAL:
+            kinds.add("manual")
+        else:
+            kinds.add("none")
+    for worst in ("none", "manual", "unsafe", "safe"):
+        if worst in kinds:
+            return worst
+    return "none"
+
+
+def plan_folder(folder: Path, cache: Path, fixed_root: Path) -> list[dict]:  # type: ignore[type-arg]
+    meta = json.loads((folder / "case.json").read_text())
+    labels = {c["module"]: c["label"] for c in meta["cases"]}
+    down = folder / "down"
+    request = AuditRequest(
+        str(down), f"{meta['pypi']}=={meta['v2']}", f"{meta['pypi']}=={meta['v1']}", cache_dir=cache
+    )
+    inputs = locate_inputs(request)
+    result = audit(request, inputs)
+    root = result.root
+    assert root is not None
+    result, _ = with_evidence_of_the_last_release(request, inputs, result)
+    planned = plan_fixes(result, root, unsafe=True)
+
+    def again(where: Path):  # type: ignore[no-untyped-def]
+        return audit(
+            replace(request, downstream=str(where)),
+            replace(inputs, downstream=inputs.sources.locate(str(where), "downstream")),
+        )
+
+    fixed = follow_up(planned, again)
+    by_module: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
+    for o in fixed.outcomes:
+        if o.finding.severity is Severity.ERROR and not o.finding.guarded:
+            by_module[Path(o.finding.location.path).stem].append(o)
+    after = {Path(c.path).stem: c.after for c in fixed.changes}
+    rows = []
+    for module, label in sorted(labels.items()):
+        if label == "YY" or module not in by_module:
+            continue
+        outcomes = by_module[module]
+        kind = classify(outcomes)
+        fixed_path = None
+        if module in after and kind in ("safe", "unsafe"):
+            target = fixed_root / meta["lib"] / folder.name / f"{module}.py"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(after[module])
+            fixed_path = str(target)
+        rows.append(
+            {
+                "lib": meta["lib"],
+                "pypi": meta["pypi"],
+                "v1": meta["v1"],
+                "v2": meta["v2"],
+                "python_v2": meta.get("python_v2"),
+                "folder": folder.name,
+                "module": module,
+                "label": label,
+                "repair": kind,
+                "original": str(down / f"{module}.py"),
+                "fixed": fixed_path,
+                "fixes": [
+                    {
+                        "code": o.finding.code,
+                        "status": o.status,
+                        "fix": f"{o.finding.fix.applicability.value} {o.finding.fix.kind.value}: "
+                        f"{o.finding.fix.description}"
+                        if o.finding.fix
+                        else None,
+                        "evidence": o.finding.fix.evidence if o.finding.fix else None,
+                        "message": o.finding.message,
+                    }
+                    for o in outcomes
+                ],
+            }
+        )
+    return rows
+
+
+def plan(args: argparse.Namespace) -> None:
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []  # type: ignore[type-arg]
+    errors: dict[str, str] = {}
+    started = time.monotonic()
+    for lib in args.libs.split(","):
+        for folder in sorted((args.cases / lib).iterdir()):
+            if not (folder / "case.json").exists():
+                continue
+            try:
+                rows.extend(plan_folder(folder, args.cache, out / "fixed"))
+            except Exception as error:  # a folder that cannot be audited is counted, not fatal
+                errors[f"{lib}/{folder.name}"] = f"{type(error).__name__}: {error}"[:300]
+            print(f"{lib}/{folder.name}: {len(rows)} flagged so far", file=sys.stderr, flush=True)
+    (out / "plan.json").write_text(json.dumps({"rows": rows, "errors": errors}, indent=1))
+    summary(rows)
+    print(f"folders not audited: {len(errors)}; wall {time.monotonic() - started:.0f} s")
+
+
+def summary(rows: list[dict]) -> None:  # type: ignore[type-arg]
+    per_lib: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in rows:
+        per_lib[r["lib"]][r["repair"]] += 1
+    total: Counter[str] = Counter()
+    print("| library | flagged incompatible | safe | unsafe | manual | none |")
+    print("|---|---|---|---|---|---|")
+    for lib, c in sorted(per_lib.items()):
+        total.update(c)
+        print(f"| {lib} | {sum(c.values())} | {c['safe']} | {c['unsafe']} | {c['manual']} | {c['none']} |")
+    n = sum(total.values())
+    print(
+        f"| **all** | **{n}** | **{total['safe']}** | **{total['unsafe']}** | **{total['manual']}** | "
+        f"**{total['none']}** |"
+    )
+
+
+RUN = r"""
+import runpy, sys, warnings, json
+warnings.simplefilter("ignore")
+try:
+    runpy.run_path(sys.argv[1], run_name="__main__")
+    print(json.dumps(None))
+except BaseException as error:
+    print(json.dumps([type(error).__name__, str(error)[:300]]))
+"""
+
+
+def release_python(pypi: str, version: str, python: str | None, root: Path, timeout: int) -> Path:
+    folder = root / f"{pypi}-{version}"
+    interpreter = folder / "bin" / "python"
+    if (folder / "ok").exists():
+        return interpreter
+    if (folder / "failed").exists():
+        raise RuntimeError((folder / "failed").read_text())
+    venv.create(folder, with_pip=True)
+    try:
+        subprocess.run(
+            [str(interpreter), "-m", "pip", "install", "-q", "--only-binary", ":all:", f"{pypi}=={version}"],
+            check=True,
+            timeout=timeout,
+            capture_output=True,
+            text=True,
+        )
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
+        detail = getattr(error, "stderr", "") or ""
+        (folder / "failed").write_text(f"{type(error).__name__}: {str(detail)[-300:]}")
+        raise RuntimeError((folder / "failed").read_text()) from None
+    (folder / "ok").write_text("")
+    return interpreter
+
+
+def run_snippet(python: Path, path: str) -> object:
+    done = subprocess.run(
+        [str(python), "-c", RUN, path],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(path).parent,
+    )
+    lines = done.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if lines else ["no-output", done.stderr[-300:]]
+
+
+def oracle(args: argparse.Namespace) -> None:
+    data = json.loads((args.out / "plan.json").read_text())
+    fixed = [r for r in data["rows"] if r["fixed"]]
+    skip = set(args.skip.split(",")) if args.skip else set()
+    rng = random.Random(args.seed)
+    by_lib: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
+    for r in fixed:
+        if r["lib"] not in skip:
+            by_lib[r["lib"]].append(r)
+    for rows in by_lib.values():
+        rng.shuffle(rows)
+    sample = []
+    while len(sample) < args.sample and any(by_lib.values()):
+        for lib in sorted(by_lib):
+            if by_lib[lib] and len(sample) < args.sample:
+                sample.append(by_lib[lib].pop())
+    venvs = args.out / "venvs"
+    venvs.mkdir(exist_ok=True)
+    results = []
+    for r in sample:
+        try:
+            python = release_python(r["pypi"], r["v2"], r["python_v2"], venvs, args.install_timeout)
+        except RuntimeError as error:
+            results.append({**r, "oracle": "not-installed", "detail": str(error)})
+            print(f"{r['lib']} {r['folder']} {r['module']}: V2 not installed", flush=True)
+            continue
+        before = run_snippet(python, r["original"])
+        after = run_snippet(python, r["fixed"])
+        broke = before is not None and before[0] in ("TypeError", "AttributeError")
+        still = after is not None and after[0] in ("TypeError", "AttributeError")
+        verdict = "right" if not still else "wrong"
+        if not broke and r["label"] == "NN":
+            verdict += " (original did not raise TypeError/AttributeError)"
+        results.append({**r, "before": before, "after": after, "oracle": verdict})
+        print(
+            f"{r['lib']} {r['folder']} {r['module']} [{r['repair']}]: {before} -> {after}: {verdict}",
+            flush=True,
+        )
+    (args.out / "oracle.json").write_text(json.dumps(results, indent=1))
+    print(Counter(x["oracle"] for x in results))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("plan")
+    p.add_argument("--cases", type=Path, required=True)
+    p.add_argument("--libs", required=True)
+    p.add_argument("--cache", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    o = sub.add_parser("oracle")
+    o.add_argument("--out", type=Path, required=True)
+    o.add_argument("--sample", type=int, default=40)
+    o.add_argument("--seed", type=int, default=33)
+    o.add_argument("--skip", default="")
+    o.add_argument("--install-timeout", type=int, default=240)
+    s = sub.add_parser("summary")
+    s.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    if args.command == "plan":
+        plan(args)
+    elif args.command == "oracle":
+        oracle(args)
+    else:
+        summary(json.loads((args.out / "plan.json").read_text())["rows"])
+
+
+if __name__ == "__main__":
+    main()
