@@ -228,3 +228,24 @@ def remap_conversion(checked: CheckedSite, first: int) -> tuple[tuple[tuple[int,
         "and the converted call binds its signature"
     )
     return tuple(moved), evidence
+
+
+def first_moved_position(checked: CheckedSite) -> int | None:
+    """The first positional argument of the call that the new version's signature puts in another
+    parameter than the old version's binding did (by position among its positional parameters)."""
+    old, new, shape = checked.old, checked.new, checked.site.shape
+    if old is None or shape is None or not isinstance(old.verdict, Ok) or new.target is None:
+        return None
+    by_position = {key: name for key, name in old.verdict.assignments if isinstance(key, int)}
+    positional = [
+        p.name
+        for p in new.target.signature.parameters
+        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    ]
+    for index in range(shape.positional):
+        name = by_position.get(index)
+        if name is None:
+            return None
+        if index >= len(positional) or positional[index] != name:
+            return index
+    return None
