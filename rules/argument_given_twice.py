@@ -40,6 +40,7 @@ RULE = RuleMeta(
             "elsewhere went to, the new version has a parameter of each name taking a keyword, and the "
             "converted call binds",
         ),
+        FixOffer(FixKind.POSITIONAL_TO_KEYWORD, Applicability.UNSAFE, _calls.DROP_OFFER_TEXT),
     ),
 )
 
@@ -61,7 +62,7 @@ def _fix(checked: CheckedSite) -> Fix | None:
     first = _calls.first_moved_position(checked)
     converted = _calls.remap_conversion(checked, first) if first is not None else None
     if converted is None:
-        return None
+        return _calls.drop_fix(checked)
     arguments, evidence = converted
     call = checked.site.span
     return Fix(

@@ -42,6 +42,7 @@ RULE = RuleMeta(
             "the old binding names the parameter each argument from the first remapped one on went to, the "
             "new version has a parameter of each name taking a keyword, and the converted call binds",
         ),
+        FixOffer(FixKind.POSITIONAL_TO_KEYWORD, Applicability.UNSAFE, _calls.DROP_OFFER_TEXT),
     ),
 )
 
@@ -98,7 +99,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 def _fix(checked: CheckedSite, first: int) -> Fix | None:
     converted = _calls.remap_conversion(checked, first)
     if converted is None:
-        return None
+        return _calls.drop_fix(checked)
     arguments, evidence = converted
     call = checked.site.span
     return Fix(

@@ -584,6 +584,14 @@ def unsafe_consequence(finding: Finding, value: str | None = None) -> str:
             f"changes behaviour: {callee} no longer receives {what}; "
             f"check how {finding.upstream}'s new version gets what it used to be told"
         )
+    if fix is not None and isinstance(fix.data, PositionalToKeyword) and fix.data.dropped:
+        callee = finding.message.split(" ", 1)[0]
+        names = ", ".join(f"`{name}`" for _, name in fix.data.dropped)
+        what = f"`{_shorten(value)}` (passed to {names})" if value else f"the value passed to {names}"
+        return (
+            f"changes behaviour: {callee} no longer receives {what}; "
+            f"check how {finding.upstream}'s new version gets what it used to be told"
+        )
     if fix is not None and isinstance(fix.data, MoveImport):
         return (
             f"may change behaviour: `{fix.data.new_module}.{fix.data.name}` is not shown to be the definition "
@@ -667,14 +675,22 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
             plain = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star] if call else []
             if call is None:
                 reasons[number] = f"no call at {data.call[0]}:{data.call[1]} (already fixed?)"
-            elif any(a.star == "*" for a in call.args) or any(
-                index >= len(plain) or not name.isidentifier() for index, name in data.arguments
+            elif (
+                any(a.star == "*" for a in call.args)
+                or any(index >= len(plain) or not name.isidentifier() for index, name in data.arguments)
+                or any(index >= len(plain) for index, _ in data.dropped)
             ):
                 reasons[number] = "the call's positional arguments are not the ones audited (already fixed?)"
             else:
                 edits = call_edits.setdefault(call, {})
                 for index, name in data.arguments:
                     edits[plain[index]] = ("keyword", name)
+                for index, name in data.dropped:
+                    edits[plain[index]] = ("remove", name)
+                if data.dropped:
+                    values[number] = ", ".join(
+                        empty.code_for_node(call.args[plain[index]].value) for index, _ in data.dropped
+                    )
             continue
         if isinstance(data, ReplaceName):
             if not data.new.isidentifier():
