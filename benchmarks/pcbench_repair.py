@@ -23,10 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import subprocess
 import sys
 import time
-import venv
 from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -106,7 +106,9 @@ def plan_folder(folder: Path, cache: Path, fixed_root: Path) -> list[dict]:  # t
                 "pypi": meta["pypi"],
                 "v1": meta["v1"],
                 "v2": meta["v2"],
+                "python_v1": meta.get("python_v1"),
                 "python_v2": meta.get("python_v2"),
+                "api": meta["api"],
                 "folder": folder.name,
                 "module": module,
                 "label": label,
@@ -169,14 +171,49 @@ def summary(rows: list[dict]) -> None:  # type: ignore[type-arg]
 
 
 RUN = r"""
-import runpy, sys, warnings, json
+import json, re, runpy, sys, warnings
 warnings.simplefilter("ignore")
+target = sys.argv[2]
+seen = []
+
+def hook(frame, event, arg):
+    if event != "call" or seen:
+        return
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    if code.co_name == target or (
+        code.co_name == "__init__" and type(frame.f_locals.get("self")).__name__ == target
+    ):
+        loc = frame.f_locals
+        seen.append({n: re.sub(r" at 0x[0-9a-fA-F]+", "", repr(loc[n]))[:200] for n in names if n != "self" and n in loc})
+
+sys.setprofile(hook)
 try:
     runpy.run_path(sys.argv[1], run_name="__main__")
-    print(json.dumps(None))
-except BaseException as error:
-    print(json.dumps([type(error).__name__, str(error)[:300]]))
+    error = None
+except BaseException as exc:
+    error = [type(exc).__name__, str(exc)[:300]]
+sys.setprofile(None)
+print(json.dumps({"error": error, "bound": seen[0] if seen else None}))
 """
+
+HEAVY = {"keras": "needs tensorflow", "jax": "needs jaxlib"}
+
+
+def interpreter_for(version: str | None) -> str:
+    """The pyenv CPython of PCBench's V2 Python (`3.8`), the nearest newer one, else this one."""
+    root = Path.home() / ".pyenv" / "versions"
+    if version and root.is_dir():
+        have = sorted(
+            (tuple(int(x) for x in d.name.split(".")[:2]), d)
+            for d in root.iterdir()
+            if re.fullmatch(r"3\.\d+\.\d+", d.name)
+        )
+        wanted = tuple(int(x) for x in version.split(".")[:2])
+        for minor, folder in have:
+            if minor >= wanted:
+                return str(folder / "bin" / "python3")
+    return sys.executable
 
 
 def release_python(pypi: str, version: str, python: str | None, root: Path, timeout: int) -> Path:
@@ -186,10 +223,12 @@ def release_python(pypi: str, version: str, python: str | None, root: Path, time
         return interpreter
     if (folder / "failed").exists():
         raise RuntimeError((folder / "failed").read_text())
-    venv.create(folder, with_pip=True)
     try:
         subprocess.run(
-            [str(interpreter), "-m", "pip", "install", "-q", "--only-binary", ":all:", f"{pypi}=={version}"],
+            [interpreter_for(python), "-m", "venv", str(folder)], check=True, capture_output=True, timeout=120
+        )
+        subprocess.run(
+            [str(interpreter), "-m", "pip", "install", "-q", "--prefer-binary", f"{pypi}=={version}"],
             check=True,
             timeout=timeout,
             capture_output=True,
@@ -197,23 +236,35 @@ def release_python(pypi: str, version: str, python: str | None, root: Path, time
         )
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
         detail = getattr(error, "stderr", "") or ""
+        detail = detail.decode() if isinstance(detail, bytes) else detail
         (folder / "failed").write_text(f"{type(error).__name__}: {str(detail)[-300:]}")
         raise RuntimeError((folder / "failed").read_text()) from None
     (folder / "ok").write_text("")
     return interpreter
 
 
-def run_snippet(python: Path, path: str) -> object:
-    done = subprocess.run(
-        [str(python), "-c", RUN, path],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(path).parent,
-    )
+def run_snippet(python: Path, path: str, target: str) -> dict:  # type: ignore[type-arg]
+    try:
+        done = subprocess.run(
+            [str(python), "-c", RUN, path, target],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=90,
+            cwd=Path(path).parent,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": ["Timeout", ""], "bound": None}
     lines = done.stdout.strip().splitlines()
-    return json.loads(lines[-1]) if lines else ["no-output", done.stderr[-300:]]
+    return json.loads(lines[-1]) if lines else {"error": ["no-output", done.stderr[-300:]], "bound": None}
+
+
+def same_meaning(before: dict | None, after: dict | None) -> bool | None:  # type: ignore[type-arg]
+    """Whether every parameter the old version's call received, and the new version still has, gets the
+    same value (by repr) in the new version's fixed call; None when a call was not seen."""
+    if before is None or after is None:
+        return None
+    return all(after[name] == value for name, value in before.items() if name in after)
 
 
 def oracle(args: argparse.Namespace) -> None:
@@ -223,9 +274,10 @@ def oracle(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     by_lib: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
     for r in fixed:
-        if r["lib"] not in skip:
+        if r["lib"] not in skip and r["lib"] not in HEAVY:
             by_lib[r["lib"]].append(r)
     for rows in by_lib.values():
+        rows.sort(key=lambda r: (r["folder"], r["module"]))
         rng.shuffle(rows)
     sample = []
     while len(sample) < args.sample and any(by_lib.values()):
@@ -236,26 +288,48 @@ def oracle(args: argparse.Namespace) -> None:
     venvs.mkdir(exist_ok=True)
     results = []
     for r in sample:
+        target = r["api"].rsplit(".", 1)[-1]
         try:
-            python = release_python(r["pypi"], r["v2"], r["python_v2"], venvs, args.install_timeout)
+            new = release_python(r["pypi"], r["v2"], r["python_v2"], venvs, args.install_timeout)
+            old = release_python(r["pypi"], r["v1"], r["python_v1"], venvs, args.install_timeout)
         except RuntimeError as error:
             results.append({**r, "oracle": "not-installed", "detail": str(error)})
-            print(f"{r['lib']} {r['folder']} {r['module']}: V2 not installed", flush=True)
+            print(f"{r['lib']} {r['folder']} {r['module']}: not installed: {error}"[:300], flush=True)
             continue
-        before = run_snippet(python, r["original"])
-        after = run_snippet(python, r["fixed"])
-        broke = before is not None and before[0] in ("TypeError", "AttributeError")
-        still = after is not None and after[0] in ("TypeError", "AttributeError")
-        verdict = "right" if not still else "wrong"
-        if not broke and r["label"] == "NN":
-            verdict += " (original did not raise TypeError/AttributeError)"
-        results.append({**r, "before": before, "after": after, "oracle": verdict})
+        before_old = run_snippet(old, r["original"], target)
+        before_new = run_snippet(new, r["original"], target)
+        after_new = run_snippet(new, r["fixed"], target)
+        raised = (before_new["error"] or [None])[0]
+        still = (after_new["error"] or [None])[0]
+        broke = raised in ("TypeError", "AttributeError")
+        runs = still not in ("TypeError", "AttributeError")
+        meaning = same_meaning(before_old["bound"], after_new["bound"])
+        if not runs:
+            verdict = "wrong: still raises"
+        elif meaning is False:
+            verdict = "runs, meaning changed" if r["repair"] == "unsafe" else "wrong: meaning changed"
+        elif meaning is None:
+            verdict = "runs, meaning not observed"
+        else:
+            verdict = "right"
+        results.append(
+            {
+                **r,
+                "v1_original": before_old,
+                "v2_original": before_new,
+                "v2_fixed": after_new,
+                "original_broke": broke,
+                "oracle": verdict,
+            }
+        )
         print(
-            f"{r['lib']} {r['folder']} {r['module']} [{r['repair']}]: {before} -> {after}: {verdict}",
+            f"{r['lib']} {r['folder']} {r['module']} [{r['repair']}]: V2 original {raised}, fixed {still}, "
+            f"meaning kept {meaning}: {verdict}",
             flush=True,
         )
     (args.out / "oracle.json").write_text(json.dumps(results, indent=1))
     print(Counter(x["oracle"] for x in results))
+    print(Counter((x["repair"], x["oracle"]) for x in results))
 
 
 def main() -> None:

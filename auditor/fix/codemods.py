@@ -798,8 +798,15 @@ class _Rewriter(cst.CSTTransformer):
         edits = self.call_edits.get(original_node)
         if not edits:
             return updated_node
-        args = list(updated_node.args)
-        for index, (action, name) in edits.items():
+        # removals first (a positional argument dropped after one made a keyword would otherwise
+        # sit, for a moment, after a keyword: LibCST rejects that), then the edits, shifted
+        removed = sorted((i for i, (action, _) in edits.items() if action == "remove"), reverse=True)
+        call = updated_node
+        for index in removed:
+            call = _remove_arg(call, index)
+        args = list(call.args)
+        for original, (action, name) in edits.items():
+            index = original - sum(1 for r in removed if r < original)
             if action == "rename":
                 arg = args[index]
                 assert arg.keyword is not None
@@ -811,10 +818,7 @@ class _Rewriter(cst.CSTTransformer):
                         whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
                     ),
                 )
-        call = updated_node.with_changes(args=args)
-        for index in sorted((i for i, (action, _) in edits.items() if action == "remove"), reverse=True):
-            call = _remove_arg(call, index)
-        return call
+        return call.with_changes(args=args)
 
     # Statements that may hold an import: new `from new import X` statements go right after them.
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
