@@ -21,6 +21,7 @@ does not install within the time limit are skipped and listed. This is a script,
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import random
 import re
@@ -198,6 +199,7 @@ print(json.dumps({"error": error, "bound": seen[0] if seen else None}))
 """
 
 HEAVY = {"keras": "needs tensorflow", "jax": "needs jaxlib"}
+EXTRAS = {"dask": "[dataframe]"}  # what the snippets import besides the distribution itself
 
 
 def interpreter_for(version: str | None) -> str:
@@ -217,7 +219,7 @@ def interpreter_for(version: str | None) -> str:
 
 
 def release_python(pypi: str, version: str, python: str | None, root: Path, timeout: int) -> Path:
-    folder = root / f"{pypi}-{version}"
+    folder = root / f"{pypi}{EXTRAS.get(pypi, '').strip('[]')}-{version}"
     interpreter = folder / "bin" / "python"
     if (folder / "ok").exists():
         return interpreter
@@ -228,7 +230,15 @@ def release_python(pypi: str, version: str, python: str | None, root: Path, time
             [interpreter_for(python), "-m", "venv", str(folder)], check=True, capture_output=True, timeout=120
         )
         subprocess.run(
-            [str(interpreter), "-m", "pip", "install", "-q", "--prefer-binary", f"{pypi}=={version}"],
+            [
+                str(interpreter),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--prefer-binary",
+                f"{pypi}{EXTRAS.get(pypi, '')}=={version}",
+            ],
             check=True,
             timeout=timeout,
             capture_output=True,
@@ -259,12 +269,45 @@ def run_snippet(python: Path, path: str, target: str) -> dict:  # type: ignore[t
     return json.loads(lines[-1]) if lines else {"error": ["no-output", done.stderr[-300:]], "bound": None}
 
 
+def call_shape(path: str, target: str) -> tuple[int, set[str]] | None:
+    """(positional count, keyword names) of the snippet's first call of `target` (PCBench snippets
+    call the API once), or None when there is none or it unpacks arguments."""
+    for node in ast.walk(ast.parse(Path(path).read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else None
+            )
+            if name != target:
+                continue
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords
+            ):
+                return None
+            return len(node.args), {k.arg for k in node.keywords if k.arg}
+    return None
+
+
+def passed(bound: dict, shape: tuple[int, set[str]]) -> dict:  # type: ignore[type-arg]
+    """The parameters the call passes explicitly, with the values the callee received."""
+    positional, keywords = shape
+    names = list(bound)
+    chosen = set(names[:positional]) | keywords
+    return {name: value for name, value in bound.items() if name in chosen}
+
+
 def same_meaning(before: dict | None, after: dict | None) -> bool | None:  # type: ignore[type-arg]
-    """Whether every parameter the old version's call received, and the new version still has, gets the
-    same value (by repr) in the new version's fixed call; None when a call was not seen."""
+    """Whether every parameter the old version's call was passed, and the new version still has, gets the
+    same value (by repr) in the new version's fixed call, and the fixed call passes nothing the old one
+    did not; None when a call was not seen."""
     if before is None or after is None:
         return None
-    return all(after[name] == value for name, value in before.items() if name in after)
+    kept = all(after[name] == value for name, value in before.items() if name in after)
+    return kept and all(name in before and before[name] == value for name, value in after.items())
 
 
 def oracle(args: argparse.Namespace) -> None:
@@ -303,9 +346,16 @@ def oracle(args: argparse.Namespace) -> None:
         still = (after_new["error"] or [None])[0]
         broke = raised in ("TypeError", "AttributeError")
         runs = still not in ("TypeError", "AttributeError")
-        meaning = same_meaning(before_old["bound"], after_new["bound"])
+        shapes = call_shape(r["original"], target), call_shape(r["fixed"], target)
+        meaning = (
+            same_meaning(passed(before_old["bound"], shapes[0]), passed(after_new["bound"], shapes[1]))
+            if before_old["bound"] is not None and after_new["bound"] is not None and None not in shapes
+            else None
+        )
         if not runs:
             verdict = "wrong: still raises"
+        elif r["label"] == "NN" and not broke:
+            verdict = f"not checkable: the original raises {raised} here, not the labelled error"
         elif meaning is False:
             verdict = "runs, meaning changed" if r["repair"] == "unsafe" else "wrong: meaning changed"
         elif meaning is None:
