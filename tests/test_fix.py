@@ -532,7 +532,7 @@ def test_a_file_changed_since_the_audit_is_not_touched(tmp_path: Path) -> None:
 def test_encoding_and_newlines_are_kept(tmp_path: Path) -> None:
     write_tree(
         tmp_path / "new",
-        {"pkg/__init__.py": "", "pkg/io.py": "def open_file(file_path: str):\n    return 1\n"},
+        {"pkg/__init__.py": "", "pkg/io.py": 'def open_file(file_path: str = ""):\n    return 1\n'},
     )
     write_tree(
         tmp_path / "old", {"pkg/__init__.py": "", "pkg/io.py": "def open_file(path: str):\n    return 1\n"}
