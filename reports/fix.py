@@ -152,6 +152,9 @@ def manual_step(finding: Finding, version: str, supplied: tuple[str, ...] = ()) 
     params = [p for p in manual_parameters(finding) if p.name not in supplied]
     if not params:
         lines.append(f"      {finding.fix.description if finding.fix else finding.message}")
+    elif finding.fix is not None and finding.fix.description.startswith("drop `"):
+        # a removed keyword whose call also lacks a required parameter: the drop comes first
+        lines.append(f"      {finding.fix.description.split(' and pass ', 1)[0]}, and:")
     for param in params:
         lines.append(f"      {_describe(param, callee, version)}")
     return lines

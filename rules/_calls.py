@@ -6,6 +6,7 @@ from difflib import SequenceMatcher
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.core.bind import Break, CallShape, Ok, Problem, ProblemKind
+from apidrift.auditor.core.results import Applicability, Fix, FixKind, PositionalToKeyword
 from apidrift.auditor.core.signature import ParamKind
 from apidrift.auditor.core.sites import SiteKind, Span
 from apidrift.auditor.upstream.callables import bind_target
@@ -173,3 +174,168 @@ def keyword_conversion(checked: CheckedSite) -> tuple[tuple[tuple[int, str], ...
         f"{'it' if len(moved) == 1 else 'them'} by keyword only, and the converted call binds its signature"
     )
     return tuple(moved), evidence
+
+
+def remap_conversion(checked: CheckedSite, first: int) -> tuple[tuple[tuple[int, str], ...], str] | None:
+    """For a call whose positional argument `first` (0-based) now lands in another parameter: every
+    positional argument from `first` on, passed by keyword under the parameter the old version bound
+    it to (a keyword cannot precede a positional argument), and the evidence: the old binding names
+    each parameter, the new signature has a parameter of that name taking a keyword, and the
+    converted call binds the new signature with each argument in its old parameter."""
+    old, new, shape = checked.old, checked.new, checked.site.shape
+    if (
+        old is None
+        or shape is None
+        or shape.star_args
+        or not isinstance(old.verdict, Ok)
+        or new.target is None
+        or checked.site.forwarded
+        or checked.site.through_init
+        or not 0 <= first < shape.positional
+    ):
+        return None
+    by_position = {key: name for key, name in old.verdict.assignments if isinstance(key, int)}
+    signature = new.target.signature
+    moved: list[tuple[int, str]] = []
+    for index in range(first, shape.positional):
+        name = by_position.get(index)
+        param = signature.get(name) if name is not None else None
+        if (
+            name is None
+            or param is None
+            or param.kind not in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
+            or name in shape.keywords
+        ):
+            return None
+        moved.append((index, name))
+    if len({name for _, name in moved}) != len(moved):
+        return None
+    converted = CallShape(
+        first, (*shape.keywords, *(name for _, name in moved)), shape.star_args, shape.star_kwargs
+    )
+    from apidrift.auditor.check.checked import bind_target
+
+    verdict = bind_target(converted, new.target)
+    if not isinstance(verdict, Ok):
+        return None
+    bound = dict(verdict.assignments)
+    if any(bound.get(name) != name for _, name in moved):
+        return None  # a keyword the new signature takes under another parameter (**kwargs): not proven
+    names_text = ", ".join(f"argument {index + 1} to `{name}`" for index, name in moved)
+    evidence = (
+        f"{old.version} bound {names_text}; {new.version} has "
+        f"{'a parameter of that name' if len(moved) == 1 else 'parameters of those names'} taking a keyword, "
+        "and the converted call binds its signature"
+    )
+    return tuple(moved), evidence
+
+
+def first_moved_position(checked: CheckedSite) -> int | None:
+    """The first positional argument of the call that the new version's signature puts in another
+    parameter than the old version's binding did (by position among its positional parameters)."""
+    old, new, shape = checked.old, checked.new, checked.site.shape
+    if old is None or shape is None or not isinstance(old.verdict, Ok) or new.target is None:
+        return None
+    by_position = {key: name for key, name in old.verdict.assignments if isinstance(key, int)}
+    positional = [
+        p.name
+        for p in new.target.signature.parameters
+        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    ]
+    for index in range(shape.positional):
+        name = by_position.get(index)
+        if name is None:
+            return None
+        if index >= len(positional) or positional[index] != name:
+            return index
+    return None
+
+
+def drop_conversion(
+    checked: CheckedSite,
+) -> tuple[tuple[tuple[int, str], ...], tuple[tuple[int, str], ...], str] | None:
+    """For a call some of whose positional arguments went to parameters the new version no longer
+    has: those arguments dropped, and every other positional argument from the first one the new
+    signature places elsewhere passed by keyword under the parameter the old version bound it to (a
+    keyword cannot precede a positional argument). Returns (converted, dropped, evidence) when the old
+    binding names every parameter, each dropped one is gone from the new signature, each kept one is
+    there taking a keyword, and the converted call binds the new signature with each argument in its
+    old parameter. The value of a dropped argument is lost: an unsafe fix."""
+    old, new, shape = checked.old, checked.new, checked.site.shape
+    if (
+        old is None
+        or shape is None
+        or shape.star_args
+        or not isinstance(old.verdict, Ok)
+        or new.target is None
+        or checked.site.forwarded
+        or checked.site.through_init
+    ):
+        return None
+    first = first_moved_position(checked)
+    if first is None:
+        return None
+    by_position = {key: name for key, name in old.verdict.assignments if isinstance(key, int)}
+    signature = new.target.signature
+    if any(p.kind is ParamKind.VAR_KEYWORD for p in signature.parameters):
+        return None  # the new version may still read a dropped name out of **kwargs
+    kept: list[tuple[int, str]] = []
+    dropped: list[tuple[int, str]] = []
+    for index in range(first, shape.positional):
+        name = by_position.get(index)
+        if name is None or name in shape.keywords:
+            return None
+        before = old.target.signature.get(name) if old.target is not None else None
+        if before is None or before.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+            return None
+        param = signature.get(name)
+        if param is None:
+            dropped.append((index, name))
+        elif param.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY):
+            kept.append((index, name))
+        else:
+            return None
+    if not dropped or len({name for _, name in kept}) != len(kept):
+        return None
+    converted = CallShape(
+        first, (*shape.keywords, *(name for _, name in kept)), shape.star_args, shape.star_kwargs
+    )
+    from apidrift.auditor.check.checked import bind_target
+
+    verdict = bind_target(converted, new.target)
+    if not isinstance(verdict, Ok):
+        return None
+    bound = dict(verdict.assignments)
+    if any(bound.get(name) != name for _, name in kept):
+        return None
+    gone = ", ".join(f"argument {index + 1} to `{name}`" for index, name in dropped)
+    evidence = f"{old.version} bound {gone}; {new.version} has no parameter of that name"
+    if kept:
+        evidence += "; " + ", ".join(f"argument {index + 1} keeps `{name}`" for index, name in kept)
+    evidence += ", and the converted call binds its signature"
+    return tuple(kept), tuple(dropped), evidence
+
+
+def drop_fix(checked: CheckedSite) -> Fix | None:
+    """The unsafe fix of `drop_conversion`, or None."""
+    converted = drop_conversion(checked)
+    if converted is None:
+        return None
+    kept, dropped, evidence = converted
+    call = checked.site.span
+    said = [f"drop argument {i + 1} (it went to `{name}`, which is gone)" for i, name in dropped]
+    said += [f"pass argument {i + 1} as `{name}=`" for i, name in kept]
+    return Fix(
+        FixKind.POSITIONAL_TO_KEYWORD,
+        Applicability.UNSAFE,
+        "; ".join(said),
+        PositionalToKeyword((call.line, call.column), kept, dropped),
+        evidence=evidence,
+    )
+
+
+DROP_OFFER_TEXT = (
+    "the old binding names the parameter each dropped argument went to and the new version has none of "
+    "that name (its value is lost); the other arguments from the first moved one on keep their old "
+    "parameters by keyword, and the converted call binds"
+)

@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.core.bind import ProblemKind
 from apidrift.auditor.core.codes import RuleCode
-from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.results import Applicability, Finding, Fix, FixKind, PositionalToKeyword, Severity
 from apidrift.rules import _calls
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code=RuleCode.ARGUMENT_GIVEN_TWICE,
@@ -33,6 +33,16 @@ RULE = RuleMeta(
     family=Family.CALLS,
     summary="Call gives one parameter both a positional and a keyword value",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.POSITIONAL_TO_KEYWORD,
+            Applicability.SAFE,
+            "the old binding names the parameter each argument from the first one the new version places "
+            "elsewhere went to, the new version has a parameter of each name taking a keyword, and the "
+            "converted call binds",
+        ),
+        FixOffer(FixKind.POSITIONAL_TO_KEYWORD, Applicability.UNSAFE, _calls.DROP_OFFER_TEXT),
+    ),
 )
 
 
@@ -45,4 +55,21 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         f"{_calls.display(checked)} gets multiple values for {_calls.names(problem.names)} in {checked.new.version}",
         symbol=_calls.callee(checked),
         hint="pass these arguments by keyword",
+        fix=_fix(checked),
+    )
+
+
+def _fix(checked: CheckedSite) -> Fix | None:
+    first = _calls.first_moved_position(checked)
+    converted = _calls.remap_conversion(checked, first) if first is not None else None
+    if converted is None:
+        return _calls.drop_fix(checked)
+    arguments, evidence = converted
+    call = checked.site.span
+    return Fix(
+        FixKind.POSITIONAL_TO_KEYWORD,
+        Applicability.SAFE,
+        "pass " + ", ".join(f"argument {i + 1} as `{name}=`" for i, name in arguments),
+        PositionalToKeyword((call.line, call.column), arguments),
+        evidence=evidence,
     )

@@ -24,10 +24,10 @@ from difflib import SequenceMatcher
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.core.bind import Ok, bind
 from apidrift.auditor.core.codes import RuleCode
-from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.results import Applicability, Finding, Fix, FixKind, PositionalToKeyword, Severity
 from apidrift.auditor.core.signature import ParamKind, Signature
 from apidrift.rules import _calls, _drift
-from apidrift.rules.base import Family, Rule, RuleMeta
+from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
 RULE = RuleMeta(
     code=RuleCode.POSITIONAL_ARGUMENT_REMAPPED,
@@ -36,6 +36,15 @@ RULE = RuleMeta(
     family=Family.DRIFT,
     summary="A positional argument now lands in a different parameter",
     since="0.1.0",
+    fixes=(
+        FixOffer(
+            FixKind.POSITIONAL_TO_KEYWORD,
+            Applicability.SAFE,
+            "the old binding names the parameter each argument from the first remapped one on went to, the "
+            "new version has a parameter of each name taking a keyword, and the converted call binds",
+        ),
+        FixOffer(FixKind.POSITIONAL_TO_KEYWORD, Applicability.UNSAFE, _calls.DROP_OFFER_TEXT),
+    ),
 )
 
 
@@ -84,6 +93,22 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         f"{_calls.display(checked)}: positional arguments land in other parameters in {checked.new.version} ({described})",
         symbol=_calls.callee(checked),
         hint="pass " + ", ".join(f"`{old}=` by keyword" for _, old, _ in moves) + " to keep the old meaning",
+        fix=_fix(checked, min(index for index, _, _ in moves)),
+    )
+
+
+def _fix(checked: CheckedSite, first: int) -> Fix | None:
+    converted = _calls.remap_conversion(checked, first)
+    if converted is None:
+        return _calls.drop_fix(checked)
+    arguments, evidence = converted
+    call = checked.site.span
+    return Fix(
+        FixKind.POSITIONAL_TO_KEYWORD,
+        Applicability.SAFE,
+        "pass " + ", ".join(f"argument {i + 1} as `{name}=`" for i, name in arguments),
+        PositionalToKeyword((call.line, call.column), arguments),
+        evidence=evidence,
     )
 
 

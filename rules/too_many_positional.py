@@ -37,6 +37,7 @@ RULE = RuleMeta(
             Applicability.SAFE,
             "the old binding names the parameter each surplus argument went to, the new version takes it by keyword only, and the converted call binds",
         ),
+        FixOffer(FixKind.POSITIONAL_TO_KEYWORD, Applicability.UNSAFE, _calls.DROP_OFFER_TEXT),
     ),
 )
 
@@ -67,7 +68,7 @@ def _hint(checked: CheckedSite) -> str:
 def _fix(checked: CheckedSite) -> Fix | None:
     converted = _calls.keyword_conversion(checked)
     if converted is None:
-        return None
+        return _calls.drop_fix(checked)
     arguments, evidence = converted
     call = checked.site.span
     return Fix(

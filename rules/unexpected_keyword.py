@@ -28,6 +28,7 @@ from apidrift.auditor.core.results import (
     Finding,
     Fix,
     FixKind,
+    ManualStep,
     RemoveKeyword,
     RenameKeyword,
     Severity,
@@ -52,6 +53,11 @@ RULE = RuleMeta(
             FixKind.REMOVE_KEYWORD,
             Applicability.UNSAFE,
             "the parameter is gone: the value is no longer passed anywhere",
+        ),
+        FixOffer(
+            FixKind.MANUAL,
+            Applicability.MANUAL,
+            "the parameter is gone and the call lacks one the new version requires: drop it and pass that one",
         ),
     ),
 )
@@ -86,6 +92,24 @@ def _fix(checked: CheckedSite, name: str) -> Fix:
             # a positional-only parameter cannot take the renamed keyword
             RenameKeyword(name, new_name, where, param.kind if param is not None else None),
             evidence=evidence,
+        )
+    missing = _calls.problem(checked, ProblemKind.MISSING_ARGUMENT)
+    target = checked.new.target
+    if missing is not None and target is not None:
+        # dropping the keyword leaves the call without a parameter the new version requires (rich 11.0
+        # `Syntax(lexer_name=...)`, now `lexer` and required): no edit makes it run, a step says both
+        from apidrift.rules.missing_argument import _parameter
+
+        names = [p.name for p in target.signature.parameters]
+        return Fix(
+            FixKind.MANUAL,
+            Applicability.MANUAL,
+            f"drop `{name}=` and pass {_calls.names(missing.names)} (required in {checked.new.version}) "
+            f"to {_calls.display(checked)}",
+            ManualStep(
+                _calls.callee(checked),
+                tuple(_parameter(checked, target.signature, names, n) for n in missing.names),
+            ),
         )
     return Fix(
         FixKind.REMOVE_KEYWORD,

@@ -158,12 +158,18 @@ class PositionalToKeyword:
 
     call: tuple[int, int]  # (line, column) of the call
     arguments: tuple[tuple[int, str], ...]  # (position, parameter name)
+    # positions whose argument is dropped, each with the parameter the old version bound it to and the
+    # new version no longer has (an unsafe fix: the callee no longer receives that value)
+    dropped: tuple[tuple[int, str], ...] = ()
 
     def as_data(self) -> dict[str, str]:
-        return {
+        data = {
             "call": _position(self.call),
             "arguments": ",".join(f"{index}:{name}" for index, name in self.arguments),
         }
+        if self.dropped:
+            data["dropped"] = ",".join(f"{index}:{name}" for index, name in self.dropped)
+        return data
 
 
 ParameterHistory = Literal["new", "had-default", "required"]  # what a parameter was in the old version

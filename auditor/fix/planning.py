@@ -27,6 +27,7 @@ from apidrift.auditor.core.results import (
     ManualParameter,
     ManualStep,
     MoveImport,
+    PositionalToKeyword,
     RemoveKeyword,
     RenameKeyword,
     ReplaceName,
@@ -422,6 +423,14 @@ def unsafe_consequence(finding: Finding, value: str | None = None) -> str:
         callee = finding.message.split(" ", 1)[0]
         name = fix.data.name
         what = f"`{_shorten(value)}` (passed as `{name}=`)" if value else f"the value passed as `{name}=`"
+        return (
+            f"changes behaviour: {callee} no longer receives {what}; "
+            f"check how {finding.upstream}'s new version gets what it used to be told"
+        )
+    if fix is not None and isinstance(fix.data, PositionalToKeyword) and fix.data.dropped:
+        callee = finding.message.split(" ", 1)[0]
+        names = ", ".join(f"`{name}`" for _, name in fix.data.dropped)
+        what = f"`{_shorten(value)}` (passed to {names})" if value else f"the value passed to {names}"
         return (
             f"changes behaviour: {callee} no longer receives {what}; "
             f"check how {finding.upstream}'s new version gets what it used to be told"

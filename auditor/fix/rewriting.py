@@ -60,7 +60,7 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
         elif isinstance(data, MoveImport):
             reasons[number] = edits.move_import(data, where)
         elif isinstance(data, PositionalToKeyword):
-            reasons[number] = edits.positional_to_keyword(data)
+            reasons[number], values[number] = edits.positional_to_keyword(data)
         elif isinstance(data, ReplaceName):
             reasons[number] = edits.replace_name(data, where)
         else:  # a keyword renamed or removed
@@ -111,19 +111,28 @@ class _Edits:
         self.import_edits.setdefault(statement, {})[index] = new_module
         return None
 
-    def positional_to_keyword(self, data: PositionalToKeyword) -> str | None:
+    def positional_to_keyword(self, data: PositionalToKeyword) -> tuple[str | None, str | None]:
+        """The reason it cannot be applied (or None), and the text of the values it drops, if any."""
         call = self.locator.calls.get(data.call)
         plain = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star] if call else []
         if call is None:
-            return f"no call at {data.call[0]}:{data.call[1]} (already fixed?)"
-        if any(a.star == "*" for a in call.args) or any(
-            index >= len(plain) or not name.isidentifier() for index, name in data.arguments
+            return f"no call at {data.call[0]}:{data.call[1]} (already fixed?)", None
+        if (
+            any(a.star == "*" for a in call.args)
+            or any(index >= len(plain) or not name.isidentifier() for index, name in data.arguments)
+            or any(index >= len(plain) for index, _ in data.dropped)
         ):
-            return "the call's positional arguments are not the ones audited (already fixed?)"
+            return "the call's positional arguments are not the ones audited (already fixed?)", None
         edits = self.call_edits.setdefault(call, {})
         for index, name in data.arguments:
             edits[plain[index]] = ("keyword", name)
-        return None
+        for index, name in data.dropped:
+            edits[plain[index]] = ("remove", name)
+        if not data.dropped:
+            return None, None
+        return None, ", ".join(
+            self.empty.code_for_node(call.args[plain[index]].value) for index, _ in data.dropped
+        )
 
     def replace_name(self, data: ReplaceName, where: tuple[int, int]) -> str | None:
         if not data.new.isidentifier():
@@ -231,8 +240,15 @@ class _Rewriter(cst.CSTTransformer):
         edits = self.call_edits.get(original_node)
         if not edits:
             return updated_node
-        args = list(updated_node.args)
-        for index, (action, name) in edits.items():
+        # removals first (a positional argument dropped after one made a keyword would otherwise
+        # sit, for a moment, after a keyword: LibCST rejects that), then the edits, shifted
+        removed = sorted((i for i, (action, _) in edits.items() if action == "remove"), reverse=True)
+        call = updated_node
+        for index in removed:
+            call = _remove_arg(call, index)
+        args = list(call.args)
+        for original, (action, name) in edits.items():
+            index = original - sum(1 for r in removed if r < original)
             if action == "rename":
                 arg = args[index]
                 assert arg.keyword is not None
@@ -244,10 +260,7 @@ class _Rewriter(cst.CSTTransformer):
                         whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
                     ),
                 )
-        call = updated_node.with_changes(args=args)
-        for index in sorted((i for i, (action, _) in edits.items() if action == "remove"), reverse=True):
-            call = _remove_arg(call, index)
-        return call
+        return call.with_changes(args=args)
 
     # Statements that may hold an import: new `from new import X` statements go right after them.
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

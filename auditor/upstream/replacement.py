@@ -98,14 +98,21 @@ def find_replacement(
     `shape` the call written, when the reference is the callee."""
     owner = _owner_path(base)
     candidates: dict[str, tuple[str, str, str, Resolution]] = {}
+    aliases: dict[str, str] = {}
     for said_by, text in messages:
         for token in named_in(text, old_name):
             *prefix, name = token.split(".")
             if prefix and not _names_owner(prefix, owner):
                 continue  # another module's name: not reachable where the old name was
-            value = new.resolve(AttrRef(base, name))
+            written = new.resolve(AttrRef(base, name))
+            value = same_definition_alias(new, written)
             if isinstance(value, (Missing, Unknown)) or _deprecated(value):
                 continue
+            if value is not written and isinstance(written, AttributeValue):
+                aliases[name] = (
+                    f"`{name}` is `{written.info.value}` (`{name} = {written.info.value}` in "
+                    f"`{written.path.rpartition('.')[0]}`: one object under two names); "
+                )
             candidates.setdefault(name, (said_by, text, token, value))
     if len(candidates) != 1:
         return None
@@ -118,8 +125,35 @@ def find_replacement(
     if len(quoted) > 300:
         quoted = quoted[:297] + "..."
     return Replacement(
-        name, path, f"{said_by} names `{token}` as the replacement (\u201c{quoted}\u201d); {proof}"
+        name,
+        path,
+        f"{said_by} names `{token}` as the replacement (\u201c{quoted}\u201d); {aliases.get(name, '')}{proof}",
     )
+
+
+MAX_ALIAS_HOPS = 4
+
+
+def same_definition_alias(resolver: Resolver, value: Resolution) -> Resolution:
+    """What a module-level alias of another name of its own module stands for: `round = around` in
+    numpy 2.0's `fromnumeric.pyi` binds `round` to the very function `around` (one object, two names),
+    so `round` is `around`'s definition. Only a plain name with no annotation, assigned at module level
+    and defined in the same module, is followed (a few hops at most); anything else is returned as is."""
+    for _ in range(MAX_ALIAS_HOPS):
+        if not isinstance(value, AttributeValue) or value.on_instance:
+            return value
+        info = value.info
+        text = info.value
+        if info.annotation is not None or text is None or not text.isidentifier() or text == info.name:
+            return value
+        module = value.path.rpartition(".")[0]
+        if not module or info.value_path not in (None, text, f"{module}.{text}"):
+            return value  # the loader qualified it to something else: not a same-module name
+        found = resolver.resolve(AttrRef(ModuleRef(module), text))
+        if isinstance(found, (Missing, Unknown)):
+            return value
+        value = found
+    return value
 
 
 def _owner_path(base: Ref) -> str | None:

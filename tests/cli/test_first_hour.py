@@ -419,7 +419,7 @@ HTML_OLD = (
     + ", ".join(f"f{i}=0" for i in range(10))
     + ", seed: Optional[int] = None):\n        pass\n"
 )
-HTML_NEW = HTML_OLD.replace("def load(path,", "def load(file_path,").replace(
+HTML_NEW = HTML_OLD.replace("def load(path,", "def load(file_path=None,").replace(
     "seed: Optional[int] = None", "seed: int = 0"
 )
 HTML_DOWN = {

@@ -361,6 +361,14 @@ def _plan_case(name: str, tmp_path: Path, *, unsafe: bool) -> FixResult:
     return plan_fixes(run_audit(tmp_path, down), down, unsafe=unsafe)
 
 
+def test_a_removed_keyword_whose_call_lacks_a_required_parameter_is_one_manual_step(tmp_path: Path) -> None:
+    fixed = _plan_case("keyword_renamed_and_required", tmp_path, unsafe=True)
+    assert len(fixed.with_status(MANUAL)) == 1
+    report = render(fixed)
+    assert "drop `lexer_name=`, and:\n" in report
+    assert "pass `lexer` to Syntax(): required, no default (new in pkg)" in report
+
+
 def test_manual_steps_name_the_parameter_its_annotation_position_and_missing_default(tmp_path: Path) -> None:
     fixed = _plan_case("manual", tmp_path, unsafe=True)
     assert fixed.changes == [] and len(fixed.with_status(MANUAL)) == 2
@@ -524,7 +532,7 @@ def test_a_file_changed_since_the_audit_is_not_touched(tmp_path: Path) -> None:
 def test_encoding_and_newlines_are_kept(tmp_path: Path) -> None:
     write_tree(
         tmp_path / "new",
-        {"pkg/__init__.py": "", "pkg/io.py": "def open_file(file_path: str):\n    return 1\n"},
+        {"pkg/__init__.py": "", "pkg/io.py": 'def open_file(file_path: str = ""):\n    return 1\n'},
     )
     write_tree(
         tmp_path / "old", {"pkg/__init__.py": "", "pkg/io.py": "def open_file(path: str):\n    return 1\n"}
