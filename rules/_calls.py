@@ -213,7 +213,6 @@ def remap_conversion(checked: CheckedSite, first: int) -> tuple[tuple[tuple[int,
     converted = CallShape(
         first, (*shape.keywords, *(name for _, name in moved)), shape.star_args, shape.star_kwargs
     )
-    from apidrift.auditor.check.checked import bind_target
 
     verdict = bind_target(converted, new.target)
     if not isinstance(verdict, Ok):
@@ -300,7 +299,6 @@ def drop_conversion(
     converted = CallShape(
         first, (*shape.keywords, *(name for _, name in kept)), shape.star_args, shape.star_kwargs
     )
-    from apidrift.auditor.check.checked import bind_target
 
     verdict = bind_target(converted, new.target)
     if not isinstance(verdict, Ok):

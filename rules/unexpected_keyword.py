@@ -35,6 +35,7 @@ from apidrift.auditor.core.results import (
 )
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
+from apidrift.rules.missing_argument import _parameter
 
 RULE = RuleMeta(
     code=RuleCode.UNEXPECTED_KEYWORD,
@@ -98,7 +99,6 @@ def _fix(checked: CheckedSite, name: str) -> Fix:
     if missing is not None and target is not None:
         # dropping the keyword leaves the call without a parameter the new version requires (rich 11.0
         # `Syntax(lexer_name=...)`, now `lexer` and required): no edit makes it run, a step says both
-        from apidrift.rules.missing_argument import _parameter
 
         names = [p.name for p in target.signature.parameters]
         return Fix(

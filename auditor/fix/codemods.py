@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from apidrift.auditor.core.results import AuditResult
+from apidrift.auditor.engine import audit, locate_inputs
 from apidrift.auditor.fix.model import (
     APPLIED,
     EDIT_KINDS,
@@ -75,7 +76,6 @@ if TYPE_CHECKING:
 def run_fix(request: AuditRequest, *, unsafe: bool = False) -> FixResult:
     """Audit `request` and plan the fixes of its findings; writes nothing. The downstream is located
     once: the files fixed are the ones audited."""
-    from apidrift.auditor.engine import audit, locate_inputs
 
     inputs = locate_inputs(request)
     result = audit(request, inputs)

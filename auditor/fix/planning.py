@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import Version
 
 from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.results import (
@@ -33,6 +35,7 @@ from apidrift.auditor.core.results import (
     ReplaceName,
 )
 from apidrift.auditor.core.wording import first_line, plural
+from apidrift.auditor.engine import audit, locate_inputs
 from apidrift.auditor.fix.model import (
     APPLIED,
     EDIT_KINDS,
@@ -46,9 +49,12 @@ from apidrift.auditor.fix.model import (
     FixResult,
     Outcome,
 )
+from apidrift.auditor.fix.notebooks import NotebookError, fix_notebook
 from apidrift.auditor.fix.rewriting import apply_fixes
 from apidrift.auditor.fix.writing import _within, source_encoding
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
+from apidrift.auditor.sources.import_names import guessed_names, provides
+from apidrift.auditor.sources.index_client import IndexClient
 
 if TYPE_CHECKING:
     from apidrift.auditor.engine import AuditRequest
@@ -69,8 +75,6 @@ def with_evidence_of_the_last_release(
     with that release as the version written for, and a finding of the same file, rule and message
     takes the fix found there, its evidence naming that release. Only between two releases of the
     index, one release more; anything that fails leaves the result as it was."""
-    from apidrift.auditor.engine import audit, locate_inputs
-    from apidrift.auditor.sources.index_client import IndexClient
 
     old, new = inputs.old_upstream, inputs.upstream
     wanted = [
@@ -88,8 +92,6 @@ def with_evidence_of_the_last_release(
     ):
         return result, []
     try:
-        from packaging.version import Version
-
         low, high = Version(old.version), Version(new.version)
         with IndexClient(inputs.sources.cache, request.index_url, offline=request.offline) as client:
             listing = client.project(new.name)
@@ -136,9 +138,6 @@ def undeclared_imports(
     """A note for each distribution the fixed code now imports from that is neither the upstream nor
     one the downstream declares (`from markupsafe import Markup`, which Jinja2 2.11.3 re-exported and
     brought along as its own dependency)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    from apidrift.auditor.sources.import_names import guessed_names, provides
 
     def names(lines: Sequence[str]) -> list[str]:
         found = []
@@ -372,7 +371,6 @@ def _fix_notebook(
     target: Path, path: str, findings: list[Finding]
 ) -> tuple[FileChange | None, list[Outcome]]:
     """A notebook's fixes, cell by cell (`fix.notebooks`)."""
-    from apidrift.auditor.fix.notebooks import NotebookError, fix_notebook
 
     def failed(reason: str) -> tuple[None, list[Outcome]]:
         return None, [Outcome(f, NOT_APPLIED, reason) for f in findings]

@@ -10,6 +10,7 @@ import sysconfig
 import tokenize
 from pathlib import Path
 
+from apidrift.auditor.downstream.notebook import NotebookError, bounded_json
 from apidrift.auditor.files import atomic_write_bytes
 from apidrift.auditor.fix.model import FileChange, FixError, FixResult
 from apidrift.auditor.pysource import decode_source
@@ -69,8 +70,6 @@ def write_changes(result: FixResult) -> list[Path]:
 def _current_text(target: Path, change: FileChange) -> str:
     data = target.read_bytes()
     if change.path.endswith(".ipynb"):
-        from apidrift.auditor.downstream.notebook import NotebookError, bounded_json
-
         try:
             return bounded_json(data)
         except NotebookError:

@@ -23,6 +23,7 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from apidrift.auditor.cache import Cache, path_component
@@ -32,8 +33,17 @@ from apidrift.auditor.sources.index_client import (
     IndexFile,
     ProjectListing,
     choose_file,
+    index_key,
     remove_download,
+    resolve_index_url,
     select_release,
+)
+from apidrift.auditor.sources.lockfiles import (
+    LockError,
+    folder_reader,
+    kind_by_name,
+    logical_lines,
+    read_lock,
 )
 from apidrift.auditor.sources.specs import (
     DirectorySpec,
@@ -229,9 +239,6 @@ def candidate_names(
     (`requirements*.txt`, `uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock`, `pylock*.toml`,
     `pyproject.toml`: a corpus of projects that use the upstream names what they install beside it).
     The upstream itself is left out; the order is the names' first appearance (a folder: sorted paths)."""
-    from packaging.utils import canonicalize_name
-
-    from apidrift.auditor.sources.index_client import index_key, resolve_index_url
 
     wanted = canonicalize_name(upstream)
     names: dict[str, None] = {}
@@ -255,13 +262,6 @@ def candidate_names(
 def _corpus_names(root: Path) -> list[str]:
     """The project names the requirements and lock files under `root` name (links not followed; a file
     that cannot be read is skipped: a corpus is many strangers' files)."""
-    from apidrift.auditor.sources.lockfiles import (
-        LockError,
-        folder_reader,
-        kind_by_name,
-        logical_lines,
-        read_lock,
-    )
 
     if not root.is_dir():
         raise SourceError(f"{root}: not a folder of requirements or lock files")

@@ -4,8 +4,11 @@ upstream's releases from the old version to the audited one.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from apidrift.auditor.core.results import (
     AuditResult,
+    Since,
 )
 from apidrift.auditor.engine import AuditRequest
 from apidrift.auditor.sources.specs import SourceError, SpecError
@@ -21,9 +24,6 @@ def audit_history(
     appeared, where its target was first deprecated, the migration window), computed by `plan` over the
     upstream's releases from the old version to the audited one; `result` (already the target's audit)
     is reused. Without an old version, or for an upstream not from the index, a note says why not."""
-    from dataclasses import replace
-
-    from apidrift.auditor.core.results import Since
 
     up, old = result.upstream, result.old_upstream
     if old is None or old.version is None:

@@ -7,6 +7,7 @@ still working).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 from packaging.version import Version
 
 from apidrift.auditor.core.codes import RuleCode
+from apidrift.auditor.core.reasons import Unknown
 from apidrift.auditor.core.results import (
     Finding,
     ManualStep,
@@ -23,7 +25,11 @@ from apidrift.auditor.core.results import (
     RenameKeyword,
     Severity,
 )
+from apidrift.auditor.core.signature import ParamKind
+from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.upstream.analyses.deprecations import DEPRECATION_CATEGORIES
+from apidrift.auditor.upstream.callables import call_target
+from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, Missing
 
 from .model import Event, History, ReleaseRow, finding_key
 
@@ -175,8 +181,6 @@ def _earliest(versions: list[str], test: Callable[[str], bool]) -> str | None:
 
 def _signature(resolver: Any, path: str) -> Any:
     """The signature a call of `path` binds against in this release, or None."""
-    from apidrift.auditor.core.reasons import Unknown
-    from apidrift.auditor.upstream.callables import call_target
 
     if path.endswith(".__init__"):
         path = path[: -len(".__init__")]
@@ -189,9 +193,6 @@ def _signature(resolver: Any, path: str) -> Any:
 
 
 def _new_way_works(resolver: Any, question: _Question) -> bool:
-    from apidrift.auditor.core.reasons import Unknown
-    from apidrift.auditor.core.signature import ParamKind
-    from apidrift.auditor.upstream.resolve import Missing
 
     if question.kind == "move-import":
         value = resolver.lookup(question.callee)
@@ -212,7 +213,6 @@ def _new_way_works(resolver: Any, question: _Question) -> bool:
 def _deprecation_in(view: Any, question: _Question) -> str | None:
     """A deprecation of the finding's target in this release: the callee's own, a member named like the
     keyword, or a deprecation warning in the callee's body that names the parameter."""
-    from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue
 
     resolver, _tree = view
     path = question.callee[: -len(".__init__")] if question.callee.endswith(".__init__") else question.callee
@@ -253,7 +253,6 @@ def _defining_module(resolver: Any, path: str) -> Path | None:
 def _parameter_warning(file: Path, lineno: int, names: tuple[str, ...]) -> str | None:
     """A `warnings.warn(..., DeprecationWarning)` (or a message saying "deprecat") in the function
     defined at `lineno` whose message names one of `names`. The file is parsed, never run."""
-    from apidrift.auditor.pysource import SourceDecodeError, decode_source
 
     try:
         data = file.read_bytes()[: MAX_SOURCE_BYTES + 1]
@@ -314,6 +313,5 @@ def _text(node: ast.expr) -> str:
 
 
 def _names_word(message: str, name: str) -> bool:
-    import re
 
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message) is not None

@@ -7,9 +7,9 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from apidrift.auditor.sources import stdlib
-from apidrift.auditor.sources.index_client import ProjectListing
+from apidrift.auditor.sources.index_client import ProjectListing, select_release
 from apidrift.auditor.sources.locate import SourceTree
-from apidrift.auditor.sources.specs import IndexSpec, normalize_name
+from apidrift.auditor.sources.specs import IndexSpec, normalize_name, parse_spec
 from apidrift.auditor.sources.written_for import NONE
 
 from .model import PlanError
@@ -52,8 +52,6 @@ def _as_spec(text: str, name: str) -> str:
 
 def _pick(listing: ProjectListing, text: str, option: str) -> Version:
     """The release a version or `NAME<specifier>` names, chosen as `audit` would choose it."""
-    from apidrift.auditor.sources.index_client import select_release
-    from apidrift.auditor.sources.specs import parse_spec
 
     spec = parse_spec(_as_spec(text, listing.name), "upstream")
     if not isinstance(spec, IndexSpec) or normalize_name(spec.name) != normalize_name(listing.name):

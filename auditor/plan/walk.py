@@ -15,12 +15,13 @@ from apidrift.auditor.core.results import (
     AuditResult,
     Severity,
 )
-from apidrift.auditor.engine import AuditRequest, audit
+from apidrift.auditor.engine import AuditRequest, _index, audit
 from apidrift.auditor.sources import stdlib
 from apidrift.auditor.sources.index_client import IndexClient
 from apidrift.auditor.sources.locate import locate
 from apidrift.auditor.sources.specs import SourceError, SpecError, is_valid_name, normalize_name
 from apidrift.auditor.sources.written_for import NONE, choose_old, choose_old_python
+from apidrift.auditor.upstream.resolve import Resolver
 
 from .history import _history
 from .model import Bisection, PlanError, PlanRequest, PlanResult, Progress, ReleaseRow, finding_key
@@ -248,9 +249,6 @@ class _Runner:
     def view(self, version: str) -> Any:
         """The release's API (a `Resolver`), without auditing it; None when it cannot be had."""
         if version not in self.views:
-            from apidrift.auditor.engine import _index
-            from apidrift.auditor.upstream.resolve import Resolver
-
             try:
                 tree = locate(
                     self.label(version),
