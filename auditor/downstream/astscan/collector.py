@@ -586,8 +586,16 @@ class _Collector:
             self.guard_depth += guards  # the test itself, as any feature test
             self.visit(node.test)
             self.guard_depth -= guards
+            scope = self.scope
+            before = dict(scope.flow)
             self._under(branches[0], node.body)
+            body_end, scope.flow = scope.flow, before
             self._under(branches[1], node.orelse)
+            # Where the branches meet, as for any `if` (a test's answer differs between versions)
+            ends = [
+                end for end, block in ((body_end, node.body), (scope.flow, node.orelse)) if not _leaves(block)
+            ]
+            scope.flow = _joined(ends or [body_end, scope.flow])
             return
         self.guard_depth += guards
         self.attr_guards += tested
