@@ -113,7 +113,7 @@ def import_failure(
     if module in seen or len(seen) >= MAX_MODULES or depth > MAX_DEPTH:
         return None
     seen.add(module)
-    info = index.module(module)
+    info = index.import_facts(module)  # read with `ast`, not loaded as a model: imports run deep
     if info is None:
         return None
     fails = info.import_fails
@@ -136,7 +136,7 @@ def import_failure(
                     others=requirements.others(),
                 )
     for imported in info.own_imports:
-        if index.module(imported) is None:
+        if index.import_facts(imported) is None:
             continue  # `from pkg.mod import name`: a name, not a module
         found = import_failure(imported, index, requirements, depth + 1, seen)
         if found is not None:

@@ -22,6 +22,7 @@ from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import BoundedReadError, read_bounded
+from apidrift.auditor.upstream.analyses.needs import import_failure, own_imports
 from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,14 @@ def literal_all(text: str) -> tuple[str, ...] | None:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         return None
     return tuple(value)
+
+
+@dataclass(frozen=True)
+class ImportFacts:
+    """A module's `import_fails` and `own_imports` (see upstream/analyses/needs.py)."""
+
+    import_fails: dict | None
+    own_imports: tuple[str, ...]
 
 
 MAX_MODULE_BYTES = 5 * 1024 * 1024  # larger upstream modules are generated code: not parsed, and said so
@@ -88,6 +97,7 @@ class ApiIndex:
         self.absence_is_evidence = absence_is_evidence
         self.stats = LoadStats()
         self._modules: dict[str, ModuleInfo | None] = {}
+        self._import_facts: dict[str, ImportFacts | None] = {}
         self._cython: dict[str, Path | None] = {}
         self._attribute_stores: dict[str, list[str]] | None = (
             None  # name -> files (relative) storing `x.name = ...`
@@ -337,6 +347,33 @@ class ApiIndex:
         info = self._load(dotted) if self.owns(dotted) else None
         self._modules[dotted] = info
         return info
+
+    def import_facts(self, dotted: str) -> ImportFacts | None:
+        """What importing the module runs that the import-failure check asks about (whether its top
+        level raises, and the modules of its own package it imports unconditionally), without loading
+        its model: a module already loaded answers from it, another from one `ast` parse of its file
+        (the loader's own analyses, so both answer alike). None when no such module exists."""
+        info = self._modules.get(dotted)
+        if info is not None:
+            return ImportFacts(info.import_fails, info.own_imports)
+        if dotted in self._import_facts:
+            return self._import_facts[dotted]
+        facts: ImportFacts | None = None
+        filepath = self.module_file(dotted) if self.owns(dotted) else None
+        if filepath is not None:
+            facts = ImportFacts(None, ())
+            if filepath.suffix == ".py":  # the loader reads these facts from Python source only
+                try:
+                    tree = ast.parse(read_bounded(filepath, MAX_MODULE_BYTES, within=self.root))
+                except (BoundedReadError, OSError, ValueError, SyntaxError, RecursionError, MemoryError):
+                    tree = None
+                if tree is not None:
+                    package = filepath.stem == "__init__"
+                    facts = ImportFacts(
+                        import_failure(tree, dotted, package), tuple(own_imports(tree, dotted, package))
+                    )
+        self._import_facts[dotted] = facts
+        return facts
 
     def loaded_modules(self) -> list[str]:
         """The modules asked for so far (loaded, or known absent)."""
