@@ -363,16 +363,41 @@ class ApiIndex:
         if filepath is not None:
             facts = ImportFacts(None, ())
             if filepath.suffix == ".py":  # the loader reads these facts from Python source only
-                try:
-                    tree = ast.parse(read_bounded(filepath, MAX_MODULE_BYTES, within=self.root))
-                except (BoundedReadError, OSError, ValueError, SyntaxError, RecursionError, MemoryError):
-                    tree = None
-                if tree is not None:
-                    package = filepath.stem == "__init__"
-                    facts = ImportFacts(
-                        import_failure(tree, dotted, package), tuple(own_imports(tree, dotted, package))
-                    )
+                facts = self._read_import_facts(dotted, filepath)
         self._import_facts[dotted] = facts
+        return facts
+
+    def _read_import_facts(self, dotted: str, filepath: Path) -> ImportFacts:
+        """One module's import facts, from the cache (keyed by the file's content) or one `ast` parse."""
+        try:
+            data = read_bounded(filepath, MAX_MODULE_BYTES, within=self.root)
+        except (BoundedReadError, OSError, ValueError):
+            return ImportFacts(None, ())
+        key = hashlib.sha256(
+            f"imports\0{MODEL_VERSION}\0{dotted}\0{filepath.name}\0".encode() + data
+        ).hexdigest()
+        where = self.cache_dir / "imports" / key[:2] / f"{key}.json" if self.cache_dir is not None else None
+        if where is not None:
+            try:
+                cached = json.loads(where.read_text(encoding="utf-8"))
+                return ImportFacts(cached["fails"], tuple(cached["imports"]))
+            except FileNotFoundError:
+                pass
+            except Exception as error:  # a torn or stale entry: read the module again
+                log.debug("ignoring bad import-facts cache entry %s: %s", where, error)
+        try:
+            tree = ast.parse(data)
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            return ImportFacts(None, ())
+        package = filepath.stem == "__init__"
+        facts = ImportFacts(import_failure(tree, dotted, package), tuple(own_imports(tree, dotted, package)))
+        if where is not None:
+            try:
+                atomic_write_text(
+                    where, json.dumps({"fails": facts.import_fails, "imports": list(facts.own_imports)})
+                )
+            except (OSError, TypeError, ValueError) as error:  # a read-only cache must not stop the audit
+                log.debug("cannot write import-facts cache entry: %s", error)
         return facts
 
     def loaded_modules(self) -> list[str]:
