@@ -22,7 +22,6 @@ from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import BoundedReadError, read_bounded
-from apidrift.auditor.upstream.analyses.needs import import_failure, own_imports
 from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
 
 log = logging.getLogger(__name__)
@@ -385,6 +384,9 @@ class ApiIndex:
                 pass
             except Exception as error:  # a torn or stale entry: read the module again
                 log.debug("ignoring bad import-facts cache entry %s: %s", where, error)
+        # lazy: the analyses package loads griffe (0.13 s); a warm run answers from the cache
+        from apidrift.auditor.upstream.analyses.needs import import_failure, own_imports
+
         try:
             tree = ast.parse(data)
         except (ValueError, SyntaxError, RecursionError, MemoryError):
