@@ -933,7 +933,7 @@ def _holder_modules(classes: list[ClassInfo], resolver: Resolver, name: str) -> 
     """The modules of the classes' packages (each class's module and its siblings), in a stable order,
     at most MAX_HOLDER_MODULES, less those whose files never spell `name`: a call of the method, on a
     held object or by name, writes it. The files' text is read, not their models (loading a model is
-    what costs: 266 modules for the flagship without this, 58 with it)."""
+    what costs)."""
     return [m for m in _package_modules(classes, resolver) if _spells(resolver, m, name)]
 
 
