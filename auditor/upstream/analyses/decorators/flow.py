@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from apidrift.auditor.upstream.analyses.nodes import _own_nodes
+from apidrift.auditor.upstream.analyses.nodes import _last_name, _own_nodes
 from apidrift.auditor.upstream.astwalk import children, walk
 
 
@@ -70,3 +70,20 @@ def _reachable_returns(body: list[ast.stmt], param: str, is_none: bool = False) 
         if isinstance(stmt, (ast.Return, ast.Raise)):
             break
     return found
+
+
+def _star_wrapper(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> tuple[str, str] | None:
+    """`@wraps(param) def w(*args, **kwargs)`, with no other parameter: the names of its `*` and `**`
+    parameters; None for any other wrapper."""
+    wraps = any(
+        isinstance(d, ast.Call)
+        and _last_name(d.func) == "wraps"
+        and d.args
+        and isinstance(d.args[0], ast.Name)
+        and d.args[0].id == param
+        for d in wrapper.decorator_list
+    )
+    args = wrapper.args
+    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
+        return None
+    return args.vararg.arg, args.kwarg.arg

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from apidrift.auditor.upstream.analyses.nodes import _last_name
+from apidrift.auditor.upstream.analyses.decorators.flow import _star_wrapper
 from apidrift.auditor.upstream.astwalk import walk
 
 
@@ -18,18 +18,10 @@ def _renames_keyword(
     then `return f(*args, **kwargs)`, with `old` and `new` parameters of the decorator: the keyword
     `old` is passed as `new` (matplotlib `_api.rename_parameter`). Gives "rename-keyword:OLD:NEW",
     the names of the decorator's parameters holding them, or None."""
-    wraps = any(
-        isinstance(d, ast.Call)
-        and _last_name(d.func) == "wraps"
-        and d.args
-        and isinstance(d.args[0], ast.Name)
-        and d.args[0].id == param
-        for d in wrapper.decorator_list
-    )
-    args = wrapper.args
-    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
+    starred = _star_wrapper(wrapper, param)
+    if starred is None:
         return None
-    star, double = args.vararg.arg, args.kwarg.arg
+    star, double = starred
     body = [s for s in wrapper.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     if len(body) != 2 or not isinstance(body[0], ast.If) or not isinstance(body[1], ast.Return):
         return None

@@ -12,6 +12,7 @@ from typing import Any
 
 import griffe
 
+from apidrift.auditor.upstream.analyses.decorators.flow import _star_wrapper
 from apidrift.auditor.upstream.analyses.nodes import _last_name, _own_nodes, _resolve_text
 from apidrift.auditor.upstream.astwalk import walk
 
@@ -50,18 +51,10 @@ def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
     if len(returned) != 1 or returned[0] not in inner:
         return False
     wrapper = inner[returned[0]]
-    wraps = any(
-        isinstance(d, ast.Call)
-        and _last_name(d.func) == "wraps"
-        and d.args
-        and isinstance(d.args[0], ast.Name)
-        and d.args[0].id == first
-        for d in wrapper.decorator_list
-    )
-    args = wrapper.args
-    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
+    names = _star_wrapper(wrapper, first)
+    if names is None:
         return False
-    star, double = args.vararg.arg, args.kwarg.arg
+    star, double = names
     return any(
         isinstance(call, ast.Call)
         and isinstance(call.func, ast.Name)
@@ -231,18 +224,10 @@ def _binds_by_name(
     kwargs.update(zip(sig.parameters, args)); return f(**kwargs)` (or `f(*args, **kwargs)` untouched):
     each positional argument is passed by the name of `f`'s parameter at its place, so keyword-only
     parameters take positional arguments too and extra ones are dropped (zip stops at the shorter)."""
-    wraps = any(
-        isinstance(d, ast.Call)
-        and _last_name(d.func) == "wraps"
-        and d.args
-        and isinstance(d.args[0], ast.Name)
-        and d.args[0].id == param
-        for d in wrapper.decorator_list
-    )
-    args = wrapper.args
-    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
+    names = _star_wrapper(wrapper, param)
+    if names is None:
         return False
-    star, double = args.vararg.arg, args.kwarg.arg
+    star, double = names
     signatures = {
         name
         for name, values in enclosing.items()
@@ -385,18 +370,10 @@ def _through_path(
 
 def _forwards_to(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
     """`@wraps(param) def w(*a, **k): ... return param(*a, **k)`: binds as `param`'s own signature."""
-    wraps = any(
-        isinstance(d, ast.Call)
-        and _last_name(d.func) == "wraps"
-        and d.args
-        and isinstance(d.args[0], ast.Name)
-        and d.args[0].id == param
-        for d in wrapper.decorator_list
-    )
-    args = wrapper.args
-    if not wraps or args.args or args.posonlyargs or args.kwonlyargs or not args.vararg or not args.kwarg:
+    names = _star_wrapper(wrapper, param)
+    if names is None:
         return False
-    star, double = args.vararg.arg, args.kwarg.arg
+    star, double = names
     calls = [
         c
         for c in walk(wrapper)
