@@ -30,9 +30,9 @@ from apidrift.auditor.upstream.analyses.aliases import expand, type_aliases
 from apidrift.auditor.upstream.analyses.calls import (
     _held_calls,
     _kwargs_forwarding,
+    _makes_metaclass_base,
     _returned_class,
     _self_calls,
-    _untyped_calls,
 )
 from apidrift.auditor.upstream.analyses.decorators import (
     _container_stores,
@@ -776,64 +776,6 @@ def _base_call(bases: list[Any]) -> tuple[str, tuple[str, ...]] | None:
     return callee, tuple(arguments)
 
 
-def _makes_metaclass_base(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether the function is `with_metaclass(meta, *bases)` as six and SQLAlchemy 1.x write it: its
-    body defines a class whose `__new__` returns (or binds) `meta(name, bases, namespace)`, and the
-    function returns an instance of that class (`metaclass("temporary_class", None, {})` or
-    `type.__new__(metaclass, "temporary_class", (), {})`). A class deriving from its call is then
-    made by `meta` from `bases`: the temporary class drops out."""
-    args = node.args
-    if (
-        isinstance(node, ast.AsyncFunctionDef)
-        or len(args.args) != 1
-        or args.vararg is None
-        or args.posonlyargs
-    ):
-        return False
-    meta, bases = args.args[0].arg, args.vararg.arg
-    inner = [s for s in node.body if isinstance(s, ast.ClassDef)]
-    if len(inner) != 1:
-        return False
-    new = next(
-        (f for f in inner[0].body if isinstance(f, ast.FunctionDef) and f.name == "__new__"),
-        None,
-    )
-    if new is None:
-        return False
-    # names in __new__ standing for `bases` (`resolved_bases = types.resolve_bases(bases)`)
-    standing = {bases}
-    for stmt in ast.walk(new):
-        if isinstance(stmt, ast.Assign) and any(
-            isinstance(n, ast.Name) and n.id in standing for n in ast.walk(stmt.value)
-        ):
-            standing.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-    makes = any(
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Name)
-        and call.func.id == meta
-        and len(call.args) == 3
-        and isinstance(call.args[1], ast.Name)
-        and call.args[1].id in standing
-        for call in ast.walk(new)
-    )
-    last = node.body[-1]
-    if not makes or not isinstance(last, ast.Return) or not isinstance(last.value, ast.Call):
-        return False
-    returned = last.value
-    made = inner[0].name
-    if isinstance(returned.func, ast.Name) and returned.func.id == made:
-        return True
-    return (
-        isinstance(returned.func, ast.Attribute)
-        and returned.func.attr == "__new__"
-        and isinstance(returned.func.value, ast.Name)
-        and returned.func.value.id == "type"
-        and bool(returned.args)
-        and isinstance(returned.args[0], ast.Name)
-        and returned.args[0].id == made
-    )
-
-
 def _base_path(value: Any) -> str:
     if isinstance(value, griffe.ExprSubscript):  # Generic[T], Base[int]: the class is the head
         value = value.left
@@ -1027,6 +969,7 @@ class _FactsExtension(griffe.Extension):
             ):
                 fields.append((stmt.targets[0].id, stmt.lineno, "", None))
         instance, dynamic = _instance_attributes(node)
+        held, untyped = _held_calls(node)
         body = list(_class_statements(node))
         cls.extra[_FACTS] = {
             "unpacked": _unpacked_names(body),
@@ -1034,8 +977,8 @@ class _FactsExtension(griffe.Extension):
             "open_namespace": _DYNAMIC_BINDING if _uses_namespace_functions(body) else None,
             "rebound": sorted(_rebound_names(node.body)),
             "self_calls": _self_calls(node),
-            "held_calls": _held_calls(node),
-            "untyped_calls": _untyped_calls(node),
+            "held_calls": held,
+            "untyped_calls": untyped,
             "fields": fields,
             "instance_attributes": sorted(instance),
             "dynamic_attributes": dynamic,

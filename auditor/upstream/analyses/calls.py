@@ -13,6 +13,7 @@ from typing import Any
 from apidrift.auditor.upstream.analyses.nodes import _last_name_of, _own_nodes
 
 _MAX_SELF_CALLS = 8  # per method called: the shapes kept of the class's own calls
+_MAX_UNTYPED_CALLS = 48  # per class: the method calls with keywords on values it does not type
 
 
 def _self_calls(node: ast.ClassDef) -> dict[str, list[dict[str, Any]]]:
@@ -191,12 +192,75 @@ def _returned_class(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _held_calls(node: ast.ClassDef) -> list[dict[str, Any]]:
+def _makes_metaclass_base(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the function is `with_metaclass(meta, *bases)` as six and SQLAlchemy 1.x write it: its
+    body defines a class whose `__new__` returns (or binds) `meta(name, bases, namespace)`, and the
+    function returns an instance of that class (`metaclass("temporary_class", None, {})` or
+    `type.__new__(metaclass, "temporary_class", (), {})`). A class deriving from its call is then
+    made by `meta` from `bases`: the temporary class drops out."""
+    args = node.args
+    if (
+        isinstance(node, ast.AsyncFunctionDef)
+        or len(args.args) != 1
+        or args.vararg is None
+        or args.posonlyargs
+    ):
+        return False
+    meta, bases = args.args[0].arg, args.vararg.arg
+    inner = [s for s in node.body if isinstance(s, ast.ClassDef)]
+    if len(inner) != 1:
+        return False
+    new = next(
+        (f for f in inner[0].body if isinstance(f, ast.FunctionDef) and f.name == "__new__"),
+        None,
+    )
+    if new is None:
+        return False
+    # names in __new__ standing for `bases` (`resolved_bases = types.resolve_bases(bases)`)
+    standing = {bases}
+    for stmt in ast.walk(new):
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(n, ast.Name) and n.id in standing for n in ast.walk(stmt.value)
+        ):
+            standing.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    makes = any(
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == meta
+        and len(call.args) == 3
+        and isinstance(call.args[1], ast.Name)
+        and call.args[1].id in standing
+        for call in ast.walk(new)
+    )
+    last = node.body[-1]
+    if not makes or not isinstance(last, ast.Return) or not isinstance(last.value, ast.Call):
+        return False
+    returned = last.value
+    made = inner[0].name
+    if isinstance(returned.func, ast.Name) and returned.func.id == made:
+        return True
+    return (
+        isinstance(returned.func, ast.Attribute)
+        and returned.func.attr == "__new__"
+        and isinstance(returned.func.value, ast.Name)
+        and returned.func.value.id == "type"
+        and bool(returned.args)
+        and isinstance(returned.args[0], ast.Name)
+        and returned.args[0].id == made
+    )
+
+
+def _held_calls(node: ast.ClassDef) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Calls the class's plain methods make on an object of another class they hold, typed by an
     annotation: `self.widget.render(...)` where the class annotates `widget: Widget` (or `__init__`
     stores a parameter annotated `Widget` in it and nothing else does), or `field.clean(...)` on a
     parameter annotated `Field` the method does not rebind. Each: {"on": the annotation's text,
-    "method", "caller", "positional", "keywords", "star_args", "star_kwargs", "lineno", "text"}."""
+    "method", "caller", "positional", "keywords", "star_args", "star_kwargs", "lineno", "text"}.
+
+    And, read in the same walk, the calls with keywords of a method on a value the class does not type
+    (`widget.render(name=n, value=v, attrs=a, renderer=r)` where `widget` comes from `widget or
+    self.field.widget`): the upstream may hand a downstream object there, so an override that rejects
+    the call may fail (a warning, never certain). The same dicts without "on"; the text an outline."""
     typed: dict[str, str] = {}  # self attribute -> annotation text
     stores: dict[str, int] = {}
     for stmt in node.body:
@@ -232,6 +296,7 @@ def _held_calls(node: ast.ClassDef) -> list[dict[str, Any]]:
                         typed.setdefault(target.attr, params[value.id] or "")
     typed = {attr: head for attr, head in typed.items() if head and stores.get(attr, 0) <= 1}
     found: list[dict[str, Any]] = []
+    untyped: list[dict[str, Any]] = []
     for method in methods:
         if any(_last_name_of(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
             continue
@@ -246,10 +311,19 @@ def _held_calls(node: ast.ClassDef) -> list[dict[str, Any]]:
             for n in _own_nodes(method)
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
         }
+        annotated = {a.arg for a in (*method.args.args, *method.args.kwonlyargs) if a.annotation is not None}
         for inner in _own_nodes(method):
             if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)):
                 continue
             holder = inner.func.value
+            if (
+                any(k.arg is not None for k in inner.keywords)
+                and isinstance(holder, (ast.Name, ast.Attribute))
+                # not the instance itself (self calls), nor a value the method types (held calls)
+                and not (isinstance(holder, ast.Name) and (holder.id == self_name or holder.id in annotated))
+                and len(untyped) < _MAX_UNTYPED_CALLS
+            ):
+                untyped.append({**_call_record(inner, method.name), "text": _call_outline(inner)})
             on = None
             if (
                 isinstance(holder, ast.Attribute)
@@ -261,62 +335,22 @@ def _held_calls(node: ast.ClassDef) -> list[dict[str, Any]]:
                 on = params.get(holder.id)
             if not on or len(found) >= _MAX_SELF_CALLS * 4:
                 continue
-            found.append(
-                {
-                    "on": on,
-                    "method": inner.func.attr,
-                    "caller": method.name,
-                    "positional": sum(1 for a in inner.args if not isinstance(a, ast.Starred)),
-                    "keywords": [k.arg for k in inner.keywords if k.arg is not None],
-                    "star_args": any(isinstance(a, ast.Starred) for a in inner.args),
-                    "star_kwargs": any(k.arg is None for k in inner.keywords),
-                    "lineno": inner.lineno,
-                    "text": ast.unparse(inner)[:120],
-                }
-            )
-    return found
+            found.append({"on": on, **_call_record(inner, method.name), "text": ast.unparse(inner)[:120]})
+    return found, untyped
 
 
-_MAX_UNTYPED_CALLS = 48  # per class: the method calls with keywords on values it does not type
-
-
-def _untyped_calls(node: ast.ClassDef) -> list[dict[str, Any]]:
-    """Calls the class's plain methods make, with at least one keyword, of a method on a value the
-    class does not type (`widget.render(name=n, value=v, attrs=a, renderer=r)` where `widget` comes
-    from `widget or self.field.widget`): the upstream may hand a downstream object there, so an
-    override of that method that rejects the call may fail (a warning, never certain). Calls on the
-    instance itself are `_self_calls`; those on annotated values `_held_calls`. Same shape as a held
-    call without "on"."""
-    found: list[dict[str, Any]] = []
-    methods = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.args.args]
-    for method in methods:
-        if any(_last_name_of(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
-            continue
-        self_name = method.args.args[0].arg
-        typed = {a.arg for a in (*method.args.args, *method.args.kwonlyargs) if a.annotation is not None}
-        for inner in _own_nodes(method):
-            if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)):
-                continue
-            holder = inner.func.value
-            if not any(k.arg is not None for k in inner.keywords):
-                continue
-            if isinstance(holder, ast.Name) and (holder.id == self_name or holder.id in typed):
-                continue  # the instance itself, or a value the method types (held calls)
-            if not isinstance(holder, (ast.Name, ast.Attribute)) or len(found) >= _MAX_UNTYPED_CALLS:
-                continue
-            found.append(
-                {
-                    "method": inner.func.attr,
-                    "caller": method.name,
-                    "positional": sum(1 for a in inner.args if not isinstance(a, ast.Starred)),
-                    "keywords": [k.arg for k in inner.keywords if k.arg is not None],
-                    "star_args": any(isinstance(a, ast.Starred) for a in inner.args),
-                    "star_kwargs": any(k.arg is None for k in inner.keywords),
-                    "lineno": inner.lineno,
-                    "text": _call_outline(inner),
-                }
-            )
-    return found
+def _call_record(call: ast.Call, caller: str) -> dict[str, Any]:
+    """A call of a method on another object, as held and untyped calls keep it (without its text)."""
+    assert isinstance(call.func, ast.Attribute)
+    return {
+        "method": call.func.attr,
+        "caller": caller,
+        "positional": sum(1 for a in call.args if not isinstance(a, ast.Starred)),
+        "keywords": [k.arg for k in call.keywords if k.arg is not None],
+        "star_args": any(isinstance(a, ast.Starred) for a in call.args),
+        "star_kwargs": any(k.arg is None for k in call.keywords),
+        "lineno": call.lineno,
+    }
 
 
 def _call_outline(call: ast.Call) -> str:
