@@ -74,28 +74,15 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     if new.run_time_only is not None:
         # `df.append(...)` on pandas 2.0: gone from every class, only `NDFrame.__getattr__` (which
         # serves columns by name) could answer it
-        hint = (
-            f"{old.version} deprecated it: \u201c{deprecated}\u201d"
-            if deprecated
-            else f"use its replacement; the name resolves now only if {new.run_time_only} provide it"
-        )
-        yield rule.finding(
-            checked,
-            f"{what} `{ref.name}` ({before} in {old.version}) is defined by no {checked.upstream} class in"
-            f" {new.version}; only {new.run_time_only} could still answer it",
-            symbol=before,
-            hint=hint,
-        )
-        return
-    hint = (
-        f"{old.version} deprecated it: \u201c{deprecated}\u201d"
-        if deprecated
-        else f"use its replacement, or check that `{new.beyond_upstream}` provides `{ref.name}`"
-    )
+        only = f"only {new.run_time_only} could still answer it"
+        otherwise = f"use its replacement; the name resolves now only if {new.run_time_only} provide it"
+    else:
+        only = f"only `{new.beyond_upstream}`, outside {checked.upstream}, could still provide it"
+        otherwise = f"use its replacement, or check that `{new.beyond_upstream}` provides `{ref.name}`"
     yield rule.finding(
         checked,
         f"{what} `{ref.name}` ({before} in {old.version}) is defined by no {checked.upstream} class in"
-        f" {new.version}; only `{new.beyond_upstream}`, outside {checked.upstream}, could still provide it",
+        f" {new.version}; {only}",
         symbol=before,
-        hint=hint,
+        hint=f"{old.version} deprecated it: \u201c{deprecated}\u201d" if deprecated else otherwise,
     )
