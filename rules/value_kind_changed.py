@@ -39,6 +39,7 @@ from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.results import Finding, Severity
 from apidrift.auditor.core.sites import SiteKind
+from apidrift.auditor.upstream.callables import TRANSPARENT_DECORATORS
 from apidrift.auditor.upstream.resolve import AttributeValue, FunctionValue
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, Rule, RuleMeta
@@ -137,7 +138,14 @@ def _plain_value(value: object) -> bool:
 
 
 def _method(value: object) -> bool:
-    return isinstance(value, FunctionValue) and value.via == "instance"
+    """A plain method read through an instance. A decorator outside the known transparent ones may
+    make the name anything (SQLAlchemy 2.0's `@util.ro_non_memoized_property def c(self)` is a
+    descriptor giving `c`'s value): such a def is no evidence of a method."""
+    return (
+        isinstance(value, FunctionValue)
+        and value.via == "instance"
+        and all(d.path in TRANSPARENT_DECORATORS for d in value.info.decorators)
+    )
 
 
 def _use_words(use: str) -> str:

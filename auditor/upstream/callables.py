@@ -304,6 +304,11 @@ def _unknown_decorator(
         if decorator.path.startswith("?") or not resolver.index.owns(decorator.path):
             return decorator.path
         target = resolver.lookup(decorator.path)
+        if isinstance(target, AttributeValue) and not target.on_instance:
+            # `preload_module = _registry.preload_module`: the bound method of a module-level instance
+            assigned = resolver.assigned_value(target)
+            if isinstance(assigned, FunctionValue):
+                target = assigned
         if isinstance(target, FunctionValue) and decorator.called and target.info.reapplies is not None:
             # `@copy(Axes.imshow)`: the decorators it re-applies from that method, in their place
             reapplied = _reapplied(decorator, target.info.reapplies, resolver) if depth < 2 else None

@@ -940,7 +940,7 @@ class Resolver:
             for base in current.bases:
                 if base in TRANSPARENT_BASES or base.startswith("?"):
                     continue
-                target = self.lookup(base)
+                target = self._base_value(base)
                 if (
                     isinstance(target, ClassValue)
                     and target.info.path not in seen
@@ -950,6 +950,16 @@ class Resolver:
                     found.append(target.info)
                     stack.append(target.info)
         return found
+
+    def _base_value(self, base: str) -> Resolution:
+        """What a base path names; a module-level alias of a class (`Visitable = Traversible`) is
+        that class."""
+        target = self.lookup(base)
+        if isinstance(target, AttributeValue) and not target.on_instance:
+            assigned = self.assigned_value(target)
+            if isinstance(assigned, ClassValue):
+                return assigned
+        return target
 
     def _mro_of(self, cls: ClassInfo) -> list[ClassInfo | str] | None:
         if cls.path in self._mro:
@@ -965,7 +975,7 @@ class Resolver:
         for base in cls.bases:
             if base in TRANSPARENT_BASES:
                 continue
-            target = self.lookup(base) if not base.startswith("?") else None
+            target = self._base_value(base) if not base.startswith("?") else None
             if isinstance(target, ClassValue):
                 base_mro = self._mro_of(target.info)
                 if base_mro is None:

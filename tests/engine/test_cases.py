@@ -345,3 +345,11 @@ def test_uses_of_a_value_from_a_failing_import_are_listed_once(tmp_path: Path) -
         "1 use of it in this file goes with this import (line 5); 3 uses of what it gives in this file "
         "(through a name or value bound from it) fail with it (lines 6, 7, 9)"
     )
+
+
+def test_a_base_named_through_a_module_alias_gives_the_old_version_its_members(tmp_path: Path) -> None:
+    # the old version resolves the method through the aliased base: the break is drift, not unknown-before
+    findings = run_case("base_named_through_a_module_alias_is_its_class", tmp_path)
+    assert [(f.location.line, f.code, f.classification) for f in findings] == [
+        (5, "AD103", Classification.DRIFT)
+    ]

@@ -449,13 +449,23 @@ def _self_partial_arity(node: ast.FunctionDef | ast.AsyncFunctionDef, func: grif
 
 
 def _returns_identity_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """`def derived_from(original): def wrapper(method): ...; return method; return wrapper`: calling it
-    gives a decorator that hands back what it is given."""
+    """`def derived_from(original): def wrapper(method): ...; return method; return wrapper` (or `return
+    lambda fn: fn`): calling it gives a decorator that hands back what it is given."""
     inner = {n.name: n for n in node.body if isinstance(n, ast.FunctionDef)}
     returned = [
         r.value.id for r in _own_nodes(node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)
     ]
     returns_all = [r for r in _own_nodes(node) if isinstance(r, ast.Return)]
+    if len(returns_all) == 1 and isinstance(lam := returns_all[0].value, ast.Lambda):
+        # `return lambda fn: fn`
+        args = lam.args
+        return (
+            not args.posonlyargs
+            and len(args.args) == 1
+            and not (args.vararg or args.kwonlyargs or args.kwarg)
+            and isinstance(lam.body, ast.Name)
+            and lam.body.id == args.args[0].arg
+        )
     return (
         len(returned) == 1 == len(returns_all)
         and returned[0] in inner
