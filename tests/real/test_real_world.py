@@ -398,6 +398,38 @@ def test_django_2_1_calls_widget_render_with_renderer_a_warning_on_an_old_overri
     assert render.classification.value == "drift"
 
 
+def test_sqlalchemy_2_table_methods_reached_through_a_property_of_dataset(index_cache: Path) -> None:
+    """dataset 1.6.0 reaches its SQLAlchemy `Table` through its own property (`self.table`, returning
+    `self._table = SQLATable(...)`). SQLAlchemy 2.0 made `TableClause.insert/update/delete/select` take
+    no argument; `insert` is decorated with `@util.preload_module(...)`, a bound method of a module-level
+    registry. Confirmed under CPython 3.11: with 1.4.46, `dataset.connect(...)["t"].insert(...)` and
+    `.find(...)` work; with 2.0.0 `MetaData(bind=)` raises first (database.py:109), and with that line
+    mended, "TypeError: TableClause.insert() takes 1 positional argument but 2 were given" at
+    table.py:119. update/delete/select with `whereclause=` raise "got an unexpected keyword argument"."""
+    result = audit(
+        AuditRequest("dataset==1.6.0", "sqlalchemy==2.0.0", old="sqlalchemy==1.4.46", cache_dir=index_cache)
+    )
+    errors = {
+        f"{f.location.path}:{f.location.line} {f.code}"
+        for f in result.findings
+        if f.severity.value == "error"
+    }
+    assert errors == {
+        "dataset/database.py:109 AD101",
+        "dataset/table.py:119 AD103",  # self.table.insert(row): through the property
+        "dataset/table.py:209 AD101",
+        "dataset/table.py:245 AD101",
+        "dataset/table.py:246 AD101",
+        "dataset/table.py:296 AD101",
+        "dataset/table.py:628 AD101",
+    }
+    drift = {
+        f.location.line for f in result.findings if f.classification and f.classification.value == "drift"
+    }
+    assert {119, 209, 296} <= drift  # the old version resolves Table's methods (through `Visitable = ...`)
+    assert not [f for f in result.findings if f.code == "AD206"]  # `table.c` is a descriptor, not a method
+
+
 @pytest.mark.parametrize(
     ("downstream", "upstream", "found", "share"),
     STRANGER_PAIRS,
