@@ -36,8 +36,9 @@ from apidrift.auditor.core.results import (
     RemoveKeyword,
     RenameKeyword,
     Severity,
+    UncheckedSite,
 )
-from apidrift.auditor.core.sites import FileScan, SiteKind
+from apidrift.auditor.core.sites import FileScan, SiteKind, UseSite
 from apidrift.auditor.core.version import __version__
 from apidrift.auditor.core.wording import plural
 from apidrift.auditor.downstream.notebook import cell_span
@@ -285,7 +286,8 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                 if site.kind is SiteKind.STORE or _handed_unknown(site.ref, new_resolver):
                     continue  # a store is no use of what the upstream has: not counted
                 if not _own_method(checked_sites[-1]):
-                    _count(coverage, new)  # a method of the downstream's own is no use of the upstream
+                    # a method of the downstream's own is no use of the upstream
+                    _count(coverage, new, scan, site)
     notebooks = {scan.path: scan.notebook for scan in scans if scan.notebook is not None}
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result, notebooks)
@@ -310,7 +312,8 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     )
     for outcome in result.files:
         if outcome.status == "failed":  # its use sites are unknown: one not-checkable entry per file
-            coverage.count_unchecked(Unknown(Reason.UNPARSABLE_FILE).label)
+            reason = Unknown(Reason.UNPARSABLE_FILE).label
+            coverage.count_unchecked(reason, UncheckedSite(outcome.path, None, None, reason))
     result.coverage.append(coverage)
     result.unchecked = _unchecked(coverage, result, down_tree, new_tree, checked_sites)
     if result.unchecked is not None and coverage.found == 0 and down_tree.origin == "index":
@@ -597,14 +600,18 @@ def _count_notebook_skips(coverage: Coverage, scans: list[FileScan], checked: li
         book = scan.notebook
         if book is None:
             continue
-        for _ in book.problems:
-            coverage.count_unchecked(Unknown(Reason.UNPARSABLE_FILE).label)
+        for problem in book.problems:
+            reason = Unknown(Reason.UNPARSABLE_FILE).label
+            coverage.count_unchecked(reason, UncheckedSite(scan.path, 1, None, reason, cell=problem.cell))
         if not book.skipped:
             continue
         names = _upstream_names_bound(scan)
         for skipped in book.skipped:
             if names and re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(names)))})\b", skipped.text):
-                coverage.count_unchecked(Unknown(Reason.NOTEBOOK_MAGIC).label)
+                reason = Unknown(Reason.NOTEBOOK_MAGIC).label
+                coverage.count_unchecked(
+                    reason, _unchecked_at(scan, skipped.line, None, reason, skipped.text)
+                )
 
 
 def _upstream_names_bound(scan: FileScan) -> set[str]:
@@ -714,7 +721,7 @@ def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:
     return False
 
 
-def _count(coverage: Coverage, check: SiteCheck) -> None:
+def _count(coverage: Coverage, check: SiteCheck, scan: FileScan, site: UseSite) -> None:
     coverage.found += 1
     if check.unknown is None:
         coverage.resolved += 1
@@ -722,7 +729,21 @@ def _count(coverage: Coverage, check: SiteCheck) -> None:
     else:
         if check.unknown.resolved:
             coverage.resolved += 1  # the target is known; only this call's arguments are not
-        coverage.count_unchecked(check.unknown.label)
+        reason = check.unknown.label
+        coverage.count_unchecked(
+            reason, _unchecked_at(scan, site.span.line, site.span.column, reason, site.code)
+        )
+
+
+def _unchecked_at(
+    scan: FileScan, line: int, column: int | None, reason: str, code: str = ""
+) -> UncheckedSite:
+    """Where a not-checkable use is, as reports show it (in a notebook: its cell and the line there)."""
+    book = scan.notebook
+    if book is None:
+        return UncheckedSite(scan.path, line, column, reason, code.strip())
+    cell, in_cell, _ = book.cell_of(line)
+    return UncheckedSite(scan.path, in_cell, column, reason, code.strip(), cell)
 
 
 def _input(tree: SourceTree) -> InputInfo:

@@ -37,10 +37,11 @@ RENDERERS: dict[str, Renderer] = {
 __all__ = ["RENDERERS", "Renderer", "render", "render_plan"]
 
 
-def render(result: AuditResult, fmt: str, *, color: bool = False) -> str:
-    """Render `result` as `fmt` (a key of `RENDERERS`); `color` applies to text only."""
+def render(result: AuditResult, fmt: str, *, color: bool = False, show_unchecked: bool = False) -> str:
+    """Render `result` as `fmt` (a key of `RENDERERS`); `color` and `show_unchecked` (list each site
+    that could not be checked) apply to text only (JSON and HTML always list them)."""
     if fmt == "text":
-        return text.render(result, color=color)
+        return text.render(result, color=color, show_unchecked=show_unchecked)
     try:
         renderer = RENDERERS[fmt]
     except KeyError:

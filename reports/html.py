@@ -20,11 +20,13 @@ from markupsafe import Markup, escape
 from apidrift.auditor.core.results import (
     Applicability,
     AuditResult,
+    Coverage,
     FileStatus,
     Finding,
     FixKind,
     Location,
     Severity,
+    UncheckedSite,
 )
 from apidrift.auditor.core.wording import plural
 from apidrift.reports.sigdiff import Row, diff_signatures, single_side
@@ -169,6 +171,7 @@ def context(result: AuditResult) -> dict[str, Any]:
             {
                 "c": c,
                 "reasons": sorted(c.not_checkable.items(), key=lambda kv: (-kv[1], kv[0])),
+                "sites": _unchecked_by_reason(c),
             }
             for c in result.coverage
         ],
@@ -497,3 +500,25 @@ def side_items(sig: SignatureView, side: str) -> list[tuple[str, Any, int | None
         items.append(("row", mine[1], mine[0]) if mine is not None else ("gap", None, None))
     flush()
     return items
+
+
+# At most this many not-checkable sites per reason are listed in the page (the JSON report has them all).
+_SITES_PER_REASON = 200
+
+
+def _unchecked_by_reason(coverage: Coverage) -> list[dict[str, Any]]:
+    """The sites that could not be checked, grouped by reason (most frequent first), each as
+    "path:line:column" and the use as written; long groups cut at `_SITES_PER_REASON`."""
+    groups: dict[str, list[UncheckedSite]] = {}
+    for site in coverage.sites:
+        groups.setdefault(site.reason, []).append(site)
+    shown = []
+    for reason, sites in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        rows = []
+        for site in sites[:_SITES_PER_REASON]:
+            where = site.path if site.cell is None else f"{site.path} cell {site.cell}"
+            if site.line is not None:
+                where += f":{site.line}" + (f":{site.column}" if site.column is not None else "")
+            rows.append({"where": where, "code": site.code})
+        shown.append({"reason": reason, "rows": rows, "more": len(sites) - len(rows)})
+    return shown

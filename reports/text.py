@@ -15,6 +15,7 @@ from apidrift.auditor.core.results import (
     InputInfo,
     Location,
     Severity,
+    UncheckedSite,
 )
 from apidrift.auditor.core.wording import plural
 from apidrift.reports.escape import escaped
@@ -42,13 +43,13 @@ class _Style:
         return "".join(codes) + text + _RESET
 
 
-def render(result: AuditResult, *, color: bool = False) -> str:
+def render(result: AuditResult, *, color: bool = False, show_unchecked: bool = False) -> str:
     """The whole report, ending with a newline; ANSI colours only when `color` is True."""
     result = escaped(result)  # nothing untrusted reaches the terminal raw
     style = _Style(color)
     blocks = [_unchecked(result, style)] if result.unchecked else []
     blocks += [_finding_block(finding, style) for finding in sorted_findings(result.findings)]
-    blocks.append(_summary(result, style))
+    blocks.append(_summary(result, style, show_unchecked))
     return "\n\n".join(blocks) + "\n"
 
 
@@ -174,7 +175,7 @@ def caret_line(location: Location) -> str:
     return indent + "^" * (end - start)
 
 
-def _summary(result: AuditResult, style: _Style) -> str:
+def _summary(result: AuditResult, style: _Style, show_unchecked: bool = False) -> str:
     lines = ["Audited:"]
     inputs = [
         ("downstream", result.downstream),
@@ -193,6 +194,8 @@ def _summary(result: AuditResult, style: _Style) -> str:
     lines.append(counts)
     for coverage in result.coverage:
         lines += _coverage_lines(coverage)
+        if show_unchecked:
+            lines += _unchecked_site_lines(coverage)
     lines += _file_lines(result.files)
     if result.unchecked and not result.findings:
         final = style("Nothing was checked (exit status 3).", _BOLD, _SEVERITY_COLOR[Severity.WARNING])
@@ -217,6 +220,28 @@ def _coverage_lines(coverage: Coverage) -> list[str]:
     if coverage.not_checkable:
         lines.append(f"  not checkable: {_counted(coverage.not_checkable)}")
     return lines
+
+
+def _unchecked_site_lines(coverage: Coverage) -> list[str]:
+    """Each site that could not be checked, under its reason (most frequent reason first)."""
+    by_reason: dict[str, list[UncheckedSite]] = {}
+    for site in coverage.sites:
+        by_reason.setdefault(site.reason, []).append(site)
+    lines = []
+    for reason, sites in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append(f"  {reason} ({len(sites)}):")
+        for site in sites:
+            where = site.path if site.cell is None else f"{site.path} cell {site.cell}"
+            if site.line is not None:
+                where += f":{site.line}" + (f":{site.column}" if site.column is not None else "")
+            lines.append(f"    {where}" + (f"  {_shortened(site.code)}" if site.code else ""))
+    if coverage.unlisted:
+        lines.append(f"  and {plural(coverage.unlisted, 'more site')} not listed")
+    return lines
+
+
+def _shortened(code: str, width: int = 80) -> str:
+    return code if len(code) <= width else code[: width - 3] + "..."
 
 
 def _file_lines(files: list[FileOutcome]) -> list[str]:

@@ -105,6 +105,11 @@ def cli() -> None:
 @click.option(
     "--verbose", "-v", is_flag=True, help="Say what was fetched, from where, and what came from the cache."
 )
+@click.option(
+    "--show-unchecked",
+    is_flag=True,
+    help="List, in the text report, each use site that could not be checked, under its reason (JSON and HTML always list them).",
+)
 def audit(
     downstream: str,
     against: str | None,
@@ -131,6 +136,7 @@ def audit(
     color: str,
     quiet: bool,
     verbose: bool,
+    show_unchecked: bool,
 ) -> None:
     """Audit DOWNSTREAM (NAME==VER, a folder, or an installed NAME) against an upstream version.
 
@@ -215,7 +221,7 @@ def audit(
     result.run = run_info(started, config)
     for out in outputs:
         use_color = out.fmt == "text" and out.path is None and want_color(color)
-        report = render(result, out.fmt, color=use_color)
+        report = render(result, out.fmt, color=use_color, show_unchecked=show_unchecked)
         if out.path is None:
             click.echo(report, nl=not report.endswith("\n"), color=use_color)
             continue

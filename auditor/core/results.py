@@ -393,6 +393,22 @@ class InputInfo:
         return f"{self.name}=={self.version}" if self.version else self.name
 
 
+# At most this many not-checkable sites are listed one by one per upstream (all are counted).
+MAX_LISTED_UNCHECKED = 10_000
+
+
+@dataclass(frozen=True)
+class UncheckedSite:
+    """Where a use could not be checked, and why: what a reader needs to look at the hole itself."""
+
+    path: str  # POSIX path, relative to the downstream root
+    line: int | None  # None for a whole file (one that does not parse)
+    column: int | None
+    reason: str  # a coverage reason label, e.g. "receiver-unknown:untyped-parameter"
+    code: str = ""  # the use as written, first line only
+    cell: int | None = None  # in a notebook: the cell's number (`line` is then the line in the cell)
+
+
 @dataclass
 class Coverage:
     """How many use sites into one upstream were found, resolved and checked with a certain verdict."""
@@ -402,13 +418,22 @@ class Coverage:
     resolved: int = 0
     checked: int = 0
     not_checkable: dict[str, int] = field(default_factory=dict)  # reason -> count
+    # Each not-checkable site, in the order found (at most MAX_LISTED_UNCHECKED; `unlisted` counts the rest).
+    sites: list[UncheckedSite] = field(default_factory=list)
+    unlisted: int = 0
 
     @property
     def unchecked(self) -> int:
         return sum(self.not_checkable.values())
 
-    def count_unchecked(self, reason: str) -> None:
+    def count_unchecked(self, reason: str, where: UncheckedSite | None = None) -> None:
         self.not_checkable[reason] = self.not_checkable.get(reason, 0) + 1
+        if where is None:
+            return
+        if len(self.sites) < MAX_LISTED_UNCHECKED:
+            self.sites.append(where)
+        else:
+            self.unlisted += 1
 
     def summary(self) -> str:
         return (

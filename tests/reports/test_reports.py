@@ -25,6 +25,7 @@ from apidrift.auditor.core.results import (
     InputInfo,
     Location,
     Severity,
+    UncheckedSite,
 )
 from apidrift.reports import RENDERERS, render
 from apidrift.reports import json as json_report
@@ -357,6 +358,13 @@ def flagship() -> AuditResult:
                 resolved=49,
                 checked=47,
                 not_checkable={"star-arguments": 2, "external-base:msgspec.Struct": 3},
+                sites=[
+                    UncheckedSite("speculators/train.py", 40, 5, "star-arguments", "Scheduler(*args, **kw)"),
+                    UncheckedSite("speculators/train.py", 58, 9, "star-arguments", "build(**options)"),
+                    UncheckedSite("speculators/config.py", 12, 7, "external-base:msgspec.Struct", "cfg.block_size"),
+                    UncheckedSite("speculators/config.py", 30, 7, "external-base:msgspec.Struct", "cfg.dtype"),
+                    UncheckedSite("speculators/config.py", 31, 7, "external-base:msgspec.Struct", "cfg.seed"),
+                ],
             )
         ],
         files=[
@@ -425,6 +433,37 @@ def test_fixture_exercises_every_rule(result: AuditResult) -> None:
 )
 def test_snapshot(result: AuditResult, fmt: str, snapshot: str) -> None:
     check_snapshot(snapshot, render(result, fmt))
+
+
+def test_text_lists_each_unchecked_site_under_its_reason_when_asked(result: AuditResult) -> None:
+    plain = render(result, "text")
+    assert "speculators/train.py:40:5" not in plain  # only counted, by default
+    listed = render(result, "text", show_unchecked=True)
+    block = listed[listed.index("  not checkable:") :]
+    assert (
+        "  external-base:msgspec.Struct (3):\n"
+        "    speculators/config.py:12:7  cfg.block_size\n"
+        "    speculators/config.py:30:7  cfg.dtype\n"
+        "    speculators/config.py:31:7  cfg.seed\n"
+        "  star-arguments (2):\n"
+        "    speculators/train.py:40:5  Scheduler(*args, **kw)\n"
+        "    speculators/train.py:58:9  build(**options)\n"
+    ) in block
+
+
+def test_html_and_json_list_each_unchecked_site(result: AuditResult) -> None:
+    page = render(result, "html")
+    assert "Where the 5 not-checkable uses of vllm are" in page
+    assert "<code>speculators/config.py:12:7</code> <code>cfg.block_size</code>" in page
+    data = json.loads(render(result, "json"))
+    assert data["coverage"][0]["sites"][0] == {
+        "path": "speculators/train.py",
+        "line": 40,
+        "column": 5,
+        "reason": "star-arguments",
+        "code": "Scheduler(*args, **kw)",
+        "cell": None,
+    }
 
 
 def test_snapshot_text_in_color(result: AuditResult) -> None:
