@@ -361,8 +361,12 @@ def flagship() -> AuditResult:
                 sites=[
                     UncheckedSite("speculators/train.py", 40, 5, "star-arguments", "Scheduler(*args, **kw)"),
                     UncheckedSite("speculators/train.py", 58, 9, "star-arguments", "build(**options)"),
-                    UncheckedSite("speculators/config.py", 12, 7, "external-base:msgspec.Struct", "cfg.block_size"),
-                    UncheckedSite("speculators/config.py", 30, 7, "external-base:msgspec.Struct", "cfg.dtype"),
+                    UncheckedSite(
+                        "speculators/config.py", 12, 7, "external-base:msgspec.Struct", "cfg.block_size"
+                    ),
+                    UncheckedSite(
+                        "speculators/config.py", 30, 7, "external-base:msgspec.Struct", "cfg.dtype"
+                    ),
                     UncheckedSite("speculators/config.py", 31, 7, "external-base:msgspec.Struct", "cfg.seed"),
                 ],
             )
