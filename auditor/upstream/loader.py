@@ -38,6 +38,7 @@ from apidrift.auditor.upstream.analyses.decorators import (
     _container_stores,
     _decorator_facts,
     _hands_back_fget,
+    _stores_fget,
     _is_forwarding_wrapper,
     _is_identity,
     _keeps_signature,
@@ -588,6 +589,7 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         hands_mapping=_mapping_targets(func, facts.get("hands_mapping")),
         checks_keys=facts.get("checks_keys"),
         returns_fget=facts.get("returns_fget", False),
+        stores_fget=facts.get("stores_fget", False),
         factory_keeps_effect=None if keeps[1] else facts.get("factory_effect"),
         keeps_warning=facts.get("warning"),
         factory_keeps_warning=facts.get("factory_warning"),
@@ -1022,6 +1024,7 @@ class _FactsExtension(griffe.Extension):
                 "hands_mapping": mapping_handovers(node) or None,
                 "checks_keys": checked_keys(node) if in_class and not static else None,
                 "returns_fget": in_class and node.name == "__get__" and _hands_back_fget(node),
+                "stores_fget": in_class and node.name == "__init__" and _stores_fget(node),
                 "effect": None if identity else keeping.get("effect"),
                 "factory_effect": None if factory else keeping.get("factory_effect"),
                 # the wrapper warns when given more positional arguments than a threshold it reads

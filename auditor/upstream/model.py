@@ -273,6 +273,9 @@ class FunctionInfo:
     # a descriptor `__get__` whose every return is `self.fget(...)`: a `property` subclass that has it
     # gives the getter's result, as `property` does
     returns_fget: bool = False
+    # An `__init__(self, fget, ...)` that stores its first argument as `self.fget` (a descriptor class
+    # built around the function it decorates).
+    stores_fget: bool = False
     # guards that raise on which arguments are passed (see RaisingGuard)
     raises_when: tuple[RaisingGuard, ...] = ()
     # every call raises (or hands over first to a helper that may always raise)
@@ -327,6 +330,7 @@ class FunctionInfo:
             "hands_mapping": self.hands_mapping,
             "checks_keys": self.checks_keys,
             "returns_fget": self.returns_fget,
+            "stores_fget": self.stores_fget,
             "raises_when": [g.as_dict() for g in self.raises_when],
             "always_raises": self.always_raises.as_dict() if self.always_raises is not None else None,
             "makes_metaclass_base": self.makes_metaclass_base,
@@ -376,6 +380,7 @@ class FunctionInfo:
             hands_mapping=data.get("hands_mapping"),
             checks_keys=data.get("checks_keys"),
             returns_fget=data.get("returns_fget", False),
+            stores_fget=data.get("stores_fget", False),
             raises_when=tuple(RaisingGuard.from_dict(g) for g in data.get("raises_when", ())),
             makes_metaclass_base=data.get("makes_metaclass_base", False),
             always_raises=AlwaysRaises.from_dict(data["always_raises"])

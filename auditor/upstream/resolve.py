@@ -859,9 +859,12 @@ class Resolver:
         return AttributeValue(member, path, on_instance=via == "instance")
 
     def _property_like(self, member: FunctionInfo) -> bool:
-        """Decorated by one plain `@name` that is a `property` subclass read as `property`: its own
-        classes (up to `property`) define no `__init__` or `__new__`, and a `__get__` only when every
-        return of it gives `self.fget(...)` (polars `class sphinx_accessor(property)`)."""
+        """Decorated by one plain `@name` that is a class read as `property`: either a `property`
+        subclass whose own classes (up to `property`) define no `__init__` or `__new__`, and a `__get__`
+        only when every return of it gives `self.fget(...)` (polars `class sphinx_accessor(property)`);
+        or a descriptor class of the upstream's own whose `__init__(self, fget, ...)` stores the
+        function as `self.fget` and whose `__get__` gives `self.fget(instance)` (SQLAlchemy's
+        `memoized_property`, `non_memoized_property`)."""
         if len(member.decorators) != 1 or member.decorators[0].called:
             return False
         path = member.decorators[0].path
@@ -870,20 +873,36 @@ class Resolver:
         target = self.lookup(path)
         if isinstance(target, AttributeValue):
             target = self.assigned_value(target)
+        if isinstance(target, ExternalValue) and target.path in (
+            "builtins.property",
+            "functools.cached_property",
+        ):
+            return True  # `ro_non_memoized_property = property` (as the type checkers read it)
         if not isinstance(target, ClassValue):
             return False
         mro = self.mro(target.info)
         if mro is None:
             return False
+        init = get = None  # the first definitions along the MRO
         for entry in mro:
             if isinstance(entry, str):
-                return entry == "builtins.property"
-            if "__init__" in entry.members or "__new__" in entry.members:
+                if entry == "builtins.property":
+                    return init is None and (get is None or get.returns_fget)
                 return False
-            getter = entry.members.get("__get__")
-            if getter is not None and not (isinstance(getter, FunctionInfo) and getter.returns_fget):
+            if "__new__" in entry.members:
                 return False
-        return False
+            if init is None and "__init__" in entry.members:
+                found = entry.members["__init__"]
+                if not isinstance(found, FunctionInfo):
+                    return False
+                init = found
+            if get is None and "__get__" in entry.members:
+                found = entry.members["__get__"]
+                if not isinstance(found, FunctionInfo):
+                    return False
+                get = found
+        # `object` at the end: a descriptor of its own making
+        return init is not None and init.stores_fget and get is not None and get.returns_fget
 
     def assigned_value(self, value: AttributeValue) -> Resolution:
         """What a module or class attribute holds, from its assignment: `x = other.thing` or `x = Cls()`.

@@ -35,6 +35,7 @@ from .shims import _shim_warning
 from .typevars import _keeps_signature
 from .wrappers import (
     _hands_back_fget,
+    _stores_fget,
     _is_forwarding_wrapper,
     _is_identity,
     _keeping,
@@ -90,6 +91,7 @@ __all__ = [
     "_container_stores",
     "_decorator_facts",
     "_hands_back_fget",
+    "_stores_fget",
     "_is_forwarding_wrapper",
     "_is_identity",
     "_keeps_signature",

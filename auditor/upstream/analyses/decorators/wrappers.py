@@ -489,32 +489,112 @@ def _returns_package_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef, fun
 
 
 def _hands_back_fget(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A descriptor `__get__(self, instance, owner)` (of a `property` subclass) whose every `return`
-    gives `self.fget(...)`: the attribute read gives the getter's result, as `property` does. A return
-    in an `except AttributeError:` handler is the path where the getter failed, which a plain
-    `property` reports by raising."""
+    """A descriptor `__get__(self, instance, owner)` whose every `return`, for an instance, gives
+    `self.fget(...)` (directly, or through a name only ever assigned that, as a memoizing descriptor
+    does: `obj.__dict__[name] = result = self.fget(obj); return result`): the attribute read gives the
+    getter's result, as `property` does. A return under `if instance is None:` is the read through the
+    class; a return in an `except AttributeError:` handler is the path where the getter failed, which a
+    plain `property` reports by raising."""
     if isinstance(node, ast.AsyncFunctionDef) or not node.args.args:
         return False
     this = node.args.args[0].arg
+    instance = node.args.args[1].arg if len(node.args.args) > 1 else None
     handled: set[int] = set()
-    for handler in walk(node):
+    for inner in walk(node):
         if (
-            isinstance(handler, ast.ExceptHandler)
-            and isinstance(handler.type, ast.Name)
-            and handler.type.id == "AttributeError"
+            isinstance(inner, ast.ExceptHandler)
+            and isinstance(inner.type, ast.Name)
+            and inner.type.id == "AttributeError"
         ):
-            handled |= {id(n) for stmt in handler.body for n in walk(stmt)}
+            handled |= {id(n) for stmt in inner.body for n in walk(stmt)}
+        if instance is not None and isinstance(inner, ast.If) and _is_none_test(inner.test, instance):
+            handled |= {id(n) for stmt in inner.body for n in walk(stmt)}
+
+    def is_getter_call(value: ast.expr | None) -> bool:
+        return (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "fget"
+            and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == this
+        )
+
     returns = []
+    assigned: dict[str, list[ast.expr | None]] = {}
     for inner in _own_nodes(node):
         if isinstance(inner, (ast.Yield, ast.YieldFrom)):
             return False
         if isinstance(inner, ast.Return) and id(inner) not in handled:
             returns.append(inner)
+        if isinstance(inner, ast.Assign):
+            pairs: list[tuple[ast.expr, ast.expr | None]] = [(t, inner.value) for t in inner.targets]
+        elif isinstance(inner, (ast.AnnAssign, ast.NamedExpr)):
+            pairs = [(inner.target, inner.value)]
+        elif isinstance(inner, (ast.AugAssign, ast.For, ast.With)):
+            pairs = [(inner.target, None)] if not isinstance(inner, ast.With) else []
+        else:
+            pairs = []
+        for target, value in pairs:
+            if isinstance(target, ast.Name):
+                assigned.setdefault(target.id, []).append(value)
     return bool(returns) and all(
-        isinstance(r.value, ast.Call)
-        and isinstance(r.value.func, ast.Attribute)
-        and r.value.func.attr == "fget"
-        and isinstance(r.value.func.value, ast.Name)
-        and r.value.func.value.id == this
+        is_getter_call(r.value)
+        or (
+            isinstance(r.value, ast.Name)
+            and bool(assigned.get(r.value.id))
+            and all(is_getter_call(v) for v in assigned[r.value.id])
+        )
         for r in returns
+    )
+
+
+def _is_none_test(test: ast.expr, name: str) -> bool:
+    """`name is None`."""
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == name
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
+
+
+def _stores_fget(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`__init__(self, fget, ...)` whose body stores `self.fget = fget` at its top level (so always), and
+    assigns `self.fget` nothing else anywhere."""
+    params = node.args.args
+    if isinstance(node, ast.AsyncFunctionDef) or len(params) < 2:
+        return False
+    this, first = params[0].arg, params[1].arg
+
+    def stores_param(stmt: ast.AST) -> bool:
+        return (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id == first
+            and any(_is_self_fget(t, this) for t in stmt.targets)
+        )
+
+    stored = any(stores_param(stmt) for stmt in node.body)
+    for inner in _own_nodes(node):
+        targets = (
+            inner.targets
+            if isinstance(inner, ast.Assign)
+            else [inner.target]
+            if isinstance(inner, (ast.AnnAssign, ast.AugAssign))
+            else []
+        )
+        if any(_is_self_fget(t, this) for t in targets) and not stores_param(inner):
+            return False
+    return stored
+
+
+def _is_self_fget(target: ast.expr, this: str) -> bool:
+    return (
+        isinstance(target, ast.Attribute)
+        and target.attr == "fget"
+        and isinstance(target.value, ast.Name)
+        and target.value.id == this
     )
