@@ -38,7 +38,6 @@ from apidrift.auditor.upstream.analyses.decorators import (
     _container_stores,
     _decorator_facts,
     _hands_back_fget,
-    _stores_fget,
     _is_forwarding_wrapper,
     _is_identity,
     _keeps_signature,
@@ -47,6 +46,7 @@ from apidrift.auditor.upstream.analyses.decorators import (
     _returns_identity_decorator,
     _returns_package_decorator,
     _sets_attributes_of_arguments,
+    _stores_fget,
 )
 from apidrift.auditor.upstream.analyses.defaults import replaced_defaults
 from apidrift.auditor.upstream.analyses.deprecations import _deprecation

@@ -35,13 +35,13 @@ from .shims import _shim_warning
 from .typevars import _keeps_signature
 from .wrappers import (
     _hands_back_fget,
-    _stores_fget,
     _is_forwarding_wrapper,
     _is_identity,
     _keeping,
     _returns_identity_decorator,
     _returns_package_decorator,
     _self_partial_arity,
+    _stores_fget,
 )
 
 
@@ -91,7 +91,6 @@ __all__ = [
     "_container_stores",
     "_decorator_facts",
     "_hands_back_fget",
-    "_stores_fget",
     "_is_forwarding_wrapper",
     "_is_identity",
     "_keeps_signature",
@@ -100,4 +99,5 @@ __all__ = [
     "_returns_identity_decorator",
     "_returns_package_decorator",
     "_sets_attributes_of_arguments",
+    "_stores_fget",
 ]
