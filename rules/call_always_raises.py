@@ -31,7 +31,9 @@ from collections.abc import Iterator
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.results import Finding, Severity
+from apidrift.auditor.core.refs import AttrRef
 from apidrift.auditor.core.sites import SiteKind
+from apidrift.auditor.upstream.resolve import AttributeValue, FunctionValue, InstanceValue
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, Rule, RuleMeta
 
@@ -60,6 +62,17 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     said = f": {message!r}" if message else ""
     where, _, line = raised.where.rpartition(":")
     builtin = getattr(builtins, raised.builtin or "", None)
+    raises = raised.builtin if isinstance(builtin, type) and issubclass(builtin, BaseException) else None
+    served = _instance_called(checked)
+    if served is not None:
+        yield rule.finding(
+            checked,
+            f"{served}: calling it always raises {exception}{said} (`{where}`, line {line})",
+            symbol=_calls.callee(checked),
+            hint=_instance_hint(checked),
+            raises=raises,
+        )
+        return
     yield rule.finding(
         checked,
         f"{_calls.display(checked)} always raises {exception} in {checked.new.version}{said}"
@@ -68,5 +81,29 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         hint="move to the replacement the message names"
         if message
         else "the upstream no longer supports this call",
-        raises=raised.builtin if isinstance(builtin, type) and issubclass(builtin, BaseException) else None,
+        raises=raises,
     )
+
+
+def _instance_called(checked: CheckedSite) -> str | None:
+    """`coll.insert(...)` where `insert` gives an instance (pymongo 4's `Collection.__getattr__` hands
+    back a sub-collection for any public name): what the name is now, and what it was."""
+    resolution, ref, old = checked.new.resolution, checked.site.ref, checked.old
+    if not isinstance(resolution, InstanceValue) or not isinstance(ref, AttrRef):
+        return None
+    said = f"`{ref.name}` gives a `{resolution.cls.name}` (`{resolution.cls.path}`) in {checked.new.version}"
+    if old is not None and isinstance(old.resolution, FunctionValue):
+        said += f", no longer the method `{old.resolution.path}` of {old.version}"
+    return said
+
+
+def _instance_hint(checked: CheckedSite) -> str:
+    old = checked.old
+    deprecated = (
+        old.resolution.info.deprecated
+        if old is not None and isinstance(old.resolution, (FunctionValue, AttributeValue))
+        else None
+    )
+    if deprecated:
+        return f"{old.version} deprecated it: \u201c{deprecated}\u201d" if old else ""
+    return "the method is gone: use its replacement"

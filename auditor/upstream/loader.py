@@ -32,6 +32,7 @@ from apidrift.auditor.upstream.analyses.calls import (
     _kwargs_forwarding,
     _makes_metaclass_base,
     _returned_class,
+    _returns_constructed,
     _self_calls,
 )
 from apidrift.auditor.upstream.analyses.decorators import (
@@ -78,6 +79,7 @@ from apidrift.auditor.upstream.analyses.nodes import (
     _module_statements,
     _resolve_text,
 )
+from apidrift.auditor.upstream.analyses.class_getattr import getattr_serves, single_constructor_return
 from apidrift.auditor.upstream.analyses.raises import always_raises
 from apidrift.auditor.upstream.analyses.stubs import (
     Decorated,
@@ -590,6 +592,9 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
         checks_keys=facts.get("checks_keys"),
         returns_fget=facts.get("returns_fget", False),
         stores_fget=facts.get("stores_fget", False),
+        getattr_serves=_canonical_serves(func, facts.get("getattr_serves")),
+        item_constructs=_canonical_callee(func, facts.get("item_constructs")),
+        returns_exact=facts.get("returns_exact", False),
         factory_keeps_effect=None if keeps[1] else facts.get("factory_effect"),
         keeps_warning=facts.get("warning"),
         factory_keeps_warning=facts.get("factory_warning"),
@@ -1025,6 +1030,10 @@ class _FactsExtension(griffe.Extension):
                 "checks_keys": checked_keys(node) if in_class and not static else None,
                 "returns_fget": in_class and node.name == "__get__" and _hands_back_fget(node),
                 "stores_fget": in_class and node.name == "__init__" and _stores_fget(node),
+                "getattr_serves": getattr_serves(node) if in_class and node.name == "__getattr__" else None,
+                "item_constructs": single_constructor_return(node)
+                if in_class and node.name == "__getitem__"
+                else None,
                 "effect": None if identity else keeping.get("effect"),
                 "factory_effect": None if factory else keeping.get("factory_effect"),
                 # the wrapper warns when given more positional arguments than a threshold it reads
@@ -1035,6 +1044,7 @@ class _FactsExtension(griffe.Extension):
                 "reapplies": _reapplies_registered(node),
                 "deprecated": _deprecation(node),
                 "returns": _returned_class(node),
+                "returns_exact": func.returns is None and _returns_constructed(node),
                 "forwards": _kwargs_forwarding(node),
                 "raises_when": raising_guards(node, _module_node(node)) if not _in_stub(func) else [],
                 # what an omitted `None` default means, from the body (Python source only)
@@ -1061,6 +1071,24 @@ def _owner_class(node: ast.AST) -> ast.ClassDef | None:
 def _in_stub(func: griffe.Function) -> bool:
     filepath = func.module.filepath
     return isinstance(filepath, Path) and filepath.suffix == ".pyi"
+
+
+def _canonical_callee(func: griffe.Function, text: str | None) -> str | None:
+    """A callee written in `func`'s module, as a canonical path (None when it does not resolve)."""
+    if not text:
+        return None
+    path = _resolve_text(func, text)
+    return None if path.startswith("?") else path
+
+
+def _canonical_serves(func: griffe.Function, serves: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A `__getattr__`'s answer (analyses/class_getattr.py) with the class it builds made canonical."""
+    if not serves:
+        return None
+    if serves["returns"] == "item":
+        return serves
+    path = _canonical_callee(func, serves["returns"])
+    return {**serves, "returns": path} if path is not None else None
 
 
 def _canonical_constructs(func: griffe.Function, constructs: Any) -> tuple[Construct, ...] | None:

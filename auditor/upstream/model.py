@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.core.signature import Signature
 
-MODEL_VERSION = 68  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 70  # part of every cache key: bump when the model or the loader's output changes
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
@@ -276,6 +276,15 @@ class FunctionInfo:
     # An `__init__(self, fget, ...)` that stores its first argument as `self.fget` (a descriptor class
     # built around the function it decorates).
     stores_fget: bool = False
+    # A class's `__getattr__(self, name)` of a plain shape (see analyses/class_getattr.py): {"returns":
+    # "item" (it hands back `self.__getitem__(name)`) or the canonical path of the class it builds,
+    # "refuses": the guards that raise for some names}
+    getattr_serves: dict[str, Any] | None = None
+    # A function whose one `return` builds an instance of this class (canonical path): `__getitem__`
+    item_constructs: str | None = None
+    # Every return builds a fresh object by calling the one name `returns_path` reads (no annotation,
+    # no `None`): the call's result is an instance of exactly that class, where its constructor makes it
+    returns_exact: bool = False
     # guards that raise on which arguments are passed (see RaisingGuard)
     raises_when: tuple[RaisingGuard, ...] = ()
     # every call raises (or hands over first to a helper that may always raise)
@@ -331,6 +340,9 @@ class FunctionInfo:
             "checks_keys": self.checks_keys,
             "returns_fget": self.returns_fget,
             "stores_fget": self.stores_fget,
+            "getattr_serves": self.getattr_serves,
+            "item_constructs": self.item_constructs,
+            "returns_exact": self.returns_exact,
             "raises_when": [g.as_dict() for g in self.raises_when],
             "always_raises": self.always_raises.as_dict() if self.always_raises is not None else None,
             "makes_metaclass_base": self.makes_metaclass_base,
@@ -381,6 +393,9 @@ class FunctionInfo:
             checks_keys=data.get("checks_keys"),
             returns_fget=data.get("returns_fget", False),
             stores_fget=data.get("stores_fget", False),
+            getattr_serves=data.get("getattr_serves"),
+            item_constructs=data.get("item_constructs"),
+            returns_exact=data.get("returns_exact", False),
             raises_when=tuple(RaisingGuard.from_dict(g) for g in data.get("raises_when", ())),
             makes_metaclass_base=data.get("makes_metaclass_base", False),
             always_raises=AlwaysRaises.from_dict(data["always_raises"])

@@ -27,6 +27,7 @@ from apidrift.auditor.core.refs import (
 )
 from apidrift.auditor.core.signature import ParamKind
 from apidrift.auditor.upstream import dynamic
+from apidrift.auditor.upstream.analyses.class_getattr import refused
 from apidrift.auditor.upstream.analyses.mappings import expand_names
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.class_decorators import MEMBER_KEEPING_CLASS_DECORATORS
@@ -384,14 +385,20 @@ class Resolver:
             )
         if not returned:
             return Unknown(Reason.ITEM_UNKNOWN, via)
-        return self._instance_of(returned)
+        made = self._instance_of(returned)
+        if isinstance(made, InstanceValue) and self._returns_exactly(method, base, made.cls):
+            return InstanceValue(
+                made.cls, exact=True
+            )  # `Database.__getitem__`: `return Collection(self, name)`
+        return made
 
     def _receiver(self, call: CallRef) -> InstanceValue | None:
-        """The instance a method is called on (`page.first()`: page), when its type arguments are known."""
+        """The instance a method is called on (`page.first()`: page): its type arguments, and whether it
+        is exactly of its class."""
         if not isinstance(call.func, AttrRef):
             return None
         receiver = self.resolve(call.func.base)
-        return receiver if isinstance(receiver, InstanceValue) and receiver.args else None
+        return receiver if isinstance(receiver, InstanceValue) else None
 
     def _substituted(self, path: str, receiver: InstanceValue | None) -> str:
         """A type parameter of the receiver's class (`T` of `Page(Generic[T])`) stands for its type
@@ -705,7 +712,8 @@ class Resolver:
             if isinstance(entry, str):
                 continue
             if "__getattr__" in entry.members or "__getattribute__" in entry.members:
-                return Unknown(Reason.CLASS_GETATTR)
+                served = self._served_by_class_getattr(mro, entry, name) if on_instance and exact else None
+                return served if served is not None else Unknown(Reason.CLASS_GETATTR)
             if entry.dynamic_attributes:  # `setattr(self, name, ...)`, `self.__dict__[key] = ...`
                 return Unknown(Reason.DYNAMIC_ATTRIBUTES, entry.path)
             for decorator in (
@@ -857,6 +865,42 @@ class Resolver:
                 )
             return FunctionValue(member, path, via)
         return AttributeValue(member, path, on_instance=via == "instance")
+
+    def _served_by_class_getattr(
+        self, mro: list[ClassInfo | str], entry: ClassInfo, name: str
+    ) -> InstanceValue | None:
+        """What an instance's `__getattr__` hands back for `name`, where its body says (see
+        analyses/class_getattr.py): an instance of the class it (or `self.__getitem__`) builds, with
+        no guard refusing the name. pymongo's `Collection.__getattr__` serves every public name as a
+        sub-collection, so `collection.insert` (gone in pymongo 4) is a `Collection`."""
+        getattr_ = entry.members.get("__getattr__")
+        if not isinstance(getattr_, FunctionInfo) or getattr_.getattr_serves is None:
+            return None
+        if any(isinstance(e, ClassInfo) and "__getattribute__" in e.members for e in mro):
+            return None
+        serves = getattr_.getattr_serves
+        if refused(serves, name) is not False:
+            return None
+        built = serves["returns"]
+        if built == "item":
+            getitem = next(
+                (
+                    e.members["__getitem__"]
+                    for e in mro
+                    if isinstance(e, ClassInfo) and "__getitem__" in e.members
+                ),
+                None,
+            )
+            if not isinstance(getitem, FunctionInfo) or getitem.decorators or getitem.item_constructs is None:
+                return None
+            built = getitem.item_constructs
+        target = self.lookup(built)
+        if not isinstance(target, ClassValue) or target.info.metaclass:
+            return None
+        built_mro = self.mro(target.info)
+        if built_mro is None or any(isinstance(e, str) or "__new__" in e.members for e in built_mro):
+            return None  # an outside base or a `__new__` may make another object
+        return InstanceValue(target.info, exact=True)
 
     def _property_like(self, member: FunctionInfo) -> bool:
         """Decorated by one plain `@name` that is a class read as `property`: either a `property`
@@ -1110,9 +1154,25 @@ class Resolver:
                 return BuiltinInstanceValue(path)
             target = self.lookup(path) if path else None
             if isinstance(target, ClassValue):
+                if self._returns_exactly(func, receiver, target.info):
+                    return InstanceValue(target.info, exact=True)
                 return InstanceValue(target.info, exact=False, args=func.info.returns_args)
             return Unknown(Reason.RETURN_NOT_A_CLASS)
         return Unknown(Reason.UNKNOWN_RETURN)
+
+    def _returns_exactly(self, func: FunctionValue, receiver: InstanceValue | None, cls: ClassInfo) -> bool:
+        """The call gives an instance of exactly `cls`: the function's every return builds one
+        (`returns_exact`), the class's constructor makes its own instances (no metaclass, no `__new__`
+        choosing another class), and a method is the one the receiver's class really has (an exact
+        receiver: a subclass could override it)."""
+        if not func.info.returns_exact or func.info.decorators:
+            return False
+        if func.via == "instance" and (receiver is None or not receiver.exact):
+            return False
+        if cls.metaclass and not self.plain_metaclass(cls.metaclass):
+            return False
+        made = self.constructed_class(cls)
+        return isinstance(made, ClassInfo) and made.path == cls.path
 
     def _next_method(self, func: FunctionValue) -> FunctionValue | None:
         """The method `super().<name>` reaches from a method of a class: the same name in the next class

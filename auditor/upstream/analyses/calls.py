@@ -192,6 +192,24 @@ def _returned_class(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _returns_constructed(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Every `return` builds a new object by calling one dotted name (`return Collection(self, name)`),
+    none gives None, and the body cannot run off its end (its last statement is that `return`): each
+    call gives a fresh object of what that name makes (checked against the name's class when read)."""
+    if isinstance(node, ast.AsyncFunctionDef) or not node.body or not isinstance(node.body[-1], ast.Return):
+        return False
+    callees = set()
+    for inner in _own_nodes(node):
+        if isinstance(inner, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return False
+        if isinstance(inner, ast.Return):
+            value = inner.value
+            if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
+                return False
+            callees.add(ast.unparse(value.func))
+    return len(callees) == 1 and next(iter(callees)).split(".")[0] not in ("self", "cls", "super")
+
+
 def _makes_metaclass_base(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether the function is `with_metaclass(meta, *bases)` as six and SQLAlchemy 1.x write it: its
     body defines a class whose `__new__` returns (or binds) `meta(name, bases, namespace)`, and the
