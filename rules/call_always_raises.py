@@ -30,8 +30,8 @@ from collections.abc import Iterator
 
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.core.codes import RuleCode
-from apidrift.auditor.core.results import Finding, Severity
 from apidrift.auditor.core.refs import AttrRef
+from apidrift.auditor.core.results import Finding, Severity
 from apidrift.auditor.core.sites import SiteKind
 from apidrift.auditor.upstream.resolve import AttributeValue, FunctionValue, InstanceValue
 from apidrift.rules import _calls

@@ -35,6 +35,7 @@ from apidrift.auditor.upstream.analyses.calls import (
     _returns_constructed,
     _self_calls,
 )
+from apidrift.auditor.upstream.analyses.class_getattr import getattr_serves, single_constructor_return
 from apidrift.auditor.upstream.analyses.decorators import (
     _container_stores,
     _decorator_facts,
@@ -79,7 +80,6 @@ from apidrift.auditor.upstream.analyses.nodes import (
     _module_statements,
     _resolve_text,
 )
-from apidrift.auditor.upstream.analyses.class_getattr import getattr_serves, single_constructor_return
 from apidrift.auditor.upstream.analyses.raises import always_raises
 from apidrift.auditor.upstream.analyses.stubs import (
     Decorated,
