@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 from apidrift.auditor.cache import Cache
 from apidrift.auditor.check.checked import CheckedSite, SiteCheck, SiteChecks, check_site
 from apidrift.auditor.check.imports import Requirements
+from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.notebook_map import NotebookMap
 from apidrift.auditor.core.reasons import Reason, Unknown
 from apidrift.auditor.core.refs import AttrRef, ItemRef, ModuleRef, OpaqueRef, Ref
@@ -63,7 +64,7 @@ from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolver
 from apidrift.rules import read_only_attribute_assigned, unparsable_file
 from apidrift.rules.base import Rule
-from apidrift.rules.registry import all_rules
+from apidrift.rules.registry import all_rules, get_rule
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     rules = all_rules()
     with timer.phase("resolve"):
         checked_sites = []
+        at_home: list[CheckedSite] = []  # calls of a missing name, checked where it moved
         for scan in scans:
             for site in scan.sites:
                 old = (
@@ -283,6 +285,11 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                     site, new_resolver, _label(new_tree), relocator, old, old_resolver, new_requirements
                 )
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
+                home = _at_new_home(site, new, new_resolver)
+                if home is not None:
+                    moved_site = replace(site, ref=home)
+                    moved = check_site(moved_site, new_resolver, _label(new_tree), None, old, old_resolver)
+                    at_home.append(CheckedSite(moved_site, scan.path, scan.lines, new_tree.name, moved, old))
                 if site.kind is SiteKind.STORE or _handed_unknown(site.ref, new_resolver):
                     continue  # a store is no use of what the upstream has: not counted
                 if not _own_method(checked_sites[-1]):
@@ -291,6 +298,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     notebooks = {scan.path: scan.notebook for scan in scans if scan.notebook is not None}
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result, notebooks)
+        findings += _at_home_findings(_apply_rules(at_home, rules, request, result, notebooks), at_home)
         findings += _file_findings(result.files, down_tree.path_base, new_tree.name, rules, request)
         findings += _cell_findings(scans, new_tree.name, rules, request)
     _count_notebook_skips(coverage, scans, checked_sites)
@@ -704,6 +712,64 @@ def _index_args(tree: SourceTree, api_dir: Path, also_owned: Iterable[str] = ())
 
 def _build_index(index_args: dict[str, Any]) -> ApiIndex:
     return ApiIndex(**index_args)
+
+
+def _at_new_home(site: UseSite, new: SiteCheck, resolver: Resolver) -> Ref | None:
+    """A call of a name that is missing here but importable at one other place (`from pkg.a import f`
+    with `f` now in `pkg.b`): the callee's reference there, so that the call is checked against what
+    the import can move to, in the same run."""
+    missing, ref = new.missing, site.ref
+    if (
+        site.kind is not SiteKind.CALL
+        or missing is None
+        or len(new.relocated) != 1
+        or not isinstance(ref, AttrRef)
+        or not isinstance(ref.base, ModuleRef)
+        or (ref.base.path, ref.name) != (missing.owner, missing.name)
+    ):
+        return None
+    module, _, name = new.relocated[0].rpartition(".")
+    if name != missing.name or not isinstance(resolver.lookup(module), ModuleValue):
+        return None
+    return AttrRef(ModuleRef(module), name)
+
+
+# What a call checked at the moved name's new home can say: how the call binds there.
+_AT_HOME_FAMILIES = frozenset({"calls", "drift"})
+
+
+def _at_home_findings(findings: list[Finding], at_home: list[CheckedSite]) -> list[Finding]:
+    """The binding findings of calls checked where their missing name moved, each saying so."""
+    homes = {(c.path, c.site.span.line, c.site.span.column): c.site.ref for c in at_home}
+    kept = []
+    for finding in findings:
+        rule = get_rule(finding.code)
+        if (
+            rule is None
+            or rule.family.value not in _AT_HOME_FAMILIES
+            or finding.code == RuleCode.DEFINITION_LEFT_UPSTREAM
+        ):
+            continue
+        home = next(
+            (
+                ref
+                for (path, line, column), ref in homes.items()
+                if path == finding.location.path and line == finding.location.line
+            ),
+            None,
+        )
+        where = (
+            f"`{home.base.path}.{home.name}`"
+            if isinstance(home, AttrRef) and isinstance(home.base, ModuleRef)
+            else "its new home"
+        )
+        kept.append(
+            replace(
+                finding,
+                message=f"{finding.message} (checked at {where}, where the name can be imported from now)",
+            )
+        )
+    return kept
 
 
 def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:

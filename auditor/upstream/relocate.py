@@ -33,6 +33,8 @@ MAX_DEPTH = 64  # folder levels below an import name (as archives are extracted:
 MAX_FILE_BYTES = MAX_MODULE_BYTES  # larger modules are not parsed, so nothing could be confirmed in them
 MAX_INDEX_BYTES = 256 * 1024 * 1024  # read in all, for the name index; the rest of the files are not indexed
 _DEFINITION = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*[:=]", re.M)
+# A module-level `from X import a, b as c` (one line, or parenthesized over several): a re-export.
+_FROM_IMPORT = re.compile(r"^from\s+[\w.]+\s+import\s+(?:\(([^)]*)\)|([^\n(\\]+)$)", re.M)
 
 
 @dataclass(frozen=True)
@@ -80,10 +82,12 @@ class Relocator:
                 except (OSError, SourceDecodeError):
                     continue
                 budget -= len(data)
-                for match in _DEFINITION.finditer(text):
-                    name = match.group(1) or match.group(2)
+                names = [match.group(1) or match.group(2) for match in _DEFINITION.finditer(text)]
+                for match in _FROM_IMPORT.finditer(text):
+                    names += _imported_names(match.group(1) or match.group(2) or "")
+                for name in names:
                     modules = defined.setdefault(name, [])
-                    if not modules or modules[-1] != dotted:
+                    if dotted not in modules[-2:]:
                         modules.append(dotted)
                 if budget <= 0:
                     break
@@ -106,6 +110,8 @@ class Relocator:
             canonical = value_path(value)  # type: ignore[arg-type]  # a kind means a class or function value
             info = getattr(value, "info", None)
             found.setdefault(canonical, _Found(f"{dotted}.{name}", bool(getattr(info, "typing_view", False))))
+            if _rank(f"{dotted}.{name}") < _rank(found[canonical].path):
+                found[canonical] = _Found(f"{dotted}.{name}", found[canonical].typing_view)
         # A private module's stub may still declare what its compiled code no longer has (MarkupSafe
         # 2.1.0 `_speedups.pyi` keeps `soft_unicode`): for a public name, a private home only a stub
         # declares is no evidence of where it moved.
@@ -113,7 +119,7 @@ class Relocator:
         return tuple(
             sorted(
                 {
-                    self._most_public(canonical, name)
+                    min(self._most_public(canonical, name), value.path, key=_rank)
                     for canonical, value in found.items()
                     if not (public_only and value.typing_view and _private(canonical.rpartition(".")[0]))
                 },
@@ -130,6 +136,23 @@ class Relocator:
             if _kind(value) is not None and value_path(value) == canonical:  # type: ignore[arg-type]  # a kind means a value
                 return f"{prefix}.{name}"
         return canonical
+
+
+def _rank(path: str) -> tuple[bool, int, str]:
+    """Public paths first, then the shorter (`pkg.b.f`, a re-export, over `pkg._impl.b.f`)."""
+    return (_private(path.rpartition(".")[0]), path.count("."), path)
+
+
+def _imported_names(text: str) -> list[str]:
+    """The names a `from X import ...` list binds: `a, b as c` -> a, c."""
+    names = []
+    for item in text.replace("\n", " ").split(","):
+        words = item.split("#")[0].split()
+        if len(words) == 1 and words[0].isidentifier():
+            names.append(words[0])
+        elif len(words) == 3 and words[1] == "as" and words[2].isidentifier():
+            names.append(words[2])
+    return names
 
 
 def _private(dotted: str) -> bool:

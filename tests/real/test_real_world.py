@@ -398,6 +398,25 @@ def test_django_2_1_calls_widget_render_with_renderer_a_warning_on_an_old_overri
     assert render.classification.value == "drift"
 
 
+def test_pymongo_4_removed_collection_methods_reached_through_values_of_kombu(index_cache: Path) -> None:
+    """kombu 5.1.0's MongoDB transport calls `self.messages.insert(...)`, `.update`, `.remove`,
+    `.find_and_modify` on collections reached through its own cached properties over
+    `MongoClient(**conf)[dbname][name]`. pymongo 4.0 removed those methods; `Collection.__getattr__`
+    then hands back a sub-collection, whose `__call__` always raises. Confirmed under CPython 3.11:
+    with 3.12.0 `insert` reaches for the server (ServerSelectionTimeoutError), with 4.0 "TypeError:
+    'Collection' object is not callable. If you meant to call the 'insert' method on a 'Collection'
+    object it is failing because no such method exists." `Cursor.count` (line 191) is on a cursor
+    whose class writes attributes at run time: a warning."""
+    result = audit(AuditRequest("kombu==5.1.0", "pymongo==4.0", old="pymongo==3.12.0", cache_dir=index_cache))
+    errors = {f.location.line for f in result.findings if f.severity.value == "error" and f.code == "AD108"}
+    assert errors == {154, 168, 203, 206, 215, 248, 251, 254, 462, 464}
+    assert [
+        f.code for f in result.findings if f.severity.value == "error" and f.location.line not in errors
+    ] == []
+    insert = next(f for f in result.findings if f.location.line == 203)
+    assert "insert is deprecated. Use insert_one or insert_many instead." in (insert.hint or "")
+
+
 def test_sqlalchemy_2_table_methods_reached_through_a_property_of_dataset(index_cache: Path) -> None:
     """dataset 1.6.0 reaches its SQLAlchemy `Table` through its own property (`self.table`, returning
     `self._table = SQLATable(...)`). SQLAlchemy 2.0 made `TableClause.insert/update/delete/select` take
