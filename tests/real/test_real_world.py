@@ -417,6 +417,21 @@ def test_pymongo_4_removed_collection_methods_reached_through_values_of_kombu(in
     assert "insert is deprecated. Use insert_one or insert_many instead." in (insert.hint or "")
 
 
+def test_pymongo_4_removed_database_method_and_gridfs_keyword_of_eve(index_cache: Path) -> None:
+    """eve 1.1.5: `db = MongoClient(**kw)[dbname]` then `db.authenticate(username, password, **kw)`;
+    pymongo 4.0 removed `Database.authenticate`, so the name gives a `Collection` whose call raises
+    (CPython 3.11, pymongo 4.0: "TypeError: 'Collection' object is not callable. If you meant to call
+    the 'authenticate' method on a 'Database' object ..."; 3.12.0 reaches for the server). And
+    `GridFS(..., disable_md5=True)`, a keyword 4.0 removed."""
+    result = audit(AuditRequest("eve==1.1.5", "pymongo==4.0", old="pymongo==3.12.0", cache_dir=index_cache))
+    errors = {
+        f"{f.location.path}:{f.location.line} {f.code}"
+        for f in result.findings
+        if f.severity.value == "error"
+    }
+    assert errors == {"eve/io/mongo/flask_pymongo.py:97 AD108", "eve/io/mongo/media.py:62 AD101"}
+
+
 def test_sqlalchemy_2_table_methods_reached_through_a_property_of_dataset(index_cache: Path) -> None:
     """dataset 1.6.0 reaches its SQLAlchemy `Table` through its own property (`self.table`, returning
     `self._table = SQLATable(...)`). SQLAlchemy 2.0 made `TableClause.insert/update/delete/select` take
