@@ -124,6 +124,11 @@ class Reason(Enum):
     # -- the signature a call binds against -----------------------------------------------------------
     NOT_CALLABLE = ("not-callable", "the object called is not known to be callable")
     INSTANCE_CALL = ("instance-call", "an instance whose class has no __call__ the analysis can read")
+    INTERFACE_METHOD = (
+        "interface-method",
+        "a method of a zope.interface declaration: the object is any provider of it, whose own method "
+        "binds the call (the declaration omits `self` and binds nothing at run time)",
+    )
     DECORATOR = ("decorator", "a decorator whose effect on the signature is unknown")
     PYDANTIC_DATACLASS_WITH_INIT = (
         "pydantic-dataclass-with-__init__",

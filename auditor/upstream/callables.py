@@ -106,6 +106,8 @@ class CallTarget:
 
 def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
     if isinstance(value, FunctionValue):
+        if value.via == "instance" and _declared_by_interface(value, resolver):
+            return Unknown(Reason.INTERFACE_METHOD, value.path.rpartition(".")[0])
         target = _function_target(value, resolver)
         if isinstance(target, CallTarget) and value.via == "instance" and target.always_raises is not None:
             # the instance may be of a subclass that overrides it (an abstract method's body)
@@ -126,6 +128,16 @@ def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
     if isinstance(value, ServedValue):
         return Unknown(Reason.SERVED_BY_GETATTR)
     return Unknown(Reason.NOT_CALLABLE)
+
+
+def _declared_by_interface(value: FunctionValue, resolver: Resolver) -> bool:
+    """A method of a class deriving from zope.interface's `Interface` (`ITransport.write(data)`): a
+    declaration of what providers offer, written without `self`; an instance typed by it is a provider."""
+    owner = resolver.lookup(value.path.rpartition(".")[0])
+    if not isinstance(owner, ClassValue):
+        return False
+    mro = resolver.mro(owner.info)
+    return mro is not None and any(isinstance(e, str) and e.startswith("zope.interface.") for e in mro)
 
 
 def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | Unknown:

@@ -24,6 +24,7 @@ CLEAN_PAIRS = [
     ("typer==0.15.1", "click==8.1.8"),
     ("alembic==1.14.0", "sqlalchemy==2.0.36"),
     ("transformers==4.46.0", "huggingface_hub==0.26.1"),
+    ("scrapy==2.11.0", "twisted==23.10.0"),
 ]
 
 

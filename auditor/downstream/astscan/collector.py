@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar, cast
 
-from apidrift.auditor.core.refs import AttrRef, ModuleRef
+from apidrift.auditor.core.refs import AttrRef, ModuleRef, root_module
 from apidrift.auditor.core.sites import Span
 from apidrift.auditor.downstream.astscan.forwarding import _assigns_name, _forwarding, _kwargs_call
 from apidrift.auditor.downstream.astscan.guards import (
@@ -248,7 +248,11 @@ class _Collector:
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         scope = self.scope
         written = [b.value if isinstance(b, ast.Starred) else b for b in node.bases]
-        bases = tuple(self._intern(_compact(b)) for b in written if not _is_trivial_base(b))
+        bases = tuple(
+            self._intern(_compact(b))
+            for b in written
+            if not (_is_trivial_base(b) and not self._upstream_base(b))
+        )
         keywords = any(k.arg is not None for k in node.keywords)
         cls = _ClassScope(
             scope, is_class=True, bases=bases, keywords=keywords, any_keywords=bool(node.keywords),
@@ -664,6 +668,19 @@ class _Collector:
         if all(holds_no_upstream(self._visible(name), self.upstream_names) for name, _ in tests):
             return False, [frozenset(attribute for _, attribute in tests)]
         return True, []
+
+    def _upstream_base(self, base: ast.expr) -> bool:
+        """A base whose first name is bound to an upstream import (Twisted's `Protocol`, which only
+        shares its last name with `typing.Protocol`)."""
+        root = base.value if isinstance(base, ast.Subscript) else base
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        return any(
+            isinstance(b.value, (ModuleRef, AttrRef)) and root_module(b.value) in self.upstream_names
+            for b in self._visible(root.id) or ()
+        )
 
     def _visible(self, name: str) -> list[_Binding] | None:
         """The bindings of `name` so far in the nearest scope that has one (class bodies only their own)."""
