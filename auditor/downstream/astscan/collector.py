@@ -268,7 +268,25 @@ class _Collector:
         self.visit_all(node.body)
         self.guard_depth -= skipped
         self.scopes.pop()
+        self._mark_overridden(cls, written)
         self.candidates.append(_Candidate("class", None, cls, self.guard, None))
+
+    def _mark_overridden(self, cls: _ClassScope, bases: list[ast.expr]) -> None:
+        """Tell each downstream class this one derives from (by a plain name, up its own chain) which of
+        its class-level names this one binds again."""
+        names = {n for n in cls.bindings if n not in cls.methods}
+        if not names:
+            return
+        pending = [b.id for b in bases if isinstance(b, ast.Name)]
+        seen: set[int] = set()
+        while pending and len(seen) < 64:
+            bindings = self._visible(pending.pop()) or ()
+            for binding in bindings:
+                value = binding.value
+                if isinstance(value, _DownClass) and id(value.cls) not in seen:
+                    seen.add(id(value.cls))
+                    value.cls.overridden |= names
+                    pending += [b[1] for b in value.cls.bases if isinstance(b, tuple) and b[:1] == ("n",)]
 
     def visit_FunctionDef(self, node: _Function) -> None:
         outer = self.scope

@@ -306,6 +306,8 @@ class _Evaluator:
                     b for b in (*base.cls.bindings.get(name, ()), *bindings) if b.annotation is not None
                 ]
                 return self._unique(declared or bindings)
+            if name in base.cls.overridden and name not in base.cls.methods:
+                return None  # a subclass here binds it again: `self` may be one of its instances
             return self._class_member(base.cls, name, instance=True)
         if isinstance(base, _DownClass):
             return self._class_member(base.cls, name, instance=False)

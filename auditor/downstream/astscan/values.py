@@ -313,6 +313,9 @@ class _ClassScope(_Scope):
     any_keywords: bool = False  # any keyword among the bases, `**extra` included
     decorated: bool = False
     methods: dict[str, _Method] = field(default_factory=dict)
+    # Class-level names a subclass in the same file binds again (`field_class = MultipleChoiceField`
+    # under `field_class = forms.Field`): through `self`, such a name may hold the subclass's value.
+    overridden: set[str] = field(default_factory=set)
 
 
 @dataclass(eq=False)
