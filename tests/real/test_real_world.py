@@ -25,6 +25,7 @@ CLEAN_PAIRS = [
     ("alembic==1.14.0", "sqlalchemy==2.0.36"),
     ("transformers==4.46.0", "huggingface_hub==0.26.1"),
     ("scrapy==2.11.0", "twisted==23.10.0"),
+    ("django-filter==23.5", "django==5.0"),
 ]
 
 
