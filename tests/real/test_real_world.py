@@ -115,7 +115,15 @@ def test_clean_pair_has_no_error(
     assert errors == PROVEN_BREAKS.get((downstream, upstream), set())
     coverage = result.coverage[0]
     assert coverage.found >= 50
-    assert coverage.checked >= 0.8 * by_name(coverage), coverage.not_checkable
+    assert coverage.checked >= COVERAGE_FLOOR.get((downstream, upstream), 0.8) * by_name(coverage), (
+        coverage.not_checkable
+    )
+
+
+# Pairs whose share of checked uses is lower for a reason of their own: django-filter's 42 calls of
+# `_ = gettext_lazy` (`lazy(gettext, str)`, whose wrapper hands its arguments to a proxy and binds
+# nothing until the string is used) are not checkable (`not-callable`).
+COVERAGE_FLOOR = {("django-filter==23.5", "django==5.0"): 0.75}
 
 
 def test_typer_against_click_8_2_finds_the_make_metavar_break(
