@@ -8,13 +8,15 @@ warm run reads a few small files instead of running griffe.
 from __future__ import annotations
 
 import ast
+import gc
 import hashlib
 import json
 import logging
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,16 +269,13 @@ class ApiIndex:
         if len(files) > _MAX_STORE_FILES:
             return None
         total = 0
-        try:  # the tree's own path, resolved once (not once a file): 2,000 files in vLLM
-            inside = os.path.realpath(self.root) + os.sep
-        except (OSError, ValueError):
-            return None
+        # `walk_modules` follows no folder through a link, and a file that is a link is not read
+        # (`follow_symlinks=False`): every file read lies in the tree, without resolving each path
+        # (12 `lstat`s a file).
         for _, path in files:
             if path.suffix != ".py" or path.name == "conftest.py" or path.name.startswith("test_"):
                 continue
             try:
-                if not os.path.realpath(path).startswith(inside):
-                    continue  # a link out of the tree
                 data = read_bounded(path, MAX_MODULE_BYTES, follow_symlinks=False)
             except (BoundedReadError, OSError, ValueError):
                 continue
@@ -315,16 +314,10 @@ class ApiIndex:
         words: dict[bytes, int] = {}
         defs: dict[bytes, int] = {}
         total = 0
-        try:
-            inside = os.path.realpath(self.root) + os.sep
-        except (OSError, ValueError):
-            return None
         for _, path in files:
             if path.suffix != ".py":
                 continue
-            try:
-                if not os.path.realpath(path).startswith(inside):
-                    return None  # a link out of the tree: its code is unread
+            try:  # a file that is a link (in the tree or out of it) is not read: its code is unread
                 data = read_bounded(path, MAX_MODULE_BYTES, follow_symlinks=False)
             except (BoundedReadError, OSError, ValueError):
                 return None
@@ -458,7 +451,8 @@ class ApiIndex:
         )  # griffe: on a cache miss only
 
         try:
-            info = load_module(dotted, filepath, decode_source(data), self.root)
+            with _collector_paused():
+                info = load_module(dotted, filepath, decode_source(data), self.root)
         except SourceDecodeError as error:
             self.stats.failed[dotted] = f"cannot decode: {error}"
             return unknowable
@@ -543,6 +537,22 @@ def _stores_on_module(tree: ast.Module, dotted: str, name: str) -> bool:
             if ast.unparse(node.value) in aliases:
                 return True
     return False
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for one module's load: the load allocates a few hundred thousand
+    objects (griffe's tree, the AST, the analyses' tables), each allocation counting towards a
+    collection that walks every object alive (all the models loaded so far) and frees nothing of the
+    load's own. The load's garbage is collected after it. Flagship cold: 0.2 of 1.9 CPU-s (4 full
+    collections down to 1)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def walk_modules(

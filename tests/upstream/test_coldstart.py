@@ -16,6 +16,7 @@ from apidrift import AuditRequest, audit
 from apidrift.auditor.core.bind import _FLAVOR, CallShape, _bind, bind
 from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream import kept
+from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.analyses.needs import facts_prefix, import_failure, own_imports
 from apidrift.auditor.upstream.astwalk import walk, walk_once
 
@@ -177,3 +178,21 @@ def test_the_old_versions_import_walk_classifies_as_the_full_one(tmp_path: Path)
                                 cache_dir=tmp_path / "cache"))  # fmt: skip
     got = sorted((f.location.line, f.code, f.classification.value) for f in result.findings)
     assert got == [(1, "AD005", "pre-existing"), (2, "AD005", "drift"), (3, "AD005", "drift")]
+
+
+def test_the_whole_tree_reads_take_no_file_through_a_link(tmp_path: Path) -> None:
+    """The attribute-store index and the spelled names read every file of the tree but none through a
+    link (in the tree or out of it), without resolving each path."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.py").write_text("from pkg import mod\nmod.planted = 1\nmod.called()\n")
+    root = write_tree(tmp_path / "up", {"pkg/__init__.py": "", "pkg/mod.py": "x = 1\n",
+                                        "pkg/real.py": "from pkg import mod\nmod.other = 2\n"})  # fmt: skip
+    index = ApiIndex(root, ["pkg"], name="pkg")
+    assert index.may_call("other") and not index.may_call("called")
+    (root / "pkg" / "setter.py").symlink_to(outside / "evil.py")
+    (root / "pkg" / "inside.py").symlink_to(root / "pkg" / "real.py")
+    index = ApiIndex(root, ["pkg"], name="pkg")
+    assert index.assigned_elsewhere("pkg.mod", "other")
+    assert not index.assigned_elsewhere("pkg.mod", "planted")
+    assert index.may_call("called")  # a file not read: any method may be called
