@@ -16,8 +16,8 @@ from apidrift import AuditRequest, audit
 from apidrift.auditor.core.bind import _FLAVOR, CallShape, _bind, bind
 from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream import kept
-from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.analyses.needs import facts_prefix, import_failure, own_imports
+from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.astwalk import walk, walk_once
 
 
