@@ -64,10 +64,12 @@ def always_raises(function: ast.AST) -> dict[str, Any] | None:
 
 
 def _module_of(node: ast.AST) -> ast.Module | None:
+    """The module a node sits in, through the parents griffe's visitor links."""
+    current: Any = node
     for _ in range(200):
-        node = getattr(node, "parent", None)
-        if node is None or isinstance(node, ast.Module):
-            return node
+        current = getattr(current, "parent", None)
+        if current is None or isinstance(current, ast.Module):
+            return current
     return None
 
 
