@@ -14,11 +14,15 @@ from casefiles import write_tree
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.core.bind import _FLAVOR, CallShape, _bind, bind
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
 from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream import kept
+from apidrift.auditor.upstream import resolve as resolve_module
 from apidrift.auditor.upstream.analyses.needs import facts_prefix, import_failure, own_imports
 from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.astwalk import walk, walk_once
+from apidrift.auditor.upstream.resolve import FunctionValue, Missing, Resolver
 
 
 def test_walk_gives_ast_walks_nodes_in_its_order_on_the_standard_library() -> None:
@@ -196,3 +200,42 @@ def test_the_whole_tree_reads_take_no_file_through_a_link(tmp_path: Path) -> Non
     assert index.assigned_elsewhere("pkg.mod", "other")
     assert not index.assigned_elsewhere("pkg.mod", "planted")
     assert index.may_call("called")  # a file not read: any method may be called
+
+
+def _star_resolver(tmp_path: Path, files: dict[str, str]) -> Resolver:
+    root = write_tree(tmp_path / "up", files)
+    return Resolver(ApiIndex(root, ["pkg"], name="pkg"))
+
+
+def test_a_name_a_later_star_import_binds_needs_no_store_index(tmp_path: Path) -> None:
+    """`from .a import *` then `from .b import *`: a name only `b` binds is `b`'s without asking whether
+    another module stores it on `a` (a read of every file of the upstream); a name neither binds but
+    another module stores on `a` is still unknown, not missing."""
+    resolver = _star_resolver(tmp_path, {
+        "pkg/__init__.py": "from pkg.a import *\nfrom pkg.b import *\n",
+        "pkg/a.py": "x = 1\n",
+        "pkg/b.py": "def f():\n    pass\n",
+        "pkg/setup.py": "from pkg import a\na.planted = 1\n",
+    })  # fmt: skip
+    found = resolver.resolve(AttrRef(ModuleRef("pkg"), "f"))
+    assert isinstance(found, FunctionValue) and found.path == "pkg.b.f"
+    assert resolver.index._attribute_stores is None  # not read
+    planted = resolver.resolve(AttrRef(ModuleRef("pkg"), "planted"))
+    assert isinstance(planted, Unknown) and planted.reason is Reason.ASSIGNED_BY_ANOTHER_MODULE
+    assert isinstance(resolver.resolve(AttrRef(ModuleRef("pkg"), "nowhere")), Missing)
+
+
+def test_a_star_import_whose_getattr_may_serve_the_name_is_read_in_full(tmp_path: Path) -> None:
+    """The star import Python runs last wins: a module `__getattr__` there may serve the name before an
+    earlier import's definition counts; the first pass leaves it to the full reading."""
+    resolver = _star_resolver(tmp_path, {
+        "pkg/__init__.py": "from pkg.b import *\nfrom pkg.a import *\n",
+        "pkg/a.py": "__all__ = ['f']\n\ndef __getattr__(name):\n    if name == 'f':\n        return 1\n"
+                    "    raise AttributeError(name)\n",
+        "pkg/b.py": "def f():\n    pass\n",
+    })  # fmt: skip
+    fresh = Resolver(ApiIndex(resolver.index.root, ["pkg"], name="pkg"))
+    whole = fresh._module_attribute(fresh.index.module("pkg"), "f", stores=False)  # type: ignore[arg-type]
+    assert whole is resolve_module._UNDECIDED
+    found = resolver.resolve(AttrRef(ModuleRef("pkg"), "f"))
+    assert not isinstance(found, FunctionValue)  # not b's `def`: a's `__getattr__` answers first
