@@ -109,6 +109,8 @@ class ApiIndex:
         # package is too large to read (see `may_call`).
         self._spelled: tuple[dict[bytes, int], dict[bytes, int]] | bool | None = False
         self.touched: set[str] | None = None  # kept across audits (`kept`): the modules this audit asked for
+        self._files: dict[str, Path | None] = {}  # dotted -> `module_file`
+        self._real_root: Path | bool | None = None  # the root, links resolved (False: it cannot be)
 
     @property
     def label(self) -> str:
@@ -151,13 +153,34 @@ class ApiIndex:
         if path is None:
             return None
         try:
-            text = read_bounded(path, MAX_MODULE_BYTES, within=self.root).decode("utf-8", "replace")
+            text = self._read(path).decode("utf-8", "replace")
         except (BoundedReadError, OSError):
             return None
         return literal_all(text)
 
+    def _read(self, path: Path) -> bytes:
+        """A file of the tree, at most MAX_MODULE_BYTES, refused when its links lead out of the tree
+        (`read_bounded(..., within=root)`, the root resolved once instead of at every read)."""
+        if self._real_root is None:
+            try:
+                self._real_root = self.root.resolve()
+            except (OSError, RuntimeError):
+                self._real_root = False
+        try:
+            inside = isinstance(self._real_root, Path) and path.resolve().is_relative_to(self._real_root)
+        except (OSError, RuntimeError):  # a symlink loop, a name too long...
+            inside = False
+        if not inside:
+            raise BoundedReadError("a link out of its tree", path)
+        return read_bounded(path, MAX_MODULE_BYTES)
+
     def module_file(self, dotted: str) -> Path | None:
         """The file of a module, stubs first as type checkers do; a namespace package is its folder."""
+        if dotted not in self._files:
+            self._files[dotted] = self._module_file(dotted)
+        return self._files[dotted]
+
+    def _module_file(self, dotted: str) -> Path | None:
         parts = dotted.split(".")
         if not all(part.isidentifier() for part in parts):
             return None  # never a path outside the root (`..`, `/`) nor a file that is no module
@@ -217,7 +240,7 @@ class ApiIndex:
         for relative in stores.get(name, ()):
             path = self.root / relative
             try:
-                tree = ast.parse(read_bounded(path, MAX_MODULE_BYTES, within=self.root))
+                tree = ast.parse(self._read(path))
             except (BoundedReadError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
                 return True
             if _stores_on_module(tree, dotted, name):
@@ -363,7 +386,7 @@ class ApiIndex:
     def _read_import_facts(self, dotted: str, filepath: Path) -> ImportFacts:
         """One module's import facts, from the cache (keyed by the file's content) or one `ast` parse."""
         try:
-            data = read_bounded(filepath, MAX_MODULE_BYTES, within=self.root)
+            data = self._read(filepath)
         except (BoundedReadError, OSError, ValueError):
             return ImportFacts(None, ())
         key = hashlib.sha256(
@@ -420,7 +443,7 @@ class ApiIndex:
             installs_modules=True,
         )
         try:  # a regular file inside the tree: never a link out of it, a FIFO or a device
-            data = read_bounded(filepath, MAX_MODULE_BYTES, within=self.root)
+            data = self._read(filepath)
         except BoundedReadError as error:
             if str(error.strerror).startswith("larger than"):
                 self.stats.failed[dotted] = f"larger than {MAX_MODULE_BYTES // 1024 // 1024} MiB, not parsed"
@@ -436,7 +459,7 @@ class ApiIndex:
         ):  # the loader reads the source beside a stub too (its names, defs, `__getattr__`)
             beside = filepath.with_suffix(".py")
             try:
-                key_data += b"\0" + read_bounded(beside, MAX_MODULE_BYTES, within=self.root)
+                key_data += b"\0" + self._read(beside)
             except (BoundedReadError, OSError):
                 pass  # none, or not readable: the loader finds none either
         key = hashlib.sha256(f"{MODEL_VERSION}\0{dotted}\0{filepath.name}\0".encode() + key_data).hexdigest()
