@@ -19,7 +19,7 @@ from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.check.checked import CheckedSite, SiteCheck, SiteChecks, check_site
+from apidrift.auditor.check.checked import CheckedSite, SiteCheck, SiteChecks, check_site, with_import_fails
 from apidrift.auditor.check.imports import Requirements
 from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.notebook_map import NotebookMap
@@ -276,14 +276,20 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
         at_home: list[CheckedSite] = []  # calls of a missing name, checked where it moved
         for scan in scans:
             for site in scan.sites:
+                # The old version's import walk (modules read through imports) is made only where the
+                # new version's import raises: only then does a rule read it (the finding's class).
                 old = (
-                    check_site(site, old_resolver, _label(old_tree), requirements=old_requirements)
+                    check_site(
+                        site, old_resolver, _label(old_tree), requirements=old_requirements, import_walk=False
+                    )
                     if old_resolver and old_tree
                     else None
                 )
                 new = check_site(
                     site, new_resolver, _label(new_tree), relocator, old, old_resolver, new_requirements
                 )
+                if old is not None and old_resolver is not None and new.import_fails is not None:
+                    old = with_import_fails(site, old, old_resolver, old_requirements)
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 home = _at_new_home(site, new, new_resolver)
                 if home is not None:

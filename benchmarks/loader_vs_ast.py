@@ -11,13 +11,15 @@ then times each of those modules, CPU (`time.process_time`), best of `--repeat`:
   and bodies, assignments), a stand-in for a loader written on `ast`;
 - `griffe.visit` alone (griffe's own visitor, no extension);
 - apidrift's `load_module` (griffe plus apidrift's extension analyses and the conversion to the model).
-A script, not a test.
+Each timing runs with the cycle collector paused, as the index runs a load (`_collector_paused`), after a
+collection. `--per-module` prints every module's milliseconds. A script, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import gc
 import shutil
 import tempfile
 import time
@@ -66,9 +68,12 @@ def extract(tree: ast.Module) -> list[tuple]:
 def best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
     times = []
     for _ in range(repeat):
+        gc.collect()
+        gc.disable()
         t = time.process_time()
         fn()
         times.append(time.process_time() - t)
+        gc.enable()
     return min(times)
 
 
@@ -79,6 +84,7 @@ def main() -> None:
     parser.add_argument("--cache-dir", required=True)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", help="also write a cProfile of one load_module pass to this file")
+    parser.add_argument("--per-module", action="store_true", help="print each module's milliseconds")
     args = parser.parse_args()
 
     import griffe
@@ -107,12 +113,24 @@ def main() -> None:
     loader.load_module = original  # type: ignore[assignment]
 
     totals = {"ast.parse": 0.0, "ast_extract": 0.0, "griffe.visit": 0.0, "load_module": 0.0}
+    rows = []
     for dotted, filepath, code, root in loaded:
         name = dotted.rsplit(".", 1)[-1]
-        totals["ast.parse"] += best(lambda: ast.parse(code), args.repeat)
-        totals["ast_extract"] += best(lambda: extract(ast.parse(code)), args.repeat)
-        totals["griffe.visit"] += best(lambda: griffe.visit(name, filepath, code), args.repeat)
-        totals["load_module"] += best(lambda: original(dotted, filepath, code, root), args.repeat)
+        row = {
+            "ast.parse": best(lambda: ast.parse(code), args.repeat),
+            "ast_extract": best(lambda: extract(ast.parse(code)), args.repeat),
+            "griffe.visit": best(lambda: griffe.visit(name, filepath, code), args.repeat),
+            "load_module": best(lambda: original(dotted, filepath, code, root), args.repeat),
+        }
+        for key, value in row.items():
+            totals[key] += value
+        rows.append((dotted, root.parent.name, len(code), row))
+    if args.per_module:
+        print("| module | release tree | KB | " + " | ".join(f"{k} ms" for k in totals) + " |")
+        print("|---|---|---|" + "---|" * len(totals))
+        for dotted, tree, size, row in rows:
+            cells = " | ".join(f"{1000 * v:.1f}" for v in row.values())
+            print(f"| {dotted} | {tree} | {size / 1000:.0f} | {cells} |")
     n = len(loaded)
     if args.profile:
         import cProfile

@@ -145,12 +145,14 @@ def check_site(
     old: SiteCheck | None = None,
     old_resolver: Resolver | None = None,
     requirements: Requirements | None = None,
+    import_walk: bool = True,
 ) -> SiteCheck:
     """Check one site against one version; with a relocator, a missing name is looked for elsewhere,
     and the replacement the upstream names for a missing or deprecated name is looked up. With the old
     version's resolver, a name an annotated value's class lost counts as a removal even where the old
-    version could not type the value (its return was not annotated)."""
-    checked = _check_site(site, resolver, version, relocator, old, old_resolver, requirements)
+    version could not type the value (its return was not annotated). Without `import_walk`, whether an
+    import raises is not read (`with_import_fails` adds it when it is asked)."""
+    checked = _check_site(site, resolver, version, relocator, old, old_resolver, requirements, import_walk)
     before = _member_before(checked, old, old_resolver)
     if before is not None:
         checked = replace(checked, member_before=before)
@@ -287,6 +289,7 @@ def _check_site(
     old: SiteCheck | None = None,
     old_resolver: Resolver | None = None,
     requirements: Requirements | None = None,
+    import_walk: bool = True,
 ) -> SiteCheck:
     if site.kind is SiteKind.OVERRIDE:
         return _check_override(site, resolver, version, old)
@@ -351,7 +354,7 @@ def _check_site(
             run_time_only=_run_time_only(site.ref, resolution, resolver),
             present=_present(site.ref, resolver),
         )
-    if site.kind is SiteKind.IMPORT:
+    if site.kind is SiteKind.IMPORT and import_walk:
         fails = _import_fails(site.ref, resolution, resolver, requirements)
         if fails is not None:
             return SiteCheck(version, resolution, import_fails=fails)
@@ -473,6 +476,19 @@ def _slotted(cls: ClassInfo, resolver: Resolver) -> bool:
         if "__dict__" in names:
             return False
     return True
+
+
+def with_import_fails(
+    site: UseSite, checked: SiteCheck, resolver: Resolver, requirements: Requirements | None
+) -> SiteCheck:
+    """A check made without `import_walk`, with what it left out: whether the import raises. The same
+    check as with the walk: an import site's check differs only in `import_fails`."""
+    if site.kind is not SiteKind.IMPORT or checked.import_fails is not None:
+        return checked
+    if checked.missing is not None or checked.unknown is not None or isinstance(checked.resolution, Unknown):
+        return checked  # `_check_site` returns before its walk
+    fails = _import_fails(site.ref, checked.resolution, resolver, requirements)
+    return replace(checked, import_fails=fails) if fails is not None else checked
 
 
 def _import_fails(

@@ -56,6 +56,10 @@ TRANSPARENT_BASES = frozenset(
 )
 
 
+# A first pass's answer that depends on what it does not ask (`Resolver._module_attribute`): never
+# returned by a full reading.
+_UNDECIDED = Unknown(Reason.MODULE_GETATTR)
+
 # Metaclasses whose `__call__` is type's own.
 PLAIN_METACLASSES = frozenset({"builtins.type", "abc.ABCMeta"})
 # Enum classes: class-level access finds the members the body defines and this API, nothing else.
@@ -524,8 +528,12 @@ class Resolver:
         return False
 
     def _module_attribute(
-        self, module: ModuleInfo, name: str, seen: frozenset[str] = frozenset()
+        self, module: ModuleInfo, name: str, seen: frozenset[str] = frozenset(), *, stores: bool = True
     ) -> Resolution:
+        """The module's attribute `name`. Without `stores` (the first pass over star imports): whether
+        another module stores the name on this one is not asked (a miss stays a miss), and an answer
+        that would depend on it (a module `__getattr__` consulted after the star imports) is
+        `_UNDECIDED`: a value found so is the value the full reading finds, at the same star import."""
         member = module.members.get(name)
         if member is not None:
             if name in module.rebound:
@@ -547,7 +555,13 @@ class Resolver:
             # `__getattr__` does not bind (`click.__version__` in 8.2) is that function's to answer.
             return Unknown(Reason.MODULE_DUNDER)
         # A star import binds its names for certain, whatever else the module does; when several
-        # provide one, the last import wins, as in Python.
+        # provide one, the last import wins, as in Python. A first pass without the question of stores
+        # from other modules (which reads every file of the upstream) answers where an import binds
+        # the name; a miss in a module imported before another that binds it is then never asked about.
+        if stores and module.star_imports:
+            first = self._star_value(module, name, seen)
+            if first is not None:
+                return first
         unsure: Unknown | None = None
         for star in reversed(module.star_imports):
             if star in seen or not self.index.owns(star):
@@ -569,7 +583,9 @@ class Resolver:
                 source.exports is None and name.startswith("_")
             ):
                 continue
-            found = self._module_attribute(source, name, seen | {module.path})
+            found = self._module_attribute(source, name, seen | {module.path}, stores=stores)
+            if found is _UNDECIDED:
+                return found
             if isinstance(found, Unknown):
                 unsure = unsure or found
             elif not isinstance(found, Missing):
@@ -588,6 +604,8 @@ class Resolver:
             elif computed.limit:
                 return Unknown(Reason.EVALUATION_LIMIT)
         if module.getattr_source is not None:
+            if not stores:
+                return _UNDECIDED  # its answer depends on `unsure`, which the stores may change
             return self._getattr_attribute(module, name, unsure, closed=closed)
         # Open: globals() games, a load that failed, or top-level code that binds names itself
         # (`exec(...)`, `locals()[...] = ...`): a name the analysis does not see may still be there.
@@ -605,9 +623,29 @@ class Resolver:
             return Unknown(Reason.NAMESPACE_PACKAGE)  # another distribution's module of the namespace
         if self._installs_modules(f"{module.path}.{name}"):
             return Unknown(Reason.INSTALLED_MODULE)
-        if self.index.assigned_elsewhere(module.path, name):
+        if stores and self.index.assigned_elsewhere(module.path, name):
             return Unknown(Reason.ASSIGNED_BY_ANOTHER_MODULE)
         return Missing(module.path, name, "module")
+
+    def _star_value(self, module: ModuleInfo, name: str, seen: frozenset[str]) -> Resolution | None:
+        """The value a star import of the module binds `name` to, read without the question of stores
+        from other modules; None when none binds it so (the full reading then decides)."""
+        for star in reversed(module.star_imports):
+            if star in seen or not self.index.owns(star):
+                continue
+            source = self.index.module(star)
+            if source is None:
+                continue  # absent, or compiled: unsure at most, never a value
+            if (source.exports is not None and name not in source.exports) or (
+                source.exports is None and name.startswith("_")
+            ):
+                continue
+            found = self._module_attribute(source, name, seen | {module.path}, stores=False)
+            if found is _UNDECIDED:
+                return None
+            if not isinstance(found, (Unknown, Missing)):
+                return found
+        return None
 
     def _getattr_attribute(
         self, module: ModuleInfo, name: str, unsure: Unknown | None, *, closed: bool = False

@@ -1,5 +1,7 @@
 """The cold-start work keeps results identical: the faster walk is `ast.walk`, a kept upstream model
-gives each audit what a fresh one gives (findings and notes), bind's memo is bind."""
+gives each audit what a fresh one gives (findings and notes), bind's memo is bind, the import facts
+read from a file's prefix are the whole file's, the old version's import walk made on demand classifies
+as before."""
 
 from __future__ import annotations
 
@@ -12,9 +14,15 @@ from casefiles import write_tree
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.core.bind import _FLAVOR, CallShape, _bind, bind
+from apidrift.auditor.core.reasons import Reason, Unknown
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
 from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream import kept
+from apidrift.auditor.upstream import resolve as resolve_module
+from apidrift.auditor.upstream.analyses.needs import facts_prefix, import_failure, own_imports
+from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.astwalk import walk, walk_once
+from apidrift.auditor.upstream.resolve import FunctionValue, Missing, Resolver
 
 
 def test_walk_gives_ast_walks_nodes_in_its_order_on_the_standard_library() -> None:
@@ -93,3 +101,141 @@ def test_binds_memo_answers_what_binding_answers() -> None:
     for _ in range(2):  # the second round is answered from the memo
         for shape in shapes:
             assert bind(shape, sig) == _bind(shape, sig, _FLAVOR)
+
+
+def _import_facts_of(source: bytes, dotted: str, package: bool) -> tuple:  # type: ignore[type-arg]
+    tree = ast.parse(source)
+    return import_failure(tree, dotted, package), own_imports(tree, dotted, package)
+
+
+_TRICKY = {
+    # a `def` at indentation 0 inside a string after the imports: the cut does not parse, the whole does
+    "in_string": b'import pkg.a\nDOC = """\ndef not_code():\n"""\nfrom pkg import b\ndef f():\n    pass\n',
+    "bom": b"\xef\xbb\xbfimport pkg.a\ndef f():\n    pass\n",
+    "semicolon": b"def f():\n    pass\nx = 1; import pkg.late\nclass C:\n    pass\n",
+    "semicolon_continued": b"def f():\n    pass\nx = 1;  \\\n   import pkg.late\nclass C:\n    pass\n",
+    "form_feed": b"def f():\n    pass\n\x0cfrom pkg import late\ndef g():\n    pass\n",
+    "raise_at_end": b"import pkg.a\ndef f():\n    pass\nraise ImportError('gone')\n",
+    "try_after_defs": (
+        b"def f():\n    pass\ntry:\n    import other\nexcept ImportError:\n"
+        b"    raise ImportError('pip install \"pkg[x]\"')\n@dec\ndef g():\n    pass\n"
+    ),
+    "carriage_returns": b"'''doc'''\rdef f():\r    pass\rimport pkg.late\r",
+    "crlf": b"import pkg.a\r\ndef f():\r\n    pass\r\nfrom . import b\r\nclass C:\r\n    pass\r\n",
+    "none": b"def f():\n    return 1\n",
+    "docstring_example": b'"""Use it:\n\nfrom pkg import x\n"""\ndef f():\n    pass\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TRICKY))
+def test_the_facts_prefix_reads_the_import_facts_the_whole_file_gives(name: str) -> None:
+    source = _TRICKY[name]
+    whole = _import_facts_of(source, "pkg.mod", False)
+    prefix = facts_prefix(source)
+    try:
+        cut = _import_facts_of(prefix, "pkg.mod", False)
+    except SyntaxError:
+        assert name == "in_string"  # the reader falls back to the whole file
+        return
+    assert cut == whole
+    assert len(prefix) < len(source) or name in ("carriage_returns", "raise_at_end")
+
+
+def test_the_facts_prefix_agrees_with_the_whole_file_on_the_standard_library() -> None:
+    folder = Path(inspect.getfile(ast)).parent
+    files = sorted(p for p in folder.rglob("*.py") if "site-packages" not in p.parts)[:900]
+    assert len(files) > 500
+    compared = shorter = 0
+    for path in files:
+        source = path.read_bytes()
+        try:
+            whole = _import_facts_of(source, "pkg.mod", path.name == "__init__.py")
+        except (SyntaxError, ValueError):
+            continue  # the test suite's deliberately broken files
+        prefix = facts_prefix(source)
+        try:
+            cut = _import_facts_of(prefix, "pkg.mod", path.name == "__init__.py")
+        except SyntaxError:
+            continue  # read whole by the index
+        assert cut == whole, path
+        compared += 1
+        shorter += len(prefix) < len(source)
+    assert compared > 500 and shorter > compared // 2
+
+
+def test_the_old_versions_import_walk_classifies_as_the_full_one(tmp_path: Path) -> None:
+    """The old version's import walk runs only where the new version's import raises: a module raising
+    in both versions stays pre-existing, one raising only in the new one drift."""
+    raising = "raise ImportError('pkg.{0} was removed: use pkg.modern')\n"
+    old = write_tree(tmp_path / "old", {"pkg/__init__.py": "", "pkg/gone.py": raising.format("gone"),
+                                        "pkg/kept.py": "def f():\n    pass\n",
+                                        "pkg/through.py": "from pkg.inner import x\n",
+                                        "pkg/inner.py": "x = 1\n"})  # fmt: skip
+    new = write_tree(tmp_path / "new", {"pkg/__init__.py": "", "pkg/gone.py": raising.format("gone"),
+                                        "pkg/kept.py": raising.format("kept"),
+                                        "pkg/through.py": "from pkg.inner import x\n",
+                                        "pkg/inner.py": "x = 1\n" + raising.format("inner")})  # fmt: skip
+    down = write_tree(
+        tmp_path / "down", {"app.py": "import pkg.gone\nimport pkg.kept\nfrom pkg import through\n"}
+    )
+    result = audit(AuditRequest(downstream=str(down), against=f"pkg@{new}", old=f"pkg@{old}",
+                                cache_dir=tmp_path / "cache"))  # fmt: skip
+    got = sorted((f.location.line, f.code, f.classification.value) for f in result.findings)
+    assert got == [(1, "AD005", "pre-existing"), (2, "AD005", "drift"), (3, "AD005", "drift")]
+
+
+def test_the_whole_tree_reads_take_no_file_through_a_link(tmp_path: Path) -> None:
+    """The attribute-store index and the spelled names read every file of the tree but none through a
+    link (in the tree or out of it), without resolving each path."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.py").write_text("from pkg import mod\nmod.planted = 1\nmod.called()\n")
+    root = write_tree(tmp_path / "up", {"pkg/__init__.py": "", "pkg/mod.py": "x = 1\n",
+                                        "pkg/real.py": "from pkg import mod\nmod.other = 2\n"})  # fmt: skip
+    index = ApiIndex(root, ["pkg"], name="pkg")
+    assert index.may_call("other") and not index.may_call("called")
+    (root / "pkg" / "setter.py").symlink_to(outside / "evil.py")
+    (root / "pkg" / "inside.py").symlink_to(root / "pkg" / "real.py")
+    index = ApiIndex(root, ["pkg"], name="pkg")
+    assert index.assigned_elsewhere("pkg.mod", "other")
+    assert not index.assigned_elsewhere("pkg.mod", "planted")
+    assert index.may_call("called")  # a file not read: any method may be called
+
+
+def _star_resolver(tmp_path: Path, files: dict[str, str]) -> Resolver:
+    root = write_tree(tmp_path / "up", files)
+    return Resolver(ApiIndex(root, ["pkg"], name="pkg"))
+
+
+def test_a_name_a_later_star_import_binds_needs_no_store_index(tmp_path: Path) -> None:
+    """`from .a import *` then `from .b import *`: a name only `b` binds is `b`'s without asking whether
+    another module stores it on `a` (a read of every file of the upstream); a name neither binds but
+    another module stores on `a` is still unknown, not missing."""
+    resolver = _star_resolver(tmp_path, {
+        "pkg/__init__.py": "from pkg.a import *\nfrom pkg.b import *\n",
+        "pkg/a.py": "x = 1\n",
+        "pkg/b.py": "def f():\n    pass\n",
+        "pkg/setup.py": "from pkg import a\na.planted = 1\n",
+    })  # fmt: skip
+    found = resolver.resolve(AttrRef(ModuleRef("pkg"), "f"))
+    assert isinstance(found, FunctionValue) and found.path == "pkg.b.f"
+    assert resolver.index._attribute_stores is None  # not read
+    planted = resolver.resolve(AttrRef(ModuleRef("pkg"), "planted"))
+    assert isinstance(planted, Unknown) and planted.reason is Reason.ASSIGNED_BY_ANOTHER_MODULE
+    assert isinstance(resolver.resolve(AttrRef(ModuleRef("pkg"), "nowhere")), Missing)
+
+
+def test_a_star_import_whose_getattr_may_serve_the_name_is_read_in_full(tmp_path: Path) -> None:
+    """The star import Python runs last wins: a module `__getattr__` there may serve the name before an
+    earlier import's definition counts; the first pass leaves it to the full reading."""
+    resolver = _star_resolver(tmp_path, {
+        "pkg/__init__.py": "from pkg.b import *\nfrom pkg.a import *\n",
+        "pkg/a.py": "__all__ = ['f']\n\ndef __getattr__(name):\n    if name == 'f':\n        return 1\n"
+                    "    raise AttributeError(name)\n",
+        "pkg/b.py": "def f():\n    pass\n",
+    })  # fmt: skip
+    fresh = Resolver(ApiIndex(resolver.index.root, ["pkg"], name="pkg"))
+    whole = fresh._module_attribute(fresh.index.module("pkg"), "f", stores=False)  # type: ignore[arg-type]
+    assert whole is resolve_module._UNDECIDED
+    found = resolver.resolve(AttrRef(ModuleRef("pkg"), "f"))
+    assert not isinstance(found, FunctionValue)  # not b's `def`: a's `__getattr__` answers first

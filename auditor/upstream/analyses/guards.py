@@ -22,7 +22,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from apidrift.auditor.upstream.astwalk import children, walk
+from apidrift.auditor.upstream.analyses.nodes import _own_nodes
+from apidrift.auditor.upstream.astwalk import walk
 
 # Statements that complete or raise, and nothing else, when their nested blocks do the same.
 _SIMPLE = (
@@ -236,14 +237,9 @@ def _is_generator(function: ast.FunctionDef) -> bool:
 
 
 def _has_yield(function: ast.FunctionDef) -> bool:
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(children(node))
-    return False
+    """A `yield` of the function's own body (not of a function, class or lambda nested in it): from
+    the body's nodes the other analyses of the function read too (one walk of it, not two)."""
+    return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in _own_nodes(function))
 
 
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from apidrift.auditor.upstream.analyses.guards import _dotted
+from apidrift.auditor.upstream.astwalk import walk_once
 
 MAX_ALIASES = 50
 
@@ -34,7 +35,7 @@ def module_aliases(module: ast.Module) -> list[list[str]]:
                 else:
                     imported[alias.name.split(".")[0]] = alias.name.split(".")[0]
     found: list[list[str]] = []
-    for node in ast.walk(module):
+    for node in walk_once(module):
         if len(found) >= MAX_ALIASES:
             break
         if isinstance(node, ast.Assign):

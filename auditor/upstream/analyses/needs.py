@@ -19,13 +19,43 @@ failure is its own.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from apidrift.auditor.upstream.analyses.guards import _completes_or_raises, _dotted
 from apidrift.auditor.upstream.analyses.raises import _text
 
+# Where a top-level statement these facts read (an import, a `try`, a `raise`) may begin: a line at
+# indentation 0 (form feeds reset the column; a BOM may open the file), or after a `;` (a simple statement
+# only). Matches inside strings too: the pattern finds a superset of those statements.
+_FACT_STATEMENT = re.compile(
+    rb"(?m)^(?:\xef\xbb\xbf)?(?:[ \t]*\f)*(?:from|import|try|raise)\b"
+    rb"|;(?:[ \t\f]|\\\r?\n)*(?:from|import|raise)\b"
+)
+# A line at indentation 0 that can only begin a statement (or lie inside a string): a cut there leaves
+# whole top-level statements before it, or an unterminated string that does not parse.
+_DEFINITION = re.compile(rb"(?m)^(?:def|class|async)\b|^@")
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 MAX_OWN_IMPORTS = 50
+
+
+def facts_prefix(data: bytes) -> bytes:
+    """The source up to the first `def`, `class` or decorator at indentation 0 after the last place a
+    top-level import, `try` or `raise` may begin: where it parses, its top-level statements are the
+    file's own up to that point, and the file has none of those kinds after it, so `import_failure` and
+    `own_imports` read the same from it as from the whole file, at a fraction of the parse (vLLM 0.16:
+    1.5 of 17 MB). Where the cut falls inside a string it does not parse: read the whole file then."""
+    if _LONE_CR.search(data):
+        return data  # lines ended by a bare carriage return: `^` does not see them
+    end = -1
+    for found in _FACT_STATEMENT.finditer(data):
+        end = found.end()
+    if end < 0:
+        return b""
+    cut = _DEFINITION.search(data, end)
+    return data if cut is None else data[: cut.start()]
 
 
 def import_failure(module: ast.Module, dotted: str, is_package: bool) -> dict[str, Any] | None:

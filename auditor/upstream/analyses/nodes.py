@@ -43,14 +43,16 @@ def _last_name_of(node: ast.expr) -> str | None:
     return _last_name(node)
 
 
-_OWN_NODES: dict[int, tuple[ast.AST, ...]] = {}  # per loaded module: several analyses walk one body
+# per loaded module: several analyses walk one body. Each entry keeps its function, so that an id a
+# freed node's successor reuses (an analysis run outside a load, which clears the table) never answers.
+_OWN_NODES: dict[int, tuple[ast.AST, tuple[ast.AST, ...]]] = {}
 
 
 def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AST, ...]:
     """The nodes of a function's body, not those of functions or classes nested in it."""
     cached = _OWN_NODES.get(id(function))
-    if cached is not None:
-        return cached
+    if cached is not None and cached[0] is function:
+        return cached[1]
     found: list[ast.AST] = []
     stack: list[ast.AST] = list(function.body)
     while stack:
@@ -58,7 +60,8 @@ def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AS
         found.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(children(node))
-    _OWN_NODES[id(function)] = result = tuple(found)
+    result = tuple(found)
+    _OWN_NODES[id(function)] = (function, result)
     return result
 
 

@@ -41,19 +41,39 @@ from apidrift.auditor.upstream.analyses.guards import (
     _without_docstring,
 )
 from apidrift.auditor.upstream.analyses.nodes import _last_name_of
+from apidrift.auditor.upstream.astwalk import walk_once
 
 MAX_STATEMENTS = 40  # statements read before the raise
 _KEEPING = frozenset({"staticmethod", "classmethod", "deprecated", "final", "override", "no_type_check"})
 
 
 def always_raises(function: ast.AST) -> dict[str, Any] | None:
-    if not isinstance(function, ast.FunctionDef) or _is_generator(function):
+    if not isinstance(function, ast.FunctionDef):
         return None
     if any(_last_name_of(d) not in _KEEPING for d in function.decorator_list):
         return None
-    module = _unconditional_module(function)
+    module = _module_of(function)
     if module is None:
         return None
+    # The body first (a few statements), the module-wide conditions only for what it finds: most
+    # functions find nothing, and the module's walk is then not made for them.
+    found = _body_raises(function, module)
+    if not found or _is_generator(function) or _unconditional_module(function) is None:
+        return None
+    return found
+
+
+def _module_of(node: ast.AST) -> ast.Module | None:
+    """The module a node sits in, through the parents griffe's visitor links."""
+    current: Any = node
+    for _ in range(200):
+        current = getattr(current, "parent", None)
+        if current is None or isinstance(current, ast.Module):
+            return current
+    return None
+
+
+def _body_raises(function: ast.FunctionDef, module: ast.Module) -> dict[str, Any] | None:
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
     for extra in (function.args.vararg, function.args.kwarg):
         if extra is not None:
@@ -128,7 +148,7 @@ class _ModuleFacts:
         self.class_stores: set[tuple[str, str]] = set()  # `Cls.name = ...` / `del Cls.name`
         self.setattr_owners: set[str] = set()  # `setattr(Cls, ...)`
         self._bindings: dict[int, Counter[str]] = {}
-        for node in ast.walk(module):
+        for node in walk_once(module):
             if isinstance(node, ast.Name) and node.id in ("globals", "vars"):
                 self.writes_own_namespace = True
             elif isinstance(node, ast.Attribute):
