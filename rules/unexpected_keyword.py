@@ -52,6 +52,11 @@ RULE = RuleMeta(
         ),
         FixOffer(
             FixKind.REMOVE_KEYWORD,
+            Applicability.SAFE,
+            "the keyword passes a constant equal to the old version's default for it, and nothing wraps the old callee: the old call ran as one without it",
+        ),
+        FixOffer(
+            FixKind.REMOVE_KEYWORD,
             Applicability.UNSAFE,
             "the parameter is gone: the value is no longer passed anywhere",
         ),
@@ -110,6 +115,15 @@ def _fix(checked: CheckedSite, name: str) -> Fix:
                 _calls.callee(checked),
                 tuple(_parameter(checked, target.signature, names, n) for n in missing.names),
             ),
+        )
+    default = _calls.passes_old_default(checked, name)
+    if default is not None:
+        return Fix(
+            FixKind.REMOVE_KEYWORD,
+            Applicability.SAFE,
+            f"drop `{name}=`: it passes the old default",
+            RemoveKeyword(name, where),
+            evidence=default,
         )
     return Fix(
         FixKind.REMOVE_KEYWORD,

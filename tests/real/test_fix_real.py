@@ -20,7 +20,7 @@ import pytest
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.cli.main import main
-from apidrift.auditor.core.results import AuditResult, FixKind
+from apidrift.auditor.core.results import Applicability, AuditResult, FixKind
 
 pytestmark = pytest.mark.network
 
@@ -369,3 +369,52 @@ def test_numpy_2_expired_names_are_fixed_and_run(
     )
     assert sum(fixed.values()) == 4
     assert keys(after) == keys(before) - fixed
+
+
+# ---- a removed parameter passed its old default: networkx 2.8.8 -> 3.0 `union(..., name=None)`
+
+NX_UNION = """import networkx as nx
+
+G = nx.path_graph(3)
+H = nx.path_graph(2)
+a = nx.union(G, H, ("G-", "H-"), None)
+b = nx.union(G, H, rename=("G-", "H-"), name=None)
+c = nx.union(G, H, rename=("G-", "H-"), name="joined")
+print(sorted(a.edges()), sorted(b.edges()), a.graph, b.graph)
+"""
+
+
+def test_networkx_3_removed_parameter_passed_its_old_default_is_dropped_safely(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """networkx 3.0 removed `union(name=)`; 2.8.8's undecorated `union` has `name=None`, so a call
+    passing `None` ran as one without it: dropping it is safe (by keyword, AD101, and by position,
+    AD103). `name="joined"` is another value: its drop stays unsafe, not applied. The original runs
+    under 2.8.8 and the fixed file under 3.0, printing the same graphs."""
+    folder = downstream(tmp_path / "down", NX_UNION)
+    out, before, after = fix_and_reaudit(folder, "networkx==3.0", "networkx==2.8.8", index_cache, capsys)
+    assert (folder / "app.py").read_text() == NX_UNION.replace(", None)\nb", ")\nb").replace(
+        ", name=None)", ")"
+    )
+    safe = [f for f in before.findings if f.fix is not None and f.fix.applicability is Applicability.SAFE]
+    assert sorted(f.code for f in safe) == ["AD101", "AD103"]
+    assert all("networkx==2.8.8's default for `name`" in (f.fix.evidence or "") for f in safe)  # type: ignore[union-attr]
+    assert "drop `name=`: its value is no longer passed anywhere" in out  # the "joined" one: unsafe, listed
+    # the original under the old release and the fixed code under the new print the same (the
+    # unsafe line removed from both: the new release rejects it, and no fix for it is claimed)
+    original = NX_UNION.replace('c = nx.union(G, H, rename=("G-", "H-"), name="joined")\n', "")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "app.py").write_text(original)
+    script = "src = open('app.py').read().replace('c = nx.union(G, H, rename=(\"G-\", \"H-\"), name=\"joined\")\\n', '')\nexec(compile(src, 'app.py', 'exec'), {})"
+    was = run_under(
+        release_python("networkx==2.8.8", tmp_path_factory), tmp_path / "old", script, strict=False
+    )
+    now = run_under(release_python("networkx==3.0", tmp_path_factory), folder, script)
+    assert was.returncode == 0, was.stderr
+    assert now.returncode == 0, now.stderr
+    assert now.stdout == was.stdout and "('G-0', 'G-1')" in now.stdout
+    gone = Counter((f.code, f.message) for f in safe)
+    assert keys(after) == keys(before) - gone, "none of the fixed findings and no new one"
