@@ -339,15 +339,27 @@ def test_numpy_2_expired_names_are_fixed_and_run(
     capsys: pytest.CaptureFixture[str],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    source = "import numpy as np\n\nx = np.float_(1.5)\ny = np.NaN\nz = np.Inf\nw = np.NINF\nv = np.round_(1.46, 1)\n"
+    source = (
+        "import numpy as np\n\nx = np.float_(1.5)\ny = np.NaN\nz = np.Inf\nw = np.NINF\nv = np.round_(1.46, 1)\n"
+        "p = np.product([2, 3], axis=0)\nq = np.cumproduct([2, 3])\nr = np.alltrue([True, False])\n"
+        "s = np.sometrue([True, False])\n"
+    )
     folder = downstream(tmp_path / "down", source)
     out, before, after = fix_and_reaudit(folder, "numpy==2.0.0", "numpy==1.26.4", index_cache, capsys)
     assert (folder / "app.py").read_text() == (
         "import numpy as np\n\nx = np.float64(1.5)\ny = np.nan\nz = np.inf\nw = np.NINF\nv = np.round(1.46, 1)\n"
+        "p = np.prod([2, 3], axis=0)\nq = np.cumprod([2, 3])\nr = np.all([True, False])\n"
+        "s = np.any([True, False])\n"
     )  # `np.NINF`: "Use `-np.inf` instead" names an expression, not a name: no fix
     assert "names `np.float64` as the replacement" in out
     # `round = around` in numpy 2.0's stub: one function under two names, so the call binds
     assert "`round` is `around` (`round = around` in `numpy._core.fromnumeric`" in out
+    # numpy 2.0 says nothing of `product`; 1.26.4's own source does: a def that only returns
+    # `prod(*args, **kwargs)`, both wrapped by `array_function_dispatch`
+    assert (
+        "numpy==1.26.4's `product` (numpy.core.fromnumeric, fromnumeric.py:3833) only returns "
+        "`prod(*args, **kwargs)` (both wrapped by `array_function_dispatch`)" in out
+    )
     # what cannot be fixed mechanically is a manual step quoting the upstream
     assert (
         "replace `NINF` as numpy==2.0.0 says: \u201c`np.NINF` was removed in the NumPy 2.0 release. Use `-np.inf` instead.\u201d"
@@ -358,16 +370,16 @@ def test_numpy_2_expired_names_are_fixed_and_run(
         folder,
         "src = open('app.py').read().replace('w = np.NINF', '')\n"
         "ns = {}\nexec(compile(src, 'app.py', 'exec'), ns)\n"  # the fixed lines, without the one left
-        "print(type(ns['x']).__name__, ns['y'] != ns['y'], ns['z'], ns['v'])",
+        "print(type(ns['x']).__name__, ns['y'] != ns['y'], ns['z'], ns['v'], ns['p'], ns['q'].tolist(), ns['r'], ns['s'])",
     )
     assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.split() == ["float64", "True", "inf", "1.5"]
+    assert ran.stdout.split() == ["float64", "True", "inf", "1.5", "6", "[2,", "6]", "False", "True"]
     fixed = Counter(
         (f.code, f.message)
         for f in before.findings
         if f.fix is not None and f.fix.kind is FixKind.REPLACE_NAME
     )
-    assert sum(fixed.values()) == 4
+    assert sum(fixed.values()) == 8
     assert keys(after) == keys(before) - fixed
 
 
