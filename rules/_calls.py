@@ -369,7 +369,7 @@ def passes_old_default(checked: CheckedSite, key: int | str) -> str | None:
     """Why the argument `key` (a position, or a keyword's name) changes nothing in the old version: it
     is a plain constant equal to the default of the parameter the old binding gave it (`skiprows=0`
     where numpy 1.9.3 has `skiprows=0`), and the old callee is an undecorated function (or a class
-    with its own undecorated `__init__`, no `__new__`, no decorator or metaclass of its own), so
+    of no base but `object` with its own undecorated `__init__`, no `__new__`, decorator or metaclass), so
     nothing between the call and the body can tell the argument from its absence. Dropping it then
     keeps the old call's meaning. None unless all of that is shown."""
     old, shape = checked.old, checked.site.shape
@@ -426,17 +426,21 @@ def passes_old_default(checked: CheckedSite, key: int | str) -> str | None:
 
 
 def _undecorated(resolution: object) -> bool:
-    """Whether a callee is a plain function, or a class whose own `__init__` is: nothing but its body
-    sees how it was called."""
+    """Whether a callee is a plain function, or a class of no base but `object` whose own `__init__`
+    is: nothing but its body sees how it was called."""
     if isinstance(resolution, FunctionValue):
         return not resolution.info.decorators
     if isinstance(resolution, ClassValue):
+        # no base but `object`: no inherited `__new__` (one taking `*args, **kwargs` is not among the
+        # targets a call must bind) nor inherited metaclass sees the arguments before `__init__`
         info = resolution.info
         init = info.members.get("__init__")
         return (
             not info.decorators
             and not info.source_decorators
             and info.metaclass in _TRANSPARENT_METACLASSES
+            and not info.class_keywords
+            and set(info.bases) <= {"builtins.object", "object"}
             and "__new__" not in info.members
             and isinstance(init, FunctionInfo)
             and not init.decorators
