@@ -363,6 +363,19 @@ DROP_OFFER_TEXT = (
 
 
 _TRANSPARENT_METACLASSES = (None, "builtins.type", "abc.ABCMeta")
+# Decorators that hand the call to the def's body as it was made (the def itself, or a descriptor of it)
+_HANDS_ON = frozenset(
+    {
+        "builtins.staticmethod",
+        "builtins.classmethod",
+        "abc.abstractmethod",
+        "typing.final",
+        "typing_extensions.final",
+        "typing.override",
+        "typing_extensions.override",
+        "typing.no_type_check",
+    }
+)
 
 
 def passes_old_default(checked: CheckedSite, key: int | str) -> str | None:
@@ -429,7 +442,7 @@ def _undecorated(resolution: object) -> bool:
     """Whether a callee is a plain function, or a class of no base but `object` whose own `__init__`
     is: nothing but its body sees how it was called."""
     if isinstance(resolution, FunctionValue):
-        return not resolution.info.decorators
+        return all(d.path in _HANDS_ON for d in resolution.info.decorators)
     if isinstance(resolution, ClassValue):
         # no base but `object`: no inherited `__new__` (one taking `*args, **kwargs` is not among the
         # targets a call must bind) nor inherited metaclass sees the arguments before `__init__`
@@ -443,6 +456,6 @@ def _undecorated(resolution: object) -> bool:
             and set(info.bases) <= {"builtins.object", "object"}
             and "__new__" not in info.members
             and isinstance(init, FunctionInfo)
-            and not init.decorators
+            and all(d.path in _HANDS_ON for d in init.decorators)
         )
     return False
