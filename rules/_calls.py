@@ -352,8 +352,9 @@ def drop_fix(checked: CheckedSite) -> Fix | None:
 
 
 DROP_DEFAULT_OFFER_TEXT = (
-    "as the unsafe drop, where each dropped argument is a constant equal to the old version's default for "
-    "its parameter and nothing wraps the old callee: the old call ran as one without them"
+    "each argument whose parameter is gone is a constant equal to the old version's default for it and "
+    "nothing wraps the old callee (the old call ran as one without them): they are dropped, the other "
+    "arguments from the first moved one on keep their old parameters by keyword, and the converted call binds"
 )
 DROP_OFFER_TEXT = (
     "the old binding names the parameter each dropped argument went to and the new version has none of "

@@ -13,7 +13,8 @@ get_kv_cache_config_from_groups(vllm_config=c, kv_cache_groups=g, kv_cache_specs
 ```
 
 ## Fix
-Drop the keyword, or pass its value under the parameter's new name.
+Drop the keyword, or pass its value under the parameter's new name. Dropping it keeps the call's
+meaning where it passes the old version's default for that parameter.
 """
 
 from __future__ import annotations
