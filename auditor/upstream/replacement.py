@@ -26,6 +26,7 @@ from apidrift.auditor.core.reasons import Unknown
 from apidrift.auditor.core.refs import AttrRef, ModuleRef, Ref
 from apidrift.auditor.core.signature import ParamKind, Signature
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
+from apidrift.auditor.upstream.analyses.nodes import _module_statements
 from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
@@ -428,8 +429,9 @@ def _binds(statement: ast.stmt, name: str) -> bool:
 
 def _runtime_home(resolver: Resolver, module: str, name: str, hops: int = 0) -> str | None:
     """The module whose own Python source binds `name` at module level, reached from `module` as the
-    resolver reaches names (its own source first, then its star imports, the last import winning),
-    when exactly one of them binds it; None when unsure."""
+    runtime reaches it: its own source (the `.py` beside a stub) first, then the modules that source
+    star-imports, when exactly one of them binds it (the others skipping it by their `__all__`, or not
+    binding it); None when unsure."""
     info = resolver.index.module(module)
     file = resolver.index.module_file(module)
     if info is None or file is None or hops > MAX_FORWARD_HOPS:
@@ -441,7 +443,7 @@ def _runtime_home(resolver: Resolver, module: str, name: str, hops: int = 0) -> 
     if direct or nested:
         return module if len(direct) == 1 and not nested else None
     found = []
-    for star in info.star_imports:
+    for star in _star_imports(tree, module, file.name.startswith("__init__.")):
         source = resolver.index.module(star)
         if source is None:
             return None  # not read: it may bind the name
@@ -453,6 +455,25 @@ def _runtime_home(resolver: Resolver, module: str, name: str, hops: int = 0) -> 
         if home is not None:
             found.append(home)
     return found[0] if len(set(found)) == 1 else None
+
+
+def _star_imports(tree: ast.Module, module: str, package: bool) -> list[str]:
+    """The modules the source that runs star-imports at module level (in its if/try blocks too, as the
+    resolver reads a stub's source: numpy 1.26's `from .core import *` is in an `else:`), as absolute
+    paths; the one module that binds a name among them is asked for, so a fallback pair is no answer."""
+    parts = module.split(".") if package else module.split(".")[:-1]
+    found = []
+    for statement in _module_statements(tree):
+        if not isinstance(statement, ast.ImportFrom) or not any(a.name == "*" for a in statement.names):
+            continue
+        if statement.level:
+            keep = len(parts) - (statement.level - 1)
+            if keep <= 0:
+                continue
+            found.append(".".join(parts[:keep] + ([statement.module] if statement.module else [])))
+        elif statement.module:
+            found.append(statement.module)
+    return found
 
 
 def _forwards(function: ast.FunctionDef | ast.AsyncFunctionDef, other: ast.FunctionDef | None) -> str | None:
