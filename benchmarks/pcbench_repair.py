@@ -321,6 +321,8 @@ def same_meaning(before: dict | None, after: dict | None) -> bool | None:  # typ
 def oracle(args: argparse.Namespace) -> None:
     data = json.loads((args.out / "plan.json").read_text())
     fixed = [r for r in data["rows"] if r["fixed"]]
+    if args.evidence:  # only the snippets a fix resting on this evidence touched (e.g. "default for")
+        fixed = [r for r in fixed if any(args.evidence in (f["evidence"] or "") for f in r["fixes"])]
     skip = set(args.skip.split(",")) if args.skip else set()
     rng = random.Random(args.seed)
     by_lib: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
@@ -405,6 +407,7 @@ def main() -> None:
     o.add_argument("--sample", type=int, default=40)
     o.add_argument("--seed", type=int, default=33)
     o.add_argument("--skip", default="")
+    o.add_argument("--evidence", default="", help="sample only snippets with a fix whose evidence says this")
     o.add_argument("--install-timeout", type=int, default=240)
     s = sub.add_parser("summary")
     s.add_argument("--out", type=Path, required=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from difflib import SequenceMatcher
 
 from apidrift.auditor.check.checked import CheckedSite
@@ -10,6 +11,8 @@ from apidrift.auditor.core.results import Applicability, Fix, FixKind, Positiona
 from apidrift.auditor.core.signature import ParamKind
 from apidrift.auditor.core.sites import SiteKind, Span
 from apidrift.auditor.upstream.callables import bind_target
+from apidrift.auditor.upstream.model import FunctionInfo
+from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue
 
 
 def problem(checked: CheckedSite, kind: ProblemKind) -> Problem | None:
@@ -296,9 +299,16 @@ def drop_conversion(
             return None
     if not dropped or len({name for _, name in kept}) != len(kept):
         return None
-    converted = CallShape(
-        first, (*shape.keywords, *(name for _, name in kept)), shape.star_args, shape.star_kwargs
-    )
+    # A keyword the new version rejects is its own finding with its own fix (AD101): the conversion is
+    # checked on the call without it, as the fixes leave it together.
+    rejected = {
+        n
+        for p in (new.verdict.problems if isinstance(new.verdict, Break) else ())
+        if p.kind is ProblemKind.UNEXPECTED_KEYWORD
+        for n in p.names
+    }
+    keywords = tuple(k for k in shape.keywords if k not in rejected)
+    converted = CallShape(first, (*keywords, *(name for _, name in kept)), shape.star_args, shape.star_kwargs)
 
     verdict = bind_target(converted, new.target)
     if not isinstance(verdict, Ok):
@@ -311,6 +321,11 @@ def drop_conversion(
     if kept:
         evidence += "; " + ", ".join(f"argument {index + 1} keeps `{name}`" for index, name in kept)
     evidence += ", and the converted call binds its signature"
+    if rejected & set(shape.keywords):
+        gone_too = tuple(f"{k}=" for k in shape.keywords if k in rejected)
+        evidence += (
+            f" once {names(gone_too)} {'is' if len(gone_too) == 1 else 'are'} dropped (a fix of its own)"
+        )
     return tuple(kept), tuple(dropped), evidence
 
 
@@ -323,17 +338,125 @@ def drop_fix(checked: CheckedSite) -> Fix | None:
     call = checked.site.span
     said = [f"drop argument {i + 1} (it went to `{name}`, which is gone)" for i, name in dropped]
     said += [f"pass argument {i + 1} as `{name}=`" for i, name in kept]
+    defaults = [passes_old_default(checked, index) for index, _ in dropped]
+    safe = all(d is not None for d in defaults)
+    if safe:
+        evidence += "; " + "; ".join(d for d in defaults if d is not None)
     return Fix(
         FixKind.POSITIONAL_TO_KEYWORD,
-        Applicability.UNSAFE,
+        Applicability.SAFE if safe else Applicability.UNSAFE,
         "; ".join(said),
         PositionalToKeyword((call.line, call.column), kept, dropped),
         evidence=evidence,
     )
 
 
+DROP_DEFAULT_OFFER_TEXT = (
+    "each argument whose parameter is gone is a constant equal to the old version's default for it and "
+    "nothing wraps the old callee (the old call ran as one without them): they are dropped, the other "
+    "arguments from the first moved one on keep their old parameters by keyword, and the converted call binds"
+)
 DROP_OFFER_TEXT = (
     "the old binding names the parameter each dropped argument went to and the new version has none of "
     "that name (its value is lost); the other arguments from the first moved one on keep their old "
     "parameters by keyword, and the converted call binds"
 )
+
+
+_TRANSPARENT_METACLASSES = (None, "builtins.type", "abc.ABCMeta")
+# Decorators that hand the call to the def's body as it was made (the def itself, or a descriptor of it)
+_HANDS_ON = frozenset(
+    {
+        "builtins.staticmethod",
+        "builtins.classmethod",
+        "abc.abstractmethod",
+        "typing.final",
+        "typing_extensions.final",
+        "typing.override",
+        "typing_extensions.override",
+        "typing.no_type_check",
+    }
+)
+
+
+def passes_old_default(checked: CheckedSite, key: int | str) -> str | None:
+    """Why the argument `key` (a position, or a keyword's name) changes nothing in the old version: it
+    is a plain constant equal to the default of the parameter the old binding gave it (`skiprows=0`
+    where numpy 1.9.3 has `skiprows=0`), and the old callee is an undecorated function (or a class
+    of no base but `object` with its own undecorated `__init__`, no `__new__`, decorator or metaclass), so
+    nothing between the call and the body can tell the argument from its absence. Dropping it then
+    keeps the old call's meaning. None unless all of that is shown."""
+    old, shape = checked.old, checked.site.shape
+    if (
+        old is None
+        or shape is None
+        or not shape.literals
+        or checked.site.forwarded
+        or checked.site.through_init
+    ):
+        return None
+    target, verdict = old.target, old.verdict
+    if target is None or not isinstance(verdict, Ok):
+        return None
+    if (
+        target.alternatives
+        or target.requires_also
+        or target.typing_view
+        or target.runtime_decorated
+        or target.renamed_keywords
+        or target.shims
+    ):
+        return None
+    if not _undecorated(old.resolution):
+        return None
+    if isinstance(key, int):
+        index = key if key < shape.positional else -1
+    else:
+        index = shape.positional + shape.keywords.index(key) if key in shape.keywords else -1
+    if not 0 <= index < len(shape.literals) or not shape.literals[index]:
+        return None
+    param_name = dict(verdict.assignments).get(key)
+    param = target.signature.get(param_name) if param_name is not None else None
+    if (
+        param is None
+        or not param.has_default
+        or param.default is None
+        or param.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+    ):
+        return None
+    written = shape.literals[index]
+    try:
+        default = ast.literal_eval(param.default)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if default is Ellipsis or repr(default) != written:
+        return None
+    passed = f"`{key}={written}`" if isinstance(key, str) else f"`{written}` as argument {key + 1}"
+    return (
+        f"the call passes {passed}, {old.version}'s default for `{param.name}` "
+        f"(`{param.name}={param.default}` in `{target.defined_at}`, which no decorator wraps): "
+        "the old call ran as one without it"
+    )
+
+
+def _undecorated(resolution: object) -> bool:
+    """Whether a callee is a plain function, or a class of no base but `object` whose own `__init__`
+    is: nothing but its body sees how it was called."""
+    if isinstance(resolution, FunctionValue):
+        return all(d.path in _HANDS_ON for d in resolution.info.decorators)
+    if isinstance(resolution, ClassValue):
+        # no base but `object`: no inherited `__new__` (one taking `*args, **kwargs` is not among the
+        # targets a call must bind) nor inherited metaclass sees the arguments before `__init__`
+        info = resolution.info
+        init = info.members.get("__init__")
+        return (
+            not info.decorators
+            and not info.source_decorators
+            and info.metaclass in _TRANSPARENT_METACLASSES
+            and not info.class_keywords
+            and set(info.bases) <= {"builtins.object", "object"}
+            and "__new__" not in info.members
+            and isinstance(init, FunctionInfo)
+            and all(d.path in _HANDS_ON for d in init.decorators)
+        )
+    return False

@@ -41,6 +41,7 @@ RULE = RuleMeta(
             "elsewhere went to, the new version has a parameter of each name taking a keyword, and the "
             "converted call binds",
         ),
+        FixOffer(FixKind.POSITIONAL_TO_KEYWORD, Applicability.SAFE, _calls.DROP_DEFAULT_OFFER_TEXT),
         FixOffer(FixKind.POSITIONAL_TO_KEYWORD, Applicability.UNSAFE, _calls.DROP_OFFER_TEXT),
     ),
 )

@@ -37,6 +37,7 @@ RULE = RuleMeta(
             Applicability.SAFE,
             "the old binding names the parameter each surplus argument went to, the new version takes it by keyword only, and the converted call binds",
         ),
+        FixOffer(FixKind.POSITIONAL_TO_KEYWORD, Applicability.SAFE, _calls.DROP_DEFAULT_OFFER_TEXT),
         FixOffer(FixKind.POSITIONAL_TO_KEYWORD, Applicability.UNSAFE, _calls.DROP_OFFER_TEXT),
     ),
 )

@@ -13,7 +13,8 @@ get_kv_cache_config_from_groups(vllm_config=c, kv_cache_groups=g, kv_cache_specs
 ```
 
 ## Fix
-Drop the keyword, or pass its value under the parameter's new name.
+Drop the keyword, or pass its value under the parameter's new name. Dropping it keeps the call's
+meaning where it passes the old version's default for that parameter.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ RULE = RuleMeta(
             FixKind.RENAME_KEYWORD,
             Applicability.SAFE,
             "the old version accepted both spellings (its own decorator passed the old keyword on as the new one, or its body handed a deprecated alias on: `if old is not None: warn(...); new = old`) and the renamed call binds",
+        ),
+        FixOffer(
+            FixKind.REMOVE_KEYWORD,
+            Applicability.SAFE,
+            "the keyword passes a constant equal to the old version's default for it, and nothing wraps the old callee: the old call ran as one without it",
         ),
         FixOffer(
             FixKind.REMOVE_KEYWORD,
@@ -110,6 +116,15 @@ def _fix(checked: CheckedSite, name: str) -> Fix:
                 _calls.callee(checked),
                 tuple(_parameter(checked, target.signature, names, n) for n in missing.names),
             ),
+        )
+    default = _calls.passes_old_default(checked, name)
+    if default is not None:
+        return Fix(
+            FixKind.REMOVE_KEYWORD,
+            Applicability.SAFE,
+            f"drop `{name}=`: it passes the old default",
+            RemoveKeyword(name, where),
+            evidence=default,
         )
     return Fix(
         FixKind.REMOVE_KEYWORD,

@@ -33,7 +33,12 @@ from apidrift.auditor.core.sites import SiteKind, UseSite
 from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
 from apidrift.auditor.upstream.model import AlwaysRaises, AttributeInfo, ClassInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
-from apidrift.auditor.upstream.replacement import Replacement, find_replacement, forwarded_alias
+from apidrift.auditor.upstream.replacement import (
+    Replacement,
+    find_replacement,
+    forwarded_alias,
+    forwarded_replacement,
+)
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -249,13 +254,27 @@ def _replacement(
         said = _deprecation(before)
         if said and old is not None:
             messages.append((old.version, said))
-        if not messages:
-            return None
         shape = site.shape if site.kind is SiteKind.CALL and ref == site.ref else None
-        return find_replacement(
-            messages, ref.base, missing.name, resolver, before, old_resolver, shape,
-            old.version if old is not None else "the old version",
-        )  # fmt: skip
+        found = (
+            find_replacement(
+                messages,
+                ref.base,
+                missing.name,
+                resolver,
+                before,
+                old_resolver,
+                shape,
+                old.version if old is not None else "the old version",
+            )
+            if messages
+            else None
+        )
+        if found is None and old is not None and old_resolver is not None:
+            # no message names one: the old version's own source may (a def that only forwards)
+            found = forwarded_replacement(
+                ref.base, missing.name, resolver, old_resolver, shape, old.version, checked.version
+            )
+        return found
     said = _deprecation(checked.resolution)
     ref = site.ref
     if not said or not isinstance(ref, AttrRef):

@@ -29,6 +29,10 @@ class CallShape:
     # call order: "n" the literal None, "l" another literal (a constant or a display: a value of a
     # builtin type made at the call), "?" anything else; "" when not recorded.
     values: str = ""
+    # The same arguments' values where each is a plain immutable constant (None, a bool, a number, a
+    # string or bytes, or a negated number), as `repr` spells it; "" for any other argument; () when
+    # not recorded. What makes a dropped argument provably the old default (see rules/_calls.py).
+    literals: tuple[str, ...] = ()
 
     def render(self) -> str:
         """`(<2 positional>, *..., a=..., **...)`: the call as Python orders it, values elided."""

@@ -151,7 +151,14 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "ref": ref_to_data(site.ref),
         "span": list(_span_tuple(site.span)),
         "code": site.code,
-        "shape": [shape.positional, list(shape.keywords), shape.star_args, shape.star_kwargs, shape.values]
+        "shape": [
+            shape.positional,
+            list(shape.keywords),
+            shape.star_args,
+            shape.star_kwargs,
+            shape.values,
+            list(shape.literals),
+        ]
         if shape
         else None,
         "keywords": [[name, list(_span_tuple(span))] for name, span in site.keyword_spans],
@@ -177,7 +184,14 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         ref=ref_from_data(data["ref"]),
         span=Span(*data["span"]),
         code=data["code"],
-        shape=CallShape(shape[0], tuple(shape[1]), shape[2], shape[3], shape[4] if len(shape) > 4 else "")
+        shape=CallShape(
+            shape[0],
+            tuple(shape[1]),
+            shape[2],
+            shape[3],
+            shape[4] if len(shape) > 4 else "",
+            tuple(shape[5]) if len(shape) > 5 else (),
+        )
         if shape
         else None,
         keyword_spans=tuple((name, Span(*span)) for name, span in data["keywords"]),

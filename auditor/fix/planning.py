@@ -177,8 +177,10 @@ MAX_ROUNDS = 3  # audits of the fixed text after the first: a moved name's new h
 
 def follow_up(fixed: FixResult, audit_again: Callable[[Path], AuditResult]) -> FixResult:
     """Check the fixed text again, where a fix made names resolve somewhere else (an import moved, a
-    name replaced): the uses of a moved class are calls of its new home, whose signature may differ.
-    The changed files are audited again in a private temporary folder; the findings that were not
+    name replaced): the uses of a moved class are calls of its new home, whose signature may differ;
+    or changed a call's arguments: CPython stops at a call's first error, so a second break of the same
+    call (`is_isomorphic(G1, G2, False, rtol=1e-06)`: once `rtol=` is dropped, `False` lands in
+    another parameter) is reported only on the fixed text. The changed files are audited again in a private temporary folder; the findings that were not
     there before are planned on the fixed text, in the same run, up to `MAX_ROUNDS` times. Nothing
     is written."""
     for _ in range(MAX_ROUNDS):
@@ -187,7 +189,10 @@ def follow_up(fixed: FixResult, audit_again: Callable[[Path], AuditResult]) -> F
             for o in fixed.outcomes
             if o.status == APPLIED
             and o.finding.fix is not None
-            and isinstance(o.finding.fix.data, (MoveImport, ReplaceName))
+            and isinstance(
+                o.finding.fix.data,
+                (MoveImport, ReplaceName, RemoveKeyword, RenameKeyword, PositionalToKeyword),
+            )
         ]
         if not relocating or not fixed.changes:
             return fixed

@@ -113,16 +113,16 @@ class _Edits:
 
     def positional_to_keyword(self, data: PositionalToKeyword) -> tuple[str | None, str | None]:
         """The reason it cannot be applied (or None), and the text of the values it drops, if any."""
-        call = self.locator.calls.get(data.call)
-        plain = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star] if call else []
-        if call is None:
+        found = self.locator.calls.get(data.call)
+        if not found:
             return f"no call at {data.call[0]}:{data.call[1]} (already fixed?)", None
-        if (
-            any(a.star == "*" for a in call.args)
-            or any(index >= len(plain) or not name.isidentifier() for index, name in data.arguments)
-            or any(index >= len(plain) for index, _ in data.dropped)
-        ):
+        # of the calls starting there (a chain: `df.resample(...).sum()`), the one whose positional
+        # arguments the edits name; none or more than one: not applied
+        fitting = [c for c in found if _fits(c, data)]
+        if len(fitting) != 1:
             return "the call's positional arguments are not the ones audited (already fixed?)", None
+        call = fitting[0]
+        plain = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star]
         edits = self.call_edits.setdefault(call, {})
         for index, name in data.arguments:
             edits[plain[index]] = ("keyword", name)
@@ -180,6 +180,16 @@ def _is_dotted(text: str) -> bool:
     return bool(text) and all(part.isidentifier() for part in text.split("."))
 
 
+def _fits(call: cst.Call, data: PositionalToKeyword) -> bool:
+    """Whether `call` has the plain positional arguments a positional fix names (and no `*args`)."""
+    plain = [a for a in call.args if a.keyword is None and not a.star]
+    return (
+        not any(a.star == "*" for a in call.args)
+        and all(index < len(plain) and name.isidentifier() for index, name in data.arguments)
+        and all(index < len(plain) for index, _ in data.dropped)
+    )
+
+
 class _Locator(cst.CSTVisitor):
     """Every keyword argument, every imported name and every attribute (`a.b.name`, by the position
     where its expression starts), by the position the scanner reported."""
@@ -191,11 +201,12 @@ class _Locator(cst.CSTVisitor):
         self.keywords: dict[tuple[int, int, str], tuple[cst.Call, int]] = {}
         self.aliases: dict[tuple[int, int, str], tuple[cst.ImportFrom, int]] = {}
         self.attributes: dict[tuple[int, int, str], cst.Attribute] = {}
-        self.calls: dict[tuple[int, int], cst.Call] = {}
+        # every call starting there: `df.resample(...).sum()` starts two calls at one position
+        self.calls: dict[tuple[int, int], list[cst.Call]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         start = self.get_metadata(PositionProvider, node).start
-        self.calls.setdefault((start.line, start.column + 1), node)
+        self.calls.setdefault((start.line, start.column + 1), []).append(node)
         for index, arg in enumerate(node.args):
             if arg.keyword is not None and not arg.star:
                 start = self.get_metadata(PositionProvider, arg).start

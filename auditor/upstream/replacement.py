@@ -16,14 +16,17 @@ is no evidence: the message stays a hint. Nothing is imported or run.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from apidrift.auditor.core.bind import CallShape, Ok
 from apidrift.auditor.core.reasons import Unknown
 from apidrift.auditor.core.refs import AttrRef, ModuleRef, Ref
 from apidrift.auditor.core.signature import ParamKind, Signature
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
+from apidrift.auditor.upstream.analyses.nodes import _module_statements
 from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
@@ -373,3 +376,257 @@ def _called(func: object) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr
     return func.id if isinstance(func, ast.Name) else ""
+
+
+MAX_FORWARD_HOPS = 6  # star imports followed to the module that binds a name
+
+
+@functools.lru_cache(maxsize=16)
+def _runtime_tree(file: Path) -> ast.Module | None:
+    """The Python source that runs for a module (the `.py` beside a stub), parsed; None if absent,
+    a link, larger than MAX_ALIAS_SOURCE or not parseable."""
+    source = file.with_suffix(".py")
+    try:
+        if not source.is_file() or source.is_symlink() or source.stat().st_size > MAX_ALIAS_SOURCE:
+            return None
+        return ast.parse(decode_source(source.read_bytes()))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, SourceDecodeError):
+        return None
+
+
+def _bindings(tree: ast.Module, name: str) -> tuple[list[ast.stmt], bool]:
+    """The module-level statements of `tree` that bind `name` directly, and whether a statement nested
+    in a compound one (`if`, `try`, `for`, `with`) or a `global` may bind it too."""
+    direct: list[ast.stmt] = []
+    nested = False
+    for statement in tree.body:
+        if _binds(statement, name):
+            direct.append(statement)
+        elif isinstance(
+            statement, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)
+        ):
+            nested = nested or any(
+                _binds(inner, name) for inner in ast.walk(statement) if isinstance(inner, ast.stmt)
+            )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global) and name in node.names:
+            nested = True
+    return direct, nested
+
+
+def _binds(statement: ast.stmt, name: str) -> bool:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return statement.name == name
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.split(".")[0]) == name for a in statement.names)
+    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+    if isinstance(statement, ast.Delete):
+        return any(isinstance(n, ast.Name) and n.id == name for t in statement.targets for n in ast.walk(t))
+    return False
+
+
+def _runtime_home(resolver: Resolver, module: str, name: str, hops: int = 0) -> str | None:
+    """The module whose own Python source binds `name` at module level, reached from `module` as the
+    runtime reaches it: its own source (the `.py` beside a stub) first, then the modules that source
+    star-imports, when exactly one of them binds it (the others skipping it by their `__all__`, or not
+    binding it); None when unsure."""
+    info = resolver.index.module(module)
+    file = resolver.index.module_file(module)
+    if info is None or file is None or hops > MAX_FORWARD_HOPS:
+        return None
+    tree = _runtime_tree(file)
+    if tree is None:
+        return None
+    direct, nested = _bindings(tree, name)
+    if direct or nested:
+        return module if len(direct) == 1 and not nested else None
+    found = []
+    for star in _star_imports(tree, module, file.name.startswith("__init__.")):
+        source = resolver.index.module(star)
+        if source is None:
+            return None  # not read: it may bind the name
+        if (source.exports is not None and name not in source.exports) or (
+            source.exports is None and name.startswith("_")
+        ):
+            continue
+        home = _runtime_home(resolver, star, name, hops + 1)
+        if home is not None:
+            found.append(home)
+    return found[0] if len(set(found)) == 1 else None
+
+
+def _star_imports(tree: ast.Module, module: str, package: bool) -> list[str]:
+    """The modules the source that runs star-imports at module level (in its if/try blocks too, as the
+    resolver reads a stub's source: numpy 1.26's `from .core import *` is in an `else:`), as absolute
+    paths; the one module that binds a name among them is asked for, so a fallback pair is no answer."""
+    parts = module.split(".") if package else module.split(".")[:-1]
+    found = []
+    for statement in _module_statements(tree):
+        if not isinstance(statement, ast.ImportFrom) or not any(a.name == "*" for a in statement.names):
+            continue
+        if statement.level:
+            keep = len(parts) - (statement.level - 1)
+            if keep <= 0:
+                continue
+            found.append(".".join(parts[:keep] + ([statement.module] if statement.module else [])))
+        elif statement.module:
+            found.append(statement.module)
+    return found
+
+
+def _forwards(function: ast.FunctionDef | ast.AsyncFunctionDef, other: ast.FunctionDef | None) -> str | None:
+    """The name a def hands every call on to, unchanged: `def product(*args, **kwargs): return
+    prod(*args, **kwargs)` after an optional docstring, `import warnings` and `warnings.warn(...)`
+    with constant arguments, its decorators (if any) the same wrappers `other` has. None otherwise."""
+    arguments = function.args
+    if (
+        arguments.posonlyargs
+        or arguments.args
+        or arguments.kwonlyargs
+        or arguments.vararg is None
+        or arguments.kwarg is None
+        or isinstance(function, ast.AsyncFunctionDef)
+    ):
+        return None
+    body = list(function.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    *before, last = body or [ast.Pass()]
+    for statement in before:
+        if isinstance(statement, ast.Import) and [a.name for a in statement.names] == ["warnings"]:
+            continue
+        if (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and _called(statement.value.func) == "warn"
+            and all(
+                isinstance(a, (ast.Constant, ast.Name, ast.Attribute))
+                for a in (*statement.value.args, *(k.value for k in statement.value.keywords))
+            )
+        ):
+            continue
+        return None
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Call)):
+        return None
+    call = last.value
+    if not (
+        isinstance(call.func, ast.Name)
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name)
+        and call.args[0].value.id == arguments.vararg.arg
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and call.keywords[0].value.id == arguments.kwarg.arg
+    ):
+        return None
+    if function.decorator_list:
+        wrappers = {_decorator_name(d) for d in function.decorator_list}
+        theirs = {_decorator_name(d) for d in other.decorator_list} if other is not None else set()
+        if "" in wrappers or not wrappers <= theirs:
+            return None
+    return call.func.id
+
+
+def _decorator_name(node: ast.expr) -> str:
+    func = node.func if isinstance(node, ast.Call) else node
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return ""
+
+
+def forwarded_replacement(
+    base: Ref,
+    old_name: str,
+    new: Resolver,
+    old: Resolver,
+    shape: CallShape | None,
+    old_label: str,
+    new_label: str,
+) -> Replacement | None:
+    """The replacement the old version's own source proves for a module-level name: where the source
+    that runs binds `old_name` to a def that only hands its arguments on to another top-level function
+    of its module (`def product(*args, **kwargs): return prod(*args, **kwargs)` in numpy 1.26's
+    `fromnumeric`, whose stub leaves it out), or to that function itself (`old_name = other`), the
+    old name was that function under another name. It is the replacement when the old version's
+    `base.other` is that very function, the new version has `base.other`, and it takes the use (the
+    call binds its signature; an uncalled use, every call the old one accepted). Nothing is run."""
+    if not isinstance(base, ModuleRef):
+        return None
+    home = _runtime_home(old, base.path, old_name)
+    file = old.index.module_file(home) if home is not None else None
+    tree = _runtime_tree(file) if file is not None else None
+    if home is None or tree is None:
+        return None
+    (statement,), _ = _bindings(tree, old_name)
+    other: str | None = None
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for candidate in ast.walk(statement):  # the callee's name, to find its def first
+            if isinstance(candidate, ast.Return) and isinstance(candidate.value, ast.Call):
+                callee = candidate.value.func
+                other = callee.id if isinstance(callee, ast.Name) else None
+        if (
+            other is None
+            or other == old_name
+            or any(
+                isinstance(n, ast.Name) and n.id == other and isinstance(n.ctx, ast.Store)
+                for n in ast.walk(statement)
+            )
+        ):
+            return None
+        defs, nested = _bindings(tree, other)
+        target_def = defs[0] if len(defs) == 1 and isinstance(defs[0], ast.FunctionDef) else None
+        if nested or target_def is None or _forwards(statement, target_def) != other:
+            return None
+        wrappers = sorted({_decorator_name(d) for d in statement.decorator_list})
+        said = f"only returns `{other}(*{statement.args.vararg.arg}, **{statement.args.kwarg.arg})`"  # type: ignore[union-attr]
+        if wrappers:
+            said += f" (both wrapped by {', '.join(f'`{w}`' for w in wrappers)})"
+    elif (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.value, ast.Name)
+    ):
+        other = statement.value.id
+        defs, nested = _bindings(tree, other)
+        if nested or len(defs) != 1 or not isinstance(defs[0], (ast.FunctionDef, ast.ClassDef)):
+            return None
+        said = f"is `{other}` (`{old_name} = {other}`)"
+    else:
+        return None
+    before = old.resolve(AttrRef(base, other))
+    if isinstance(before, (Missing, Unknown)) or value_path(before) != f"{home}.{other}":
+        return None  # the name where the old one was is not that function
+    value = same_definition_alias(new, new.resolve(AttrRef(base, other)))
+    if not isinstance(value, (FunctionValue, ClassValue)) or _deprecated(value):
+        return None
+    new_target = call_target(value, new)
+    if not isinstance(new_target, CallTarget):
+        return None
+    if shape is not None:
+        if not isinstance(bind_target(shape, new_target), Ok):
+            return None
+        proof = f"the call binds `{other}`'s signature in {new_label}"
+    else:
+        old_target = call_target(before, old) if isinstance(before, (FunctionValue, ClassValue)) else None
+        if (
+            not isinstance(old_target, CallTarget)
+            or old_target.alternatives
+            or new_target.alternatives
+            or new_target.requires_also
+            or not accepts_every_call(old_target.signature, new_target.signature)
+        ):
+            return None
+        proof = f"`{other}` in {new_label} accepts every call it accepted in {old_label}"
+    where = f"{file.with_suffix('.py').name}:{statement.lineno}" if file is not None else home
+    return Replacement(
+        other,
+        value_path(value),
+        f"{old_label}'s `{old_name}` ({home}, {where}) {said}: a call of it is a call of "
+        f"`{base.path}.{other}` in {old_label}; {proof}",
+    )

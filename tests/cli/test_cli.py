@@ -318,7 +318,7 @@ def test_rules_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
     fixes = {
         out[i - 1].split()[0]: line.split("fixes: ")[1] for i, line in enumerate(out) if line.startswith(" ")
     }
-    assert fixes["AD101"] == "safe rename-keyword, unsafe remove-keyword, manual step"
+    assert fixes["AD101"] == "safe rename-keyword, safe remove-keyword, unsafe remove-keyword, manual step"
     assert fixes["AD201"] == "safe positional-to-keyword, unsafe positional-to-keyword"
     assert fixes["AD003"] == "safe rename-attribute, unsafe rename-attribute, safe replace-name, manual step"
     assert fixes["AD102"] == "manual step"

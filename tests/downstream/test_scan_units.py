@@ -152,8 +152,18 @@ def test_node_readings() -> None:
 
 def test_call_shape_positional_and_keyword() -> None:
     shape, spans = call_shape("f(1, 2, key=3)")
-    assert shape == CallShape(2, ("key",), False, False, "lll")
+    assert shape == CallShape(2, ("key",), False, False, "lll", ("1", "2", "3"))
     assert spans == (("key", Span(1, 9, 1, 14)),)
+
+
+def test_call_shape_records_plain_constants_as_repr_spells_them() -> None:
+    # what shows an argument equal to a default: the value as `repr` writes it (`-0` is `0`, `""` is
+    # `''`), "" for anything that is not a plain immutable constant (a display, a name, `-True`, `...`)
+    shape, _ = call_shape('f(None, -0, "", b"x", 1.5, -2.0, True, [], x, -True, ..., k=0.0, j={})')
+    assert shape.literals == ("None", "0", "''", "b'x'", "1.5", "-2.0", "True", "", "", "", "", "0.0", "")
+    long, _ = call_shape("f('" + "a" * 200 + "')")
+    assert long.literals == ()  # longer than recorded: nothing to compare
+    assert call_shape("f(x, k=y)")[0].literals == ()
 
 
 def test_call_shape_says_which_arguments_are_literals() -> None:
@@ -172,7 +182,7 @@ def test_both_scanners_say_the_same_of_arguments(scanner: str) -> None:
 
 def test_call_shape_star_args_and_kwargs() -> None:
     shape, spans = call_shape("f(a, *rest, k=1, **extra)")
-    assert shape == CallShape(1, ("k",), True, True, "?l")
+    assert shape == CallShape(1, ("k",), True, True, "?l", ("", "1"))
     assert [keyword for keyword, _ in spans] == ["k"]
     assert call_shape("f()")[0] == CallShape(0, (), False, False)
 
@@ -182,7 +192,7 @@ def test_a_call_site_carries_its_shape(scanner: str) -> None:
     found = SCANNERS[scanner]("m.py", "import up as u\nu.f(1, *a, k=2, **kw)\n", UP)
     call = next(site for site in found.sites if site.kind is SiteKind.CALL)
     assert call.ref == AttrRef(ModuleRef("up"), "f")
-    assert call.shape == CallShape(1, ("k",), True, True, "ll")
+    assert call.shape == CallShape(1, ("k",), True, True, "ll", ("1", "2"))
     assert call.code == "u.f(1, *a, k=2, **kw)" and call.span == Span(2, 1, 2, 22)
     assert call.keyword_spans == (("k", Span(2, 12, 2, 15)),)
 

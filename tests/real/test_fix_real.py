@@ -20,7 +20,7 @@ import pytest
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.cli.main import main
-from apidrift.auditor.core.results import AuditResult, FixKind
+from apidrift.auditor.core.results import Applicability, AuditResult, FixKind
 
 pytestmark = pytest.mark.network
 
@@ -339,15 +339,27 @@ def test_numpy_2_expired_names_are_fixed_and_run(
     capsys: pytest.CaptureFixture[str],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    source = "import numpy as np\n\nx = np.float_(1.5)\ny = np.NaN\nz = np.Inf\nw = np.NINF\nv = np.round_(1.46, 1)\n"
+    source = (
+        "import numpy as np\n\nx = np.float_(1.5)\ny = np.NaN\nz = np.Inf\nw = np.NINF\nv = np.round_(1.46, 1)\n"
+        "p = np.product([2, 3], axis=0)\nq = np.cumproduct([2, 3])\nr = np.alltrue([True, False])\n"
+        "s = np.sometrue([True, False])\n"
+    )
     folder = downstream(tmp_path / "down", source)
     out, before, after = fix_and_reaudit(folder, "numpy==2.0.0", "numpy==1.26.4", index_cache, capsys)
     assert (folder / "app.py").read_text() == (
         "import numpy as np\n\nx = np.float64(1.5)\ny = np.nan\nz = np.inf\nw = np.NINF\nv = np.round(1.46, 1)\n"
+        "p = np.prod([2, 3], axis=0)\nq = np.cumprod([2, 3])\nr = np.all([True, False])\n"
+        "s = np.any([True, False])\n"
     )  # `np.NINF`: "Use `-np.inf` instead" names an expression, not a name: no fix
     assert "names `np.float64` as the replacement" in out
     # `round = around` in numpy 2.0's stub: one function under two names, so the call binds
     assert "`round` is `around` (`round = around` in `numpy._core.fromnumeric`" in out
+    # numpy 2.0 says nothing of `product`; 1.26.4's own source does: a def that only returns
+    # `prod(*args, **kwargs)`, both wrapped by `array_function_dispatch`
+    assert (
+        "numpy==1.26.4's `product` (numpy.core.fromnumeric, fromnumeric.py:3833) only returns "
+        "`prod(*args, **kwargs)` (both wrapped by `array_function_dispatch`)" in out
+    )
     # what cannot be fixed mechanically is a manual step quoting the upstream
     assert (
         "replace `NINF` as numpy==2.0.0 says: \u201c`np.NINF` was removed in the NumPy 2.0 release. Use `-np.inf` instead.\u201d"
@@ -358,14 +370,63 @@ def test_numpy_2_expired_names_are_fixed_and_run(
         folder,
         "src = open('app.py').read().replace('w = np.NINF', '')\n"
         "ns = {}\nexec(compile(src, 'app.py', 'exec'), ns)\n"  # the fixed lines, without the one left
-        "print(type(ns['x']).__name__, ns['y'] != ns['y'], ns['z'], ns['v'])",
+        "print(type(ns['x']).__name__, ns['y'] != ns['y'], ns['z'], ns['v'], ns['p'], ns['q'].tolist(), ns['r'], ns['s'])",
     )
     assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.split() == ["float64", "True", "inf", "1.5"]
+    assert ran.stdout.split() == ["float64", "True", "inf", "1.5", "6", "[2,", "6]", "False", "True"]
     fixed = Counter(
         (f.code, f.message)
         for f in before.findings
         if f.fix is not None and f.fix.kind is FixKind.REPLACE_NAME
     )
-    assert sum(fixed.values()) == 4
+    assert sum(fixed.values()) == 8
     assert keys(after) == keys(before) - fixed
+
+
+# ---- a removed parameter passed its old default: networkx 2.8.8 -> 3.0 `union(..., name=None)`
+
+NX_UNION = """import networkx as nx
+
+G = nx.path_graph(3)
+H = nx.path_graph(2)
+a = nx.union(G, H, ("G-", "H-"), None)
+b = nx.union(G, H, rename=("G-", "H-"), name=None)
+c = nx.union(G, H, rename=("G-", "H-"), name="joined")
+print(sorted(a.edges()), sorted(b.edges()), a.graph, b.graph)
+"""
+
+
+def test_networkx_3_removed_parameter_passed_its_old_default_is_dropped_safely(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """networkx 3.0 removed `union(name=)`; 2.8.8's undecorated `union` has `name=None`, so a call
+    passing `None` ran as one without it: dropping it is safe (by keyword, AD101, and by position,
+    AD103). `name="joined"` is another value: its drop stays unsafe, not applied. The original runs
+    under 2.8.8 and the fixed file under 3.0, printing the same graphs."""
+    folder = downstream(tmp_path / "down", NX_UNION)
+    out, before, after = fix_and_reaudit(folder, "networkx==3.0", "networkx==2.8.8", index_cache, capsys)
+    assert (folder / "app.py").read_text() == NX_UNION.replace(", None)\nb", ")\nb").replace(
+        ", name=None)", ")"
+    )
+    safe = [f for f in before.findings if f.fix is not None and f.fix.applicability is Applicability.SAFE]
+    assert sorted(f.code for f in safe) == ["AD101", "AD103"]
+    assert all("networkx==2.8.8's default for `name`" in (f.fix.evidence or "") for f in safe)  # type: ignore[union-attr]
+    assert "drop `name=`: its value is no longer passed anywhere" in out  # the "joined" one: unsafe, listed
+    # the original under the old release and the fixed code under the new print the same (the
+    # unsafe line removed from both: the new release rejects it, and no fix for it is claimed)
+    original = NX_UNION.replace('c = nx.union(G, H, rename=("G-", "H-"), name="joined")\n', "")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "app.py").write_text(original)
+    script = "src = open('app.py').read().replace('c = nx.union(G, H, rename=(\"G-\", \"H-\"), name=\"joined\")\\n', '')\nexec(compile(src, 'app.py', 'exec'), {})"
+    was = run_under(
+        release_python("networkx==2.8.8", tmp_path_factory), tmp_path / "old", script, strict=False
+    )
+    now = run_under(release_python("networkx==3.0", tmp_path_factory), folder, script)
+    assert was.returncode == 0, was.stderr
+    assert now.returncode == 0, now.stderr
+    assert now.stdout == was.stdout and "('G-0', 'G-1')" in now.stdout
+    gone = Counter((f.code, f.message) for f in safe)
+    assert keys(after) == keys(before) - gone, "none of the fixed findings and no new one"

@@ -138,12 +138,14 @@ def _shape(
     positional = 0
     star_args = star_kwargs = False
     values: list[str] = []
+    literals: list[str] = []
     for arg in node.args:
         if isinstance(arg, ast.Starred):
             star_args = True
         else:
             positional += 1
             values.append(_value_letter(arg))
+            literals.append(constant_text(arg))
     keywords: list[str] = []
     spans: list[tuple[str, Span]] = []
     for keyword in node.keywords:
@@ -153,7 +155,15 @@ def _shape(
             keywords.append(keyword.arg)
             spans.append((keyword.arg, text.span(keyword)))
             values.append(_value_letter(keyword.value))
-    shape = CallShape(positional, tuple(keywords), star_args, star_kwargs, "".join(values))
+            literals.append(constant_text(keyword.value))
+    shape = CallShape(
+        positional,
+        tuple(keywords),
+        star_args,
+        star_kwargs,
+        "".join(values),
+        tuple(literals) if any(literals) else (),
+    )
     return interned.setdefault(shape, shape), tuple(spans)
 
 
@@ -170,6 +180,26 @@ _LITERALS = (
     ast.GeneratorExp,
     ast.Lambda,
 )
+
+
+MAX_CONSTANT = 80  # characters of a constant argument's `repr` recorded (CallShape.literals)
+
+
+def constant_text(node: ast.expr) -> str:
+    """CallShape.literals' entry for one argument: the `repr` of a plain immutable constant (a negated
+    number included), "" for anything else or a longer one."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        operand = node.operand
+        number = operand.value if isinstance(operand, ast.Constant) else None
+        if type(number) not in (int, float, complex):
+            return ""
+        value: object = -number  # type: ignore[operator]  # an int, float or complex (checked above)
+    elif isinstance(node, ast.Constant) and node.value is not Ellipsis:
+        value = node.value
+    else:
+        return ""
+    text = repr(value)
+    return text if len(text) <= MAX_CONSTANT else ""
 
 
 def _value_letter(node: ast.expr) -> str:
