@@ -398,6 +398,31 @@ def test_django_2_1_calls_widget_render_with_renderer_a_warning_on_an_old_overri
     assert render.classification.value == "drift"
 
 
+# Clean pairs audited against the upstream release of their time, from the release before it (the
+# upgrade a user makes): no error, drift or pre-existing. flask-sqlalchemy 2.5.1 calls
+# `scoped_session(...).commit()`, a method SQLAlchemy 1.4's `@create_proxy_methods(Session, ...,
+# methods=[..., "commit", ...])` sets on the class (a false AD004 before).
+UPGRADE_PAIRS = [
+    ("flask-sqlalchemy==2.5.1", "sqlalchemy==1.4.0", "sqlalchemy==1.3.24"),
+]
+
+
+@pytest.mark.parametrize(
+    ("downstream", "upstream", "old"), UPGRADE_PAIRS, ids=[f"{d}-{u}" for d, u, _ in UPGRADE_PAIRS]
+)
+def test_upgrade_of_its_time_has_no_error(
+    downstream: str, upstream: str, old: str, index_cache: Path
+) -> None:
+    result = audit(AuditRequest(downstream, upstream, old=old, cache_dir=index_cache))
+    errors = [
+        f"{f.location.path}:{f.location.line} {f.code} {f.message}"
+        for f in result.findings
+        if f.severity.value == "error"
+    ]
+    assert errors == []
+    assert result.coverage[0].checked >= 50, result.coverage[0].not_checkable
+
+
 @pytest.mark.parametrize(
     ("downstream", "upstream", "found", "share"),
     STRANGER_PAIRS,
