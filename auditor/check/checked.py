@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -687,6 +687,12 @@ def _check_override(
         # ever omits it, which its signature does not tell.
         verdict = Unknown(Reason.OVERRIDE_REQUIRES_OPTIONAL)
     upstream_call = None
+    if isinstance(verdict, Break):
+        # the shape the signature implies is a guess where the upstream's own calls are found: they
+        # decide (Django 2.1 calls `formfield_for_dbfield` only as `partial(self.m, request=request)`)
+        real = _real_call_verdict(site, target, resolver)
+        if real is not None:
+            verdict, upstream_call = real
     if isinstance(verdict, Ok):
         found = _breaking_self_call(site, target, resolver) or _breaking_held_call(site, target, resolver)
         if found is None:
@@ -741,13 +747,41 @@ def _breaking_self_call(
     """The upstream's own `self.m(...)` calls in the classes the downstream class inherits (where that
     class's method is the one an instance runs): the first that binds to the upstream's method but not to
     the override. A call the upstream's own method refuses is not counted (unreachable or its own bug)."""
-    if not isinstance(site.ref, AttrRef) or site.signature is None:
+    for verdict, described in _self_call_verdicts(site, target, resolver):
+        if isinstance(verdict, Break):
+            return verdict, described
+    return None
+
+
+def _real_call_verdict(
+    site: UseSite, target: CallTarget, resolver: Resolver
+) -> tuple[Verdict, dict[str, object] | None] | None:
+    """The override bound to the upstream's own calls of the method (`self.m(...)`, `partial(self.m,
+    request=request)`) instead of the shape its signature implies: the first that does not bind, else
+    unknown where one's arguments are not all known, else fine; None when the upstream makes no such
+    call (the implied shape is then all there is)."""
+    verdicts = list(_self_call_verdicts(site, target, resolver))
+    if not verdicts:
         return None
+    for verdict, described in verdicts:
+        if isinstance(verdict, Break):
+            return verdict, described
+    unknown = next((v for v, _ in verdicts if isinstance(v, Unknown)), None)
+    return (unknown or verdicts[0][0]), None
+
+
+def _self_call_verdicts(
+    site: UseSite, target: CallTarget, resolver: Resolver
+) -> Iterator[tuple[Verdict, dict[str, object]]]:
+    """Each `self.m(...)` (or `partial(self.m, ...)`) call of the classes the downstream class inherits
+    that its instances run and the upstream's own method does not refuse, bound to the override."""
+    if not isinstance(site.ref, AttrRef) or site.signature is None:
+        return
     base = resolver.resolve(site.ref.base)
     cls = base.cls if isinstance(base, InstanceValue) else None
     mro = resolver.mro(cls) if cls is not None else None
     if not mro:
-        return None
+        return
     classes = [entry for entry in mro if not isinstance(entry, str)]
     for entry in classes:
         for call in entry.self_calls.get(site.ref.name, ()):
@@ -757,17 +791,13 @@ def _breaking_self_call(
             shape = CallShape(
                 call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"]
             )
-            if not isinstance(bind_target(shape, target), Ok):
+            if isinstance(bind_target(shape, target), Break):
                 continue
-            verdict = bind(shape, site.signature)
-            if isinstance(verdict, Break):
-                text = str(call.get("text") or f"self.{site.ref.name}{_render_shape(shape)}")
-                return verdict, {
-                    "caller": f"{entry.path}.{call['caller']}",
-                    "call": text,
-                    "lineno": call["lineno"],
-                }
-    return None
+            text = str(call.get("text") or f"self.{site.ref.name}{_render_shape(shape)}")
+            yield (
+                bind(shape, site.signature),
+                {"caller": f"{entry.path}.{call['caller']}", "call": text, "lineno": call["lineno"]},
+            )
 
 
 MAX_HOLDER_MODULES = 40  # modules read for calls on held objects, per overridden method

@@ -20,6 +20,7 @@ from apidrift.auditor.core.refs import (
     root_module,
 )
 from apidrift.auditor.downstream.astscan.nodes import _dotted
+from apidrift.auditor.downstream.astscan.pieces import parse_expression_quietly
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import (
     _NONE,
@@ -429,7 +430,7 @@ class _Evaluator:
             if not _single_string((text or self.text).segment(node)) or node.value[:1].isspace():
                 return None
             try:
-                parsed = ast.parse(node.value, mode="eval").body
+                parsed = parse_expression_quietly(node.value).body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return None
             return self.annotated(parsed, scope, _Text(node.value), depth + 1)
@@ -501,7 +502,7 @@ class _Evaluator:
             if node.value[:1].isspace():
                 return None  # not an expression on its own
             try:
-                parsed = ast.parse(node.value, mode="eval").body
+                parsed = parse_expression_quietly(node.value).body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return None
             return self.annotation(parsed, scope, _Text(node.value))
