@@ -412,8 +412,12 @@ def test_django_2_1_calls_widget_render_with_renderer_a_warning_on_an_old_overri
 # upgrade a user makes): no error, drift or pre-existing. flask-sqlalchemy 2.5.1 calls
 # `scoped_session(...).commit()`, a method SQLAlchemy 1.4's `@create_proxy_methods(Session, ...,
 # methods=[..., "commit", ...])` sets on the class (a false AD004 before).
+# GeoAlchemy2 0.14.0 (subclasses SQLAlchemy's types, functions and comparators) imports SQLAlchemy 1's
+# `with_metaclass` in a `try` whose `except ImportError:` is the SQLAlchemy 2 branch, and calls it in
+# that `try` (a false AD003 before: the import raises first).
 UPGRADE_PAIRS = [
     ("flask-sqlalchemy==2.5.1", "sqlalchemy==1.4.0", "sqlalchemy==1.3.24"),
+    ("geoalchemy2==0.14.0", "sqlalchemy==2.0.16", "sqlalchemy==2.0.15"),
 ]
 
 

@@ -366,6 +366,7 @@ class _Candidate:
         "expression",
         "extra",
         "guarded",
+        "import_caught",
         "keyword_spans",
         "kind",
         "reach",
@@ -392,6 +393,7 @@ class _Candidate:
         self.use = use  # see UseSite.use
         self.reach: _Reach | None = None  # the bindings of its expression's first name that reach it
         self.tests = tests  # the introspection tests around it, read once the file is read
+        self.import_caught = False  # see UseSite.import_caught
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:
