@@ -7,8 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from apidrift.auditor.upstream.analyses.mappings import returned_functions
-from apidrift.auditor.upstream.analyses.nodes import _last_name
+from apidrift.auditor.upstream.analyses.nodes import _last_name, _own_nodes
 from apidrift.auditor.upstream.astwalk import walk
 
 from .flow import _none_test
@@ -27,7 +26,15 @@ def _sets_attributes_of_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) 
 def _read_sets_attributes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     # a factory's returned decorator (`def decorate(cls): setattr(cls, meth, ...)`, SQLAlchemy 1.4's
     # `create_proxy_methods`) sets attributes on the class the factory's result decorates
-    return _sets_attributes(node) or any(_sets_attributes(f) for f in returned_functions(node))
+    if _sets_attributes(node):
+        return True
+    own = _own_nodes(node)  # cached: the loader's other analyses walk the same body
+    returned = {n.value.id for n in own if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    return any(
+        _sets_attributes(f)
+        for f in own
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in returned
+    )
 
 
 def _sets_attributes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
