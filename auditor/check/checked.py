@@ -757,10 +757,12 @@ def _real_call_verdict(
     site: UseSite, target: CallTarget, resolver: Resolver
 ) -> tuple[Verdict, dict[str, object] | None] | None:
     """The override bound to the upstream's own calls of the method (`self.m(...)`, `partial(self.m,
-    request=request)`) instead of the shape its signature implies: the first that does not bind, else
+    request=request)`, `self.m` handed over, and calls on an object another class holds, typed as one
+    of the classes the downstream class inherits) instead of the shape its signature implies: the
+    first that does not bind, else
     unknown where one's arguments are not all known, else fine; None when the upstream makes no such
     call (the implied shape is then all there is)."""
-    verdicts = list(_self_call_verdicts(site, target, resolver))
+    verdicts = [*_self_call_verdicts(site, target, resolver), *_held_call_verdicts(site, target, resolver)]
     if not verdicts:
         return None
     for verdict, described in verdicts:
@@ -845,6 +847,51 @@ def _breaking_held_call(
     # A call on a value the upstream does not type: the first that binds to the upstream's method
     # but not to the override (Django 2.1 `widget.render(..., renderer=...)`); a warning, not certain.
     return untyped
+
+
+def _held_call_verdicts(
+    site: UseSite, target: CallTarget, resolver: Resolver
+) -> Iterator[tuple[Verdict, dict[str, object]]]:
+    """Each call of the method on an object an upstream class holds, typed by an annotation as one of
+    the classes the downstream class inherits, that the upstream's own method does not refuse, bound
+    to the override (see `_breaking_held_call`)."""
+    if not isinstance(site.ref, AttrRef) or site.signature is None:
+        return
+    base = resolver.resolve(site.ref.base)
+    cls = base.cls if isinstance(base, InstanceValue) else None
+    mro = resolver.mro(cls) if cls is not None else None
+    if not mro:
+        return
+    classes = [entry for entry in mro if not isinstance(entry, str)]
+    paths = {c.path for c in classes}
+    held: dict[str, bool] = {}
+    for module in _holder_modules(classes, resolver, site.ref.name):
+        info = resolver.index.module(module)
+        for member in info.members.values() if info is not None else ():
+            if not isinstance(member, ClassInfo):
+                continue
+            for call in member.held_calls:
+                if call["method"] != site.ref.name:
+                    continue
+                on = call["on"]
+                if on not in held:
+                    value = resolver.lookup(on)
+                    held[on] = on in paths or (isinstance(value, ClassValue) and value.info.path in paths)
+                if not held[on]:
+                    continue
+                shape = CallShape(
+                    call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"]
+                )
+                if isinstance(bind_target(shape, target), Break):
+                    continue
+                yield (
+                    bind(shape, site.signature),
+                    {
+                        "caller": f"{member.path}.{call['caller']}",
+                        "call": str(call["text"]),
+                        "lineno": call["lineno"],
+                    },
+                )
 
 
 def _override_rejects(
