@@ -415,6 +415,8 @@ def test_django_2_1_calls_widget_render_with_renderer_a_warning_on_an_old_overri
 # GeoAlchemy2 0.14.0 (subclasses SQLAlchemy's types, functions and comparators) imports SQLAlchemy 1's
 # `with_metaclass` in a `try` whose `except ImportError:` is the SQLAlchemy 2 branch, and calls it in
 # that `try` (a false AD003 before: the import raises first).
+# django-filter 23.2 reads `self.field.choices` in `MultipleChoiceFilter`, whose `field_class`
+# overrides the base's `forms.Field` (a false AD004 before: the base's value read through `self`).
 # Sphinx extensions (myst-parser, breathe) call `app.add_directive`, whose docstring deprecates
 # function-based directives' support, not the method (a false AD203 warning before); the test asserts
 # errors only.
@@ -425,6 +427,8 @@ UPGRADE_PAIRS = [
     ("pytest-bdd==6.1.1", "pytest==7.2.0", "pytest==7.1.3"),
     ("myst-parser==2.0.0", "sphinx==7.0.1", "sphinx==7.0.0"),
     ("breathe==4.35.0", "sphinx==6.1.3", "sphinx==6.1.2"),
+    ("django-extensions==3.2.3", "django==4.2.2", "django==4.2.1"),
+    ("django-filter==23.2", "django==4.2.2", "django==4.2.1"),
 ]
 
 
