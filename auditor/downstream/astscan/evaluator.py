@@ -308,9 +308,14 @@ class _Evaluator:
                     b for b in (*base.cls.bindings.get(name, ()), *bindings) if b.annotation is not None
                 ]
                 return self._unique(declared or bindings)
-            if any(name in sub.bindings for sub in self.subclasses(base.cls)):
-                return None  # `self` may be an instance of a subclass that binds the name again
-            return self._class_member(base.cls, name, instance=True)
+            own = self._class_member(base.cls, name, instance=True)
+            again = [sub for sub in self.subclasses(base.cls) if name in sub.bindings]
+            if again:
+                # `self` may be an instance of a subclass that binds the name again: which value is
+                # not known (counted as `receiver-unknown:overridden-in-subclass` where it may be upstream)
+                values = [own, *(self._class_member(sub, name, instance=True) for sub in again)]
+                return self._opaque(values, "overridden-in-subclass")
+            return own
         if isinstance(base, _DownClass):
             return self._class_member(base.cls, name, instance=False)
         if isinstance(base, _SuperOf):
