@@ -40,13 +40,19 @@ def fold(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> list[Fin
     same missing name or module in that file (`_json.dumps` after `from itsdangerous import json as
     _json`, `imp.reload` after `import imp`) go
     with the import's finding, which lists their lines, rather than repeating it. Only an unguarded
-    import's error takes its uses' errors (guarded ones are information, said where they are)."""
+    import's error takes its uses' errors; a guarded import's information takes its uses that are
+    guarded too (a use after the import in the `try` that handles it), not an error elsewhere."""
     imports: dict[tuple[str, str], Finding] = {}
+    handled: dict[tuple[str, str], Finding] = {}  # guarded imports: their guarded uses go with them
     for finding in findings:
         if finding.code in _IMPORTS and finding.severity is Severity.ERROR and not finding.guarded:
             key = (finding.location.path, finding.symbol)
             if key not in imports or finding.location.line < imports[key].location.line:
                 imports[key] = finding
+        elif finding.code in _IMPORTS and finding.guarded:
+            key = (finding.location.path, finding.symbol)
+            if key not in handled or finding.location.line < handled[key].location.line:
+                handled[key] = finding
     # Where each missing name is written first in a file: a use that does not write it reaches it
     # through a value (`c = pkg.gone()` then `c.get()`), which CPython never gets to.
     written: dict[tuple[str, str], Finding] = {}
@@ -62,7 +68,17 @@ def fold(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> list[Fin
     kept = []
     for finding in findings:
         first = imports.get((finding.location.path, finding.symbol))
-        if finding.code not in _FOLDED_INTO_IMPORT or finding.severity is not Severity.ERROR:
+        guarded_import = handled.get((finding.location.path, finding.symbol))
+        if (
+            finding.code in _FOLDED_INTO_IMPORT
+            and finding.guarded
+            and guarded_import is not None
+            and _spelled_through(finding, _bound_name(guarded_import))
+        ):
+            # `try: from up import gone; B = gone(...)`: the use of what the handled import could not
+            # bind is that same (handled) break
+            uses.setdefault(id(guarded_import), []).append(finding)
+        elif finding.code not in _FOLDED_INTO_IMPORT or finding.severity is not Severity.ERROR:
             kept.append(finding)
         elif first is not None and _spelled_through(finding, _bound_name(first)):
             uses.setdefault(id(first), []).append(finding)

@@ -114,6 +114,9 @@ def rule_from_module(module: ModuleType) -> Rule:
     )
 
 
+_MISSING_NAME_RAISES = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError"})
+
+
 def make_finding(
     rule: Rule,
     checked: CheckedSite,
@@ -142,7 +145,13 @@ def make_finding(
         message += " (by the stub: the runtime may accept it)"
     site = checked.site
     raised = raises or rule.raises
-    guarded = site.guarded or checked.new.test_guarded or handles(site.caught, raised)
+    guarded = (
+        site.guarded
+        or checked.new.test_guarded
+        or handles(site.caught, raised)
+        # a name its `try` imports, missing: the import raised ImportError first, which the `try` handles
+        or (site.import_caught and raised in _MISSING_NAME_RAISES)
+    )
     if site.caught and not guarded and raised and severity.rank > Severity.INFO.rank:
         handlers = ", ".join(sorted(site.caught))
         caught = f"`except {handlers}:`" if len(site.caught) == 1 else f"`except ({handlers}):`"

@@ -15,6 +15,12 @@ handed, an implicit hook (`if hasattr(field, "from_json"): field.from_json(value
 downstream class inherits, or on an object it annotates as such a class; a warning where it does not
 type the object (whether the downstream's instances reach that call is not known).
 
+The upstream's own calls of the method decide where they are found (`self.m(...)`,
+`functools.partial(self.m, request=request)`, called later with arguments not written there: Django
+2.1's `formfield_for_dbfield`, `self.m` handed to a call, its arguments unknown, and calls on a
+held object typed as the class); the call its signature implies (every required parameter, as
+declared) is used only where none is.
+
 Where no code of the upstream calls a method of that name (it spells the name only in `def`
 lines and looks no attribute up by a computed name), the upstream never takes the path that would
 call the override: a warning, as the break happens only where the method is called the new way.

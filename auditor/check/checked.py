@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -722,6 +722,12 @@ def _check_override(
         # ever omits it, which its signature does not tell.
         verdict = Unknown(Reason.OVERRIDE_REQUIRES_OPTIONAL)
     upstream_call = None
+    if isinstance(verdict, Break):
+        # the shape the signature implies is a guess where the upstream's own calls are found: they
+        # decide (Django 2.1 calls `formfield_for_dbfield` only as `partial(self.m, request=request)`)
+        real = _real_call_verdict(site, target, resolver)
+        if real is not None:
+            verdict, upstream_call = real
     if isinstance(verdict, Ok):
         found = _breaking_self_call(site, target, resolver) or _breaking_held_call(site, target, resolver)
         if found is None:
@@ -776,13 +782,43 @@ def _breaking_self_call(
     """The upstream's own `self.m(...)` calls in the classes the downstream class inherits (where that
     class's method is the one an instance runs): the first that binds to the upstream's method but not to
     the override. A call the upstream's own method refuses is not counted (unreachable or its own bug)."""
-    if not isinstance(site.ref, AttrRef) or site.signature is None:
+    for verdict, described in _self_call_verdicts(site, target, resolver):
+        if isinstance(verdict, Break):
+            return verdict, described
+    return None
+
+
+def _real_call_verdict(
+    site: UseSite, target: CallTarget, resolver: Resolver
+) -> tuple[Verdict, dict[str, object] | None] | None:
+    """The override bound to the upstream's own calls of the method (`self.m(...)`, `partial(self.m,
+    request=request)`, `self.m` handed over, and calls on an object another class holds, typed as one
+    of the classes the downstream class inherits) instead of the shape its signature implies: the
+    first that does not bind, else
+    unknown where one's arguments are not all known, else fine; None when the upstream makes no such
+    call (the implied shape is then all there is)."""
+    verdicts = [*_self_call_verdicts(site, target, resolver), *_held_call_verdicts(site, target, resolver)]
+    if not verdicts:
         return None
+    for verdict, described in verdicts:
+        if isinstance(verdict, Break):
+            return verdict, described
+    unknown = next((v for v, _ in verdicts if isinstance(v, Unknown)), None)
+    return (unknown or verdicts[0][0]), None
+
+
+def _self_call_verdicts(
+    site: UseSite, target: CallTarget, resolver: Resolver
+) -> Iterator[tuple[Verdict, dict[str, object]]]:
+    """Each `self.m(...)` (or `partial(self.m, ...)`) call of the classes the downstream class inherits
+    that its instances run and the upstream's own method does not refuse, bound to the override."""
+    if not isinstance(site.ref, AttrRef) or site.signature is None:
+        return
     base = resolver.resolve(site.ref.base)
     cls = base.cls if isinstance(base, InstanceValue) else None
     mro = resolver.mro(cls) if cls is not None else None
     if not mro:
-        return None
+        return
     classes = [entry for entry in mro if not isinstance(entry, str)]
     for entry in classes:
         for call in entry.self_calls.get(site.ref.name, ()):
@@ -792,17 +828,13 @@ def _breaking_self_call(
             shape = CallShape(
                 call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"]
             )
-            if not isinstance(bind_target(shape, target), Ok):
+            if isinstance(bind_target(shape, target), Break):
                 continue
-            verdict = bind(shape, site.signature)
-            if isinstance(verdict, Break):
-                text = str(call.get("text") or f"self.{site.ref.name}{_render_shape(shape)}")
-                return verdict, {
-                    "caller": f"{entry.path}.{call['caller']}",
-                    "call": text,
-                    "lineno": call["lineno"],
-                }
-    return None
+            text = str(call.get("text") or f"self.{site.ref.name}{_render_shape(shape)}")
+            yield (
+                bind(shape, site.signature),
+                {"caller": f"{entry.path}.{call['caller']}", "call": text, "lineno": call["lineno"]},
+            )
 
 
 MAX_HOLDER_MODULES = 40  # modules read for calls on held objects, per overridden method
@@ -850,6 +882,51 @@ def _breaking_held_call(
     # A call on a value the upstream does not type: the first that binds to the upstream's method
     # but not to the override (Django 2.1 `widget.render(..., renderer=...)`); a warning, not certain.
     return untyped
+
+
+def _held_call_verdicts(
+    site: UseSite, target: CallTarget, resolver: Resolver
+) -> Iterator[tuple[Verdict, dict[str, object]]]:
+    """Each call of the method on an object an upstream class holds, typed by an annotation as one of
+    the classes the downstream class inherits, that the upstream's own method does not refuse, bound
+    to the override (see `_breaking_held_call`)."""
+    if not isinstance(site.ref, AttrRef) or site.signature is None:
+        return
+    base = resolver.resolve(site.ref.base)
+    cls = base.cls if isinstance(base, InstanceValue) else None
+    mro = resolver.mro(cls) if cls is not None else None
+    if not mro:
+        return
+    classes = [entry for entry in mro if not isinstance(entry, str)]
+    paths = {c.path for c in classes}
+    held: dict[str, bool] = {}
+    for module in _holder_modules(classes, resolver, site.ref.name):
+        info = resolver.index.module(module)
+        for member in info.members.values() if info is not None else ():
+            if not isinstance(member, ClassInfo):
+                continue
+            for call in member.held_calls:
+                if call["method"] != site.ref.name:
+                    continue
+                on = call["on"]
+                if on not in held:
+                    value = resolver.lookup(on)
+                    held[on] = on in paths or (isinstance(value, ClassValue) and value.info.path in paths)
+                if not held[on]:
+                    continue
+                shape = CallShape(
+                    call["positional"], tuple(call["keywords"]), call["star_args"], call["star_kwargs"]
+                )
+                if isinstance(bind_target(shape, target), Break):
+                    continue
+                yield (
+                    bind(shape, site.signature),
+                    {
+                        "caller": f"{member.path}.{call['caller']}",
+                        "call": str(call["text"]),
+                        "lineno": call["lineno"],
+                    },
+                )
 
 
 def _override_rejects(

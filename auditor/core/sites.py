@@ -74,6 +74,10 @@ class UseSite:
     # catch, where every handler names only builtin classes: the use is handled where its failure
     # raises one of them (`except ModuleNotFoundError:` lets a missing name's ImportError through).
     caught: frozenset[str] = NOTHING_CAUGHT
+    # The use is a bare name that only imports in the body of a `try` around it bind, and that `try`
+    # catches ImportError (`try: from up import f; B = f(...)`): where the name is missing, the import
+    # raised first and was handled, so this use never runs (its existence is the import's to check).
+    import_caught: bool = False
     signature: Signature | None = None  # for override sites: the downstream method's own signature
     # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
     # keywords of this call that reach the upstream (only their problems are this site's).
@@ -164,6 +168,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "keywords": [[name, list(_span_tuple(span))] for name, span in site.keyword_spans],
         "guarded": site.guarded,
         **({"caught": sorted(site.caught)} if site.caught else {}),  # absent when none (most sites)
+        **({"import_caught": True} if site.import_caught else {}),
         "signature": site.signature.as_dict() if site.signature else None,
         "forwarded": list(site.forwarded),
         "through_init": site.through_init,
@@ -197,6 +202,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         keyword_spans=tuple((name, Span(*span)) for name, span in data["keywords"]),
         guarded=data["guarded"],
         caught=frozenset(data["caught"]) if "caught" in data else NOTHING_CAUGHT,
+        import_caught=bool(data.get("import_caught", False)),
         signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
         forwarded=tuple(data.get("forwarded", ())),
         through_init=bool(data.get("through_init", False)),

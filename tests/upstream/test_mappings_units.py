@@ -64,6 +64,64 @@ def test_added_names_unknown_without_a_literal_or_with_an_unreadable_name() -> N
     assert added_names(rebound) is None  # a loop variable bound again may hold anything
 
 
+def test_added_names_of_a_factory_read_from_its_returned_decorator() -> None:
+    # SQLAlchemy 1.4 `create_proxy_methods`: the factory's lists, one loop variable used by two loops
+    factory = _def(
+        """
+        def create_proxy_methods(target_cls, name, methods=(), attributes=(), classmethods=()):
+            def decorate(cls):
+                def instrument(name):
+                    return getattr(target_cls, name)
+
+                for meth in methods:
+                    setattr(cls, meth, instrument(meth))
+                for prop in attributes:
+                    setattr(cls, prop, None)
+                for prop in classmethods:
+                    setattr(cls, prop, classmethod(instrument(prop)))
+                return cls
+
+            return decorate
+        """
+    )
+    patterns = added_names(factory)
+    assert patterns is not None
+    names = expand_names(
+        patterns, {"methods": ["commit"], "attributes": ["bind"], "classmethods": ["close_all"]}
+    )
+    assert names == {"commit", "bind", "close_all"}
+    assert expand_names(patterns, {"attributes": ["bind"], "classmethods": []}) is None  # `methods=METHODS`
+    # a parameter of the decorator shadowing the factory's list: the name is not the factory's argument
+    shadowed = _def(
+        """
+        def factory(methods):
+            def decorate(cls, methods=("x",)):
+                for meth in methods:
+                    setattr(cls, meth, None)
+                return cls
+
+            return decorate
+        """
+    )
+    assert added_names(shadowed) is None
+    # a nested helper's parameter may be the class: its names are not read
+    helper = _def(
+        """
+        def factory(methods):
+            def add(target, name):
+                setattr(target, name, None)
+
+            def decorate(cls):
+                for meth in methods:
+                    add(cls, meth)
+                return cls
+
+            return decorate
+        """
+    )
+    assert added_names(helper) is None
+
+
 def test_checked_keys_reads_the_setter_lookup_and_its_exemptions() -> None:
     found = checked_keys(
         _def(

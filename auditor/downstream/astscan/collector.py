@@ -63,6 +63,7 @@ from apidrift.auditor.downstream.shared import (
     VERSIONISH,
     Forwarding,
     chain_attributes,
+    handles,
     holds_no_upstream,
     may_override,
     unalias,
@@ -116,6 +117,10 @@ class _Collector:
         # The builtin exception classes the `try` statements around the code catch, where each of
         # their handlers names only such classes: what a use there may raise and still be handled.
         self.caught: frozenset[str] = frozenset()
+        # Per `try` around the code whose handlers catch ImportError: the bindings the imports of its
+        # body made so far. A use of a name only they bind, in that body, never runs where the name is
+        # missing: the import raised first, and was handled (`UseSite.import_caught`).
+        self.try_imports: list[set[int]] = []
         self.method_self: list[tuple[str, _ClassScope] | None] = []
         self.version_names: set[str] = set()  # names computed from a version or feature test
         # Names an `except ImportError:` fallback binds (`f = None`, `HAS_X = False`): a test of one
@@ -171,7 +176,18 @@ class _Collector:
         )
         if expression is not None:
             candidate.reach = self._reach_of(expression)
+            candidate.import_caught = self._import_caught(expression, candidate.reach)
         self.candidates.append(candidate)
+
+    def _import_caught(self, expression: _Expr, reach: _Reach | None) -> bool:
+        """Whether the expression is a bare name that only imports in the body of a `try` around it
+        bind, that `try` catching ImportError (`try: from up import f; f(...)`)."""
+        if not self.try_imports or reach is None or not reach.bindings:
+            return False
+        if not (isinstance(expression, tuple) and expression and expression[0] == "n"):
+            return False
+        made = set().union(*self.try_imports)
+        return all(id(b) in made for b in reach.bindings)
 
     def _reach_of(self, expression: _Expr) -> _Reach | None:
         """The bindings that reach here of the name the expression starts from, in the scope whose flow
@@ -268,25 +284,7 @@ class _Collector:
         self.visit_all(node.body)
         self.guard_depth -= skipped
         self.scopes.pop()
-        self._mark_overridden(cls, written)
         self.candidates.append(_Candidate("class", None, cls, self.guard, None))
-
-    def _mark_overridden(self, cls: _ClassScope, bases: list[ast.expr]) -> None:
-        """Tell each downstream class this one derives from (by a plain name, up its own chain) which of
-        its class-level names this one binds again."""
-        names = {n for n in cls.bindings if n not in cls.methods}
-        if not names:
-            return
-        pending = [b.id for b in bases if isinstance(b, ast.Name)]
-        seen: set[int] = set()
-        while pending and len(seen) < 64:
-            bindings = self._visible(pending.pop()) or ()
-            for binding in bindings:
-                value = binding.value
-                if isinstance(value, _DownClass) and id(value.cls) not in seen:
-                    seen.add(id(value.cls))
-                    value.cls.overridden |= names
-                    pending += [b[1] for b in value.cls.bases if isinstance(b, tuple) and b[:1] == ("n",)]
 
     def visit_FunctionDef(self, node: _Function) -> None:
         outer = self.scope
@@ -484,7 +482,12 @@ class _Collector:
         self.caught = outer | caught if caught else outer
         scope = self.scope
         region = scope.open_region()
+        imports = guards or (caught is not None and handles(caught, "ImportError"))
+        if imports:
+            self.try_imports.append(set())
         self.visit_all(node.body)
+        if imports:
+            self.try_imports.pop()
         self.caught = outer
         self.guard_depth -= guards
         star, self.try_star = self.try_star, False
@@ -749,6 +752,7 @@ class _Collector:
             tests=self._call_tests(func_expression),
         )  # fmt: skip
         candidate.reach = self._reach_of(func_expression)
+        candidate.import_caught = self._import_caught(func_expression, candidate.reach)
         self.candidates.append(candidate)
         if type(node.func) is ast.Name and node.func.id in _NEEDS_VALUE:
             for argument in node.args:
@@ -814,10 +818,14 @@ class _Collector:
         for alias in node.names:
             dotted = unalias(alias.name, self.aliases) if self.aliases else alias.name
             if alias.asname is not None:
-                self.scope.bind(alias.asname, _Binding(self.scope, value=ModuleRef(dotted)))
+                binding = _Binding(self.scope, value=ModuleRef(dotted))
+                self.scope.bind(alias.asname, binding)
             else:
                 top = alias.name.split(".")[0]
-                self.scope.bind(top, _Binding(self.scope, value=ModuleRef(top)))
+                binding = _Binding(self.scope, value=ModuleRef(top))
+                self.scope.bind(top, binding)
+            if self.try_imports:
+                self.try_imports[-1].add(id(binding))
             if dotted.split(".")[0] in self.upstream_names:
                 span = self.text.span(alias)
                 self._candidate("import-module", None, span, (dotted, None, span))
@@ -843,7 +851,10 @@ class _Collector:
             name = alias.name
             local = alias.asname if alias.asname is not None else name
             value = AttrRef(ModuleRef(module), name) if upstream and module else None
-            self.scope.bind(local, _Binding(self.scope, value=value))
+            binding = _Binding(self.scope, value=value)
+            self.scope.bind(local, binding)
+            if self.try_imports:
+                self.try_imports[-1].add(id(binding))
             if upstream:
                 start = text.offset(alias.lineno, alias.col_offset)
                 match = _IDENTIFIER.match(text.source, start)

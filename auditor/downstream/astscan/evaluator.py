@@ -20,6 +20,7 @@ from apidrift.auditor.core.refs import (
     root_module,
 )
 from apidrift.auditor.downstream.astscan.nodes import _dotted
+from apidrift.auditor.downstream.astscan.pieces import parse_expression_quietly
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import (
     _NONE,
@@ -67,6 +68,7 @@ class _Evaluator:
         self.reach: _Reach | None = None
         self.escaping = escaping
         self._refs: dict[Ref, Ref] = {}
+        self._subclasses: dict[int, list[_ClassScope]] = {}  # class -> the file's classes deriving from it
         # The upstream's import names: an override's unannotated parameter takes what the upstream's
         # method declares (see `_handed_over`); empty, it is unknown.
         self.upstream_names: frozenset[str] = frozenset()
@@ -306,9 +308,14 @@ class _Evaluator:
                     b for b in (*base.cls.bindings.get(name, ()), *bindings) if b.annotation is not None
                 ]
                 return self._unique(declared or bindings)
-            if name in base.cls.overridden and name not in base.cls.methods:
-                return None  # a subclass here binds it again: `self` may be one of its instances
-            return self._class_member(base.cls, name, instance=True)
+            own = self._class_member(base.cls, name, instance=True)
+            again = [sub for sub in self.subclasses(base.cls) if name in sub.bindings]
+            if again:
+                # `self` may be an instance of a subclass that binds the name again: which value is
+                # not known (counted as `receiver-unknown:overridden-in-subclass` where it may be upstream)
+                values = [own, *(self._class_member(sub, name, instance=True) for sub in again)]
+                return self._opaque(values, "overridden-in-subclass")
+            return own
         if isinstance(base, _DownClass):
             return self._class_member(base.cls, name, instance=False)
         if isinstance(base, _SuperOf):
@@ -341,6 +348,31 @@ class _Evaluator:
         if parent is None:
             return None
         return AttrRef(InstanceRef(parent) if instance else parent, name)
+
+    def subclasses(self, cls: _ClassScope) -> list[_ClassScope]:
+        """The classes of the file's module level that derive from `cls` (through one base each)."""
+        found = self._subclasses.get(id(cls))
+        if found is not None:
+            return found
+        found = []
+        module = cls.parent
+        while module is not None and module.parent is not None:
+            module = module.parent
+        for bindings in module.bindings.values() if module is not None else ():
+            for binding in bindings:
+                other = binding.value
+                if not isinstance(other, _DownClass) or other.cls is cls:
+                    continue
+                current: _ClassScope | None = other.cls
+                for _ in range(50):  # a chain of single bases up to `cls`
+                    parent = self.single_base(current) if current is not None else None
+                    current = parent.cls if isinstance(parent, _DownClass) else None
+                    if current is None or current is cls:
+                        break
+                if current is cls:
+                    found.append(other.cls)
+        self._subclasses[id(cls)] = found
+        return found
 
     def single_base(self, cls: _ClassScope) -> Ref | _DownClass | None:
         """The one base a downstream class has (besides object and typing helpers), when it has one."""
@@ -431,7 +463,7 @@ class _Evaluator:
             if not _single_string((text or self.text).segment(node)) or node.value[:1].isspace():
                 return None
             try:
-                parsed = ast.parse(node.value, mode="eval").body
+                parsed = parse_expression_quietly(node.value).body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return None
             return self.annotated(parsed, scope, _Text(node.value), depth + 1)
@@ -503,7 +535,7 @@ class _Evaluator:
             if node.value[:1].isspace():
                 return None  # not an expression on its own
             try:
-                parsed = ast.parse(node.value, mode="eval").body
+                parsed = parse_expression_quietly(node.value).body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return None
             return self.annotation(parsed, scope, _Text(node.value))

@@ -4,11 +4,30 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from collections.abc import Iterator
 
 # Where a top-level statement may start: a line that begins with code, and not with a clause that
 # continues the statement before it.
 _STATEMENT_START = re.compile(r"^(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)", re.MULTILINE)
+
+
+def parse_quietly(source: str) -> ast.Module:
+    """`ast.parse`, its warnings (an invalid escape sequence) silenced: they say nothing about the
+    tree, and where warnings are errors (`-W error`, a test runner's filters) they would refuse a file
+    CPython runs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(source)
+
+
+def parse_expression_quietly(source: str) -> ast.Expression:
+    """`ast.parse(source, mode="eval")`, its warnings silenced (as `parse_quietly`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(source, mode="eval")
 
 
 def _parse(source: str, chunk_chars: int) -> Iterator[ast.Module]:
@@ -20,7 +39,7 @@ def _parse(source: str, chunk_chars: int) -> Iterator[ast.Module]:
     after as many empty lines as precede it, so line numbers are the file's.
     """
     if len(source) <= chunk_chars:
-        yield ast.parse(source)
+        yield parse_quietly(source)
         return
     start = 0
     lines_before = 0
@@ -30,7 +49,7 @@ def _parse(source: str, chunk_chars: int) -> Iterator[ast.Module]:
             boundary = _STATEMENT_START.search(source, start + size) if start + size < len(source) else None
             end = boundary.start() if boundary is not None else len(source)
             try:
-                module = ast.parse("\n" * lines_before + source[start:end])
+                module = parse_quietly("\n" * lines_before + source[start:end])
                 break
             except SyntaxError as error:
                 if end >= len(source) or _is_nesting_error(error):

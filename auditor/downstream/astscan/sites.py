@@ -85,6 +85,7 @@ def _site(
             keyword_spans,
             guarded,
             caught=caught,
+            import_caught=candidate.import_caught,
             forwarded=forwarded,
             through_init=through_init,
             subclass=subclass,
@@ -114,6 +115,7 @@ def _site(
             code_at(lines, span),
             guarded=guarded,
             caught=caught,
+            import_caught=candidate.import_caught,
             use=candidate.use,
             tests=tests,
         )

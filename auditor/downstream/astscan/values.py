@@ -313,9 +313,6 @@ class _ClassScope(_Scope):
     any_keywords: bool = False  # any keyword among the bases, `**extra` included
     decorated: bool = False
     methods: dict[str, _Method] = field(default_factory=dict)
-    # Class-level names a subclass in the same file binds again (`field_class = MultipleChoiceField`
-    # under `field_class = forms.Field`): through `self`, such a name may hold the subclass's value.
-    overridden: set[str] = field(default_factory=set)
 
 
 @dataclass(eq=False)
@@ -369,6 +366,7 @@ class _Candidate:
         "expression",
         "extra",
         "guarded",
+        "import_caught",
         "keyword_spans",
         "kind",
         "reach",
@@ -395,6 +393,7 @@ class _Candidate:
         self.use = use  # see UseSite.use
         self.reach: _Reach | None = None  # the bindings of its expression's first name that reach it
         self.tests = tests  # the introspection tests around it, read once the file is read
+        self.import_caught = False  # see UseSite.import_caught
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:

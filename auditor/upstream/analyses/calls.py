@@ -8,7 +8,7 @@ unchanged, and the one dotted name (or `self`) every `return` of an unannotated 
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, TypeGuard
 
 from apidrift.auditor.upstream.analyses.nodes import _last_name_of, _own_nodes
 
@@ -17,7 +17,9 @@ _MAX_UNTYPED_CALLS = 48  # per class: the method calls with keywords on values i
 
 
 def _self_calls(node: ast.ClassDef) -> dict[str, list[dict[str, Any]]]:
-    """`self.m(...)` calls in the class's plain methods (the shapes the upstream calls its hooks with)."""
+    """`self.m(...)` calls in the class's plain methods (the shapes the upstream calls its hooks with),
+    `partial(self.m, ...)` (the arguments it fixes, the rest, given where it is called, unknown) and
+    `self.m` handed to a call (its arguments unknown)."""
     calls: dict[str, list[dict[str, Any]]] = {}
     for method in node.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
@@ -26,29 +28,45 @@ def _self_calls(node: ast.ClassDef) -> dict[str, list[dict[str, Any]]]:
             continue
         self_name = method.args.args[0].arg
         for inner in _own_nodes(method):
-            if not (
-                isinstance(inner, ast.Call)
-                and isinstance(inner.func, ast.Attribute)
-                and isinstance(inner.func.value, ast.Name)
-                and inner.func.value.id == self_name
+            if not isinstance(inner, ast.Call):
+                continue
+            uses: list[tuple[ast.Attribute, list[ast.expr], list[ast.keyword], bool]] = []
+            if _is_method_of(inner.func, self_name):
+                uses.append((inner.func, inner.args, inner.keywords, False))
+            elif (
+                _last_name_of(inner.func) == "partial"
+                and inner.args
+                and _is_method_of(inner.args[0], self_name)
             ):
-                continue
-            found = calls.setdefault(inner.func.attr, [])
-            if len(found) >= _MAX_SELF_CALLS:
-                continue
-            shape = {
-                "caller": method.name,
-                "positional": sum(1 for a in inner.args if not isinstance(a, ast.Starred)),
-                "keywords": [k.arg for k in inner.keywords if k.arg is not None],
-                "star_args": any(isinstance(a, ast.Starred) for a in inner.args),
-                "star_kwargs": any(k.arg is None for k in inner.keywords),
-                "lineno": inner.lineno,
-                "text": ast.unparse(inner)[:120],
-            }
-            key = {k: v for k, v in shape.items() if k not in ("lineno", "text")}
-            if not any({k: v for k, v in f.items() if k not in ("lineno", "text")} == key for f in found):
-                found.append(shape)
+                # `functools.partial(self.m, request=request)`: called later with arguments not
+                # written here (Django's `formfield_callback(f, **kwargs)`)
+                uses.append((inner.args[0], inner.args[1:], inner.keywords, True))
+            else:
+                # `register(self.m)`, `run(callback=self.m)`: the bound method handed over, called
+                # there with arguments not written here
+                handed = [*inner.args, *(k.value for k in inner.keywords)]
+                uses.extend((a, [], [], True) for a in handed if _is_method_of(a, self_name))
+            for called, args, keywords, later in uses:
+                found = calls.setdefault(called.attr, [])
+                if len(found) >= _MAX_SELF_CALLS:
+                    continue
+                shape = {
+                    "caller": method.name,
+                    "positional": sum(1 for a in args if not isinstance(a, ast.Starred)),
+                    "keywords": [k.arg for k in keywords if k.arg is not None],
+                    "star_args": later or any(isinstance(a, ast.Starred) for a in args),
+                    "star_kwargs": later or any(k.arg is None for k in keywords),
+                    "lineno": inner.lineno,
+                    "text": ast.unparse(inner)[:120],
+                }
+                key = {k: v for k, v in shape.items() if k not in ("lineno", "text")}
+                if not any({k: v for k, v in f.items() if k not in ("lineno", "text")} == key for f in found):
+                    found.append(shape)
     return calls
+
+
+def _is_method_of(node: ast.expr, self_name: str) -> TypeGuard[ast.Attribute]:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name
 
 
 def _kwargs_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:

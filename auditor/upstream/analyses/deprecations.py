@@ -60,7 +60,8 @@ def _deprecates_a_use(message: str, node: ast.FunctionDef | ast.AsyncFunctionDef
     """A top-level directive that deprecates one way of using the object, not the object: its first
     sentence is about doing something ("Passing json literal strings is deprecated.", "Returning a
     tuple from a callable is deprecated."), about a parameter ("The axis keyword is deprecated.",
-    "``convert_dtype`` has been deprecated."), not about the object ("Use new_api instead.",
+    "``convert_dtype`` has been deprecated."), about a feature it supports ("Docutils 0.4-style
+    (function based) directives support is deprecated."), not about the object ("Use new_api instead.",
     "Series.ravel is deprecated.")."""
     sentence = re.sub(r"^\d+(\.\d+)*\s*", "", message).split(". ")[0]  # the version first
     words = sentence.replace("`", "").split()
@@ -70,6 +71,14 @@ def _deprecates_a_use(message: str, node: ast.FunctionDef | ast.AsyncFunctionDef
     if first.endswith("ing") and first[:1].isupper() and first.lower() != node.name.lower():
         return True
     if first.lower() == "the" and any(w.strip(",.").lower() in _SUBJECT_WORDS for w in words[1:4]):
+        return True
+    before = [
+        w.strip(",.()").lower()
+        for w in words[: next((i for i, w in enumerate(words) if "deprecat" in w.lower()), 0)]
+    ]
+    if "support" in before:
+        # a feature the object serves: "Docutils 0.4-style (function based) directives support is
+        # deprecated." (Sphinx's `add_directive`), "Support for tuples is deprecated."
         return True
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         args = node.args

@@ -347,42 +347,91 @@ def _rejects(statement: ast.stmt, name: str) -> bool:
 
 
 def added_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[list[list[str]]] | None:
-    params = [p.arg for p in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-    targets = set(params) - {"self"}
+    """The patterns of the names `setattr(cls, <name>, ...)` and `cls.<name> = ...` can add, where `cls`
+    is a parameter of the function or of a function it returns (a decorator factory's `decorate(cls)`,
+    its names drawn from the factory's own arguments); None when one name is not readable."""
+    params = _all_params(node)
+    returned = {id(f) for f in returned_functions(node)}
     parents: dict[int, ast.AST] = {}
     for parent in ast.walk(node):
         for child in children(parent):
             parents[id(child)] = parent
-    assigned = Counter(
-        n.id for n in _scope_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    )
+    own: dict[int, tuple[set[str], Counter[str]]] = {}  # per function: its parameters, its own stores
+
+    def scope_of(
+        function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+    ) -> tuple[set[str], Counter[str]]:
+        if id(function) not in own:
+            stores = Counter(
+                n.id
+                for n in _scope_nodes(function)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            )
+            own[id(function)] = (set(_all_params(function)), stores)
+        return own[id(function)]
+
     patterns: list[list[list[str]]] = []
     for inner in ast.walk(node):
-        if (
-            isinstance(inner, ast.Call)
-            and isinstance(inner.func, ast.Name)
-            and inner.func.id == "setattr"
-            and inner.args
-            and isinstance(inner.args[0], ast.Name)
-            and inner.args[0].id in targets
-        ):
-            if len(inner.args) < 2:
-                return None
-            env = _loop_env(inner, parents, params)
-            if env is None:
-                return None
-            pattern = _pattern(inner.args[1], env, params, assigned)
-            if pattern is None:
-                return None
-            patterns.append(pattern)
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "setattr":
+            if not inner.args or not isinstance(inner.args[0], ast.Name):
+                continue
+            target: ast.Name = inner.args[0]
         elif (
             isinstance(inner, ast.Attribute)
             and isinstance(inner.ctx, ast.Store)
             and isinstance(inner.value, ast.Name)
-            and inner.value.id in targets
         ):
+            target = inner.value
+        else:
+            continue
+        # the functions around the use, innermost first, up to `node`
+        chain: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda] = []
+        current = parents.get(id(inner))
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                chain.append(current)
+            current = parents.get(id(current))
+        binder = next((f for f in chain if target.id in scope_of(f)[0] or target.id in scope_of(f)[1]), None)
+        if binder is None or target.id not in scope_of(binder)[0] or target.id == "self":
+            continue  # a local or a global, not an argument
+        if binder is not node and id(binder) not in returned:
+            return None  # a parameter of a nested helper, which may be handed the class
+        if isinstance(inner, ast.Attribute):
             patterns.append([["lit", inner.attr]])
+            continue
+        if len(inner.args) < 2:
+            return None
+        # the factory's arguments a name can come from: those no function nearer the use rebinds
+        shadowed: set[str] = set()
+        assigned: Counter[str] = Counter()
+        for function in chain:
+            names, stores = scope_of(function)
+            if function is not node:
+                shadowed |= names | set(stores)
+            assigned += stores
+        sources = [p for p in params if p not in shadowed]
+        env = _loop_env(inner, parents, sources)
+        if env is None:
+            return None
+        pattern = _pattern(inner.args[1], env, sources, assigned)
+        if pattern is None:
+            return None
+        patterns.append(pattern)
     return patterns
+
+
+def returned_functions(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions defined in `function`'s own body that it returns by name (`def decorate(cls): ...;
+    return decorate`): what a decorator factory hands to the class it decorates."""
+    own = _scope_nodes(function)
+    returned = {n.value.id for n in own if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    return [n for n in own if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in returned]
+
+
+def _all_params(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
+    return [p.arg for p in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
 
 
 _SCOPES = (
@@ -420,6 +469,12 @@ def _loop_env(node: ast.AST, parents: dict[int, ast.AST], params: list[str]) -> 
     env: dict[str, list[str]] = {}
     for loop in reversed(loops):
         it = loop.iter
+        if _rebinds_target(loop):
+            # a loop variable the body binds again may hold anything there
+            for name in ast.walk(loop.target):
+                if isinstance(name, ast.Name):
+                    env.pop(name.id, None)
+            continue
         if isinstance(it, (ast.List, ast.Tuple, ast.Set)) and isinstance(loop.target, ast.Name):
             if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in it.elts):
                 continue  # not a name source: a name built from it is unreadable below
@@ -450,6 +505,18 @@ def _loop_env(node: ast.AST, parents: dict[int, ast.AST], params: list[str]) -> 
     return env
 
 
+def _rebinds_target(loop: ast.For) -> bool:
+    """Whether the loop's body (or a `global`/`nonlocal` in it) binds a name of its target again."""
+    names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for statement in [*loop.body, *loop.orelse]:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names:
+                return True
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and names & set(node.names):
+                return True
+    return False
+
+
 def _source(name: str, env: dict[str, list[str]], params: list[str]) -> list[str] | None:
     if name in env and env[name][0] == "arg":
         return env[name]
@@ -464,9 +531,8 @@ def _pattern(
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return [["lit", expr.value]]
     if isinstance(expr, ast.Name):
-        if expr.id in env:
-            # a loop variable bound anywhere else too may hold anything
-            return [env[expr.id]] if assigned.get(expr.id, 0) == 1 else None
+        if expr.id in env:  # the element of a loop whose body does not rebind it
+            return [env[expr.id]]
         if expr.id in params and expr.id not in assigned:
             return [["arg", expr.id]]
         return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from apidrift.auditor.upstream.analyses.nodes import _last_name
+from apidrift.auditor.upstream.analyses.nodes import _last_name, _own_nodes
 from apidrift.auditor.upstream.astwalk import walk
 
 from .flow import _none_test
@@ -15,7 +15,8 @@ from .flow import _none_test
 
 def _sets_attributes_of_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """`setattr(cls, ...)` or `cls.name = ...` (a name that is not a dunder) on one of the function's
-    parameters, here or in a function nested in it (matplotlib `_define_aliases` adds `set_lw`)."""
+    parameters, here or in a function nested in it (matplotlib `_define_aliases` adds `set_lw`), or on
+    a parameter of a function it returns (a decorator factory's `decorate(cls)`)."""
     cached = node.__dict__.get("_apidrift_sets_attributes")
     if cached is None:  # the loader asks twice per function
         cached = node.__dict__["_apidrift_sets_attributes"] = _read_sets_attributes(node)
@@ -23,6 +24,20 @@ def _sets_attributes_of_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef) 
 
 
 def _read_sets_attributes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    # a factory's returned decorator (`def decorate(cls): setattr(cls, meth, ...)`, SQLAlchemy 1.4's
+    # `create_proxy_methods`) sets attributes on the class the factory's result decorates
+    if _sets_attributes(node):
+        return True
+    own = _own_nodes(node)  # cached: the loader's other analyses walk the same body
+    returned = {n.value.id for n in own if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    return any(
+        _sets_attributes(f)
+        for f in own
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in returned
+    )
+
+
+def _sets_attributes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
     params.discard("self")
     if not params:
