@@ -345,3 +345,23 @@ def test_uses_of_a_value_from_a_failing_import_are_listed_once(tmp_path: Path) -
         "1 use of it in this file goes with this import (line 5); 3 uses of what it gives in this file "
         "(through a name or value bound from it) fail with it (lines 6, 7, 9)"
     )
+
+
+def test_parameters_whose_callers_disagree_or_escape_are_counted(tmp_path: Path) -> None:
+    """A parameter without annotation whose callers in the file disagree, or whose function escapes
+    (read as a value, decorated, called with `*args`, a method called through a receiver not followed):
+    its uses are counted as not checkable with their reason, never dropped, never errors; a parameter
+    no caller hands an upstream object (`own_only(object())`) stays out of the coverage."""
+    sections = parse_case(
+        Path(__file__).parents[1] / "cases" / "parameters_take_what_every_caller_passes.case"
+    )
+    new = write_tree(tmp_path / "new", sections["new"])
+    old = write_tree(tmp_path / "old", sections["old"])
+    down = write_tree(tmp_path / "down", sections["downstream"])
+    result = audit(AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}", cache_dir=tmp_path / "cache"))
+    (coverage,) = result.coverage
+    assert sorted(f.location.line for f in result.findings) == [8, 20, 27, 35, 51, 55, 119]
+    # disagree, handed_on, decorated, starred, Unknown.go: one use each
+    assert coverage.not_checkable.get("receiver-unknown:untyped-parameter") == 5
+    # `c.never_there()` on an instance of `pkg.Client` or of a subclass (a caller's annotation)
+    assert coverage.not_checkable.get("attribute-of-annotated-type") == 1

@@ -89,6 +89,13 @@ def scan_source(
             frozenset(collector.escaping),
         )
         evaluator.upstream_names = upstream_names
+        evaluator.calls = collector.calls
+        evaluator.overflowing = collector.overflowing
+        evaluator.value_names = collector.value_names
+        evaluator.value_attributes = collector.value_attributes
+        evaluator.classes = collector.classes
+        evaluator.method_names = collector.method_names
+        evaluator.computed_class_call = collector.computed_class_call
         for callee, name, scope in collector.handed:
             function = _function_named(name, scope)
             if function is not None and len(function.handed) < 8:
