@@ -90,6 +90,7 @@ def scan_source(
         )
         evaluator.upstream_names = upstream_names
         evaluator.calls = collector.calls
+        evaluator.skipped_calls = collector.skipped_calls
         evaluator.overflowing = collector.overflowing
         evaluator.value_names = collector.value_names
         evaluator.value_attributes = collector.value_attributes

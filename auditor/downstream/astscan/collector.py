@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar, cast
 
@@ -78,6 +80,9 @@ _NEEDS_VALUE = frozenset(
 )  # fmt: skip
 
 
+_DEF = re.compile(r"def\s+(\w+)")  # two patterns, each found by its literal start (fast)
+_CLASS = re.compile(r"class\s+(\w+)")
+_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 # The calls kept of one callee name (see _CallSite): a function called more often than this is not
 # followed through its parameters (`receiver-unknown:too-many-callers`).
 _MAX_CALLS = 32
@@ -148,7 +153,15 @@ class _Collector:
         # how many of them define a method of each name; and whether some code constructs an instance
         # of a class it computes (`type(self)(...)`, `self.__class__(...)`).
         self.calls: dict[str, list[_CallSite]] = {}
+        # Calls not kept, as a cost saving, because their callee cannot be the file's: a builtin's name,
+        # an attribute of a module (`os.getenv(...)`), each with the name and scope to confirm that by
+        # once the file is read (the name bound so, or unbound, in the end)
+        self.skipped_calls: dict[str, list[tuple[str, _Scope]]] = {}
         self.overflowing: set[str] = set()
+        # The names the file defines functions and classes under (as spelled: `def name`, `class
+        # Name`): a call of any other name cannot call one of them, and is not kept
+        source = text.source
+        self.defined = frozenset(_DEF.findall(source)) | frozenset(_CLASS.findall(source)) | {"__init__"}
         self.value_names: set[str] = set()
         self.value_attributes: set[str] = set()
         self.classes: list[tuple[str, _ClassScope]] = []
@@ -327,7 +340,13 @@ class _Collector:
         written = [*zip(ordered[len(ordered) - len(args.defaults) :], args.defaults)]
         written += [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
         for param, default in written:  # evaluated where the `def` is, when it runs
-            function.defaults[param.arg] = self._bound(self._intern(_compact(default)))
+            expression = _compact(default)
+            if expression != _NONE:  # a default of None: what it holds is no use of anything
+                if function.defaults is None:
+                    function.defaults = {}
+                function.defaults[param.arg] = (
+                    self._bound(self._intern(expression)) if expression is not None else None
+                )
         overriding = cls is not None and may_override(node.name, function.decorators)
         for index, param in enumerate([*ordered, *args.kwonlyargs]):
             if index == 0 and cls is not None and not is_static and ordered:
@@ -782,10 +801,23 @@ class _Collector:
         kind = type(func)
         if kind is ast.Name:
             key = func.id  # type: ignore[attr-defined]
+            if key not in self.defined:
+                return
+            if key in _BUILTINS and self._visible(key) is None:
+                self.skipped_calls.setdefault(key, []).append((key, self.scope))
+                return
         elif kind is ast.Attribute:
             key = func.attr  # type: ignore[attr-defined]
             if key == "__class__":
                 self.computed_class_call = True  # `self.__class__(...)`: constructs a class computed
+            if key not in self.defined:
+                return
+            base = func.value  # type: ignore[attr-defined]
+            if type(base) is ast.Name:
+                visible = self._visible(base.id)
+                if visible and all(type(b.value) is ModuleRef for b in visible):
+                    self.skipped_calls.setdefault(key, []).append((base.id, self.scope))
+                    return
         else:
             if kind is ast.Call and _dotted(func.func) == "type":  # type: ignore[attr-defined]
                 self.computed_class_call = True  # `type(self)(...)`

@@ -78,6 +78,7 @@ class _Evaluator:
         self.upstream_names: frozenset[str] = frozenset()
         # The file's calls and what is read as a value, as the collector kept them (see from_callers)
         self.calls: dict[str, list[_CallSite]] = {}
+        self.skipped_calls: dict[str, list[tuple[str, _Scope]]] = {}
         self.overflowing: set[str] | frozenset[str] = frozenset()
         self.value_names: set[str] | frozenset[str] = frozenset()
         self.value_attributes: set[str] | frozenset[str] = frozenset()
@@ -288,6 +289,10 @@ class _Evaluator:
                 escape = "untyped-parameter"  # a base's code may call it
         if any(key in self.overflowing for key in keys):
             escape = "too-many-callers"
+        for key in keys:
+            for name_read, scope in self.skipped_calls.get(key, ()):
+                if not _module_or_builtin(name_read, scope):
+                    escape = escape or "untyped-parameter"  # a call set aside may call it after all
         sites: list[tuple[_CallSite, int]] = []
         for key in keys:
             for site in self.calls.get(key, ()):
@@ -762,12 +767,23 @@ _TYPING_MODULES = frozenset(
 _UNKNOWN_INIT = object()
 
 
+def _module_or_builtin(name: str, scope: _Scope) -> bool:
+    """Whether `name`, read in `scope`, is bound only to modules (imports), or not at all (a builtin)."""
+    current: _Scope | None = scope
+    while current is not None:
+        bindings = current.bindings.get(name)
+        if bindings:
+            return all(isinstance(b.value, ModuleRef) for b in bindings)
+        current = current.parent
+    return True
+
+
 def _argument_for(
     function: _DownFunction, name: str, site: _CallSite, shift: int
 ) -> _Binding | object | None:
     """What a call passes to the parameter `name`: the binding of its argument (or of the default it
     leaves in place), _UNFOLLOWED for an argument the analysis does not follow, None where it passes
-    none (a call that raises TypeError)."""
+    nothing to read (a default of None, or no default: a call that raises TypeError)."""
     if name in function.positional:
         place = function.positional.index(name) - shift
         if 0 <= place < len(site.args):
@@ -776,7 +792,11 @@ def _argument_for(
     for keyword, argument in site.keywords:
         if keyword == name:
             return argument if argument is not None else _UNFOLLOWED
-    return function.defaults.get(name)
+    defaults = function.defaults
+    if defaults is None or name not in defaults:
+        return None  # none, or None: no value to read
+    default = defaults[name]
+    return default if default is not None else _UNFOLLOWED
 
 
 _UNFOLLOWED = object()

@@ -150,11 +150,12 @@ class _DownFunction:
     handed: list[tuple[_Expr, _Scope]] = field(default_factory=list)
     # Its parameters as its callers fill them (see _Evaluator.from_callers): its name, the positional
     # parameters in order (`self` or `cls` included), the keyword-only ones, the default of each
-    # parameter that has one, and the class it is a method of (None for a plain function).
+    # parameter that has one other than None (None for one the analysis does not follow), and the
+    # class it is a method of (None for a plain function).
     name: str = ""
     positional: tuple[str, ...] = ()
     keyword_only: tuple[str, ...] = ()
-    defaults: dict[str, _Binding] = field(default_factory=dict)
+    defaults: dict[str, _Binding | None] | None = None
     method_of: _ClassScope | None = None
 
     @property
