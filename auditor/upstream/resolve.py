@@ -352,16 +352,30 @@ class Resolver:
     def _handed_first(self, callee: Ref) -> Resolution:
         """What a function handed to `callee` gets as its first argument, from the annotation of the
         callee's first parameter: `f: Callable[Concatenate[Context, P], R]` (click's `pass_context`)
-        calls `f` with a `Context` first. Typed by an annotation: a subclass instance is possible."""
+        calls `f` with a `Context` first; a callback registered with `on(f: Callable[[Token], R])`, a
+        function or a method of an upstream instance (`app.on(handler)`), gets a `Token`. Typed by an
+        annotation: a subclass instance is possible."""
         func = self.resolve(callee)
         if isinstance(func, Missing):
             return Unknown(Reason.PARENT_MISSING)
-        if not isinstance(func, FunctionValue) or func.via is not None or not func.info.signature.parameters:
+        if not isinstance(func, FunctionValue) or func.via not in (None, "instance"):
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
-        match = _CONCATENATE_FIRST.search(func.info.signature.parameters[0].annotation or "")
+        params = func.info.signature.parameters
+        owner = func.path.rpartition(".")[0]  # where the annotation's names are looked up
+        if func.via == "instance":
+            if func.info.has_decorator("builtins.staticmethod") or func.info.has_decorator(
+                "builtins.classmethod"
+            ):
+                return Unknown(Reason.ITEM_UNKNOWN, "handed")
+            params = func.info.signature.bound().parameters
+            owner = owner.rpartition(".")[0]  # the class's module
+        if not params:
+            return Unknown(Reason.ITEM_UNKNOWN, "handed")
+        annotation = params[0].annotation or ""
+        match = _CONCATENATE_FIRST.search(annotation) or _CALLABLE_FIRST.search(annotation)
         if match is None:
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
-        cls = self.lookup(f"{func.path.rpartition('.')[0]}.{match.group(1)}")
+        cls = self.lookup(f"{owner}.{match.group(1)}")
         if not isinstance(cls, ClassValue):
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
         return InstanceValue(cls.info, exact=False)
@@ -1109,6 +1123,8 @@ class Resolver:
 _CONCATENATE_FIRST = re.compile(
     r"^[\s\"']*(?:[\w.]*\.)?Callable\[\s*(?:[\w.]*\.)?Concatenate\[\s*([A-Za-z_][\w.]*)\s*,"
 )
+# `Callable[[Token, ...], R]` (also in quotes, `Optional[...]` aside): the first argument's class.
+_CALLABLE_FIRST = re.compile(r"^[\s\"']*(?:[\w.]*\.)?Callable\[\s*\[\s*([A-Za-z_][\w.]*)\s*[,\]]")
 
 # The method a protocol calls on the instance (see ItemRef).
 _PROTOCOL_METHODS = {"item": "__getitem__", "iter": "__iter__", "next": "__next__", "enter": "__enter__"}
