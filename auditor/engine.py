@@ -706,7 +706,7 @@ def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:
     for _ in range(64):
         if current is None:
             return False
-        if isinstance(current, ItemRef) and current.via == "handed:0":
+        if isinstance(current, ItemRef) and current.via.startswith("handed:0"):
             return isinstance(resolver.resolve(current), Unknown)
         if isinstance(current, OpaqueRef):  # a name that may hold such a value
             return any(_handed_unknown(a, resolver) for a in current.alternatives)

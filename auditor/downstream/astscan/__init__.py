@@ -97,10 +97,10 @@ def scan_source(
         evaluator.classes = collector.classes
         evaluator.method_names = collector.method_names
         evaluator.computed_class_call = collector.computed_class_call
-        for callee, name, scope in collector.handed:
+        for callee, name, scope, slot in collector.handed:
             function = _function_named(name, scope)
             if function is not None and len(function.handed) < 8:
-                function.handed.append((callee, scope))
+                function.handed.append((callee, scope, slot))
         collector.handed = []
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []

@@ -120,7 +120,7 @@ class _Collector:
         self.intro: list[_Test] = []
         # Calls handing one name to a callable (`up.pass_context(f)`): (callee, name, scope), read once
         # the file is read (a downstream function handed there gets its first parameter typed by it).
-        self.handed: list[tuple[_Expr, str, _Scope]] = []
+        self.handed: list[tuple[_Expr, str, _Scope, str]] = []  # and the slot (see _DownFunction)
         # In an `except TypeError:` handler: a test per callable its `try` body calls (see
         # _type_error_fallback); a call of one of them there carries it.
         self.type_fallbacks: list[_Test] = []
@@ -366,7 +366,7 @@ class _Collector:
         if cls is None and ordered and node.decorator_list:
             innermost = node.decorator_list[-1]
             if isinstance(innermost, (ast.Name, ast.Attribute)):
-                function.handed.append((self._intern(_compact(innermost)), outer))
+                function.handed.append((self._intern(_compact(innermost)), outer, ""))
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 scope.bind(star.arg, _Binding(scope))
@@ -768,7 +768,9 @@ class _Collector:
         text = self.text
         func_expression = self._intern(_compact(node.func))
         if len(node.args) == 1 and not node.keywords and type(node.args[0]) is ast.Name:
-            self.handed.append((func_expression, node.args[0].id, self.scope))  # `up.pass_context(f)`
+            self.handed.append((func_expression, node.args[0].id, self.scope, ""))  # `up.pass_context(f)`
+        elif node.args or node.keywords:  # `bus.on("evt", handler)`, `up.register(callback=f)`
+            self._handed_among(node, func_expression)
         candidate = _Candidate(
             "call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
             None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""),
@@ -833,6 +835,18 @@ class _Collector:
         args = tuple(self._argument(a) for a in node.args if type(a) is not ast.Starred)
         keywords = tuple((k.arg, self._argument(k.value)) for k in node.keywords if k.arg is not None)
         sites.append(_CallSite(func_expression, self.scope, reach, args, keywords, star))
+
+    def _handed_among(self, node: ast.Call, func_expression: _Expr) -> None:
+        """A name of the file's functions passed among other arguments: handed at that place."""
+        for index, argument in enumerate(node.args):
+            if type(argument) is ast.Starred:
+                break  # the places after it are unknown
+            if type(argument) is ast.Name and argument.id in self.defined:
+                self.handed.append((func_expression, argument.id, self.scope, f"@{index}" if index else ""))
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg is not None and type(value) is ast.Name and value.id in self.defined:
+                self.handed.append((func_expression, value.id, self.scope, f"={keyword.arg}"))
 
     def _argument(self, node: ast.expr) -> _Binding | None:
         expression = self._intern(_compact(node))

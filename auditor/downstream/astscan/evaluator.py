@@ -382,12 +382,13 @@ class _Evaluator:
 
     def _handed_first(self, function: _DownFunction) -> _Value:
         """The first argument of a function handed to one upstream callable (every place it is handed
-        names the same one): what that callable's annotation says it passes (`ItemRef` "handed:0")."""
-        callees = [self.expression(callee, scope) for callee, scope in function.handed]
-        callee = callees[0]
-        if not isinstance(callee, AttrRef) or any(other != callee for other in callees[1:]):
+        names the same one, at the same place): what that callable's annotation says it passes
+        (`ItemRef` "handed:0", then the place: "@N", "=name", see _DownFunction.handed)."""
+        callees = [(self.expression(callee, scope), slot) for callee, scope, slot in function.handed]
+        callee, slot = callees[0]
+        if not isinstance(callee, AttrRef) or any(other != callees[0] for other in callees[1:]):
             return None  # a site on it is kept only where its root is an upstream module
-        return self._ref(ItemRef(callee, "handed:0"))
+        return self._ref(ItemRef(callee, f"handed:0{slot}"))
 
     def expression(self, expression: _Expr, scope: _Scope) -> _Value:
         if expression is None:

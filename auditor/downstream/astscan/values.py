@@ -147,7 +147,9 @@ class _DownFunction:
     is_async: bool = False  # calling it gives a coroutine; `await` gives what it returns
     # The callables it is handed to (`up.pass_context(f)`, or `@up.pass_context` as its innermost
     # decorator), with the scope each is written in: what they call it with types its first parameter.
-    handed: list[tuple[_Expr, _Scope]] = field(default_factory=list)
+    # The slot: "" for the callable's first argument, "@N" for its Nth positional one, "=name" for the
+    # keyword `name` (`bus.on("evt", handler)`: "@1").
+    handed: list[tuple[_Expr, _Scope, str]] = field(default_factory=list)
     # Its parameters as its callers fill them (see _Evaluator.from_callers): its name, the positional
     # parameters in order (`self` or `cls` included), the keyword-only ones, the default of each
     # parameter that has one other than None (None for one the analysis does not follow), and the
