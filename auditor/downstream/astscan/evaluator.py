@@ -199,8 +199,12 @@ class _Evaluator:
         if binding.first_of is not None and binding.first_of.handed:
             handed = self._handed_first(binding.first_of)
             upstream = isinstance(handed, REFS) and root_module(handed) in self.upstream_names
-            if upstream or binding.param_of is None:
-                return handed  # else handed to another library (`functools.cache`): its callers tell
+            if binding.param_of is None:
+                return handed
+            if upstream:  # also called in the file with a value of its own: which one, unknown
+                callers = self.from_callers(*binding.param_of)
+                return handed if callers is None else self._opaque([handed, callers], "untyped-parameter")
+            # else handed to another library (`functools.cache`): its callers tell
         if binding.param_of is not None:
             return self.from_callers(*binding.param_of)
         return None
