@@ -785,10 +785,11 @@ def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:
     for _ in range(64):
         if current is None:
             return False
-        if isinstance(current, ItemRef) and current.via == "handed:0":
+        if isinstance(current, ItemRef) and current.via.startswith("handed:0"):
             return isinstance(resolver.resolve(current), Unknown)
-        if isinstance(current, OpaqueRef):  # a name that may hold such a value
-            return any(_handed_unknown(a, resolver) for a in current.alternatives)
+        if isinstance(current, OpaqueRef):  # a name that holds only such values (else one is a use)
+            alternatives = current.alternatives
+            return bool(alternatives) and all(_handed_unknown(a, resolver) for a in alternatives)
         current = getattr(current, "base", None) or getattr(current, "func", None)
     return False
 

@@ -109,7 +109,10 @@ class Reason(Enum):
     RECEIVER_UNKNOWN = (
         "receiver-unknown",
         "a value that may be an upstream object, but which one the analysis cannot say (a name bound to "
-        "different values, a Union annotation)",
+        "different values, a Union annotation; `untyped-parameter`: a parameter without annotation whose "
+        "callers in the file pass different values, or that may be called otherwise: read as a value, "
+        "decorated, called with *args/**kwargs or through a receiver not followed; `too-many-callers`, "
+        "`parameter-depth`: a limit of following parameters through their callers)",
     )
     UNTYPED_PARAMETER = (
         "untyped-parameter",

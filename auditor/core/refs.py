@@ -78,6 +78,8 @@ class ItemRef:
     def render(self) -> str:
         if self.via.startswith("unpack:"):
             return f"<element {int(self.via[7:]) + 1} of {self.base.render()}>"
+        if self.via.startswith("handed:0"):
+            return f"<{_VIA_WORDS['handed:0']} {self.base.render()}>"
         return f"<{_VIA_WORDS.get(self.via, self.via)} {self.base.render()}>"
 
 

@@ -25,7 +25,7 @@ from apidrift.auditor.core.refs import (
     Ref,
     StarRef,
 )
-from apidrift.auditor.core.signature import ParamKind
+from apidrift.auditor.core.signature import Parameter, ParamKind
 from apidrift.auditor.upstream import dynamic
 from apidrift.auditor.upstream.analyses.class_getattr import refused
 from apidrift.auditor.upstream.analyses.mappings import expand_names
@@ -281,8 +281,8 @@ class Resolver:
         annotation. An element is typed by an annotation: a subclass instance is possible (not exact)."""
         if ref.via.startswith("param:"):
             return self._handed_over(ref)
-        if ref.via == "handed:0":
-            return self._handed_first(ref.base)
+        if ref.via.startswith("handed:0"):
+            return self._handed_first(ref.base, ref.via[len("handed:0") :])
         produced: tuple[tuple[str, str], ...] | None = None
         if isinstance(ref.base, CallRef):
             func = self.resolve(ref.base.func)
@@ -354,19 +354,35 @@ class Resolver:
             return Unknown(Reason.UNTYPED_PARAMETER)
         return self._instance_of(path)
 
-    def _handed_first(self, callee: Ref) -> Resolution:
+    def _handed_first(self, callee: Ref, slot: str = "") -> Resolution:
         """What a function handed to `callee` gets as its first argument, from the annotation of the
         callee's first parameter: `f: Callable[Concatenate[Context, P], R]` (click's `pass_context`)
-        calls `f` with a `Context` first. Typed by an annotation: a subclass instance is possible."""
+        calls `f` with a `Context` first; a callback registered with `on(f: Callable[[Token], R])`, a
+        function or a method of an upstream instance (`app.on(handler)`), gets a `Token`; `slot` says
+        which of the callable's parameters the function was passed to ("": the first, "@N": the Nth
+        positional, "=name": that keyword). Typed by an annotation: a subclass instance is possible."""
         func = self.resolve(callee)
         if isinstance(func, Missing):
             return Unknown(Reason.PARENT_MISSING)
-        if not isinstance(func, FunctionValue) or func.via is not None or not func.info.signature.parameters:
+        if not isinstance(func, FunctionValue) or func.via not in (None, "instance"):
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
-        match = _CONCATENATE_FIRST.search(func.info.signature.parameters[0].annotation or "")
+        params = func.info.signature.parameters
+        owner = func.path.rpartition(".")[0]  # where the annotation's names are looked up
+        if func.via == "instance":
+            if func.info.has_decorator("builtins.staticmethod") or func.info.has_decorator(
+                "builtins.classmethod"
+            ):
+                return Unknown(Reason.ITEM_UNKNOWN, "handed")
+            params = func.info.signature.bound().parameters
+            owner = owner.rpartition(".")[0]  # the class's module
+        param = _slot_parameter(params, slot)
+        if param is None:
+            return Unknown(Reason.ITEM_UNKNOWN, "handed")
+        annotation = param.annotation or ""
+        match = _CONCATENATE_FIRST.search(annotation) or _CALLABLE_FIRST.search(annotation)
         if match is None:
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
-        cls = self.lookup(f"{func.path.rpartition('.')[0]}.{match.group(1)}")
+        cls = self.lookup(f"{owner}.{match.group(1)}")
         if not isinstance(cls, ClassValue):
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
         return InstanceValue(cls.info, exact=False)
@@ -1236,6 +1252,23 @@ class Resolver:
 _CONCATENATE_FIRST = re.compile(
     r"^[\s\"']*(?:[\w.]*\.)?Callable\[\s*(?:[\w.]*\.)?Concatenate\[\s*([A-Za-z_][\w.]*)\s*,"
 )
+
+
+def _slot_parameter(params: tuple[Parameter, ...], slot: str) -> Parameter | None:
+    """The parameter an argument at `slot` binds to ("", "@N": positional N; "=name": keyword)."""
+    if slot.startswith("="):
+        name = slot[1:]
+        found = next((p for p in params if p.name == name), None)
+        if found is None or found.kind is ParamKind.POSITIONAL_ONLY:
+            return None
+        return found
+    index = int(slot[1:]) if slot.startswith("@") else 0
+    positional = [p for p in params if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)]
+    return positional[index] if index < len(positional) else None
+
+
+# `Callable[[Token, ...], R]` (also in quotes, `Optional[...]` aside): the first argument's class.
+_CALLABLE_FIRST = re.compile(r"^[\s\"']*(?:[\w.]*\.)?Callable\[\s*\[\s*([A-Za-z_][\w.]*)\s*[,\]]")
 
 # The method a protocol calls on the instance (see ItemRef).
 _PROTOCOL_METHODS = {"item": "__getitem__", "iter": "__iter__", "next": "__next__", "enter": "__enter__"}

@@ -353,3 +353,23 @@ def test_a_base_named_through_a_module_alias_gives_the_old_version_its_members(t
     assert [(f.location.line, f.code, f.classification) for f in findings] == [
         (5, "AD103", Classification.DRIFT)
     ]
+
+
+def test_parameters_whose_callers_disagree_or_escape_are_counted(tmp_path: Path) -> None:
+    """A parameter without annotation whose callers in the file disagree, or whose function escapes
+    (read as a value, decorated, called with `*args`, a method called through a receiver not followed):
+    its uses are counted as not checkable with their reason, never dropped, never errors; a parameter
+    no caller hands an upstream object (`own_only(object())`) stays out of the coverage."""
+    sections = parse_case(
+        Path(__file__).parents[1] / "cases" / "parameters_take_what_every_caller_passes.case"
+    )
+    new = write_tree(tmp_path / "new", sections["new"])
+    old = write_tree(tmp_path / "old", sections["old"])
+    down = write_tree(tmp_path / "down", sections["downstream"])
+    result = audit(AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}", cache_dir=tmp_path / "cache"))
+    (coverage,) = result.coverage
+    assert sorted(f.location.line for f in result.findings) == [8, 20, 27, 35, 51, 55, 118]
+    # disagree, handed_on, decorated, starred, Unknown.go: one use each
+    assert coverage.not_checkable.get("receiver-unknown:untyped-parameter") == 5
+    # `c.never_there()` on an instance of `pkg.Client` or of a subclass (a caller's annotation)
+    assert coverage.not_checkable.get("attribute-of-annotated-type") == 1

@@ -681,7 +681,10 @@ def test_statsmodels_against_scipy_1_14_finds_the_real_breaks(
 #   positional is now `algorithms`; TypeError with `algorithms=` also passed).
 # - arrow 1.0.0 made the `Arrow.timestamp` property a method (0.17.0 did not annotate `utcnow()`):
 #   jesse 0.13.2's `arrow.utcnow().timestamp * 1000` raises "TypeError: unsupported operand type(s) for
-#   *: 'method' and 'int'" at each of the nine lines.
+#   *: 'method' and 'int'" at each of the nine lines; and at a tenth reached through a parameter:
+#   `def arrow_to_timestamp(arrow_time): return arrow_time.timestamp * 1000` (helpers.py:21), which
+#   every call of it in helpers.py passes `arrow.get(date, 'YYYY-MM-DD')` (line 102; the same
+#   TypeError under arrow 1.0.0, 1609459200000 under 0.17.0).
 # - discord.py 2.0.0 made `Bot.load_extension` and `Bot.add_cog` coroutine functions: jishaku 2.2.0's
 #   dropped `bot.add_cog(Jishaku(bot=bot))` returns a coroutine that is never awaited (the cog is not
 #   added; RuntimeWarning), a warning; and `commands.Bot(commands.when_mentioned)` raises "TypeError:
@@ -707,6 +710,7 @@ VALUE_CHANGES = [
         {
             f"jesse/{where} AD206"
             for where in (
+                "helpers.py:21",
                 "helpers.py:362",
                 "helpers.py:625",
                 "modes/backtest_mode/__init__.py:86",

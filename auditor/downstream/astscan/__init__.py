@@ -89,10 +89,18 @@ def scan_source(
             frozenset(collector.escaping),
         )
         evaluator.upstream_names = upstream_names
-        for callee, name, scope in collector.handed:
+        evaluator.calls = collector.calls
+        evaluator.skipped_calls = collector.skipped_calls
+        evaluator.overflowing = collector.overflowing
+        evaluator.value_names = collector.value_names
+        evaluator.value_attributes = collector.value_attributes
+        evaluator.classes = collector.classes
+        evaluator.method_names = collector.method_names
+        evaluator.computed_class_call = collector.computed_class_call
+        for callee, name, scope, slot in collector.handed:
             function = _function_named(name, scope)
             if function is not None and len(function.handed) < 8:
-                function.handed.append((callee, scope))
+                function.handed.append((callee, scope, slot))
         collector.handed = []
         lines = tuple(source.splitlines())
         sites: list[UseSite] = []

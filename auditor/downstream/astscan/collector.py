@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar, cast
 
@@ -39,6 +41,7 @@ from apidrift.auditor.downstream.astscan.values import (
     _NONE,
     _attribute_names,
     _Binding,
+    _CallSite,
     _Candidate,
     _ClassScope,
     _compact,
@@ -78,6 +81,14 @@ _NEEDS_VALUE = frozenset(
 )  # fmt: skip
 
 
+_DEF = re.compile(r"def\s+(\w+)")  # two patterns, each found by its literal start (fast)
+_CLASS = re.compile(r"class\s+(\w+)")
+_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+# The calls kept of one callee name (see _CallSite): a function called more often than this is not
+# followed through its parameters (`receiver-unknown:too-many-callers`).
+_MAX_CALLS = 32
+
+
 class TooDeep(ValueError):
     """The file nests deeper than `MAX_NESTING` levels (as LibCST would nest it)."""
 
@@ -110,7 +121,7 @@ class _Collector:
         self.intro: list[_Test] = []
         # Calls handing one name to a callable (`up.pass_context(f)`): (callee, name, scope), read once
         # the file is read (a downstream function handed there gets its first parameter typed by it).
-        self.handed: list[tuple[_Expr, str, _Scope]] = []
+        self.handed: list[tuple[_Expr, str, _Scope, str]] = []  # and the slot (see _DownFunction)
         # In an `except TypeError:` handler: a test per callable its `try` body calls (see
         # _type_error_fallback); a call of one of them there carries it.
         self.type_fallbacks: list[_Test] = []
@@ -140,6 +151,28 @@ class _Collector:
         self.interned: dict[Any, Any] = {}  # equal expressions and shapes are kept once
         self.functions: list[_DownFunction | None] = []  # the functions being visited (None: a lambda)
         self.escaping: set[str] = set()  # names a `global` or `nonlocal` statement names
+        # What a downstream function's callers pass (see _Evaluator.from_callers): the calls whose callee
+        # is a name or an attribute, by that last name (at most _MAX_CALLS each: `overflowing` names
+        # have more); the names read as values (not called: handed on, stored, decorating, or spelled
+        # in a string, `getattr(self, "name")`), the attribute names read so; the classes of the file,
+        # how many of them define a method of each name; and whether some code constructs an instance
+        # of a class it computes (`type(self)(...)`, `self.__class__(...)`).
+        self.calls: dict[str, list[_CallSite]] = {}
+        # Calls not kept, as a cost saving, because their callee cannot be the file's: a builtin's name,
+        # an attribute of a module (`os.getenv(...)`), each with the name and scope to confirm that by
+        # once the file is read (the name bound so, or unbound, in the end)
+        self.skipped_calls: dict[str, list[tuple[str, _Scope]]] = {}
+        self.overflowing: set[str] = set()
+        # The names the file defines functions and classes under (as spelled: `def name`, `class
+        # Name`): a call of any other name cannot call one of them, and is not kept
+        source = text.source
+        self.defined = frozenset(_DEF.findall(source)) | frozenset(_CLASS.findall(source)) | {"__init__"}
+        self.value_names: set[str] = set()
+        self.value_attributes: set[str] = set()
+        self.classes: list[tuple[str, _ClassScope]] = []
+        self.method_names: dict[str, int] = {}
+        self.computed_class_call = False
+        self.annotating = 0  # inside an annotation, a class's bases or isinstance()'s classes
 
     def _intern(self, value: _T) -> _T:
         return self.interned.setdefault(value, value)
@@ -275,9 +308,12 @@ class _Collector:
             decorated=bool(node.decorator_list),
         )  # fmt: skip
         scope.bind(node.name, _Binding(scope, value=_DownClass(cls)))
+        self.classes.append((node.name, cls))
         self.scopes.append(cls)
         self.visit_all(node.decorator_list)
+        self.annotating += 1  # a base class in the file: its constructor's callers are read through it
         self.visit_all(node.bases)  # then the keywords (`**extra` among them), as LibCST lists them
+        self.annotating -= 1
         self.visit_all(node.keywords)
         skipped = self._skipped(node.decorator_list)
         self.guard_depth += skipped
@@ -316,6 +352,21 @@ class _Collector:
                 if method.forwarding is None:
                     method.wraps = self._kwargs_call(node, method)
             cls.methods[node.name] = method
+            self.method_names[node.name] = self.method_names.get(node.name, 0) + 1
+        function.name = node.name
+        function.positional = tuple(p.arg for p in ordered)
+        function.keyword_only = tuple(p.arg for p in args.kwonlyargs)
+        function.method_of = cls
+        written = [*zip(ordered[len(ordered) - len(args.defaults) :], args.defaults)]
+        written += [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for param, default in written:  # evaluated where the `def` is, when it runs
+            expression = _compact(default)
+            if expression != _NONE:  # a default of None: what it holds is no use of anything
+                if function.defaults is None:
+                    function.defaults = {}
+                function.defaults[param.arg] = (
+                    self._bound(self._intern(expression)) if expression is not None else None
+                )
         overriding = cls is not None and may_override(node.name, function.decorators)
         for index, param in enumerate([*ordered, *args.kwonlyargs]):
             if index == 0 and cls is not None and not is_static and ordered:
@@ -326,14 +377,16 @@ class _Collector:
             elif overriding and cls is not None and ordered and index > 0:
                 place = index - 1 if index < len(ordered) else -1
                 hook = (cls, node.name, param.arg, place)
-                scope.bind(param.arg, _Binding(scope, parameter=True, hook_param=hook))
+                binding = _Binding(scope, parameter=True, hook_param=hook, param_of=(function, param.arg))
+                scope.bind(param.arg, binding)
             else:
                 first = function if index == 0 and cls is None and ordered else None
-                scope.bind(param.arg, _Binding(scope, parameter=True, first_of=first))
+                binding = _Binding(scope, parameter=True, first_of=first, param_of=(function, param.arg))
+                scope.bind(param.arg, binding)
         if cls is None and ordered and node.decorator_list:
             innermost = node.decorator_list[-1]
             if isinstance(innermost, (ast.Name, ast.Attribute)):
-                function.handed.append((self._intern(_compact(innermost)), outer))
+                function.handed.append((self._intern(_compact(innermost)), outer, ""))
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 scope.bind(star.arg, _Binding(scope))
@@ -344,7 +397,9 @@ class _Collector:
         self.visit_all(node.decorator_list)
         self._visit_arguments(args)
         if node.returns is not None:
+            self.annotating += 1
             self.visit(node.returns)
+            self.annotating -= 1
         skipped = self._skipped(node.decorator_list)
         self.guard_depth += skipped
         self.functions.append(function)
@@ -370,18 +425,24 @@ class _Collector:
         )
         for param, default in zip(positional, defaults):
             if param.annotation is not None:
-                self.visit(param.annotation)
+                self._visit_annotation(param.annotation)
             if default is not None:
                 self.visit(default)
         if args.vararg is not None and args.vararg.annotation is not None:
-            self.visit(args.vararg.annotation)
+            self._visit_annotation(args.vararg.annotation)
         for param, default in zip(args.kwonlyargs, args.kw_defaults):
             if param.annotation is not None:
-                self.visit(param.annotation)
+                self._visit_annotation(param.annotation)
             if default is not None:
                 self.visit(default)
         if args.kwarg is not None and args.kwarg.annotation is not None:
-            self.visit(args.kwarg.annotation)
+            self._visit_annotation(args.kwarg.annotation)
+
+    def _visit_annotation(self, node: ast.expr) -> None:
+        """An annotation: the names in it are not read as values (a class named there is not handed on)."""
+        self.annotating += 1
+        self.visit(node)
+        self.annotating -= 1
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         scope = _Scope(self.scope)
@@ -745,7 +806,9 @@ class _Collector:
         text = self.text
         func_expression = self._intern(_compact(node.func))
         if len(node.args) == 1 and not node.keywords and type(node.args[0]) is ast.Name:
-            self.handed.append((func_expression, node.args[0].id, self.scope))  # `up.pass_context(f)`
+            self.handed.append((func_expression, node.args[0].id, self.scope, ""))  # `up.pass_context(f)`
+        elif node.args or node.keywords:  # `bus.on("evt", handler)`, `up.register(callback=f)`
+            self._handed_among(node, func_expression)
         candidate = _Candidate(
             "call", func_expression, self.scopes[-1], self._guard_of(func_expression), text.span(node),
             None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""),
@@ -758,16 +821,85 @@ class _Collector:
             for argument in node.args:
                 self.used[id(argument)] = "value"
         func = node.func
+        self._call_site(node, func_expression, candidate.reach)
         if isinstance(func, ast.Attribute):
-            self._visit_attribute(func, candidate=False)
-        else:
+            self._visit_attribute(func, candidate=False, called=True)
+        elif type(func) is not ast.Name:  # a name called is not read as a value
             self.visit(func)
         args, keywords = node.args, node.keywords
-        if keywords and args and _position(keywords[0]) < _position(args[-1]):
+        if type(func) is ast.Name and func.id in ("isinstance", "issubclass") and len(args) == 2:
+            self.visit(args[0])
+            self._visit_annotation(args[1])  # the classes tested are not handed on
+        elif keywords and args and _position(keywords[0]) < _position(args[-1]):
             self.visit_all(_in_source_order([*args, *keywords]))  # `f(a, k=1, *rest)`
         else:
             self.visit_all(args)
             self.visit_all(keywords)
+
+    def _call_site(self, node: ast.Call, func_expression: _Expr, reach: _Reach | None) -> None:
+        """Keep a call that may call a downstream function, with its arguments (see _CallSite)."""
+        func = node.func
+        kind = type(func)
+        if kind is ast.Name:
+            key = func.id  # type: ignore[attr-defined]
+            if key not in self.defined:
+                return
+            if key in _BUILTINS and self._visible(key) is None:
+                self.skipped_calls.setdefault(key, []).append((key, self.scope))
+                return
+        elif kind is ast.Attribute:
+            key = func.attr  # type: ignore[attr-defined]
+            if key == "__class__":
+                self.computed_class_call = True  # `self.__class__(...)`: constructs a class computed
+            if key not in self.defined:
+                return
+            base = func.value  # type: ignore[attr-defined]
+            if type(base) is ast.Name:
+                visible = self._visible(base.id)
+                if visible and all(type(b.value) is ModuleRef for b in visible):
+                    self.skipped_calls.setdefault(key, []).append((base.id, self.scope))
+                    return
+        else:
+            if kind is ast.Call and _dotted(func.func) == "type":  # type: ignore[attr-defined]
+                self.computed_class_call = True  # `type(self)(...)`
+            return
+        if key in self.overflowing:
+            return
+        sites = self.calls.setdefault(key, [])
+        if len(sites) >= _MAX_CALLS:
+            self.overflowing.add(key)
+            del self.calls[key]
+            return
+        star = any(type(a) is ast.Starred for a in node.args) or any(k.arg is None for k in node.keywords)
+        args = tuple(self._argument(a) for a in node.args if type(a) is not ast.Starred)
+        keywords = tuple((k.arg, self._argument(k.value)) for k in node.keywords if k.arg is not None)
+        sites.append(_CallSite(func_expression, self.scope, reach, args, keywords, star))
+
+    def _handed_among(self, node: ast.Call, func_expression: _Expr) -> None:
+        """A name of the file's functions passed among other arguments: handed at that place."""
+        for index, argument in enumerate(node.args):
+            if type(argument) is ast.Starred:
+                break  # the places after it are unknown
+            if type(argument) is ast.Name and argument.id in self.defined:
+                self.handed.append((func_expression, argument.id, self.scope, f"@{index}" if index else ""))
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg is not None and type(value) is ast.Name and value.id in self.defined:
+                self.handed.append((func_expression, value.id, self.scope, f"={keyword.arg}"))
+
+    def _argument(self, node: ast.expr) -> _Binding | None:
+        expression = self._intern(_compact(node))
+        return self._bound(expression) if expression is not None else None
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if not self.annotating and type(node.ctx) is ast.Load:
+            self.value_names.add(node.id)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        value = node.value
+        if type(value) is str and value.isidentifier():  # `getattr(self, "name")`, `__all__ = ["name"]`
+            self.value_names.add(value)
+            self.value_attributes.add(value)
 
     # -- how values are used ------------------------------------------------------------------------
 
@@ -884,7 +1016,7 @@ class _Collector:
         else:
             self._bind_target(node.target, None, node.annotation)
         self.visit(node.target)
-        self.visit(node.annotation)
+        self._visit_annotation(node.annotation)
         if node.value is not None:
             self.visit(node.value)
         if settles:
@@ -1014,7 +1146,9 @@ class _Collector:
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._visit_attribute(node, candidate=True)
 
-    def _visit_attribute(self, node: ast.Attribute, *, candidate: bool) -> None:
+    def _visit_attribute(self, node: ast.Attribute, *, candidate: bool, called: bool = False) -> None:
+        if not called and not self.annotating:
+            self.value_attributes.add(node.attr)  # read as a value (a method handed on: `self.on_done`)
         stored = id(node) in self.stored
         if candidate and not stored:  # `x.attr = ...` sets the attribute: no use of an existing one
             use = self.used.pop(id(node), "")

@@ -25,6 +25,7 @@ from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import (
     _NONE,
     _Binding,
+    _CallSite,
     _ClassScope,
     _compact,
     _Container,
@@ -42,6 +43,11 @@ from apidrift.auditor.downstream.shared import REFS, Forwarding, is_builtin
 
 _R = TypeVar("_R", bound=Ref)
 _MAX_ALTERNATIVES = 4  # the bindings a name may have and still be read as each of its values (a store)
+# How many parameters deep a value is followed through the callers of downstream functions (`f(x)`
+# calls `g(x)` calls `h(x)`); beyond it, the parameter is unknown (`receiver-unknown:parameter-depth`).
+_MAX_PARAMETER_DEPTH = 6
+# Decorators that hand a function's callers' arguments to it unchanged.
+_PASSING_DECORATORS = frozenset({"staticmethod", "classmethod", "cache", "lru_cache"})
 
 
 class _Evaluator:
@@ -72,6 +78,18 @@ class _Evaluator:
         # The upstream's import names: an override's unannotated parameter takes what the upstream's
         # method declares (see `_handed_over`); empty, it is unknown.
         self.upstream_names: frozenset[str] = frozenset()
+        # The file's calls and what is read as a value, as the collector kept them (see from_callers)
+        self.calls: dict[str, list[_CallSite]] = {}
+        self.skipped_calls: dict[str, list[tuple[str, _Scope]]] = {}
+        self.overflowing: set[str] | frozenset[str] = frozenset()
+        self.value_names: set[str] | frozenset[str] = frozenset()
+        self.value_attributes: set[str] | frozenset[str] = frozenset()
+        self.classes: list[tuple[str, _ClassScope]] = []
+        self.method_names: dict[str, int] = {}
+        self.computed_class_call = False
+        self._callers_of: dict[int, tuple[list[tuple[_CallSite, int]], str | None]] = {}
+        self._parameter_depth = 0
+        self._limited = False  # a value being evaluated met the parameter depth limit (not kept)
 
     def name(self, name: str, scope: _Scope) -> _Value:
         current: _Scope | None = scope
@@ -157,36 +175,226 @@ class _Evaluator:
         self._active.add(key)
         position, self.position = self.position, None
         reach, self.reach = self.reach, binding.reach
+        limited, self._limited = self._limited, False
         try:
             value = self._evaluate(binding)
         finally:
             self._active.discard(key)
             self.position = position
             self.reach = reach
-        self._memo[key] = value
+            if not self._limited:  # one cut short by the depth limit is read again from nearer
+                self._memo[key] = value
+            self._limited = self._limited or limited
         return value
 
     def _evaluate(self, binding: _Binding) -> _Value:
         if binding.value is not None:
             return binding.value
         if binding.hook_param is not None:
-            return self._handed_over(binding.hook_param)
+            handed = self._handed_over(binding.hook_param)
+            if handed is not None or binding.param_of is None:
+                return handed
         if binding.annotation is not None:
             return self.annotated(binding.annotation, binding.scope)
         if binding.expression is not None:
             return self.expression(binding.expression, binding.scope)
         if binding.first_of is not None and binding.first_of.handed:
-            return self._handed_first(binding.first_of)
+            handed = self._handed_first(binding.first_of)
+            upstream = isinstance(handed, REFS) and root_module(handed) in self.upstream_names
+            if binding.param_of is None:
+                return handed
+            if upstream:  # also called in the file with a value of its own: which one, unknown
+                callers = self.from_callers(*binding.param_of)
+                return handed if callers is None else self._opaque([handed, callers], "untyped-parameter")
+            # else handed to another library (`functools.cache`): its callers tell
+        if binding.param_of is not None:
+            return self.from_callers(*binding.param_of)
         return None
+
+    # -- parameters, from the calls of the file ------------------------------------------------------
+
+    def from_callers(self, function: _DownFunction, name: str) -> _Value:
+        """An unannotated parameter of a downstream function: what every call of it in the file passes
+        there (an argument, or the default where a call leaves it out), when all agree: one value, or
+        instances of one class (`up.Client()` and a name annotated `up.Client`: an instance of it or of a
+        subclass). Where they disagree, where the function escapes (read as a value, decorated, called
+        with `*args`/`**kwargs` or through a receiver the analysis cannot follow) or a limit is met, an
+        opaque value if one of them is an upstream object (its uses are counted, never checked), else
+        unknown. Flow-insensitive across functions, bounded in depth (_MAX_PARAMETER_DEPTH) and calls
+        (_MAX_CALLS); calls from other files are not read."""
+        if self._parameter_depth >= _MAX_PARAMETER_DEPTH:
+            self._limited = True
+            return None
+        sites, escape = self._callers(function)
+        values: list[_Value] = []
+        limited, self._limited = self._limited, False
+        self._parameter_depth += 1
+        try:
+            for site, shift in sites:
+                argument = _argument_for(function, name, site, shift)
+                if argument is None:
+                    continue  # none passed: the call raises TypeError
+                if not isinstance(argument, _Binding):
+                    values.append(None)  # an argument not followed (a literal, an expression)
+                elif argument.expression != _NONE:  # None: its attributes are no use of it
+                    values.append(self.binding(argument))
+        finally:
+            self._parameter_depth -= 1
+            cut = self._limited
+            self._limited = self._limited or limited
+        if not values:
+            return None
+        first = values[0]
+        if escape is None and not cut:
+            if first is not None and all(value == first for value in values):
+                return first
+            one = _one_class(values)
+            if one is not None:
+                return self._ref(one)
+        return self._opaque(values, "parameter-depth" if cut else escape or "untyped-parameter")
+
+    def _callers(self, function: _DownFunction) -> tuple[list[tuple[_CallSite, int]], str | None]:
+        """The calls of the file that call `function`, each with how many positional parameters the
+        call fills before its arguments (1 for `self` of a bound method), and why the function may be
+        called otherwise too (None when those calls are all)."""
+        key = id(function)
+        known = self._callers_of.get(key)
+        if known is not None:
+            return known
+        self._callers_of[key] = ([], "untyped-parameter")  # while being read (a call inside a call)
+        found = self._read_callers(function)
+        self._callers_of[key] = found
+        return found
+
+    def _read_callers(self, function: _DownFunction) -> tuple[list[tuple[_CallSite, int]], str | None]:
+        name, cls = function.name, function.method_of
+        escape: str | None = None
+        if function.decorators - _PASSING_DECORATORS:
+            escape = "untyped-parameter"  # a decorator may call it with anything
+        constructors: list[_ClassScope] = []
+        if cls is None:
+            keys = [name]
+            if name in self.value_names:
+                escape = "untyped-parameter"
+        elif name == "__init__":
+            constructors = [c for _, c in self.classes if self._init_of(c) is function]
+            keys = [n for n, c in self.classes if c in constructors] + ["__init__"]
+            if self.computed_class_call or any(
+                n in self.value_names or c.decorated or _makes_instances(c)
+                for n, c in self.classes
+                if c in constructors
+            ):
+                escape = "untyped-parameter"  # the class handed on, or called as `cls(...)`
+        else:
+            keys = [name]
+            if name.startswith("__") and name.endswith("__"):
+                escape = "untyped-parameter"  # called by the object model
+            elif name in self.value_attributes or self.method_names.get(name, 0) > 1:
+                escape = "untyped-parameter"  # handed on, or another class's method of that name
+            elif not self._own_bases(cls):
+                escape = "untyped-parameter"  # a base's code may call it
+        if any(key in self.overflowing for key in keys):
+            escape = "too-many-callers"
+        for key in keys:
+            for name_read, scope in self.skipped_calls.get(key, ()):
+                if not _module_or_builtin(name_read, scope):
+                    escape = escape or "untyped-parameter"  # a call set aside may call it after all
+        sites: list[tuple[_CallSite, int]] = []
+        for key in keys:
+            for site in self.calls.get(key, ()):
+                callee, shift, unknown = self._callee(site)
+                if callee is None and not function.followed and site.func == ("n", name):
+                    callee = function  # a decorated function, called by its name: the wrapper's
+                    # callers are read (to count its uses: the decorator makes it escape)
+                if unknown and cls is not None and name != "__init__":
+                    escape = escape or "untyped-parameter"  # `x.name(...)` on a value not followed
+                if callee is None:
+                    continue
+                if isinstance(callee, _DownClass):
+                    if callee.cls not in constructors:
+                        if name == "__init__" and self._init_of(callee.cls) is _UNKNOWN_INIT:
+                            escape = escape or "untyped-parameter"  # its bases are not followed
+                        continue
+                    shift = 1
+                elif callee is not function:
+                    continue
+                if site.star:
+                    escape = escape or "untyped-parameter"
+                    continue
+                sites.append((site, shift))
+        return sites, escape
+
+    def _callee(self, site: _CallSite) -> tuple[_Value, int, bool]:
+        """What a call calls, how many positional parameters are filled before its arguments, and
+        whether it is a method call on a receiver not followed."""
+        expression = site.func
+        if expression is None:
+            return None, 0, False
+        reach, self.reach = self.reach, site.reach
+        position, self.position = self.position, None
+        try:
+            if expression[0] == "a":
+                base = self.expression(expression[1], site.scope)
+                if base is None or isinstance(base, OpaqueRef):
+                    return None, 0, True
+                callee = self.attribute(base, expression[2])
+                shift = 1 if isinstance(base, (_SelfOf, _SuperOf)) else 0
+            else:
+                callee = self.expression(expression, site.scope)
+                shift = 0
+        finally:
+            self.reach = reach
+            self.position = position
+        if isinstance(callee, _DownFunction):
+            if "staticmethod" in callee.decorators:
+                shift = 0
+            elif "classmethod" in callee.decorators:
+                shift = 1
+        return callee, shift, False
+
+    def _init_of(self, cls: _ClassScope) -> _DownFunction | object | None:
+        """The `__init__` that calling a downstream class runs: a downstream one found through single
+        bases, None where none of the file's runs (no base, or an upstream base's), _UNKNOWN_INIT where
+        the analysis cannot say (several bases, a `__new__`, a decorator or metaclass on the way)."""
+        current: _ClassScope = cls
+        for _ in range(50):
+            if current.decorated or "__new__" in current.methods or current.any_keywords:
+                return _UNKNOWN_INIT
+            method = current.methods.get("__init__")
+            if method is not None:
+                return method.function
+            if not current.bases:
+                return None
+            parent = self.single_base(current)
+            if parent is not None and not isinstance(parent, _DownClass):
+                return None  # an upstream (or other module's) class: its own `__init__`
+            if parent is None:
+                return _UNKNOWN_INIT
+            current = parent.cls
+        return _UNKNOWN_INIT
+
+    def _own_bases(self, cls: _ClassScope) -> bool:
+        """Whether every class `cls` inherits from is one of the file's (or object): no other code's
+        methods call its methods."""
+        current: _ClassScope = cls
+        for _ in range(50):
+            if not current.bases:
+                return not current.any_keywords
+            parent = self.single_base(current)
+            if not isinstance(parent, _DownClass):
+                return False
+            current = parent.cls
+        return False
 
     def _handed_first(self, function: _DownFunction) -> _Value:
         """The first argument of a function handed to one upstream callable (every place it is handed
-        names the same one): what that callable's annotation says it passes (`ItemRef` "handed:0")."""
-        callees = [self.expression(callee, scope) for callee, scope in function.handed]
-        callee = callees[0]
-        if not isinstance(callee, AttrRef) or any(other != callee for other in callees[1:]):
+        names the same one, at the same place): what that callable's annotation says it passes
+        (`ItemRef` "handed:0", then the place: "@N", "=name", see _DownFunction.handed)."""
+        callees = [(self.expression(callee, scope), slot) for callee, scope, slot in function.handed]
+        callee, slot = callees[0]
+        if not isinstance(callee, AttrRef) or any(other != callees[0] for other in callees[1:]):
             return None  # a site on it is kept only where its root is an upstream module
-        return self._ref(ItemRef(callee, "handed:0"))
+        return self._ref(ItemRef(callee, f"handed:0{slot}"))
 
     def expression(self, expression: _Expr, scope: _Scope) -> _Value:
         if expression is None:
@@ -275,6 +483,7 @@ class _Evaluator:
         self._active.add(key)
         position, self.position = self.position, None  # the returns are read where they are written
         reach = self.reach
+        limited, self._limited = self._limited, False
         try:
             value: _Value = None
             seen = False
@@ -291,7 +500,9 @@ class _Evaluator:
             self._active.discard(key)
             self.position = position
             self.reach = reach
-        self._returned[key] = value
+            if not self._limited:
+                self._returned[key] = value
+            self._limited = self._limited or limited
         return value
 
     def _ref(self, ref: _R) -> _R:
@@ -590,6 +801,63 @@ _WRAPPERS = frozenset({"Annotated", "ClassVar", "Final", "Required", "NotRequire
 _TYPING_MODULES = frozenset(
     {"typing", "t", "typing_extensions", "collections", "collections.abc", "abc", "builtins"}
 )
+
+
+_UNKNOWN_INIT = object()
+
+
+def _module_or_builtin(name: str, scope: _Scope) -> bool:
+    """Whether `name`, read in `scope`, is bound only to modules (imports), or not at all (a builtin)."""
+    current: _Scope | None = scope
+    while current is not None:
+        bindings = current.bindings.get(name)
+        if bindings:
+            return all(isinstance(b.value, ModuleRef) for b in bindings)
+        current = current.parent
+    return True
+
+
+def _argument_for(
+    function: _DownFunction, name: str, site: _CallSite, shift: int
+) -> _Binding | object | None:
+    """What a call passes to the parameter `name`: the binding of its argument (or of the default it
+    leaves in place), _UNFOLLOWED for an argument the analysis does not follow, None where it passes
+    nothing to read (a default of None, or no default: a call that raises TypeError)."""
+    if name in function.positional:
+        place = function.positional.index(name) - shift
+        if 0 <= place < len(site.args):
+            argument = site.args[place]
+            return argument if argument is not None else _UNFOLLOWED
+    for keyword, argument in site.keywords:
+        if keyword == name:
+            return argument if argument is not None else _UNFOLLOWED
+    defaults = function.defaults
+    if defaults is None or name not in defaults:
+        return None  # none, or None: no value to read
+    default = defaults[name]
+    return default if default is not None else _UNFOLLOWED
+
+
+_UNFOLLOWED = object()
+
+
+def _one_class(values: list[_Value]) -> InstanceRef | None:
+    """`up.Client()` beside a name annotated `up.Client`: an instance of that class (or of a subclass:
+    not exact). None unless every value is an instance made or declared of one class."""
+    classes: set[Ref] = set()
+    for value in values:
+        if isinstance(value, CallRef) and isinstance(value.func, (AttrRef, ModuleRef)):
+            classes.add(value.func)
+        elif isinstance(value, InstanceRef):
+            classes.add(value.cls)
+        else:
+            return None
+    return InstanceRef(classes.pop()) if len(classes) == 1 else None
+
+
+def _makes_instances(cls: _ClassScope) -> bool:
+    """Whether the class has a classmethod (which may construct `cls(...)`)."""
+    return any("classmethod" in method.decorators for method in cls.methods.values())
 
 
 def _typing_name(node: ast.expr) -> str | None:

@@ -147,7 +147,18 @@ class _DownFunction:
     is_async: bool = False  # calling it gives a coroutine; `await` gives what it returns
     # The callables it is handed to (`up.pass_context(f)`, or `@up.pass_context` as its innermost
     # decorator), with the scope each is written in: what they call it with types its first parameter.
-    handed: list[tuple[_Expr, _Scope]] = field(default_factory=list)
+    # The slot: "" for the callable's first argument, "@N" for its Nth positional one, "=name" for the
+    # keyword `name` (`bus.on("evt", handler)`: "@1").
+    handed: list[tuple[_Expr, _Scope, str]] = field(default_factory=list)
+    # Its parameters as its callers fill them (see _Evaluator.from_callers): its name, the positional
+    # parameters in order (`self` or `cls` included), the keyword-only ones, the default of each
+    # parameter that has one other than None (None for one the analysis does not follow), and the
+    # class it is a method of (None for a plain function).
+    name: str = ""
+    positional: tuple[str, ...] = ()
+    keyword_only: tuple[str, ...] = ()
+    defaults: dict[str, _Binding | None] | None = None
+    method_of: _ClassScope | None = None
 
     @property
     def followed(self) -> bool:
@@ -348,6 +359,28 @@ class _Binding:
     # For the first parameter of a plain function (not a method): the function, whose `handed` list
     # says what the callables it is handed to pass there.
     first_of: _DownFunction | None = None
+    # For an unannotated parameter of a downstream function or method (not an override of an upstream
+    # one): the function and the parameter's name. Its value is what the function's callers in the file
+    # pass there, when they all agree (see _Evaluator.from_callers).
+    param_of: tuple[_DownFunction, str] | None = None
+
+
+class _CallSite:
+    """A call that may call a downstream function (its callee a name or an attribute): where it is, and
+    each argument as a binding of the caller's scope (None for one the analysis does not follow)."""
+
+    __slots__ = ("args", "func", "keywords", "reach", "scope", "star")
+
+    def __init__(
+        self, func: _Expr, scope: _Scope, reach: _Reach | None, args: tuple[_Binding | None, ...],
+        keywords: tuple[tuple[str, _Binding | None], ...], star: bool,
+    ) -> None:  # fmt: skip
+        self.func = func
+        self.scope = scope
+        self.reach = reach  # the bindings that reach it of the name its callee starts from
+        self.args = args
+        self.keywords = keywords
+        self.star = star  # it unpacks `*args` or `**kwargs`: which parameter gets what is unknown
 
 
 # What an import candidate names: (module, imported name or None, the span of the code to show).
