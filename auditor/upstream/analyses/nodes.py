@@ -10,14 +10,19 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import griffe
+if TYPE_CHECKING:
+    import griffe
 
 from apidrift.auditor.upstream.astwalk import children
 
 
 def _resolve_text(scope: griffe.Object, dotted: str) -> str:
     """Resolve a dotted name written in `scope`'s module through that module's imports."""
+    # lazy: griffe is loaded only where a module is parsed; a warm run reads these walks' callers from the cache
+    import griffe
+
     first, _, rest = dotted.partition(".")
     module = scope.module
     member = module.members.get(first)
