@@ -288,9 +288,25 @@ class _Collector:
         return 0
 
     def visit_all(self, nodes: Iterable[ast.AST | None]) -> None:
+        raised = 0
         for node in nodes:
             if node is not None:
                 self.visit(node)
+                if type(node) is ast.If and self._early_exit_guard(node):
+                    # `if click_version_ge_8_2: return arg.make_metavar(ctx)` then the old spelling:
+                    # what follows runs only where the version or feature test fails, its `else`
+                    self.guard_depth += 1
+                    raised += 1
+        self.guard_depth -= raised
+
+    def _early_exit_guard(self, node: ast.If) -> bool:
+        """An `if` on a version or feature flag, without `else`, whose body never goes on past its end."""
+        if node.orelse or not _leaves(node.body):
+            return False
+        if self._introspected(node.test) is not None:
+            return False  # introspection tests are read per branch, precisely
+        guards, tested = self._guard_kind(node.test)
+        return guards and not tested
 
     # -- structure --------------------------------------------------------------------------------
 
