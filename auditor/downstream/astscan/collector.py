@@ -300,13 +300,28 @@ class _Collector:
         self.guard_depth -= raised
 
     def _early_exit_guard(self, node: ast.If) -> bool:
-        """An `if` on a version or feature flag, without `else`, whose body never goes on past its end."""
+        """An `if` on a version or feature flag (`click_version_ge_8_2`, `PY3`, a name bound from a version
+        test), without `else`, whose body never goes on past its end."""
         if node.orelse or not _leaves(node.body):
             return False
-        if self._introspected(node.test) is not None:
-            return False  # introspection tests are read per branch, precisely
-        guards, tested = self._guard_kind(node.test)
-        return guards and not tested
+        return self._flag_test(node.test)
+
+    def _flag_test(self, test: ast.expr) -> bool:
+        """A test made only of version or feature flags (`PY3`, `not HAS_X`, `sys.version_info >= (3,)`,
+        `a or b` of such): where it fails, every flag in it does. `a and b` fails where either does, so
+        what follows it is no flag's `else`; an attribute test of an object says nothing of versions."""
+        if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+            return self._flag_test(test.operand)
+        if type(test) is ast.BoolOp:
+            return type(test.op) is ast.Or and all(self._flag_test(v) for v in test.values)
+        if type(test) not in (ast.Name, ast.Attribute, ast.Compare):
+            return False
+        if any(type(n) is ast.Call for n in ast.walk(test)):
+            return False  # `hasattr(o, "x")`, `is_dataclass(o)`: a test of an object, not of a version
+        names = set(_identifiers(test))
+        return bool(VERSIONISH.search(self.text.segment(test))) or not names.isdisjoint(
+            self.version_names | self.fallback_names
+        )
 
     # -- structure --------------------------------------------------------------------------------
 
