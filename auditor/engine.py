@@ -63,8 +63,8 @@ from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_site
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolver
 from apidrift.rules import read_only_attribute_assigned, unparsable_file
-from apidrift.rules.base import Rule
-from apidrift.rules.registry import all_rules, get_rule
+from apidrift.rules.base import Family, Rule
+from apidrift.rules.registry import all_rules
 
 
 @dataclass(frozen=True)
@@ -274,6 +274,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     with timer.phase("resolve"):
         checked_sites = []
         at_home: list[CheckedSite] = []  # calls of a missing name, checked where it moved
+        homes: dict[tuple[str, int], str] = {}  # (file, line) of such a call -> where the name is now
         for scan in scans:
             for site in scan.sites:
                 # The old version's import walk (modules read through imports) is made only where the
@@ -293,9 +294,11 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 home = _at_new_home(site, new, new_resolver)
                 if home is not None:
-                    moved_site = replace(site, ref=home)
+                    module, _, name = home.rpartition(".")
+                    moved_site = replace(site, ref=AttrRef(ModuleRef(module), name))
                     moved = check_site(moved_site, new_resolver, _label(new_tree), None, old, old_resolver)
                     at_home.append(CheckedSite(moved_site, scan.path, scan.lines, new_tree.name, moved, old))
+                    homes[(scan.path, site.span.line)] = home
                 if site.kind is SiteKind.STORE or _handed_unknown(site.ref, new_resolver):
                     continue  # a store is no use of what the upstream has: not counted
                 if not _own_method(checked_sites[-1]):
@@ -304,7 +307,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     notebooks = {scan.path: scan.notebook for scan in scans if scan.notebook is not None}
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result, notebooks)
-        findings += _at_home_findings(_apply_rules(at_home, rules, request, result, notebooks), at_home)
+        findings += _at_home_findings(_apply_rules(at_home, rules, request, result, notebooks), homes, rules)
         findings += _file_findings(result.files, down_tree.path_base, new_tree.name, rules, request)
         findings += _cell_findings(scans, new_tree.name, rules, request)
     _count_notebook_skips(coverage, scans, checked_sites)
@@ -720,10 +723,10 @@ def _build_index(index_args: dict[str, Any]) -> ApiIndex:
     return ApiIndex(**index_args)
 
 
-def _at_new_home(site: UseSite, new: SiteCheck, resolver: Resolver) -> Ref | None:
+def _at_new_home(site: UseSite, new: SiteCheck, resolver: Resolver) -> str | None:
     """A call of a name that is missing here but importable at one other place (`from pkg.a import f`
-    with `f` now in `pkg.b`): the callee's reference there, so that the call is checked against what
-    the import can move to, in the same run."""
+    with `f` now in `pkg.b`): the name's path there (`pkg.b.f`), so that the call is checked against
+    what the import can move to, in the same run."""
     missing, ref = new.missing, site.ref
     if (
         site.kind is not SiteKind.CALL
@@ -737,45 +740,29 @@ def _at_new_home(site: UseSite, new: SiteCheck, resolver: Resolver) -> Ref | Non
     module, _, name = new.relocated[0].rpartition(".")
     if name != missing.name or not isinstance(resolver.lookup(module), ModuleValue):
         return None
-    return AttrRef(ModuleRef(module), name)
+    return new.relocated[0]
 
 
 # What a call checked at the moved name's new home can say: how the call binds there.
-_AT_HOME_FAMILIES = frozenset({"calls", "drift"})
+_AT_HOME_FAMILIES = frozenset({Family.CALLS, Family.DRIFT})
 
 
-def _at_home_findings(findings: list[Finding], at_home: list[CheckedSite]) -> list[Finding]:
-    """The binding findings of calls checked where their missing name moved, each saying so."""
-    homes = {(c.path, c.site.span.line, c.site.span.column): c.site.ref for c in at_home}
-    kept = []
-    for finding in findings:
-        rule = get_rule(finding.code)
-        if (
-            rule is None
-            or rule.family.value not in _AT_HOME_FAMILIES
-            or finding.code == RuleCode.DEFINITION_LEFT_UPSTREAM
-        ):
-            continue
-        home = next(
-            (
-                ref
-                for (path, line, column), ref in homes.items()
-                if path == finding.location.path and line == finding.location.line
-            ),
-            None,
+def _at_home_findings(
+    findings: list[Finding], homes: dict[tuple[str, int], str], rules: tuple[Rule, ...]
+) -> list[Finding]:
+    """The binding findings of calls checked where their missing name moved, each saying where."""
+    families = {rule.code: rule.family for rule in rules}
+    return [
+        replace(
+            finding,
+            message=f"{finding.message} (checked at `{homes[(finding.location.path, finding.location.line)]}`,"
+            " where the name can be imported from now)",
         )
-        where = (
-            f"`{home.base.path}.{home.name}`"
-            if isinstance(home, AttrRef) and isinstance(home.base, ModuleRef)
-            else "its new home"
-        )
-        kept.append(
-            replace(
-                finding,
-                message=f"{finding.message} (checked at {where}, where the name can be imported from now)",
-            )
-        )
-    return kept
+        for finding in findings
+        if families.get(finding.code) in _AT_HOME_FAMILIES
+        and finding.code != RuleCode.DEFINITION_LEFT_UPSTREAM
+        and (finding.location.path, finding.location.line) in homes
+    ]
 
 
 def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:

@@ -514,11 +514,6 @@ def _unchecked_by_reason(coverage: Coverage) -> list[dict[str, Any]]:
         groups.setdefault(site.reason, []).append(site)
     shown = []
     for reason, sites in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        rows = []
-        for site in sites[:_SITES_PER_REASON]:
-            where = site.path if site.cell is None else f"{site.path} cell {site.cell}"
-            if site.line is not None:
-                where += f":{site.line}" + (f":{site.column}" if site.column is not None else "")
-            rows.append({"where": where, "code": site.code})
+        rows = [{"where": site.where, "code": site.code} for site in sites[:_SITES_PER_REASON]]
         shown.append({"reason": reason, "rows": rows, "more": len(sites) - len(rows)})
     return shown

@@ -231,10 +231,7 @@ def _unchecked_site_lines(coverage: Coverage) -> list[str]:
     for reason, sites in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append(f"  {reason} ({len(sites)}):")
         for site in sites:
-            where = site.path if site.cell is None else f"{site.path} cell {site.cell}"
-            if site.line is not None:
-                where += f":{site.line}" + (f":{site.column}" if site.column is not None else "")
-            lines.append(f"    {where}" + (f"  {_shortened(site.code)}" if site.code else ""))
+            lines.append(f"    {site.where}" + (f"  {_shortened(site.code)}" if site.code else ""))
     if coverage.unlisted:
         lines.append(f"  and {plural(coverage.unlisted, 'more site')} not listed")
     return lines

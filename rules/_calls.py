@@ -329,6 +329,24 @@ def drop_conversion(
     return tuple(kept), tuple(dropped), evidence
 
 
+def keyword_fix(
+    checked: CheckedSite, converted: tuple[tuple[tuple[int, str], ...], str] | None
+) -> Fix | None:
+    """The safe fix passing positional arguments by keyword (`converted`: the arguments with their
+    parameters, and the evidence), else the unsafe fix of `drop_conversion`, or None."""
+    if converted is None:
+        return drop_fix(checked)
+    arguments, evidence = converted
+    call = checked.site.span
+    return Fix(
+        FixKind.POSITIONAL_TO_KEYWORD,
+        Applicability.SAFE,
+        "pass " + ", ".join(f"argument {i + 1} as `{name}=`" for i, name in arguments),
+        PositionalToKeyword((call.line, call.column), arguments),
+        evidence=evidence,
+    )
+
+
 def drop_fix(checked: CheckedSite) -> Fix | None:
     """The unsafe fix of `drop_conversion`, or None."""
     converted = drop_conversion(checked)

@@ -24,7 +24,7 @@ from difflib import SequenceMatcher
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.core.bind import Ok, bind
 from apidrift.auditor.core.codes import RuleCode
-from apidrift.auditor.core.results import Applicability, Finding, Fix, FixKind, PositionalToKeyword, Severity
+from apidrift.auditor.core.results import Applicability, Finding, Fix, FixKind, Severity
 from apidrift.auditor.core.signature import ParamKind, Signature
 from apidrift.rules import _calls, _drift
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
@@ -100,17 +100,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 
 def _fix(checked: CheckedSite, first: int) -> Fix | None:
     converted = _calls.remap_conversion(checked, first)
-    if converted is None:
-        return _calls.drop_fix(checked)
-    arguments, evidence = converted
-    call = checked.site.span
-    return Fix(
-        FixKind.POSITIONAL_TO_KEYWORD,
-        Applicability.SAFE,
-        "pass " + ", ".join(f"argument {i + 1} as `{name}=`" for i, name in arguments),
-        PositionalToKeyword((call.line, call.column), arguments),
-        evidence=evidence,
-    )
+    return _calls.keyword_fix(checked, converted)
 
 
 def _some_overload_keeps(checked: CheckedSite, index: int, old_name: str) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from apidrift.auditor.check.checked import CheckedSite
 from apidrift.auditor.core.bind import ProblemKind
 from apidrift.auditor.core.codes import RuleCode
-from apidrift.auditor.core.results import Applicability, Finding, Fix, FixKind, PositionalToKeyword, Severity
+from apidrift.auditor.core.results import Applicability, Finding, Fix, FixKind, Severity
 from apidrift.rules import _calls
 from apidrift.rules.base import Family, FixOffer, Rule, RuleMeta
 
@@ -68,14 +68,4 @@ def _hint(checked: CheckedSite) -> str:
 
 def _fix(checked: CheckedSite) -> Fix | None:
     converted = _calls.keyword_conversion(checked)
-    if converted is None:
-        return _calls.drop_fix(checked)
-    arguments, evidence = converted
-    call = checked.site.span
-    return Fix(
-        FixKind.POSITIONAL_TO_KEYWORD,
-        Applicability.SAFE,
-        "pass " + ", ".join(f"argument {i + 1} as `{name}=`" for i, name in arguments),
-        PositionalToKeyword((call.line, call.column), arguments),
-        evidence=evidence,
-    )
+    return _calls.keyword_fix(checked, converted)

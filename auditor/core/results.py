@@ -408,6 +408,14 @@ class UncheckedSite:
     code: str = ""  # the use as written, first line only
     cell: int | None = None  # in a notebook: the cell's number (`line` is then the line in the cell)
 
+    @property
+    def where(self) -> str:
+        """`path:line:column`, `path cell 3:2`, or the path alone for a whole file."""
+        where = self.path if self.cell is None else f"{self.path} cell {self.cell}"
+        if self.line is not None:
+            where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
+        return where
+
 
 @dataclass
 class Coverage:

@@ -933,7 +933,7 @@ class Resolver:
         if any(isinstance(e, ClassInfo) and "__getattribute__" in e.members for e in mro):
             return None
         serves = getattr_.getattr_serves
-        if refused(serves, name) is not False:
+        if refused(serves, name):
             return None
         built = serves["returns"]
         if built == "item":

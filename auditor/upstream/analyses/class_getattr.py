@@ -50,8 +50,8 @@ def single_constructor_return(node: ast.FunctionDef | ast.AsyncFunctionDef) -> s
     return _dotted(value.func) if isinstance(value, ast.Call) else None
 
 
-def refused(serves: dict[str, Any], attribute: str) -> bool | None:
-    """Whether a guard of the `__getattr__` refuses `attribute` (True), none does (False)."""
+def refused(serves: dict[str, Any], attribute: str) -> bool:
+    """Whether a guard of the `__getattr__` refuses `attribute`."""
     for kind, value in serves["refuses"]:
         if kind == "startswith" and any(attribute.startswith(p) for p in value):
             return True
