@@ -174,11 +174,14 @@ def cell_line(notebook: NotebookMap, line: int) -> str:
 
 def _bound_name(finding: Finding) -> str | None:
     """The local name an import's finding binds: `_json` for `from itsdangerous import json as
-    _json`, `Markup` for `from jinja2 import Markup`; None when the line does not show it."""
+    _json`, `Markup` for `from jinja2 import Markup`, the dotted path for `import pkg.sub` (its uses
+    spell it whole); None when the line does not show it."""
     name = finding.symbol.rpartition(".")[2]
     line = finding.location.source_line
     start = finding.location.column - 1
-    if line[start : start + len(name)] != name:
+    if "." in finding.symbol and line[start : start + len(finding.symbol)] == finding.symbol:
+        name = finding.symbol  # `import pymongo.monotonic`: its uses spell `pymongo.monotonic.time()`
+    elif line[start : start + len(name)] != name:
         return None
     alias = re.match(r"\s+as\s+([A-Za-z_][A-Za-z0-9_]*)", line[start + len(name) :])
     return alias.group(1) if alias else name
