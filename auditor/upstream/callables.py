@@ -16,6 +16,7 @@ from apidrift.auditor.core.reasons import Reason, Unknown
 from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
 from apidrift.auditor.upstream.class_decorators import NAMED_TUPLES, PYDANTIC_MODELS
 from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo, Decorator, FunctionInfo, RaisingGuard
+from apidrift.auditor.upstream.analyses.stubs import spelled_signature
 from apidrift.auditor.upstream.resolve import (
     AttributeValue,
     ClassValue,
@@ -119,7 +120,7 @@ def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
         assigned = resolver.assigned_value(value)  # `dumps = registry.dumps`, `app = App()`
         if isinstance(assigned, (FunctionValue, ClassValue, InstanceValue)):
             return call_target(assigned, resolver)
-        return Unknown(Reason.NOT_CALLABLE)
+        return _lambda_target(value, resolver) or Unknown(Reason.NOT_CALLABLE)
     if isinstance(value, InstanceValue):
         call = resolver.attribute(ClassValue(value.cls), "__call__")
         if isinstance(call, FunctionValue):
@@ -193,6 +194,28 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
         if renamed or alternatives or func.typing_view or func.overloads
         else always_raised(func, resolver),
     )
+
+
+_LAMBDA_TEXT_LIMIT = 2_000  # characters of a module attribute's value read as a lambda
+
+
+def _lambda_target(value: AttributeValue, resolver: Resolver) -> CallTarget | None:
+    """A module attribute bound to a lambda (`iteritems = lambda d: iter(d.items())` in a compat module):
+    a function with the lambda's signature. Only a module's own attribute bound once (a name bound
+    again is `defined-more-than-once` before this is asked; a branch on a version flag keeps the
+    branch that runs), never a class's, whose instances may hold another value."""
+    text = value.info.value
+    if not text or not text.startswith("lambda") or len(text) > _LAMBDA_TEXT_LIMIT:
+        return None
+    if resolver.index.module(value.path.rpartition(".")[0]) is None:
+        return None
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if not isinstance(node, ast.Lambda):
+        return None
+    return CallTarget(spelled_signature(node), value.path, value.path)
 
 
 def always_raised(func: FunctionInfo, resolver: Resolver, depth: int = 0) -> AlwaysRaises | None:

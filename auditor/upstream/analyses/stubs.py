@@ -131,13 +131,14 @@ class Decorated:
 
 def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature | Decorated:
     """The signature a plain `def` has at run time; `Decorated` when a decorator may change it."""
-    signature = _spelled_signature(node)
+    signature = spelled_signature(node)
     if any(_last_name_of(d) not in _PLAIN_DECORATORS for d in node.decorator_list):
         return Decorated(signature)
     return signature
 
 
-def _spelled_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature:
+def spelled_signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Signature:
+    """The signature `node`'s parameters spell (a def's or a lambda's), defaults as source text."""
     args = node.args
     positional = [*args.posonlyargs, *args.args]
     first_default = len(positional) - len(args.defaults)
@@ -233,7 +234,7 @@ def _plain_methods(node: ast.ClassDef) -> dict[str, tuple[Signature, tuple[str, 
         kinds = [d.id if isinstance(d, ast.Name) else None for d in stmt.decorator_list]
         if not all(k in _METHOD_KINDS for k in kinds) or len(set(kinds)) != len(kinds):
             continue
-        found[stmt.name] = (_spelled_signature(stmt), tuple(_METHOD_KINDS[k] for k in kinds if k))
+        found[stmt.name] = (spelled_signature(stmt), tuple(_METHOD_KINDS[k] for k in kinds if k))
     return found
 
 
