@@ -266,6 +266,9 @@ STRANGER_PAIRS = [
     # seaborn 0.13.2 `_compat.get_colormap` falls back to `mpl.cm.get_cmap` (gone in 3.9.0) only in an
     # `except AttributeError:` after `mpl.colormaps[name]`, which 3.9 has: two false errors before.
     ("seaborn==0.13.2", "matplotlib==3.9.0", 450, 0.8),
+    # marshmallow-jsonapi 0.20.0 (November 2018) against the marshmallow of its time; `iteritems` of
+    # `marshmallow.compat` is a lambda, bound as a function
+    ("marshmallow-jsonapi==0.20.0", "marshmallow==2.16.3", 150, 0.5),
 ]
 
 
@@ -522,6 +525,30 @@ def test_sqlalchemy_2_table_methods_reached_through_a_property_of_dataset(index_
     }
     assert {119, 209, 296} <= drift  # the old version resolves Table's methods (through `Visitable = ...`)
     assert not [f for f in result.findings if f.code == "AD206"]  # `table.c` is a descriptor, not a method
+
+
+def test_marshmallow_3_keyword_only_many_reached_through_super_of_marshmallow_jsonapi(index_cache: Path) -> None:
+    """marshmallow-jsonapi 0.20.0 overrides `_do_load` and calls `super(Schema, self)._do_load(data,
+    many, **kwargs)`; marshmallow 3.0.0 made `many` keyword-only. Confirmed under CPython 3.11 with
+    marshmallow 3.0.0 (its removed `marshmallow.compat` put back by hand so the package imports):
+    "TypeError: BaseSchema._do_load() takes 2 positional arguments but 3 positional arguments (and 3
+    keyword-only arguments) were given" at schema.py:235. The three imports of `marshmallow.compat`
+    fail first (ModuleNotFoundError, also confirmed). The old binding is unknown (`**kwargs` might
+    repeat `many`): the break is `unknown-before`, an error all the same."""
+    result = audit(
+        AuditRequest(
+            "marshmallow-jsonapi==0.20.0", "marshmallow==3.0.0", old="marshmallow==2.15.0", cache_dir=index_cache
+        )
+    )
+    errors = sorted(
+        f"{f.location.path}:{f.location.line} {f.code}" for f in result.findings if f.severity.value == "error"
+    )
+    assert errors == [
+        "marshmallow_jsonapi/fields.py:8 AD001",
+        "marshmallow_jsonapi/schema.py:235 AD103",
+        "marshmallow_jsonapi/schema.py:5 AD001",
+        "marshmallow_jsonapi/utils.py:9 AD001",
+    ]
 
 
 @pytest.mark.parametrize(
