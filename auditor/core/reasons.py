@@ -112,7 +112,8 @@ class Reason(Enum):
         "different values, a Union annotation; `untyped-parameter`: a parameter without annotation whose "
         "callers in the file pass different values, or that may be called otherwise: read as a value, "
         "decorated, called with *args/**kwargs or through a receiver not followed; `too-many-callers`, "
-        "`parameter-depth`: a limit of following parameters through their callers)",
+        "`parameter-depth`: a limit of following parameters through their callers; `value-depth`, "
+        "`too-many-bindings`: values nested deeper, or names bound more often, than the analysis reads)",
     )
     UNTYPED_PARAMETER = (
         "untyped-parameter",

@@ -891,3 +891,38 @@ def test_alias_chains_and_namespace_loops_are_bounded(tmp_path: Path) -> None:
     (coverage,) = data["coverage"]
     assert coverage["not_checkable"].get("evaluation-limit", 0) >= 1, coverage
     assert elapsed < 45
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        # a chain 3,000 values deep: hashing or reading it would recurse as deep
+        (
+            ["a0 = pkg.A()", *(f"a{i} = a{i - 1}.m()" for i in range(1, 3000)), "a2999.removed()"],
+            "value-depth",
+        ),
+        # a name bound 2,000 times over itself: each use would read every binding
+        (["b = pkg.A()", *(f"b = pkg.A() if {i} else b.m()" for i in range(2000)), "b.removed()"], None),
+    ],
+    ids=["deep-chain", "many-bindings"],
+)
+def test_values_beyond_the_evaluators_bounds_are_counted_not_an_abort(
+    body: list[str], reason: str | None, tmp_path: Path
+) -> None:
+    """Valid Python that the value model cannot follow to the end: the file is scanned (no AD901, no
+    scanner error), in bounded time, and the uses past the bound are counted as not checkable, not
+    reported as errors and not silently "checked". Before the bounds, the first file was a scanner
+    error (an AD901 error) and the second took 8 s for 2,000 lines (quadratic)."""
+    write_tree(tmp_path / "up", {"pkg/__init__.py": "class A:\n    def m(self):\n        return self\n"})
+    write_tree(tmp_path / "down", {"app.py": "import pkg\n" + "\n".join(body) + "\n"})
+    started = time.process_time()
+    result = audit(
+        AuditRequest(str(tmp_path / "down"), f"pkg@{tmp_path / 'up'}", cache_dir=str(tmp_path / "c"))
+    )
+    assert time.process_time() - started < 60  # a bound, not a benchmark: seconds here
+    assert [f.code for f in result.findings] == []
+    (coverage,) = result.coverage
+    unknown = {k: v for k, v in coverage.not_checkable.items() if k.startswith("receiver-unknown")}
+    assert unknown, coverage.not_checkable
+    if reason is not None:
+        assert unknown.get(f"receiver-unknown:{reason}", 0) >= 1, unknown

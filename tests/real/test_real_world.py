@@ -527,7 +527,9 @@ def test_sqlalchemy_2_table_methods_reached_through_a_property_of_dataset(index_
     assert not [f for f in result.findings if f.code == "AD206"]  # `table.c` is a descriptor, not a method
 
 
-def test_marshmallow_3_keyword_only_many_reached_through_super_of_marshmallow_jsonapi(index_cache: Path) -> None:
+def test_marshmallow_3_keyword_only_many_reached_through_super_of_marshmallow_jsonapi(
+    index_cache: Path,
+) -> None:
     """marshmallow-jsonapi 0.20.0 overrides `_do_load` and calls `super(Schema, self)._do_load(data,
     many, **kwargs)`; marshmallow 3.0.0 made `many` keyword-only. Confirmed under CPython 3.11 with
     marshmallow 3.0.0 (its removed `marshmallow.compat` put back by hand so the package imports):
@@ -537,11 +539,16 @@ def test_marshmallow_3_keyword_only_many_reached_through_super_of_marshmallow_js
     repeat `many`): the break is `unknown-before`, an error all the same."""
     result = audit(
         AuditRequest(
-            "marshmallow-jsonapi==0.20.0", "marshmallow==3.0.0", old="marshmallow==2.15.0", cache_dir=index_cache
+            "marshmallow-jsonapi==0.20.0",
+            "marshmallow==3.0.0",
+            old="marshmallow==2.15.0",
+            cache_dir=index_cache,
         )
     )
     errors = sorted(
-        f"{f.location.path}:{f.location.line} {f.code}" for f in result.findings if f.severity.value == "error"
+        f"{f.location.path}:{f.location.line} {f.code}"
+        for f in result.findings
+        if f.severity.value == "error"
     )
     assert errors == [
         "marshmallow_jsonapi/fields.py:8 AD001",

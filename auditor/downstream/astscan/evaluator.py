@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from apidrift.auditor.core.refs import (
     AttrRef,
@@ -46,6 +46,14 @@ _MAX_ALTERNATIVES = 4  # the bindings a name may have and still be read as each 
 # How many parameters deep a value is followed through the callers of downstream functions (`f(x)`
 # calls `g(x)` calls `h(x)`); beyond it, the parameter is unknown (`receiver-unknown:parameter-depth`).
 _MAX_PARAMETER_DEPTH = 6
+# How many bindings are evaluated inside one another (`b = b.m()` bound 2,000 times: each binding reads
+# every other); beyond it, the value is unknown (`receiver-unknown:value-depth`). About seven Python
+# frames a level: well inside the interpreter's recursion limit, wherever the evaluation starts.
+_MAX_EVALUATION_DEPTH = 64
+_UNSET: Any = object()
+# How many bindings of one name in one scope are read (each use reads them all); beyond it, the value
+# is unknown (`receiver-unknown:too-many-bindings`): a name bound 2,000 times over itself cost 8 s.
+_MAX_BINDINGS = 256
 # Decorators that hand a function's callers' arguments to it unchanged.
 _PASSING_DECORATORS = frozenset({"staticmethod", "classmethod", "cache", "lru_cache"})
 
@@ -90,6 +98,8 @@ class _Evaluator:
         self._callers_of: dict[int, tuple[list[tuple[_CallSite, int]], str | None]] = {}
         self._parameter_depth = 0
         self._limited = False  # a value being evaluated met the parameter depth limit (not kept)
+        self._depth = 0  # bindings being evaluated inside one another (see _MAX_EVALUATION_DEPTH)
+        self._ref_depths: dict[int, int] = {}  # an interned reference's id -> how deep it nests
 
     def name(self, name: str, scope: _Scope) -> _Value:
         current: _Scope | None = scope
@@ -130,6 +140,8 @@ class _Evaluator:
         running = [b for b in bindings if not b.type_checking]
         if running and len(running) < len(bindings):
             bindings = running
+        if len(bindings) > _MAX_BINDINGS:
+            return self._too_far("too-many-bindings")
         # `x = None` then `x = Cls()`: uses of x's attributes mean the instance
         values: list[_Value] = [self.binding(binding) for binding in bindings if binding.expression != _NONE]
         if not values:
@@ -166,23 +178,38 @@ class _Evaluator:
             return upstream
         return self._ref(OpaqueRef(why, root_module(upstream)))
 
+    def _too_far(self, why: str) -> OpaqueRef | None:
+        """A value beyond a limit of the analysis: it may be an upstream object (its uses are counted
+        as `receiver-unknown:<why>`, under the first upstream module: which one is not known)."""
+        roots = sorted(self.upstream_names)
+        return self._ref(OpaqueRef(why, roots[0])) if roots else None
+
     def binding(self, binding: _Binding) -> _Value:
         key = id(binding)
         if key in self._memo:
             return self._memo[key]
         if key in self._active:
             return None  # a cycle (`x = x.parent`): unknown
+        if self._depth >= _MAX_EVALUATION_DEPTH:
+            # too deep to follow: what it holds may be an upstream object (its uses are counted). The
+            # values read through it are kept all the same (read again, each would be cut again: a
+            # name bound many times over itself would be read a number of times exponential in them)
+            return self._too_far("value-depth")
         self._active.add(key)
         position, self.position = self.position, None
         reach, self.reach = self.reach, binding.reach
         limited, self._limited = self._limited, False
+        self._depth += 1
+        value = _UNSET
         try:
             value = self._evaluate(binding)
         finally:
+            self._depth -= 1
             self._active.discard(key)
             self.position = position
             self.reach = reach
-            if not self._limited:  # one cut short by the depth limit is read again from nearer
+            # one cut short by a depth limit is read again from nearer; an exception keeps nothing
+            if not self._limited and value is not _UNSET:
                 self._memo[key] = value
             self._limited = self._limited or limited
         return value
@@ -506,8 +533,17 @@ class _Evaluator:
         return value
 
     def _ref(self, ref: _R) -> _R:
-        """One object per distinct reference (a large file names the same few thousands of times)."""
-        return self._refs.setdefault(ref, ref)  # type: ignore[return-value]  # equal refs are of one type
+        """One object per distinct reference (a large file names the same few thousands of times).
+        A reference nested deeper than _MAX_EVALUATION_DEPTH (`a.m().m()...` 3,000 times) is opaque
+        (`receiver-unknown:value-depth`): hashing and reading it would recurse that deep."""
+        inner = getattr(ref, "base", None) or getattr(ref, "func", None) or getattr(ref, "cls", None)
+        depth = self._ref_depths.get(id(inner), 0) + 1 if inner is not None else 0
+        if depth > _MAX_EVALUATION_DEPTH and isinstance(inner, REFS):
+            return self._ref(OpaqueRef("value-depth", root_module(inner)))  # type: ignore[return-value]
+        kept = self._refs.setdefault(ref, ref)
+        if depth:
+            self._ref_depths[id(kept)] = depth
+        return kept  # type: ignore[return-value]  # equal refs are of one type
 
     def attribute(self, base: _Value, name: str) -> _Value:
         if isinstance(base, _SelfOf):
