@@ -737,6 +737,7 @@ VALUE_CLEAN_PAIRS = [
     ("djangorestframework-simplejwt==5.3.1", "pyjwt==2.8.0", "none", 50),
     ("jesse==0.16.0", "arrow==1.0.0", "arrow==0.17.0", 60),
     ("jishaku==2.5.1", "discord.py==2.0.0", "none", 450),
+    ("ptb-state-handler==0.2.0", "python-telegram-bot==20.0", "none", 25),
 ]
 
 
@@ -770,3 +771,29 @@ def test_value_clean_pair_has_no_error(
     ]
     assert flagged == []
     assert result.coverage[0].found >= sites
+
+
+# python-telegram-bot 20.0 made every method of `Bot` and the shortcuts of `Message` coroutine functions.
+# efb-telegram-master 2.3.1 (written for ~=13.11) uses two results of `Message.reply_text` as a message:
+# `message.reply_text(...).message_id` (chat_binding.py:221) and `tg_err_msg = message.reply_text(...)`
+# whose `.message_id` is read three lines later (master_message.py:197; reported at the call, which makes
+# the coroutine). Both raise "AttributeError: 'coroutine' object has no attribute 'message_id'" under
+# 20.0 and give the sent message's id under 13.11 (run with real `telegram.Message` objects, the bot's
+# `send_message` replaced by one returning a `Message`). `message` is typed by the downstream's own
+# annotations (`message: Message = update.effective_message`, `rtm: Message`).
+def test_coroutine_result_used_as_a_value_is_an_error(index_cache: Path) -> None:
+    result = audit(
+        AuditRequest(
+            "efb-telegram-master==2.3.1",
+            "python-telegram-bot==20.0",
+            old="python-telegram-bot==13.11",
+            cache_dir=index_cache,
+        )
+    )
+    found: dict[str, list[Any]] = {}
+    for f in result.findings:
+        found.setdefault(f"{f.location.path}:{f.location.line} {f.code}", []).append(f)
+    for where in ("efb_telegram_master/chat_binding.py:221", "efb_telegram_master/master_message.py:197"):
+        (finding,) = found[f"{where} AD206"]
+        assert finding.severity.value == "error"
+        assert "reply_text() is a coroutine function" in finding.message
