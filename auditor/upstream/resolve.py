@@ -413,18 +413,25 @@ class Resolver:
 
     def _handed_class(self, annotation: str, owner: str, place: int) -> Resolution:
         """The class a `Callable[[A, B, ...], R]` (or `Callable[Concatenate[A, ...], R]`) annotation names
-        at `place`, looked up from the module `owner`; a TypeVar of that module stands for its bound."""
+        at `place`, looked up from the module `owner`; also through a generic alias of another module
+        (`HandlerCallback[Update, CCT, RT]` with `HandlerCallback = Callable[[UT, CCT], ...]`); a TypeVar
+        stands for its bound."""
         match = _CONCATENATE_FIRST.search(annotation) if place == 0 else None
         if match is not None:
-            name = match.group(1)
+            name, module = match.group(1), owner
         else:
             arguments = _callable_arguments(annotation)
-            if arguments is None or place >= len(arguments):
+            found = (
+                [(a, owner) for a in arguments]
+                if arguments is not None
+                else self._generic_alias_arguments(annotation, owner)
+            )
+            if found is None or place >= len(found):
                 return Unknown(Reason.ITEM_UNKNOWN, "handed")
-            name = arguments[place].strip("\"' ")
+            name, module = found[place][0].strip("\"' "), found[place][1]
             if not _DOTTED.fullmatch(name):
                 return Unknown(Reason.ITEM_UNKNOWN, "handed")
-        cls = self.lookup(f"{owner}.{name}")
+        cls = self.lookup(f"{module}.{name}")
         if isinstance(cls, AttributeValue):  # `CCT = TypeVar("CCT", bound="CallbackContext")`
             bound = _typevar_bound(cls.info.value or "")
             if bound is None:
@@ -433,6 +440,41 @@ class Resolver:
         if not isinstance(cls, ClassValue):
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
         return InstanceValue(cls.info, exact=False)
+
+    def _generic_alias_arguments(self, annotation: str, owner: str) -> list[tuple[str, str]] | None:
+        """The argument types, each with the module to look it up from, of `Alias[X, Y, Z]` where `Alias`
+        (found from `owner`) is a module attribute `Callable[[T1, T2], ...]` over TypeVars: its type
+        parameters are its TypeVars in the order they first appear, replaced by the arguments given."""
+        text = annotation.strip().strip("\"'")
+        try:
+            node = ast.parse(text, mode="eval").body if text and len(text) <= 2000 else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute))):
+            return None
+        alias = self.lookup(f"{owner}.{ast.unparse(node.value)}")
+        if not isinstance(alias, AttributeValue) or not alias.info.value:
+            return None
+        arguments = _callable_arguments(alias.info.value)
+        if arguments is None:
+            return None
+        home = alias.path.rpartition(".")[0]
+        given = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        try:
+            names = [
+                n.id for n in ast.walk(ast.parse(alias.info.value, mode="eval")) if isinstance(n, ast.Name)
+            ]
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        parameters: list[str] = []
+        for name in names:
+            held = self.lookup(f"{home}.{name}") if name not in parameters else None
+            if isinstance(held, AttributeValue) and "TypeVar(" in (held.info.value or ""):
+                parameters.append(name)
+        if len(parameters) != len(given):
+            return None  # not a generic alias of these arguments: its parameters are unknown
+        bound = dict(zip(parameters, (ast.unparse(g) for g in given), strict=True))
+        return [(bound[a], owner) if a in bound else (a, home) for a in arguments]
 
     def _protocol_result(self, base: InstanceValue, via: str, depth: int = 0) -> Resolution:
         method = self._class_attribute(base.cls, _PROTOCOL_METHODS[via], on_instance=True, exact=base.exact)

@@ -689,6 +689,14 @@ def test_statsmodels_against_scipy_1_14_finds_the_real_breaks(
 #   dropped `bot.add_cog(Jishaku(bot=bot))` returns a coroutine that is never awaited (the cog is not
 #   added; RuntimeWarning), a warning; and `commands.Bot(commands.when_mentioned)` raises "TypeError:
 #   BotBase.__init__() missing 1 required keyword-only argument: 'intents'".
+# - python-telegram-bot 20.0 made `Message.reply_text` a coroutine function and annotates what a
+#   `CommandHandler` calls its callback with (`HandlerCallback[Update, CCT, RT]`, a generic alias of
+#   `Callable[[UT, CCT], ...]`); 12.8 annotated neither. roomie-bot 0.1.1's untyped callbacks
+#   (`def start(update, context)`, registered as `CommandHandler("start", start)`) drop
+#   `update.message.reply_text(...)` at ten lines: under 12.8 each sends its text (run with a real
+#   `telegram.Update` whose bot records what it is sent), under 20.0 nothing is sent ("coroutine
+#   'Message.reply_text' was never awaited"; the handler's `await self.callback(...)` then raises
+#   TypeError). Also `Updater(TOKEN, use_context=True)` (TypeError) and a dropped `start_polling()`.
 VALUE_CHANGES = [
     (
         "djangorestframework-jwt==1.11.0",
@@ -730,6 +738,13 @@ VALUE_CHANGES = [
         "discord.py==1.7.3",
         {"jishaku/__main__.py:40 AD102"},
         {"jishaku/__main__.py:41 AD206", "jishaku/cog.py:55 AD206"},
+    ),
+    (
+        "roomie-bot==0.1.1",
+        "python-telegram-bot==20.0",
+        "python-telegram-bot==12.8",
+        {"roomie_bot/__main__.py:121 AD101"},
+        {f"roomie_bot/__main__.py:{line} AD206" for line in (22, 34, 42, 77, 82, 90, 92, 99, 101, 105, 138)},
     ),
 ]
 # The same upstreams against downstreams written for them: no error, no AD206 warning.
