@@ -461,9 +461,10 @@ class Resolver:
         home = alias.path.rpartition(".")[0]
         given = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         try:
+            found = [n for n in ast.walk(ast.parse(alias.info.value, mode="eval")) if isinstance(n, ast.Name)]
             names = [
-                n.id for n in ast.walk(ast.parse(alias.info.value, mode="eval")) if isinstance(n, ast.Name)
-            ]
+                n.id for n in sorted(found, key=lambda n: (n.lineno, n.col_offset))
+            ]  # in the order written
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         parameters: list[str] = []
