@@ -753,6 +753,7 @@ VALUE_CLEAN_PAIRS = [
     ("jesse==0.16.0", "arrow==1.0.0", "arrow==0.17.0", 60),
     ("jishaku==2.5.1", "discord.py==2.0.0", "none", 450),
     ("ptb-state-handler==0.2.0", "python-telegram-bot==20.0", "none", 25),
+    ("python-telegram-broadcast==0.9.7", "python-telegram-bot==21.1.1", "none", 60),
 ]
 
 
