@@ -772,7 +772,7 @@ def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:
     for _ in range(64):
         if current is None:
             return False
-        if isinstance(current, ItemRef) and current.via.startswith("handed:0"):
+        if isinstance(current, ItemRef) and current.via.startswith("handed:"):
             return isinstance(resolver.resolve(current), Unknown)
         if isinstance(current, OpaqueRef):  # a name that holds only such values (else one is a use)
             alternatives = current.alternatives

@@ -8,8 +8,11 @@ attribute, and a function that became a coroutine function (`def` -> `async def`
   bound method there raises TypeError); any other read (a format, `==`, an argument) is a warning: it
   now gives the bound method, not its value, and nothing raises.
 - A method that became a property or an attribute whose annotation names a builtin value type
-  (`int`, `str`, `list`, ...): calling it is an error (`TypeError: 'int' object is not callable`); a
-  property of another type is a warning (its value may or may not be callable).
+  (`int`, `str`, `list`, ...), or an unannotated property whose getter returns only literals of one
+  such type (`return True`): calling it is an error (`TypeError: 'bool' object is not callable`); a
+  property of another type is a warning (its value may or may not be callable). The same for an
+  attribute or property whose old value was not known to be such a value (it may have been callable,
+  as Django 1.11's `is_authenticated` was) and whose new value certainly is.
 - A function that became `async def`: a call whose result is used without `await` is an error (the
   value is a coroutine); a call whose result is dropped is a warning (the coroutine is never awaited:
   the function's body does not run).
@@ -92,14 +95,20 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             raises="TypeError" if site.use == "value" else None,
         )
         yield finding if site.use == "value" else replace(finding, severity=Severity.WARNING)
-    elif site.kind is SiteKind.CALL and _method(before) and isinstance(after, AttributeValue):
+    elif (
+        site.kind is SiteKind.CALL
+        and isinstance(after, AttributeValue)
+        and (_method(before) or _value_became_not_callable(before, after))
+    ):
         name = after.path.rpartition(".")[2]
         certain = after.info.annotation_path in _NOT_CALLABLE
         kind = "a property" if after.info.lineno is not None and after.on_instance else "an attribute"
-        annotation = f" of type `{after.info.annotation}`" if after.info.annotation else ""
+        annotation = _type_words(after)
         finding = rule.finding(
             checked,
-            f"`{name}` is {kind}{annotation} in {version}, no longer a method: calling it "
+            f"`{name}` is {kind}{annotation} in {version}, "
+            + ("no longer a method" if _method(before) else "its value no longer callable")
+            + ": calling it "
             + ("raises TypeError" if certain else "calls its value"),
             symbol=after.path,
             hint=f"read it without calling: `{_without_call(site.code)}`",
@@ -127,6 +136,25 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             hint="`await` it (inside an `async def`), or run it with `asyncio.run(...)`",
         )
         yield replace(finding, severity=Severity.WARNING) if discarded else finding
+
+
+def _value_became_not_callable(before: object, after: AttributeValue) -> bool:
+    """An attribute or property whose old value was not known to be a plain builtin value (Django 1.11's
+    `is_authenticated` property gives a callable `CallableBool`) and whose new one certainly is (Django
+    2.0's `return True`): calling it worked and now raises TypeError."""
+    return (
+        isinstance(before, AttributeValue)
+        and before.info.annotation_path not in _NOT_CALLABLE
+        and after.info.annotation_path in _NOT_CALLABLE
+    )
+
+
+def _type_words(value: AttributeValue) -> str:
+    if value.info.annotation:
+        return f" of type `{value.info.annotation}`"
+    if value.info.annotation_path in _NOT_CALLABLE:  # an unannotated property's literal returns
+        return f" of type `{value.info.annotation_path.rpartition('.')[2]}` (its getter returns literals)"
+    return ""
 
 
 def _plain_value(value: object) -> bool:
@@ -157,6 +185,14 @@ def _use_words(use: str) -> str:
 
 
 def _without_call(code: str) -> str:
+    """The code with its last call's argument list dropped (`AnonymousUser().is_authenticated()` ->
+    `AnonymousUser().is_authenticated`)."""
     text = code.strip()
-    head, paren, _ = text.partition("(")
-    return head if paren else text
+    if not text.endswith(")"):
+        return text
+    depth = 0
+    for at in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[at], 0)
+        if depth == 0:
+            return text[:at]
+    return text

@@ -158,7 +158,7 @@ def check_site(
     version could not type the value (its return was not annotated). Without `import_walk`, whether an
     import raises is not read (`with_import_fails` adds it when it is asked)."""
     checked = _check_site(site, resolver, version, relocator, old, old_resolver, requirements, import_walk)
-    before = _member_before(checked, old, old_resolver)
+    before = _member_before(checked, old, old_resolver, resolver)
     if before is not None:
         checked = replace(checked, member_before=before)
     if site.tests and guarded_by_tests(site, resolver):
@@ -176,11 +176,14 @@ def check_site(
 
 
 def _member_before(
-    checked: SiteCheck, old: SiteCheck | None, old_resolver: Resolver | None
+    checked: SiteCheck, old: SiteCheck | None, old_resolver: Resolver | None, resolver: Resolver | None = None
 ) -> Resolution | None:
     """The old version's member of the class whose method (or property) this site reaches, where the old
     version could not type the receiver (`arrow.utcnow()` unannotated before, `-> Arrow` now): the
-    class's member is what the value's was, as a removal is read through the class (`_class_had_it`)."""
+    class's member is what the value's was, as a removal is read through the class (`_class_had_it`).
+    A class that moved between modules is found by the name its package exports it as, in both
+    versions (`telegram.Message`: `telegram.message.Message` in 12.8, `telegram._message.Message` in
+    20.0)."""
     after = checked.resolution
     if old_resolver is None or old is None or not isinstance(old.resolution, Unknown):
         return None
@@ -190,6 +193,11 @@ def _member_before(
     assert isinstance(after, (FunctionValue, AttributeValue))
     owner, _, name = after.path.rpartition(".")
     cls = old_resolver.lookup(owner)
+    if not isinstance(cls, ClassValue) and resolver is not None and "." in owner:
+        exported = f"{owner.partition('.')[0]}.{owner.rpartition('.')[2]}"
+        now = resolver.lookup(exported)
+        if isinstance(now, ClassValue) and now.info.path == owner:
+            cls = old_resolver.lookup(exported)
     if not isinstance(cls, ClassValue):
         return None
     found = old_resolver.attribute_of_instance(cls.info, name)

@@ -6,6 +6,7 @@ the same site can be resolved against the old and the new upstream version.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Union
 
@@ -68,9 +69,10 @@ class ItemRef:
     """A value taken out of another by a protocol: an element of `base` by subscription
     (`via="item"`: `rows[0]`), by iteration (`"iter"`: `for r in rows`, `next(iter(rows))`), by
     `next()` (`"next"`), what `with base as x` binds (`"enter"`), the element at a place of an
-    unpacking (`"unpack:1"`: `b` in `a, b = base`), what `await base` gives (`"await"`), or the first
-    argument the callable `base` calls a function handed to it with (`"handed:0"`: `ctx` in `def f(ctx)`
-    handed to `click.pass_context`)."""
+    unpacking (`"unpack:1"`: `b` in `a, b = base`), what `await base` gives (`"await"`), or an
+    argument the callable `base` calls a function handed to it with (`"handed:N"`, N its place: `ctx` in
+    `def f(ctx)` handed to `click.pass_context` is "handed:0"; then the slot it was handed at, see the
+    scanner's _DownFunction.handed)."""
 
     base: Ref
     via: str
@@ -78,8 +80,9 @@ class ItemRef:
     def render(self) -> str:
         if self.via.startswith("unpack:"):
             return f"<element {int(self.via[7:]) + 1} of {self.base.render()}>"
-        if self.via.startswith("handed:0"):
-            return f"<{_VIA_WORDS['handed:0']} {self.base.render()}>"
+        if self.via.startswith("handed:"):
+            place = int(_HANDED.match(self.via).group(1))  # type: ignore[union-attr]  # made by the scanner
+            return f"<argument {place + 1} given by {self.base.render()}>"
         return f"<{_VIA_WORDS.get(self.via, self.via)} {self.base.render()}>"
 
 
@@ -88,8 +91,8 @@ _VIA_WORDS = {
     "iter": "an element of",
     "next": "the next of",
     "enter": "what `with` binds of",
-    "handed:0": "the first argument given by",
 }
+_HANDED = re.compile(r"handed:(\d+)")
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from apidrift.auditor.upstream.analyses.calls import (
     _returned_class,
     _returns_constructed,
     _self_calls,
+    property_literal_type,
 )
 from apidrift.auditor.upstream.analyses.class_getattr import getattr_serves, single_constructor_return
 from apidrift.auditor.upstream.analyses.decorators import (
@@ -427,7 +428,9 @@ def _convert_member(obj: Any, path: str) -> Member | None:
         return AttributeInfo(
             name=obj.name,
             annotation=_text(annotation),
-            annotation_path=_class_path(annotation),
+            annotation_path=_class_path(annotation)
+            if annotation is not None
+            else obj.extra.get(_FACTS, {}).get("literal_type"),
             items=_item_paths(annotation),
             value=_text(value),
             lineno=obj.lineno,
@@ -998,6 +1001,15 @@ class _FactsExtension(griffe.Extension):
                 and (message := _deprecation(stmt))
             },
         }
+
+    def on_attribute_instance(
+        self, *, node: ast.AST | griffe.ObjectNode, attr: griffe.Attribute, agent: _Agent, **kwargs: Any
+    ) -> None:
+        # griffe turns a property into an attribute: an unannotated getter's literal returns tell its type
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is None:
+            literal = property_literal_type(node)
+            if literal is not None:
+                attr.extra[_FACTS] = {"literal_type": literal}
 
     def on_function_instance(
         self, *, node: ast.AST | griffe.ObjectNode, func: griffe.Function, agent: _Agent, **kwargs: Any

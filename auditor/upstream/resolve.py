@@ -281,8 +281,9 @@ class Resolver:
         annotation. An element is typed by an annotation: a subclass instance is possible (not exact)."""
         if ref.via.startswith("param:"):
             return self._handed_over(ref)
-        if ref.via.startswith("handed:0"):
-            return self._handed_first(ref.base, ref.via[len("handed:0") :])
+        if ref.via.startswith("handed:"):
+            place, slot = _HANDED_VIA.match(ref.via).groups()  # type: ignore[union-attr]  # made by the scanner
+            return self._handed_first(ref.base, slot, int(place))
         produced: tuple[tuple[str, str], ...] | None = None
         if isinstance(ref.base, CallRef):
             func = self.resolve(ref.base.func)
@@ -354,16 +355,43 @@ class Resolver:
             return Unknown(Reason.UNTYPED_PARAMETER)
         return self._instance_of(path)
 
-    def _handed_first(self, callee: Ref, slot: str = "") -> Resolution:
-        """What a function handed to `callee` gets as its first argument, from the annotation of the
-        callee's first parameter: `f: Callable[Concatenate[Context, P], R]` (click's `pass_context`)
-        calls `f` with a `Context` first; a callback registered with `on(f: Callable[[Token], R])`, a
-        function or a method of an upstream instance (`app.on(handler)`), gets a `Token`; `slot` says
-        which of the callable's parameters the function was passed to ("": the first, "@N": the Nth
-        positional, "=name": that keyword). Typed by an annotation: a subclass instance is possible."""
+    def _handed_first(self, callee: Ref, slot: str = "", place: int = 0) -> Resolution:
+        """What a function handed to `callee` gets as its argument at `place`, from the annotation of the
+        callee's parameter it is handed to: `f: Callable[Concatenate[Context, P], R]` (click's
+        `pass_context`) calls `f` with a `Context` first; a callback registered with
+        `on(f: Callable[[Token, Event], R])`, a function, a method of an upstream instance
+        (`app.on(handler)`) or a class (its `__init__`: `Handler("start", callback)`), gets a `Token`
+        first and an `Event` second; `slot` says which of the callable's parameters the function was
+        passed to ("": the first, "@N": the Nth positional, "=name": that keyword), "()" that `callee`
+        is a decorator factory's call (`@bus.on("evt")`) whose return annotation
+        (`Callable[[Callable[[Event], R]], ...]`) says what the decorator calls the function with. A
+        TypeVar names its bound. Typed by an annotation: a subclass instance is possible."""
+        if slot == "()":
+            if not isinstance(callee, CallRef):
+                return Unknown(Reason.ITEM_UNKNOWN, "handed")
+            func = self.resolve(callee.func)
+            if not isinstance(func, FunctionValue) or func.info.is_async:
+                return Unknown(Reason.ITEM_UNKNOWN, "handed")
+            decorator = _callable_arguments(func.info.signature.returns or "")
+            annotation = decorator[0] if decorator and len(decorator) == 1 else ""
+            owner = func.path.rpartition(".")[0]
+            if func.via == "instance":
+                owner = owner.rpartition(".")[0]  # the class's module
+            elif func.via is not None:
+                return Unknown(Reason.ITEM_UNKNOWN, "handed")
+            return self._handed_class(annotation, owner, place)
         func = self.resolve(callee)
         if isinstance(func, Missing):
             return Unknown(Reason.PARENT_MISSING)
+        if isinstance(func, ClassValue):  # `Handler("start", callback)`: what its `__init__` takes
+            init = self._class_attribute(func.info, "__init__", on_instance=True, exact=True)
+            if not isinstance(init, FunctionValue) or init.path.rpartition(".")[0] != func.info.path:
+                return Unknown(
+                    Reason.ITEM_UNKNOWN, "handed"
+                )  # only a class's own `__init__` (no `__new__` games)
+            if func.info.metaclass and not self.plain_metaclass(func.info.metaclass):
+                return Unknown(Reason.ITEM_UNKNOWN, "handed")
+            func = init
         if not isinstance(func, FunctionValue) or func.via not in (None, "instance"):
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
         params = func.info.signature.parameters
@@ -375,17 +403,79 @@ class Resolver:
                 return Unknown(Reason.ITEM_UNKNOWN, "handed")
             params = func.info.signature.bound().parameters
             owner = owner.rpartition(".")[0]  # the class's module
+        elif func.path.endswith(".__init__"):
+            params = func.info.signature.bound().parameters
+            owner = owner.rpartition(".")[0]
         param = _slot_parameter(params, slot)
         if param is None:
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
-        annotation = param.annotation or ""
-        match = _CONCATENATE_FIRST.search(annotation) or _CALLABLE_FIRST.search(annotation)
-        if match is None:
-            return Unknown(Reason.ITEM_UNKNOWN, "handed")
-        cls = self.lookup(f"{owner}.{match.group(1)}")
+        return self._handed_class(param.annotation or "", owner, place)
+
+    def _handed_class(self, annotation: str, owner: str, place: int) -> Resolution:
+        """The class a `Callable[[A, B, ...], R]` (or `Callable[Concatenate[A, ...], R]`) annotation names
+        at `place`, looked up from the module `owner`; also through a generic alias of another module
+        (`HandlerCallback[Update, CCT, RT]` with `HandlerCallback = Callable[[UT, CCT], ...]`); a TypeVar
+        stands for its bound."""
+        match = _CONCATENATE_FIRST.search(annotation) if place == 0 else None
+        if match is not None:
+            name, module = match.group(1), owner
+        else:
+            arguments = _callable_arguments(annotation)
+            found = (
+                [(a, owner) for a in arguments]
+                if arguments is not None
+                else self._generic_alias_arguments(annotation, owner)
+            )
+            if found is None or place >= len(found):
+                return Unknown(Reason.ITEM_UNKNOWN, "handed")
+            name, module = found[place][0].strip("\"' "), found[place][1]
+            if not _DOTTED.fullmatch(name):
+                return Unknown(Reason.ITEM_UNKNOWN, "handed")
+        cls = self.lookup(f"{module}.{name}")
+        if isinstance(cls, AttributeValue):  # `CCT = TypeVar("CCT", bound="CallbackContext")`
+            bound = _typevar_bound(cls.info.value or "")
+            if bound is None:
+                return Unknown(Reason.ITEM_UNKNOWN, "handed")
+            cls = self.lookup(f"{cls.path.rpartition('.')[0]}.{bound}")
         if not isinstance(cls, ClassValue):
             return Unknown(Reason.ITEM_UNKNOWN, "handed")
         return InstanceValue(cls.info, exact=False)
+
+    def _generic_alias_arguments(self, annotation: str, owner: str) -> list[tuple[str, str]] | None:
+        """The argument types, each with the module to look it up from, of `Alias[X, Y, Z]` where `Alias`
+        (found from `owner`) is a module attribute `Callable[[T1, T2], ...]` over TypeVars: its type
+        parameters are its TypeVars in the order they first appear, replaced by the arguments given."""
+        text = annotation.strip().strip("\"'")
+        try:
+            node = ast.parse(text, mode="eval").body if text and len(text) <= 2000 else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute))):
+            return None
+        alias = self.lookup(f"{owner}.{ast.unparse(node.value)}")
+        if not isinstance(alias, AttributeValue) or not alias.info.value:
+            return None
+        arguments = _callable_arguments(alias.info.value)
+        if arguments is None:
+            return None
+        home = alias.path.rpartition(".")[0]
+        given = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        try:
+            found = [n for n in ast.walk(ast.parse(alias.info.value, mode="eval")) if isinstance(n, ast.Name)]
+            names = [
+                n.id for n in sorted(found, key=lambda n: (n.lineno, n.col_offset))
+            ]  # in the order written
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        parameters: list[str] = []
+        for name in names:
+            held = self.lookup(f"{home}.{name}") if name not in parameters else None
+            if isinstance(held, AttributeValue) and "TypeVar(" in (held.info.value or ""):
+                parameters.append(name)
+        if len(parameters) != len(given):
+            return None  # not a generic alias of these arguments: its parameters are unknown
+        bound = dict(zip(parameters, (ast.unparse(g) for g in given), strict=True))
+        return [(bound[a], owner) if a in bound else (a, home) for a in arguments]
 
     def _protocol_result(self, base: InstanceValue, via: str, depth: int = 0) -> Resolution:
         method = self._class_attribute(base.cls, _PROTOCOL_METHODS[via], on_instance=True, exact=base.exact)
@@ -1267,8 +1357,54 @@ def _slot_parameter(params: tuple[Parameter, ...], slot: str) -> Parameter | Non
     return positional[index] if index < len(positional) else None
 
 
-# `Callable[[Token, ...], R]` (also in quotes, `Optional[...]` aside): the first argument's class.
-_CALLABLE_FIRST = re.compile(r"^[\s\"']*(?:[\w.]*\.)?Callable\[\s*\[\s*([A-Za-z_][\w.]*)\s*[,\]]")
+_HANDED_VIA = re.compile(r"handed:(\d+)(.*)")
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _callable_arguments(annotation: str) -> tuple[str, ...] | None:
+    """The argument types of `Callable[[A, B], R]` (also `typing.Callable`, `collections.abc.Callable`,
+    in quotes, inside `Optional[...]` or `X | None`), as source text; None for another annotation."""
+    text = annotation.strip().strip("\"'")
+    if not text or len(text) > 2000:
+        return None
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # `Callable[...] | None`
+        sides = [s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)]
+        node = sides[0] if len(sides) == 1 else node
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value).rpartition(".")[2] == "Optional":
+        node = node.slice
+    if not (isinstance(node, ast.Subscript) and ast.unparse(node.value).rpartition(".")[2] == "Callable"):
+        return None
+    parts = node.slice
+    if not (isinstance(parts, ast.Tuple) and len(parts.elts) == 2 and isinstance(parts.elts[0], ast.List)):
+        return None
+    return tuple(ast.unparse(e) for e in parts.elts[0].elts)
+
+
+def _typevar_bound(value: str) -> str | None:
+    """The bound of `TypeVar("T", bound=X)` (or `bound="X"`), when it names one class plainly."""
+    try:
+        node = ast.parse(value, mode="eval").body if value and len(value) < 500 else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not (isinstance(node, ast.Call) and ast.unparse(node.func).rpartition(".")[2] == "TypeVar"):
+        return None
+    if len(node.args) != 1:  # constrained TypeVars (`TypeVar("T", A, B)`) name no one class
+        return None
+    bound = next((k.value for k in node.keywords if k.arg == "bound"), None)
+    if isinstance(bound, ast.Constant) and isinstance(bound.value, str):
+        text = bound.value.split("[", 1)[0].strip()  # `"CallbackContext[Any, Any]"`: the class
+    elif isinstance(bound, (ast.Name, ast.Attribute)):
+        text = ast.unparse(bound)
+    elif isinstance(bound, ast.Subscript) and isinstance(bound.value, (ast.Name, ast.Attribute)):
+        text = ast.unparse(bound.value)
+    else:
+        return None
+    return text if _DOTTED.fullmatch(text) else None
+
 
 # The method a protocol calls on the instance (see ItemRef).
 _PROTOCOL_METHODS = {"item": "__getitem__", "iter": "__iter__", "next": "__next__", "enter": "__enter__"}

@@ -723,6 +723,14 @@ def test_statsmodels_against_scipy_1_14_finds_the_real_breaks(
 #   dropped `bot.add_cog(Jishaku(bot=bot))` returns a coroutine that is never awaited (the cog is not
 #   added; RuntimeWarning), a warning; and `commands.Bot(commands.when_mentioned)` raises "TypeError:
 #   BotBase.__init__() missing 1 required keyword-only argument: 'intents'".
+# - python-telegram-bot 20.0 made `Message.reply_text` a coroutine function and annotates what a
+#   `CommandHandler` calls its callback with (`HandlerCallback[Update, CCT, RT]`, a generic alias of
+#   `Callable[[UT, CCT], ...]`); 12.8 annotated neither. roomie-bot 0.1.1's untyped callbacks
+#   (`def start(update, context)`, registered as `CommandHandler("start", start)`) drop
+#   `update.message.reply_text(...)` at ten lines: under 12.8 each sends its text (run with a real
+#   `telegram.Update` whose bot records what it is sent), under 20.0 nothing is sent ("coroutine
+#   'Message.reply_text' was never awaited"; the handler's `await self.callback(...)` then raises
+#   TypeError). Also `Updater(TOKEN, use_context=True)` (TypeError) and a dropped `start_polling()`.
 VALUE_CHANGES = [
     (
         "djangorestframework-jwt==1.11.0",
@@ -765,12 +773,21 @@ VALUE_CHANGES = [
         {"jishaku/__main__.py:40 AD102"},
         {"jishaku/__main__.py:41 AD206", "jishaku/cog.py:55 AD206"},
     ),
+    (
+        "roomie-bot==0.1.1",
+        "python-telegram-bot==20.0",
+        "python-telegram-bot==12.8",
+        {"roomie_bot/__main__.py:121 AD101"},
+        {f"roomie_bot/__main__.py:{line} AD206" for line in (22, 34, 42, 77, 82, 90, 92, 99, 101, 105, 138)},
+    ),
 ]
 # The same upstreams against downstreams written for them: no error, no AD206 warning.
 VALUE_CLEAN_PAIRS = [
     ("djangorestframework-simplejwt==5.3.1", "pyjwt==2.8.0", "none", 50),
     ("jesse==0.16.0", "arrow==1.0.0", "arrow==0.17.0", 60),
     ("jishaku==2.5.1", "discord.py==2.0.0", "none", 450),
+    ("ptb-state-handler==0.2.0", "python-telegram-bot==20.0", "none", 25),
+    ("python-telegram-broadcast==0.9.7", "python-telegram-bot==21.1.1", "none", 60),
 ]
 
 
@@ -804,3 +821,29 @@ def test_value_clean_pair_has_no_error(
     ]
     assert flagged == []
     assert result.coverage[0].found >= sites
+
+
+# python-telegram-bot 20.0 made every method of `Bot` and the shortcuts of `Message` coroutine functions.
+# efb-telegram-master 2.3.1 (written for ~=13.11) uses two results of `Message.reply_text` as a message:
+# `message.reply_text(...).message_id` (chat_binding.py:221) and `tg_err_msg = message.reply_text(...)`
+# whose `.message_id` is read three lines later (master_message.py:197; reported at the call, which makes
+# the coroutine). Both raise "AttributeError: 'coroutine' object has no attribute 'message_id'" under
+# 20.0 and give the sent message's id under 13.11 (run with real `telegram.Message` objects, the bot's
+# `send_message` replaced by one returning a `Message`). `message` is typed by the downstream's own
+# annotations (`message: Message = update.effective_message`, `rtm: Message`).
+def test_coroutine_result_used_as_a_value_is_an_error(index_cache: Path) -> None:
+    result = audit(
+        AuditRequest(
+            "efb-telegram-master==2.3.1",
+            "python-telegram-bot==20.0",
+            old="python-telegram-bot==13.11",
+            cache_dir=index_cache,
+        )
+    )
+    found: dict[str, list[Any]] = {}
+    for f in result.findings:
+        found.setdefault(f"{f.location.path}:{f.location.line} {f.code}", []).append(f)
+    for where in ("efb_telegram_master/chat_binding.py:221", "efb_telegram_master/master_message.py:197"):
+        (finding,) = found[f"{where} AD206"]
+        assert finding.severity.value == "error"
+        assert "reply_text() is a coroutine function" in finding.message

@@ -411,13 +411,17 @@ class _Collector:
                 binding = _Binding(scope, parameter=True, hook_param=hook, param_of=(function, param.arg))
                 scope.bind(param.arg, binding)
             else:
-                first = function if index == 0 and cls is None and ordered else None
-                binding = _Binding(scope, parameter=True, first_of=first, param_of=(function, param.arg))
+                first = function if index < len(ordered) and cls is None else None
+                binding = _Binding(
+                    scope, parameter=True, first_of=first, handed_place=index, param_of=(function, param.arg)
+                )
                 scope.bind(param.arg, binding)
         if cls is None and ordered and node.decorator_list:
             innermost = node.decorator_list[-1]
             if isinstance(innermost, (ast.Name, ast.Attribute)):
                 function.handed.append((self._intern(_compact(innermost)), outer, ""))
+            elif isinstance(innermost, ast.Call) and isinstance(innermost.func, (ast.Name, ast.Attribute)):
+                function.handed.append((self._intern(_compact(innermost)), outer, "()"))  # `@bus.on("evt")`
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 scope.bind(star.arg, _Binding(scope))

@@ -226,7 +226,7 @@ class _Evaluator:
         if binding.expression is not None:
             return self.expression(binding.expression, binding.scope)
         if binding.first_of is not None and binding.first_of.handed:
-            handed = self._handed_first(binding.first_of)
+            handed = self._handed_first(binding.first_of, binding.handed_place)
             upstream = isinstance(handed, REFS) and root_module(handed) in self.upstream_names
             if binding.param_of is None:
                 return handed
@@ -413,15 +413,17 @@ class _Evaluator:
             current = parent.cls
         return False
 
-    def _handed_first(self, function: _DownFunction) -> _Value:
-        """The first argument of a function handed to one upstream callable (every place it is handed
-        names the same one, at the same place): what that callable's annotation says it passes
-        (`ItemRef` "handed:0", then the place: "@N", "=name", see _DownFunction.handed)."""
+    def _handed_first(self, function: _DownFunction, place: int = 0) -> _Value:
+        """The argument at `place` of a function handed to one upstream callable (every place it is
+        handed names the same one, at the same place): what that callable's annotation says it passes
+        (`ItemRef` "handed:PLACE", then the slot: "@N", "=name", "()", see _DownFunction.handed)."""
         callees = [(self.expression(callee, scope), slot) for callee, scope, slot in function.handed]
         callee, slot = callees[0]
-        if not isinstance(callee, AttrRef) or any(other != callees[0] for other in callees[1:]):
+        if not isinstance(callee, (AttrRef, CallRef)) or any(other != callees[0] for other in callees[1:]):
             return None  # a site on it is kept only where its root is an upstream module
-        return self._ref(ItemRef(callee, f"handed:0{slot}"))
+        if isinstance(callee, CallRef) != (slot == "()"):
+            return None
+        return self._ref(ItemRef(callee, f"handed:{place}{slot}"))
 
     def expression(self, expression: _Expr, scope: _Scope) -> _Value:
         if expression is None:

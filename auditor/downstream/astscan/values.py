@@ -146,9 +146,10 @@ class _DownFunction:
     generator: bool = False  # it yields: calling it gives a generator
     is_async: bool = False  # calling it gives a coroutine; `await` gives what it returns
     # The callables it is handed to (`up.pass_context(f)`, or `@up.pass_context` as its innermost
-    # decorator), with the scope each is written in: what they call it with types its first parameter.
+    # decorator), with the scope each is written in: what they call it with types its parameters.
     # The slot: "" for the callable's first argument, "@N" for its Nth positional one, "=name" for the
-    # keyword `name` (`bus.on("evt", handler)`: "@1").
+    # keyword `name` (`bus.on("evt", handler)`: "@1"); "()" for a decorator factory's call
+    # (`@bus.on("evt")`): the function is handed to what that call returns.
     handed: list[tuple[_Expr, _Scope, str]] = field(default_factory=list)
     # Its parameters as its callers fill them (see _Evaluator.from_callers): its name, the positional
     # parameters in order (`self` or `cls` included), the keyword-only ones, the default of each
@@ -356,9 +357,10 @@ class _Binding:
     # name, its place among the positional parameters after `self`, -1 for a keyword-only one). If the
     # method overrides an upstream one, the upstream's annotation of that parameter tells its value.
     hook_param: tuple[_ClassScope, str, str, int] | None = None
-    # For the first parameter of a plain function (not a method): the function, whose `handed` list
-    # says what the callables it is handed to pass there.
+    # For a positional parameter of a plain function (not a method): the function, whose `handed` list
+    # says what the callables it is handed to pass there, and the parameter's place.
     first_of: _DownFunction | None = None
+    handed_place: int = 0
     # For an unannotated parameter of a downstream function or method (not an override of an upstream
     # one): the function and the parameter's name. Its value is what the function's callers in the file
     # pass there, when they all agree (see _Evaluator.from_callers).

@@ -167,6 +167,39 @@ def _literal_type(value: ast.expr) -> str | None:
     return found
 
 
+_LITERAL_TYPES = {
+    bool: "builtins.bool",
+    int: "builtins.int",
+    float: "builtins.float",
+    complex: "builtins.complex",
+}
+
+
+def property_literal_type(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """For an unannotated property getter: the builtin type every `return` gives, when each returns a
+    literal of one type (`return True`, `return "x"`, `return b"".join(parts)`) and the body cannot run
+    off its end (its last statement is a `return`). A bare `return`, `return None`, a `yield` or an
+    `await` anywhere: None (not known)."""
+    if isinstance(node, ast.AsyncFunctionDef) or not node.body or not isinstance(node.body[-1], ast.Return):
+        return None
+    found: set[str] = set()
+    for inner in _own_nodes(node):
+        if isinstance(inner, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return None
+        if not isinstance(inner, ast.Return):
+            continue
+        value = inner.value
+        if value is None:
+            return None
+        literal = (
+            _LITERAL_TYPES.get(type(value.value)) if isinstance(value, ast.Constant) else None
+        ) or _literal_type(value)
+        if literal is None:
+            return None
+        found.add(literal)
+    return found.pop() if len(found) == 1 else None
+
+
 def _calls_super_method(value: ast.expr, name: str) -> bool:
     """`super().name(...)` or `super(Cls, self).name(...)`: the same method of the next class."""
     return (
