@@ -48,6 +48,7 @@ from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
 from apidrift.auditor.folding import cell_line, deduplicated, fold
 from apidrift.auditor.roles import file_role
 from apidrift.auditor.sources.dependents import _describe, releases_requiring
+from apidrift.auditor.sources.entry_points import entry_point_modules
 from apidrift.auditor.sources.index_client import IndexClient
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import Role, SourceError, SpecError, parse_requirement
@@ -62,7 +63,7 @@ from apidrift.auditor.upstream.api_index import ApiIndex
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolver
-from apidrift.rules import read_only_attribute_assigned, unparsable_file
+from apidrift.rules import hook_implementation_rejected, read_only_attribute_assigned, unparsable_file
 from apidrift.rules.base import Family, Rule
 from apidrift.rules.registry import all_rules
 
@@ -271,12 +272,15 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     )
     coverage = Coverage(upstream=new_tree.name)
     rules = all_rules()
+    plugins = _Plugins(down_tree, new_resolver, old_resolver)
     with timer.phase("resolve"):
         checked_sites = []
         at_home: list[CheckedSite] = []  # calls of a missing name, checked where it moved
         homes: dict[tuple[str, int], str] = {}  # (file, line) of such a call -> where the name is now
         for scan in scans:
             for site in scan.sites:
+                if site.kind is SiteKind.HOOK and not plugins.takes(scan.path[len(prefix) :], site):
+                    continue  # a function named like a hook in a module no plugin host loads
                 # The old version's import walk (modules read through imports) is made only where the
                 # new version's import raises: only then does a rule read it (the finding's class).
                 old = (
@@ -291,6 +295,12 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                 )
                 if old is not None and old_resolver is not None and new.import_fails is not None:
                     old = with_import_fails(site, old, old_resolver, old_requirements)
+                if (
+                    site.kind is SiteKind.HOOK
+                    and new.hookspec is None
+                    and (old is None or old.hookspec is None)
+                ):
+                    continue  # a hook neither version specifies (another plugin's): no use of the upstream
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 home = _at_new_home(site, new, new_resolver)
                 if home is not None:
@@ -510,9 +520,12 @@ def _apply_rules(
     for checked in checked_sites:
         before = checked.as_of_old()
         store = checked.site.kind is SiteKind.STORE
+        hook = checked.site.kind is SiteKind.HOOK
         for rule in enabled:
             if store is not (rule.code == read_only_attribute_assigned.RULE.code):
                 continue  # a store is read by its own rule alone; that rule reads nothing else
+            if hook is not (rule.code == hook_implementation_rejected.RULE.code):
+                continue  # and so is a hook implementation
             prior: set[Any] | None = None  # what the rule finds on the old version: read when it finds here
             for finding in rule.run(checked):
                 if before is not None:
@@ -763,6 +776,34 @@ def _at_home_findings(
         and finding.code != RuleCode.DEFINITION_LEFT_UPSTREAM
         and (finding.location.path, finding.location.line) in homes
     ]
+
+
+class _Plugins:
+    """Which downstream functions named like hooks a plugin host takes as hook implementations: those
+    whose name starts with a prefix the upstream's plugin manager takes every function of a plugin by
+    (pytest's `pytest_`, read from its `parse_hookimpl_opts`), in a plugin module: a `conftest.py`, or a
+    module one of the downstream's entry points names in a group the upstream loads plugins from
+    (`pytest11`). Modules named in `pytest_plugins = [...]` and classes registered as plugins at run
+    time are not followed."""
+
+    def __init__(self, down: SourceTree, new: Resolver, old: Resolver | None) -> None:
+        self.down = down
+        self.specs = [s for s in (new.index.hookspecs(), old.index.hookspecs() if old else None) if s]
+        self.prefixes = tuple(sorted({p for s in self.specs for p in s.impl_prefixes}))
+        self._modules: set[str] | None = None
+
+    def takes(self, path: str, site: UseSite) -> bool:
+        assert isinstance(site.ref, AttrRef)
+        if not self.prefixes or not site.ref.name.startswith(self.prefixes):
+            return False
+        if site.hook.startswith("conftest"):
+            return True
+        if self._modules is None:
+            groups = {g for s in self.specs for g in s.entry_groups}
+            found = entry_point_modules([self.down.path_base, self.down.root])
+            self._modules = {m for g in groups for m in found.get(g, ())}
+        module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        return module in self._modules
 
 
 def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:
