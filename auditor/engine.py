@@ -295,12 +295,11 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                 )
                 if old is not None and old_resolver is not None and new.import_fails is not None:
                     old = with_import_fails(site, old, old_resolver, old_requirements)
-                if (
-                    site.kind is SiteKind.HOOK
-                    and new.hookspec is None
-                    and (old is None or old.hookspec is None)
+                if site.kind is SiteKind.HOOK and (
+                    (new.hookspec is None and (old is None or old.hookspec is None))
+                    or (new.unknown is not None and new.unknown.reason is Reason.HOOK_IMPL_NOT_DEFINED)
                 ):
-                    continue  # a hook neither version specifies (another plugin's): no use of the upstream
+                    continue  # a hook neither version specifies (another plugin's), or a def that does not run
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 home = _at_new_home(site, new, new_resolver)
                 if home is not None:
@@ -684,6 +683,9 @@ def _file_findings(
 
 
 def _finding_key(finding: Finding) -> tuple[str, int, int]:
+    if finding.code == RuleCode.HOOK_IMPLEMENTATION_REJECTED:
+        # a hook the old version only deprecated (a warning) and the new one rejects (an error) drifted
+        return (f"{finding.code}:{finding.severity.value}", finding.location.line, finding.location.column)
     return (finding.code, finding.location.line, finding.location.column)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -483,6 +484,9 @@ def check_hook(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
     between the function written and the one the plugin host reads."""
     ref = site.ref
     assert isinstance(ref, AttrRef) and isinstance(ref.base, ModuleRef)
+    if not _defined_under(site.hook, resolver.index.version):
+        unknown = Unknown(Reason.HOOK_IMPL_NOT_DEFINED)  # its `def` does not run with this version
+        return SiteCheck(version, unknown, unknown=unknown)
     specs = resolver.index.hookspecs()
     if specs is None or specs.unread_projects:
         unknown = Unknown(Reason.HOOK_SPECS_UNREAD)
@@ -491,10 +495,30 @@ def check_hook(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
     if spec is None:
         return SiteCheck(version, Missing(f"{ref.base.path} hook specifications", ref.name, "hooks"))
     resolution = resolver.lookup(f"{spec['module']}.{spec['cls'] + '.' if spec['cls'] else ''}{ref.name}")
+    if "+conditional" in site.hook:
+        unknown = Unknown(Reason.HOOK_IMPL_CONDITIONAL)
+        return SiteCheck(version, resolution, unknown=unknown, hookspec=spec)
     if "+decorated" in site.hook:
         unknown = Unknown(Reason.HOOK_IMPL_DECORATED)
         return SiteCheck(version, resolution, unknown=unknown, hookspec=spec)
     return SiteCheck(version, resolution, hookspec=spec)
+
+
+def _defined_under(flags: str, version: str | None) -> bool:
+    """Whether a hook's `def`, in branches of tests of the upstream's version ("+since:7", "+before:8.1"),
+    runs with this version (True where the version is not known: then it may)."""
+    tests = [f.split(":", 1) for f in flags.split("+") if f.startswith(("since:", "before:"))]
+    if not tests or not version:
+        return True
+    try:
+        have = tuple(int(p) for p in re.findall(r"\d+", version)[:4])
+    except ValueError:
+        return True
+    for kind, bound in tests:
+        wanted = tuple(int(p) for p in bound.split("."))
+        if (have[: len(wanted)] >= wanted) != (kind == "since"):
+            return False
+    return True
 
 
 def _slotted(cls: ClassInfo, resolver: Resolver) -> bool:

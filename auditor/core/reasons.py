@@ -182,6 +182,14 @@ class Reason(Enum):
         "hook-impl-decorated",
         "a hook implementation under a decorator of the downstream's: the function the plugin host reads is not the one written",
     )
+    HOOK_IMPL_CONDITIONAL = (
+        "hook-impl-conditional",
+        "a hook implementation defined in a branch of a test the analysis does not evaluate",
+    )
+    HOOK_IMPL_NOT_DEFINED = (
+        "hook-impl-not-defined",
+        "a hook implementation defined only under a version test this version of the upstream fails",
+    )
     UNPARSABLE_FILE = (
         "unparsable-file",
         "the downstream file could not be parsed: its use sites are unknown",

@@ -27,11 +27,11 @@ def hook_sites(
     if not prefixes:
         return
     place = "conftest" if path.replace("\\", "/").rsplit("/", 1)[-1] == "conftest.py" else "module"
-    for node in _top_level_defs(body):
+    for node, conditions in _top_level_defs(body, (), frozenset(prefixes.values())):
         root = next((r for p, r in prefixes.items() if node.name.startswith(p)), None)
         if root is None or node.name == f"{root}_plugins":
             continue
-        flags = ""
+        flags = "".join(f"+{c}" for c in conditions)
         for decorator in node.decorator_list:
             call = decorator if isinstance(decorator, ast.Call) else None
             name = _dotted(call.func if call is not None else decorator) or ""
@@ -53,11 +53,48 @@ def hook_sites(
         )
 
 
-def _top_level_defs(body: list[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+def _top_level_defs(
+    body: list[ast.stmt], conditions: tuple[str, ...], roots: frozenset[str]
+) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, tuple[str, ...]]]:
+    """The functions defined at the top level, each with the conditions under which its `def` runs:
+    "since:V" / "before:V" for a branch of a test of the upstream's version (`if PYTEST_VERSION < (7,):`,
+    a name spelling the upstream's name and "version" compared with a literal tuple of integers),
+    "conditional" for a branch of any other test."""
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield stmt
+            yield stmt, conditions
         elif isinstance(stmt, ast.If):
-            yield from _top_level_defs([*stmt.body, *stmt.orelse])
+            test = _version_test(stmt.test, roots)
+            negated = {"since": "before", "before": "since"}
+            if test is None:
+                yield from _top_level_defs(stmt.body, (*conditions, "conditional"), roots)
+                yield from _top_level_defs(stmt.orelse, (*conditions, "conditional"), roots)
+            else:
+                kind, version = test
+                yield from _top_level_defs(stmt.body, (*conditions, f"{kind}:{version}"), roots)
+                yield from _top_level_defs(stmt.orelse, (*conditions, f"{negated[kind]}:{version}"), roots)
         elif isinstance(stmt, ast.Try):
-            yield from _top_level_defs([*stmt.body, *stmt.orelse, *stmt.finalbody])
+            yield from _top_level_defs([*stmt.body, *stmt.orelse, *stmt.finalbody], conditions, roots)
+
+
+def _version_test(test: ast.expr, roots: frozenset[str]) -> tuple[str, str] | None:
+    """`NAME < (7,)` -> ("before", "7"), `NAME >= (8, 1)` -> ("since", "8.1"), where NAME (a name or
+    an attribute) spells "version" and the upstream's import name (`PYTEST_VERSION_INFO`); None for
+    any other test (`sys.version_info` is Python's)."""
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Tuple)
+    ):
+        return None
+    name = (_dotted(test.left) or "").lower()
+    parts = test.comparators[0].elts
+    if "version" not in name or not any(r.lower() in name for r in roots) or not parts or len(parts) > 4:
+        return None
+    if not all(isinstance(p, ast.Constant) and type(p.value) is int for p in parts):
+        return None
+    version = ".".join(str(p.value) for p in parts if isinstance(p, ast.Constant))
+    op = test.ops[0]
+    if isinstance(op, ast.Lt):
+        return ("before", version)
+    if isinstance(op, ast.GtE):
+        return ("since", version)
+    return None
