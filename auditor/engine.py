@@ -59,7 +59,7 @@ from apidrift.auditor.sources.written_for import (
     downstream_environment,
 )
 from apidrift.auditor.upstream import kept
-from apidrift.auditor.upstream.api_index import ApiIndex
+from apidrift.auditor.upstream.api_index import ApiIndex, HookSpecs
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolver
@@ -790,12 +790,16 @@ class _Plugins:
 
     def __init__(self, down: SourceTree, new: Resolver, old: Resolver | None) -> None:
         self.down = down
-        self.specs = [s for s in (new.index.hookspecs(), old.index.hookspecs() if old else None) if s]
-        self.prefixes = tuple(sorted({p for s in self.specs for p in s.impl_prefixes}))
+        self.resolvers = (new, old)
+        self.specs: list[HookSpecs] | None = None  # read at the first function named like a hook
+        self.prefixes: tuple[str, ...] = ()
         self._modules: set[str] | None = None
 
     def takes(self, path: str, site: UseSite) -> bool:
         assert isinstance(site.ref, AttrRef)
+        if self.specs is None:
+            self.specs = [s for s in (r.index.hookspecs() for r in self.resolvers if r is not None) if s]
+            self.prefixes = tuple(sorted({p for s in self.specs for p in s.impl_prefixes}))
         if not self.prefixes or not site.ref.name.startswith(self.prefixes):
             return False
         if site.hook.startswith("conftest"):

@@ -492,10 +492,10 @@ def check_hook(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
         unknown = Unknown(Reason.HOOK_SPECS_UNREAD)
         return SiteCheck(version, unknown, unknown=unknown)
     spec = specs.specs.get((ref.base.path, ref.name))
-    if spec is None:
-        return SiteCheck(version, Missing(f"{ref.base.path} hook specifications", ref.name, "hooks"))
-    resolution = resolver.lookup(f"{spec['module']}.{spec['cls'] + '.' if spec['cls'] else ''}{ref.name}")
-    if "+conditional" in site.hook:
+    resolution: Resolution = Missing(f"{ref.base.path} hook specifications", ref.name, "hooks")
+    if spec is not None:
+        resolution = resolver.lookup(f"{spec['module']}.{spec['cls'] + '.' if spec['cls'] else ''}{ref.name}")
+    if "+conditional" in site.hook:  # whether the `def` runs at all is not known
         unknown = Unknown(Reason.HOOK_IMPL_CONDITIONAL)
         return SiteCheck(version, resolution, unknown=unknown, hookspec=spec)
     if "+decorated" in site.hook:

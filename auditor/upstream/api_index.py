@@ -401,18 +401,19 @@ class ApiIndex:
                     continue
                 if marker["kind"] == "spec":
                     markers[f"{dotted}.{marker['name']}"] = project
-            for prefix in facts["impl_prefixes"] if facts else ():
-                found.impl_prefixes.add(prefix)
         names = {path.rpartition(".")[2].encode() for path in markers}
         spec_modules = [d for d, t in texts.items() if any(b"@" + n in t for n in names)]
         if len(spec_modules) > MAX_HOOK_MODULES:
             return None
-        spec_prefixes = set()
-        for dotted in marker_modules:
+        managers = [d for d, t in texts.items() if b"parse_hookimpl_opts" in t or b"parse_hookspec_opts" in t]
+        if len(managers) > MAX_HOOK_MODULES:
+            return None
+        spec_prefixes: set[str] = set()
+        for dotted in managers:  # the plugin manager's subclass: which names it takes by their prefix
             info = self.module(dotted)
-            spec_prefixes |= (
-                set(info.hookspecs["spec_prefixes"]) if info is not None and info.hookspecs else set()
-            )
+            if info is not None and info.hookspecs:
+                spec_prefixes |= set(info.hookspecs["spec_prefixes"])
+                found.impl_prefixes |= set(info.hookspecs["impl_prefixes"])
         for dotted in spec_modules:
             info = self.module(dotted)
             facts = info.hookspecs if info is not None else None

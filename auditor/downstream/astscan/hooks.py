@@ -32,25 +32,35 @@ def hook_sites(
         if root is None or node.name == f"{root}_plugins":
             continue
         flags = "".join(f"+{c}" for c in conditions)
+        hook = node.name
         for decorator in node.decorator_list:
             call = decorator if isinstance(decorator, ast.Call) else None
             name = _dotted(call.func if call is not None else decorator) or ""
+            if call is None and name.endswith(_LEGACY_MARKS):
+                continue  # `@pytest.mark.tryfirst`: the mark is stored on the function, which is kept
             if name.rsplit(".", 1)[-1] != "hookimpl":
                 flags += "+decorated"
                 break
             for keyword in call.keywords if call is not None else ():
-                if keyword.arg == "optionalhook" and not (
-                    isinstance(keyword.value, ast.Constant) and keyword.value.value is False
-                ):
+                literal = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
+                if keyword.arg == "optionalhook" and literal is not False:
                     flags += "+optional"
+                elif keyword.arg == "specname":  # the hook it implements is named there
+                    if isinstance(literal, str):
+                        hook = literal
+                    else:
+                        flags += "+decorated"
         yield UseSite(
             SiteKind.HOOK,
-            AttrRef(ModuleRef(root), node.name),
+            AttrRef(ModuleRef(root), hook),
             _name_span(node, text),
             f"def {node.name}(...)",
             signature=_signature_of(node.args, "", text),
             hook=place + flags,
         )
+
+
+_LEGACY_MARKS = ("mark.tryfirst", "mark.trylast")
 
 
 def _top_level_defs(
