@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import re
 import time
@@ -272,7 +273,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     )
     coverage = Coverage(upstream=new_tree.name)
     rules = all_rules()
-    plugins = _Plugins(down_tree, new_resolver, old_resolver)
+    plugins = _Plugins(down_tree, new_resolver, old_resolver, scans, prefix)
     with timer.phase("resolve"):
         checked_sites = []
         at_home: list[CheckedSite] = []  # calls of a missing name, checked where it moved
@@ -783,14 +784,18 @@ def _at_home_findings(
 class _Plugins:
     """Which downstream functions named like hooks a plugin host takes as hook implementations: those
     whose name starts with a prefix the upstream's plugin manager takes every function of a plugin by
-    (pytest's `pytest_`, read from its `parse_hookimpl_opts`), in a plugin module: a `conftest.py`, or a
+    (pytest's `pytest_`, read from its `parse_hookimpl_opts`), in a plugin module: a `conftest.py`, a
     module one of the downstream's entry points names in a group the upstream loads plugins from
-    (`pytest11`). Modules named in `pytest_plugins = [...]` and classes registered as plugins at run
-    time are not followed."""
+    (`pytest11`), or a module of the downstream that such a module names in a literal
+    `pytest_plugins = [...]` (one step). Classes registered as plugins at run time are not followed."""
 
-    def __init__(self, down: SourceTree, new: Resolver, old: Resolver | None) -> None:
+    def __init__(
+        self, down: SourceTree, new: Resolver, old: Resolver | None, scans: list[FileScan], prefix: str
+    ) -> None:
         self.down = down
         self.resolvers = (new, old)
+        self.scans = scans
+        self.prefix = prefix
         self.specs: list[HookSpecs] | None = None  # read at the first function named like a hook
         self.prefixes: tuple[str, ...] = ()
         self._modules: set[str] | None = None
@@ -808,8 +813,44 @@ class _Plugins:
             groups = {g for s in self.specs for g in s.entry_groups}
             found = entry_point_modules([self.down.path_base, self.down.root])
             self._modules = {m for g in groups for m in found.get(g, ())}
-        module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-        return module in self._modules
+            self._modules |= self._named_plugins(self._modules)
+        return _module_of(path) in self._modules
+
+    def _named_plugins(self, entry_modules: set[str]) -> set[str]:
+        """The modules the downstream's plugin modules name in `pytest_plugins = "a.b"` / `[...]`."""
+        names = {f"{p}plugins" for p in self.prefixes}
+        found: set[str] = set()
+        for scan in self.scans:
+            path = scan.path[len(self.prefix) :]
+            plugin = path.rsplit("/", 1)[-1] == "conftest.py" or _module_of(path) in entry_modules
+            if (
+                not plugin
+                or len(scan.lines) > _MAX_PLUGIN_LINES
+                or not any(n in line for line in scan.lines for n in names)
+            ):
+                continue
+            try:
+                tree = ast.parse("\n".join(scan.lines))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for stmt in tree.body:
+                if isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id in names for t in stmt.targets
+                ):
+                    value = stmt.value
+                    items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+                    found |= {
+                        i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+                    }
+        return found
+
+
+_MAX_PLUGIN_LINES = 20_000  # a plugin module longer than this is not read for `pytest_plugins`
+
+
+def _module_of(path: str) -> str:
+    """`pkg/sub/mod.py` -> `pkg.sub.mod`, `pkg/__init__.py` -> `pkg` (a path below the import root)."""
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:

@@ -1,7 +1,8 @@
 """## What it does
 Finds hook implementations a pluggy-based upstream no longer accepts. pytest takes every function
 whose name starts with `pytest_` in a plugin module (every `conftest.py`, and the modules the
-downstream's `pytest11` entry points name) as an implementation of the hook of that name, marked
+downstream's `pytest11` entry points name, in `pyproject.toml`, `setup.cfg`, a literal `setup.py` or
+the release's `entry_points.txt`) as an implementation of the hook of that name, marked
 `@pytest.hookimpl(...)` or not, and validates it against its hook specifications (the functions its
 `HookspecMarker("pytest")` decorates, `_pytest/hookspec.py`) when the plugin is registered:
 
@@ -18,9 +19,12 @@ downstream's `pytest11` entry points name) as an implementation of the hook of t
   in `conftest.py` files).
 
 The hint names the replacement the old version's deprecation message gives, when it gives one.
-Functions in modules no plugin host loads (a helper module's `pytest_foo`), functions under a decorator
-of the downstream's, plugin classes registered at run time and modules named in `pytest_plugins` are
-not read.
+A module named in a plugin's literal `pytest_plugins = [...]` is a plugin too. A `def` in a branch of
+a test of the upstream's version (`if PYTEST_VERSION_INFO < (7,):`, a name spelling the upstream's
+name and "version" compared with a tuple of integers) is read for the version audited. Not read:
+functions in modules no plugin host loads (a helper module's `pytest_foo`: silent), functions under a
+decorator of the downstream's or in a branch of any other test (not checkable), plugin classes
+registered at run time.
 
 ## Why is this bad?
 The plugin fails when the host registers it, before any test runs: the whole test session stops.
@@ -70,7 +74,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     assert isinstance(ref, AttrRef) and isinstance(ref.base, ModuleRef)
     name, project = ref.name, ref.base.path
     new, old = checked.new.hookspec, checked.old.hookspec if checked.old is not None else None
-    where = "a `conftest.py`" if site.hook.startswith("conftest") else "a module its entry points name"
+    where = "a `conftest.py`" if site.hook.startswith("conftest") else "a plugin module"
     if new is None:
         if old is None or checked.old is None:
             return
