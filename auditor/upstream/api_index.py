@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apidrift.auditor.core.signature import ParamKind
 from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import BoundedReadError, read_bounded
-from apidrift.auditor.upstream.model import MODEL_VERSION, AliasInfo, ModuleInfo
+from apidrift.auditor.upstream.model import MODEL_VERSION, AliasInfo, FunctionInfo, ModuleInfo
 
 log = logging.getLogger(__name__)
 
@@ -422,16 +423,9 @@ class ApiIndex:
             decorators = {s["decorator_path"]: self._canonical(s["decorator_path"]) for s in facts["specs"]}
             projects = {markers[d] for d in decorators.values() if d in markers}
             for spec in facts["specs"]:
-                if decorators[spec["decorator_path"]] in markers:
-                    project = markers[decorators[spec["decorator_path"]]]
-                elif (
-                    not spec["decorator"]
-                    and len(projects) == 1
-                    and any(spec["name"].startswith(p) for p in spec_prefixes)
-                ):
-                    project = next(iter(projects))
-                else:
+                if decorators[spec["decorator_path"]] not in markers:
                     continue
+                project = markers[decorators[spec["decorator_path"]]]
                 warn = spec["warn"] or (self._string_value(spec["warn_path"], message=True) or "")
                 found.specs[(project, spec["name"])] = {
                     **spec,
@@ -439,6 +433,27 @@ class ApiIndex:
                     "module": dotted,
                     "project": project,
                 }
+            if len(projects) != 1:
+                continue
+            project = next(iter(projects))
+            for name, member in info.members.items() if info is not None else ():
+                # pytest's `parse_hookspec_opts` takes an undecorated `pytest_*` function of a spec module
+                if (
+                    isinstance(member, FunctionInfo)
+                    and name.startswith(tuple(spec_prefixes))
+                    and (project, name) not in found.specs
+                    and not member.decorators
+                ):
+                    params = [
+                        p.name
+                        for p in member.signature.parameters
+                        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+                    ]
+                    found.specs[(project, name)] = {
+                        "name": name, "decorator": "", "cls": "", "lineno": member.lineno, "params": params,
+                        "firstresult": False, "historic": False, "warn": "", "warn_args": {},
+                        "module": dotted, "project": project,
+                    }  # fmt: skip
         return found
 
     def _canonical(self, path: str) -> str:

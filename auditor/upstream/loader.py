@@ -366,23 +366,24 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
 
 def _hookspecs_of(module: Any, found: Any) -> dict[str, Any] | None:
     """The module's hook markers and specifications, the names they are given as resolved through the
-    module's imports (`@hookspec` imported from another module, `HookspecMarker(NAME)`)."""
-    if not found or not (
-        found["markers"] or found["specs"] or found["impl_prefixes"] or found["spec_prefixes"]
-    ):
+    module's imports (`@hookspec` imported from another module, `HookspecMarker(NAME)`). A function
+    decorated by a name from outside the package (`@contextmanager`) is no spec: a marker is the
+    package's own."""
+    if not found:
         return None
+    root = module.path.split(".")[0]
     markers = [
         {**m, "project_path": _resolve_text(module, m["project_ref"]) if m["project_ref"] else ""}
         for m in found["markers"]
     ]
-    specs = [
-        {
-            **s,
-            "decorator_path": _resolve_text(module, s["decorator"]) if s["decorator"] else "",
-            "warn_path": _resolve_text(module, s["warn_ref"]) if s["warn_ref"] else "",
-        }
-        for s in found["specs"]
-    ]
+    specs = []
+    for spec in found["specs"]:
+        path = _resolve_text(module, spec["decorator"])
+        if path.split(".")[0] == root:
+            warn = _resolve_text(module, spec["warn_ref"]) if spec["warn_ref"] else ""
+            specs.append({**spec, "decorator_path": path, "warn_path": warn})
+    if not (markers or specs or found["impl_prefixes"] or found["spec_prefixes"]):
+        return None
     return {**found, "markers": markers, "specs": specs}
 
 

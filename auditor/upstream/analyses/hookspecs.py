@@ -8,7 +8,8 @@ Input: a module's AST. Output (nothing is evaluated):
   project is given as when it is a name (`HookspecMarker(NAME)`), else ""};
 - `specs`: the functions (module level, or methods of a class at module level) decorated by a name
   (`@hookspec`, `@hookspec(...)`) that is a spec marker of this module or imported from another module
-  (the index keeps only those whose decorator is a marker), each {"name", "decorator", "cls", "lineno",
+  (the loader keeps those whose decorator is the package's own, the index those whose decorator is a
+  marker; pytest's undecorated `pytest_*` specs of such a module are read from its members there), each {"name", "decorator", "cls", "lineno",
   "params" (the positional parameter names pluggy reads: `self` of a method dropped), "firstresult",
   "historic", "warn" (the literal message of `warn_on_impl=Warning("...")`, else ""), "warn_ref" (the
   name `warn_on_impl=NAME` gives, else ""), "warn_args" ({argument: literal message})};
@@ -34,23 +35,14 @@ def hookspec_facts(tree: ast.Module) -> dict[str, Any]:
         m["name"] for m in markers if m["kind"] == "spec"
     }
     specs: list[dict[str, Any]] = []
-    plain: list[dict[str, Any]] = []
     for node, cls in _definitions(tree):
-        if len(specs) + len(plain) >= MAX_SPECS:
+        if len(specs) >= MAX_SPECS:
             break
-        if not node.decorator_list:
-            if not cls:  # pytest reads an undecorated `pytest_*` function of a spec module as a spec
-                found = _spec(node, None, cls)
-                if found is not None:
-                    plain.append(found)
-            continue
         for decorator in node.decorator_list:
             spec = _spec(node, decorator, cls)
             if spec is not None and spec["decorator"] in imported:
                 specs.append(spec)
                 break
-    if specs:
-        specs += plain
     return {
         "markers": markers,
         "specs": specs,
@@ -107,11 +99,11 @@ def _markers(tree: ast.Module) -> list[dict[str, Any]]:
 
 
 def _spec(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, decorator: ast.expr | None, cls: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef, decorator: ast.expr, cls: str
 ) -> dict[str, Any] | None:
     call = decorator if isinstance(decorator, ast.Call) else None
     target = call.func if call is not None else decorator
-    if decorator is not None and not isinstance(target, ast.Name):
+    if not isinstance(target, ast.Name):
         return None
     options: dict[str, Any] = {
         "firstresult": False,
