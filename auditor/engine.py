@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import re
 import time
@@ -48,6 +49,7 @@ from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
 from apidrift.auditor.folding import cell_line, deduplicated, fold
 from apidrift.auditor.roles import file_role
 from apidrift.auditor.sources.dependents import _describe, releases_requiring
+from apidrift.auditor.sources.entry_points import entry_point_modules
 from apidrift.auditor.sources.index_client import IndexClient
 from apidrift.auditor.sources.locate import SourceTree, locate
 from apidrift.auditor.sources.specs import Role, SourceError, SpecError, parse_requirement
@@ -58,11 +60,11 @@ from apidrift.auditor.sources.written_for import (
     downstream_environment,
 )
 from apidrift.auditor.upstream import kept
-from apidrift.auditor.upstream.api_index import ApiIndex
+from apidrift.auditor.upstream.api_index import ApiIndex, HookSpecs
 from apidrift.auditor.upstream.diff import ApiChange, all_paths, diff, used_sites
 from apidrift.auditor.upstream.relocate import Relocator
 from apidrift.auditor.upstream.resolve import ClassValue, FunctionValue, ModuleValue, Resolver
-from apidrift.rules import read_only_attribute_assigned, unparsable_file
+from apidrift.rules import hook_implementation_rejected, read_only_attribute_assigned, unparsable_file
 from apidrift.rules.base import Family, Rule
 from apidrift.rules.registry import all_rules
 
@@ -271,12 +273,15 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     )
     coverage = Coverage(upstream=new_tree.name)
     rules = all_rules()
+    plugins = _Plugins(down_tree, new_resolver, old_resolver, scans, prefix)
     with timer.phase("resolve"):
         checked_sites = []
         at_home: list[CheckedSite] = []  # calls of a missing name, checked where it moved
         homes: dict[tuple[str, int], str] = {}  # (file, line) of such a call -> where the name is now
         for scan in scans:
             for site in scan.sites:
+                if site.kind is SiteKind.HOOK and not plugins.takes(scan.path[len(prefix) :], site):
+                    continue  # a function named like a hook in a module no plugin host loads
                 # The old version's import walk (modules read through imports) is made only where the
                 # new version's import raises: only then does a rule read it (the finding's class).
                 old = (
@@ -291,6 +296,11 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                 )
                 if old is not None and old_resolver is not None and new.import_fails is not None:
                     old = with_import_fails(site, old, old_resolver, old_requirements)
+                if site.kind is SiteKind.HOOK and (
+                    (new.hookspec is None and (old is None or old.hookspec is None))
+                    or (new.unknown is not None and new.unknown.reason is Reason.HOOK_IMPL_NOT_DEFINED)
+                ):
+                    continue  # a hook neither version specifies (another plugin's), or a def that does not run
                 checked_sites.append(CheckedSite(site, scan.path, scan.lines, new_tree.name, new, old))
                 home = _at_new_home(site, new, new_resolver)
                 if home is not None:
@@ -510,9 +520,12 @@ def _apply_rules(
     for checked in checked_sites:
         before = checked.as_of_old()
         store = checked.site.kind is SiteKind.STORE
+        hook = checked.site.kind is SiteKind.HOOK
         for rule in enabled:
             if store is not (rule.code == read_only_attribute_assigned.RULE.code):
                 continue  # a store is read by its own rule alone; that rule reads nothing else
+            if hook is not (rule.code == hook_implementation_rejected.RULE.code):
+                continue  # and so is a hook implementation
             prior: set[Any] | None = None  # what the rule finds on the old version: read when it finds here
             for finding in rule.run(checked):
                 if before is not None:
@@ -671,6 +684,9 @@ def _file_findings(
 
 
 def _finding_key(finding: Finding) -> tuple[str, int, int]:
+    if finding.code == RuleCode.HOOK_IMPLEMENTATION_REJECTED:
+        # a hook the old version only deprecated (a warning) and the new one rejects (an error) drifted
+        return (f"{finding.code}:{finding.severity.value}", finding.location.line, finding.location.column)
     return (finding.code, finding.location.line, finding.location.column)
 
 
@@ -763,6 +779,78 @@ def _at_home_findings(
         and finding.code != RuleCode.DEFINITION_LEFT_UPSTREAM
         and (finding.location.path, finding.location.line) in homes
     ]
+
+
+class _Plugins:
+    """Which downstream functions named like hooks a plugin host takes as hook implementations: those
+    whose name starts with a prefix the upstream's plugin manager takes every function of a plugin by
+    (pytest's `pytest_`, read from its `parse_hookimpl_opts`), in a plugin module: a `conftest.py`, a
+    module one of the downstream's entry points names in a group the upstream loads plugins from
+    (`pytest11`), or a module of the downstream that such a module names in a literal
+    `pytest_plugins = [...]` (one step). Classes registered as plugins at run time are not followed."""
+
+    def __init__(
+        self, down: SourceTree, new: Resolver, old: Resolver | None, scans: list[FileScan], prefix: str
+    ) -> None:
+        self.down = down
+        self.resolvers = (new, old)
+        self.scans = scans
+        self.prefix = prefix
+        self.specs: list[HookSpecs] | None = None  # read at the first function named like a hook
+        self.prefixes: tuple[str, ...] = ()
+        self._modules: set[str] | None = None
+
+    def takes(self, path: str, site: UseSite) -> bool:
+        assert isinstance(site.ref, AttrRef)
+        if self.specs is None:
+            self.specs = [s for s in (r.index.hookspecs() for r in self.resolvers if r is not None) if s]
+            self.prefixes = tuple(sorted({p for s in self.specs for p in s.impl_prefixes}))
+        if not self.prefixes or not site.ref.name.startswith(self.prefixes):
+            return False
+        if site.hook.startswith("conftest"):
+            return True
+        if self._modules is None:
+            groups = {g for s in self.specs for g in s.entry_groups}
+            found = entry_point_modules([self.down.path_base, self.down.root])
+            self._modules = {m for g in groups for m in found.get(g, ())}
+            self._modules |= self._named_plugins(self._modules)
+        return _module_of(path) in self._modules
+
+    def _named_plugins(self, entry_modules: set[str]) -> set[str]:
+        """The modules the downstream's plugin modules name in `pytest_plugins = "a.b"` / `[...]`."""
+        names = {f"{p}plugins" for p in self.prefixes}
+        found: set[str] = set()
+        for scan in self.scans:
+            path = scan.path[len(self.prefix) :]
+            plugin = path.rsplit("/", 1)[-1] == "conftest.py" or _module_of(path) in entry_modules
+            if (
+                not plugin
+                or len(scan.lines) > _MAX_PLUGIN_LINES
+                or not any(n in line for line in scan.lines for n in names)
+            ):
+                continue
+            try:
+                tree = ast.parse("\n".join(scan.lines))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for stmt in tree.body:
+                if isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id in names for t in stmt.targets
+                ):
+                    value = stmt.value
+                    items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+                    found |= {
+                        i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+                    }
+        return found
+
+
+_MAX_PLUGIN_LINES = 20_000  # a plugin module longer than this is not read for `pytest_plugins`
+
+
+def _module_of(path: str) -> str:
+    """`pkg/sub/mod.py` -> `pkg.sub.mod`, `pkg/__init__.py` -> `pkg` (a path below the import root)."""
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def _handed_unknown(ref: Ref, resolver: Resolver) -> bool:

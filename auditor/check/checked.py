@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -113,6 +114,9 @@ class SiteCheck:
     # For a store of a name the instance's class does not have: that class, when it and every class
     # in its MRO list `__slots__` (none `__dict__`): its instances have no `__dict__` to hold the name.
     slots: str | None = None
+    # For a hook implementation (SiteKind.HOOK): the hook specification this version declares under
+    # that name and project (see upstream/analyses/hookspecs.py), None where it declares none.
+    hookspec: Mapping[str, Any] | None = None
 
     @property
     def broken(self) -> bool:
@@ -322,6 +326,8 @@ def _check_site(
         return _check_override(site, resolver, version, old)
     if site.kind is SiteKind.STORE:
         return _check_store(site, resolver, version)
+    if site.kind is SiteKind.HOOK:
+        return check_hook(site, resolver, version)
     resolution = resolver.resolve(site.ref)
     # An import reports only its own miss: `from gone import x` is one missing module, not two findings.
     missing = resolution if isinstance(resolution, Missing) else None
@@ -477,6 +483,50 @@ def _check_store(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
     if isinstance(resolution, Missing) and resolution.exact and base.exact and _slotted(base.cls, resolver):
         return SiteCheck(version, resolution, slots=base.cls.path, exact=True)
     return SiteCheck(version, resolution, exact=base.exact)
+
+
+def check_hook(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
+    """A function a plugin module defines under a hook's name, against this version's hook
+    specifications of the project its name's prefix names (`pytest_...`: pytest's). Unknown where
+    those specifications could not all be read, or where a decorator of the downstream's stands
+    between the function written and the one the plugin host reads."""
+    ref = site.ref
+    assert isinstance(ref, AttrRef) and isinstance(ref.base, ModuleRef)
+    if not _defined_under(site.hook, resolver.index.version):
+        unknown = Unknown(Reason.HOOK_IMPL_NOT_DEFINED)  # its `def` does not run with this version
+        return SiteCheck(version, unknown, unknown=unknown)
+    specs = resolver.index.hookspecs()
+    if specs is None or specs.unread_projects:
+        unknown = Unknown(Reason.HOOK_SPECS_UNREAD)
+        return SiteCheck(version, unknown, unknown=unknown)
+    spec = specs.specs.get((ref.base.path, ref.name))
+    resolution: Resolution = Missing(f"{ref.base.path} hook specifications", ref.name, "hooks")
+    if spec is not None:
+        resolution = resolver.lookup(f"{spec['module']}.{spec['cls'] + '.' if spec['cls'] else ''}{ref.name}")
+    if "+conditional" in site.hook:  # whether the `def` runs at all is not known
+        unknown = Unknown(Reason.HOOK_IMPL_CONDITIONAL)
+        return SiteCheck(version, resolution, unknown=unknown, hookspec=spec)
+    if "+decorated" in site.hook:
+        unknown = Unknown(Reason.HOOK_IMPL_DECORATED)
+        return SiteCheck(version, resolution, unknown=unknown, hookspec=spec)
+    return SiteCheck(version, resolution, hookspec=spec)
+
+
+def _defined_under(flags: str, version: str | None) -> bool:
+    """Whether a hook's `def`, in branches of tests of the upstream's version ("+since:7", "+before:8.1"),
+    runs with this version (True where the version is not known: then it may)."""
+    tests = [f.split(":", 1) for f in flags.split("+") if f.startswith(("since:", "before:"))]
+    if not tests or not version:
+        return True
+    try:
+        have = tuple(int(p) for p in re.findall(r"\d+", version)[:4])
+    except ValueError:
+        return True
+    for kind, bound in tests:
+        wanted = tuple(int(p) for p in bound.split("."))
+        if (have[: len(wanted)] >= wanted) != (kind == "since"):
+            return False
+    return True
 
 
 def _slotted(cls: ClassInfo, resolver: Resolver) -> bool:

@@ -175,6 +175,22 @@ class Reason(Enum):
         "not-an-upstream-method",
         "a method of the downstream's own, overriding nothing upstream",
     )
+    HOOK_SPECS_UNREAD = (
+        "hook-specs-unread",
+        "the upstream's hook specifications could not all be read (bounds, compiled code, a marker's project not literal)",
+    )
+    HOOK_IMPL_DECORATED = (
+        "hook-impl-decorated",
+        "a hook implementation under a decorator of the downstream's: the function the plugin host reads is not the one written",
+    )
+    HOOK_IMPL_CONDITIONAL = (
+        "hook-impl-conditional",
+        "a hook implementation defined in a branch of a test the analysis does not evaluate",
+    )
+    HOOK_IMPL_NOT_DEFINED = (
+        "hook-impl-not-defined",
+        "a hook implementation defined only under a version test this version of the upstream fails",
+    )
     UNPARSABLE_FILE = (
         "unparsable-file",
         "the downstream file could not be parsed: its use sites are unknown",

@@ -35,6 +35,9 @@ class SiteKind(str, Enum):
     # `x.name = value` where `x` is an upstream object: CPython runs the class's `__set__` (a property
     # without a setter raises) or needs a `__dict__` or a slot for the name. Only the store rule reads it.
     STORE = "store"
+    # A module-level function a plugin host may take as a hook implementation by its name
+    # (`def pytest_cmdline_preparse(config, args)`): checked against the upstream's hook specifications.
+    HOOK = "hook"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,10 @@ class UseSite:
     # against each version when the site is checked: the use is guarded where one of them does not
     # certainly let it run (see check/introspection.py). The `ast` scanner's only.
     tests: tuple[Introspected, ...] = ()
+    # For a hook site: where the function is, "conftest" (a `conftest.py`: always a plugin) or "module"
+    # (a plugin only where an entry point names the module), with "+optional" for
+    # `@hookimpl(optionalhook=True)` and "+decorated" for a function under another decorator.
+    hook: str = ""
 
 
 @dataclass(frozen=True)
@@ -174,6 +181,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "through_init": site.through_init,
         "subclass": site.subclass,
         **({"use": site.use} if site.use else {}),
+        **({"hook": site.hook} if site.hook else {}),
         **(
             {"tests": [[t.kind, ref_to_data(t.ref), t.name, t.holds] for t in site.tests]}
             if site.tests
@@ -208,6 +216,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         through_init=bool(data.get("through_init", False)),
         subclass=bool(data.get("subclass", False)),
         use=str(data.get("use", "")),
+        hook=str(data.get("hook", "")),
         tests=tuple(Introspected(k, ref_from_data(r), n, bool(h)) for k, r, n, h in data.get("tests", ())),
     )
 

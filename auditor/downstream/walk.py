@@ -79,11 +79,10 @@ def scan_downstream(
     """Parse only the files that mention an upstream import name; every file gets an outcome. `aliases`:
     module names other distributions register upstream modules under (`requests.packages.urllib3`)."""
     outcomes: list[FileOutcome] = []
-    mention = (
-        re.compile(r"\b(?:{})\b".format("|".join(re.escape(n) for n in sorted(upstream_names))))
-        if upstream_names
-        else None
-    )
+    # A name, or a function named like one of its hooks (`def pytest_configure(`: a plugin need not
+    # import its host to implement its hooks).
+    names = "|".join(re.escape(n) for n in sorted(upstream_names))
+    mention = re.compile(rf"\b(?:{names})\b|\bdef[ \t]+(?:{names})_") if upstream_names else None
     scans: list[FileScan | None] = []
     notebooks: dict[str, Notebook] = {}  # of the files still to parse
     pending: list[

@@ -19,12 +19,14 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from apidrift.auditor.core.signature import ParamKind
 from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import BoundedReadError, read_bounded
-from apidrift.auditor.upstream.model import MODEL_VERSION, ModuleInfo
+from apidrift.auditor.upstream.model import MODEL_VERSION, AliasInfo, FunctionInfo, ModuleInfo
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +110,7 @@ class ApiIndex:
         # when some lookup by a computed name (`getattr(obj, name)`) may reach any method, or the
         # package is too large to read (see `may_call`).
         self._spelled: tuple[dict[bytes, int], dict[bytes, int]] | bool | None = False
+        self._hookspecs: HookSpecs | bool | None = False
         self.touched: set[str] | None = None  # kept across audits (`kept`): the modules this audit asked for
         self._files: dict[str, Path | None] = {}  # dotted -> `module_file`
         self._real_root: Path | bool | None = None  # the root, links resolved (False: it cannot be)
@@ -353,6 +356,139 @@ class ApiIndex:
                 defs[word] = defs.get(word, 0) + 1
         return words, defs
 
+    def hookspecs(self) -> HookSpecs | None:
+        """The pluggy hook specifications the package declares (see analyses/hookspecs.py), by project
+        and name; None when they cannot all be read (too many files or bytes, compiled modules, more
+        marker or spec modules than MAX_HOOK_MODULES): a name missing there is no evidence then."""
+        if self._hookspecs is False:
+            self._hookspecs = self._read_hookspecs()
+        return self._hookspecs if isinstance(self._hookspecs, HookSpecs) else None
+
+    def _read_hookspecs(self) -> HookSpecs | None:
+        files: list[tuple[str, Path]] = []
+        for top in sorted(self.import_names):
+            if top.isidentifier():
+                files += walk_modules(self.root, self.root / top, (top,), _MAX_STORE_FILES + 1 - len(files),
+                                      skipped=_TEST_FOLDERS, max_depth=64)  # fmt: skip
+        if len(files) > _MAX_STORE_FILES or self.compiled_modules:
+            return None
+        texts: dict[str, bytes] = {}
+        total = 0
+        for dotted, path in files:
+            if path.suffix != ".py":
+                continue
+            try:
+                data = read_bounded(path, MAX_MODULE_BYTES, follow_symlinks=False)
+            except (BoundedReadError, OSError, ValueError):
+                return None
+            total += len(data)
+            if total > _MAX_STORE_BYTES:
+                return None
+            if b"Marker" in data or b"hook" in data:
+                texts[dotted] = data
+        marker_modules = [d for d, t in texts.items() if b"HookspecMarker" in t or b"HookimplMarker" in t]
+        groups = {g.decode("ascii") for t in texts.values() for g in _ENTRY_GROUP.findall(t)}
+        if len(marker_modules) > MAX_HOOK_MODULES:
+            return None
+        markers: dict[str, str] = {}  # canonical path of a spec marker -> its project
+        found = HookSpecs(entry_groups=groups)
+        for dotted in marker_modules:
+            info = self.module(dotted)
+            facts = info.hookspecs if info is not None else None
+            for marker in facts["markers"] if facts else ():
+                project = marker["project"] or self._string_value(marker["project_path"])
+                if project is None:
+                    found.unread_projects = True
+                    continue
+                if marker["kind"] == "spec":
+                    markers[f"{dotted}.{marker['name']}"] = project
+        names = {path.rpartition(".")[2].encode() for path in markers}
+        spec_modules = [d for d, t in texts.items() if any(b"@" + n in t for n in names)]
+        if len(spec_modules) > MAX_HOOK_MODULES:
+            return None
+        managers = [d for d, t in texts.items() if b"parse_hookimpl_opts" in t or b"parse_hookspec_opts" in t]
+        if len(managers) > MAX_HOOK_MODULES:
+            return None
+        spec_prefixes: set[str] = set()
+        for dotted in managers:  # the plugin manager's subclass: which names it takes by their prefix
+            info = self.module(dotted)
+            if info is not None and info.hookspecs:
+                spec_prefixes |= set(info.hookspecs["spec_prefixes"])
+                found.impl_prefixes |= set(info.hookspecs["impl_prefixes"])
+        for dotted in spec_modules:
+            info = self.module(dotted)
+            facts = info.hookspecs if info is not None else None
+            if not facts:
+                continue
+            decorators = {s["decorator_path"]: self._canonical(s["decorator_path"]) for s in facts["specs"]}
+            projects = {markers[d] for d in decorators.values() if d in markers}
+            for spec in facts["specs"]:
+                if decorators[spec["decorator_path"]] not in markers:
+                    continue
+                project = markers[decorators[spec["decorator_path"]]]
+                warn = spec["warn"] or (self._string_value(spec["warn_path"], message=True) or "")
+                found.specs[(project, spec["name"])] = {
+                    **spec,
+                    "warn": warn,
+                    "module": dotted,
+                    "project": project,
+                }
+            if len(projects) != 1:
+                continue
+            project = next(iter(projects))
+            for name, member in info.members.items() if info is not None else ():
+                # pytest's `parse_hookspec_opts` takes an undecorated `pytest_*` function of a spec module
+                if (
+                    isinstance(member, FunctionInfo)
+                    and name.startswith(tuple(spec_prefixes))
+                    and (project, name) not in found.specs
+                    and not member.decorators
+                ):
+                    params = [
+                        p.name
+                        for p in member.signature.parameters
+                        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+                    ]
+                    found.specs[(project, name)] = {
+                        "name": name, "decorator": "", "cls": "", "lineno": member.lineno, "params": params,
+                        "firstresult": False, "historic": False, "warn": "", "warn_args": {},
+                        "module": dotted, "project": project,
+                    }  # fmt: skip
+        return found
+
+    def _canonical(self, path: str) -> str:
+        """The path an imported name stands for, through the imports that re-export it (at most 8)."""
+        for _ in range(8):
+            module, _, name = path.rpartition(".")
+            info = self.module(module) if module and self.owns(module) else None
+            member = info.members.get(name) if info is not None else None
+            if not isinstance(member, AliasInfo):
+                return path
+            path = member.target
+        return path
+
+    def _string_value(self, path: str, message: bool = False) -> str | None:
+        """The literal string a module-level name holds (`NAME = "tox"`), or with `message`, the literal
+        message of the warning it holds (`W = PytestRemovedIn8Warning("...")`); None when not literal."""
+        if not path or path.startswith("?"):
+            return None
+        module, _, name = self._canonical(path).rpartition(".")
+        info = self.module(module) if self.owns(module) else None
+        member = info.members.get(name) if info is not None else None
+        value = getattr(member, "value", None)
+        if not isinstance(value, str):
+            return None
+        # lazy: the analyses package loads griffe; only read where a hook name needs it
+        from apidrift.auditor.upstream.analyses.hookspecs import message_of
+
+        if message:
+            return message_of(value)
+        try:
+            literal = ast.literal_eval(value)
+        except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+            return None
+        return literal if isinstance(literal, str) else None
+
     def module(self, dotted: str) -> ModuleInfo | None:
         """The module, parsed or from the cache; None when no such module exists in the sources."""
         if self.touched is not None:
@@ -536,6 +672,23 @@ def _computed_lookup(data: bytes) -> bool:
 
 
 _MAX_STORE_FILES = 20_000
+MAX_HOOK_MODULES = 64  # modules holding hook markers, and modules holding specs, read at most
+
+
+@dataclass
+class HookSpecs:
+    """The hook specifications an upstream declares: (project, name) -> the spec (analyses/hookspecs.py,
+    with "module" and "project"), and the prefixes its plugin manager takes every function of a plugin
+    with as a hook implementation (pytest's `pytest_`)."""
+
+    specs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    impl_prefixes: set[str] = field(default_factory=set)
+    unread_projects: bool = False  # a marker whose project is not a literal: its specs are not known
+    # the entry point groups the upstream loads plugins from (`load_setuptools_entrypoints("pytest11")`)
+    entry_groups: set[str] = field(default_factory=set)
+
+
+_ENTRY_GROUP = re.compile(rb"load_setuptools_entrypoints\(\s*[\"']([A-Za-z0-9_.-]+)[\"']")
 _MAX_STORE_BYTES = 256 * 1024 * 1024
 
 

@@ -56,6 +56,7 @@ from apidrift.auditor.upstream.analyses.deprecations import _deprecation
 from apidrift.auditor.upstream.analyses.exports import _computes_all
 from apidrift.auditor.upstream.analyses.guards import raising_guards
 from apidrift.auditor.upstream.analyses.hooks import hook_calls
+from apidrift.auditor.upstream.analyses.hookspecs import hookspec_facts
 from apidrift.auditor.upstream.analyses.mappings import added_names, checked_keys, mapping_handovers
 from apidrift.auditor.upstream.analyses.module_aliases import module_aliases
 from apidrift.auditor.upstream.analyses.namespace import (
@@ -360,7 +361,31 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         own_imports=tuple(facts.get("own_imports", ())) if filepath.suffix == ".py" else (),
         module_aliases=tuple((a, t) for a, t in facts.get("module_aliases", ())),
         hook_calls=tuple(_hook_calls_of(module, dotted, facts.get("hook_calls", ()))),
+        hookspecs=_hookspecs_of(module, facts.get("hookspecs")),
     )
+
+
+def _hookspecs_of(module: Any, found: Any) -> dict[str, Any] | None:
+    """The module's hook markers and specifications, the names they are given as resolved through the
+    module's imports (`@hookspec` imported from another module, `HookspecMarker(NAME)`). A function
+    decorated by a name from outside the package (`@contextmanager`) is no spec: a marker is the
+    package's own."""
+    if not found:
+        return None
+    root = module.path.split(".")[0]
+    markers = [
+        {**m, "project_path": _resolve_text(module, m["project_ref"]) if m["project_ref"] else ""}
+        for m in found["markers"]
+    ]
+    specs = []
+    for spec in found["specs"]:
+        path = _resolve_text(module, spec["decorator"])
+        if path.split(".")[0] == root:
+            warn = _resolve_text(module, spec["warn_ref"]) if spec["warn_ref"] else ""
+            specs.append({**spec, "decorator_path": path, "warn_path": warn})
+    if not (markers or specs or found["impl_prefixes"] or found["spec_prefixes"]):
+        return None
+    return {**found, "markers": markers, "specs": specs}
 
 
 def _hook_calls_of(module: Any, dotted: str, calls: Any) -> Iterator[dict[str, Any]]:
@@ -958,6 +983,7 @@ class _FactsExtension(griffe.Extension):
                 "own_imports": own_imports(node, mod.path, mod.is_init_module),
                 "module_aliases": module_aliases(node),
                 "hook_calls": hook_calls(node),
+                "hookspecs": hookspec_facts(node),
             }
 
     def on_class_members(

@@ -612,6 +612,10 @@ class ModuleInfo:
     # `if hasattr(obj, "hook"): obj.hook(...)`), implicit hooks: see analyses/hooks.py. "on" holds the
     # annotation's canonical path, "cls" the calling class's path.
     hook_calls: tuple[dict[str, Any], ...] = ()
+    # pluggy hook specifications and markers (see analyses/hookspecs.py): {"markers", "specs",
+    # "impl_prefixes", "spec_prefixes"}, names a decorator, project or message is given as resolved to
+    # canonical paths ("decorator_path", "project_path", "warn_path"); None when the module has none.
+    hookspecs: dict[str, Any] | None = None
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -637,6 +641,7 @@ class ModuleInfo:
             "own_imports": list(self.own_imports),
             "module_aliases": [list(pair) for pair in self.module_aliases],
             "hook_calls": list(self.hook_calls),
+            **({"hookspecs": self.hookspecs} if self.hookspecs else {}),
         }
 
     @classmethod
@@ -662,6 +667,7 @@ class ModuleInfo:
             own_imports=tuple(data.get("own_imports", ())),
             module_aliases=tuple((a, t) for a, t in data.get("module_aliases", ())),
             hook_calls=tuple(data.get("hook_calls", ())),
+            hookspecs=data.get("hookspecs"),
         )
 
 

@@ -461,6 +461,72 @@ def test_upgrade_of_its_time_has_no_error(
     assert result.coverage[0].checked >= 50, result.coverage[0].not_checkable
 
 
+def test_pytest_8_1_removed_hook_implemented_by_a_plugin_is_found_once(index_cache: Path) -> None:
+    """pymtl3 3.1.16's pytest plugin (`pytest_plugin/pytest_pymtl3.py`, its `pytest11` entry point)
+    defines `pytest_cmdline_preparse(config, args)`; pytest 8.1 removed that hook (8.0 deprecated it
+    with `warn_on_impl`). Confirmed under CPython 3.11: with pytest 8.0.2 a trivial test passes, with
+    8.1.1 "PluginValidationError: unknown hook 'pytest_cmdline_preparse' in plugin <module
+    'pytest_plugin.pytest_pymtl3' ...>". Against 8.0.0 (from 7.4.4) the deprecation is a warning."""
+    result = audit(
+        AuditRequest("pymtl3==3.1.16", "pytest==8.1.1", old="pytest==8.0.2", cache_dir=index_cache)
+    )
+    hooks = [f for f in result.findings if f.code == "AD109"]
+    assert [(f.location.path, f.location.line, f.severity.value) for f in hooks] == [
+        ("pytest_plugin/pytest_pymtl3.py", 69, "error")
+    ]
+    assert "unknown hook 'pytest_cmdline_preparse'" in hooks[0].message
+    assert "pytest_load_initial_conftests" in (hooks[0].hint or "")
+    assert hooks[0].classification is Classification.DRIFT
+    result = audit(
+        AuditRequest("pymtl3==3.1.16", "pytest==8.0.0", old="pytest==7.4.4", cache_dir=index_cache)
+    )
+    hooks = [f for f in result.findings if f.code == "AD109"]
+    assert [(f.location.line, f.severity.value) for f in hooks] == [(69, "warning")]
+
+
+def test_pytest_8_1_0_removed_hook_argument_taken_by_a_plugin(index_cache: Path) -> None:
+    """pytest-mypy-testing 0.1.2 defines `pytest_collect_file(file_path, path, parent)` under `else:`
+    of `if PYTEST_VERSION_INFO < (7,):` (the other branch, `(path, parent)`, does not run with pytest
+    8); pytest 8.1.0 removed the `path` argument from the spec. Confirmed under CPython 3.11: with
+    pytest 8.0.2 a trivial test passes, with 8.1.0 "PluginValidationError: Plugin 'mypy-testing' for
+    hook 'pytest_collect_file' ... Argument(s) {'path'} are declared in the hookimpl but can not be
+    found in the hookspec"."""
+    result = audit(
+        AuditRequest(
+            "pytest-mypy-testing==0.1.2", "pytest==8.1.0", old="pytest==8.0.2", cache_dir=index_cache
+        )
+    )
+    hooks = [f for f in result.findings if f.code == "AD109"]
+    assert [(f.location.path, f.location.line, f.severity.value) for f in hooks] == [
+        ("pytest_mypy_testing/plugin.py", 225, "error")
+    ]
+    assert "Argument(s) {'path'}" in hooks[0].message
+
+
+# Large pytest plugins of early 2024 that work with pytest 8.0 and 8.1 (their `pytest11` modules
+# implement 17 of pytest's hooks between them): no hook finding.
+HOOK_CLEAN_PAIRS = [
+    (d, new, old)
+    for d in ("pytest-xdist==3.5.0", "pytest-cov==4.1.0", "pytest-django==4.8.0")
+    for new, old in (("pytest==8.0.0", "pytest==7.4.4"), ("pytest==8.1.1", "pytest==8.0.2"))
+]
+
+
+@pytest.mark.parametrize(
+    ("downstream", "upstream", "old"), HOOK_CLEAN_PAIRS, ids=[f"{d}-{u}" for d, u, _ in HOOK_CLEAN_PAIRS]
+)
+def test_pytest_plugin_of_its_time_has_no_hook_finding(
+    downstream: str, upstream: str, old: str, index_cache: Path
+) -> None:
+    result = audit(AuditRequest(downstream, upstream, old=old, cache_dir=index_cache))
+    assert [
+        f"{f.location.path}:{f.location.line} {f.code}"
+        for f in result.findings
+        if f.severity.value == "error"
+    ] == []
+    assert [f for f in result.findings if f.code == "AD109"] == []
+
+
 def test_pymongo_4_removed_collection_methods_reached_through_values_of_kombu(index_cache: Path) -> None:
     """kombu 5.1.0's MongoDB transport calls `self.messages.insert(...)`, `.update`, `.remove`,
     `.find_and_modify` on collections reached through its own cached properties over

@@ -252,6 +252,16 @@ def flagship() -> AuditResult:
             hint="move to the replacement the message names",
         ),
         finding(
+            "AD109",
+            "`pytest_cmdline_preparse` in a `conftest.py` implements pytest's hook `pytest_cmdline_preparse`, "
+            "which pytest==8.0.2 specified as `pytest_cmdline_preparse(config, args)` (`_pytest.hookspec`) and "
+            "pytest==8.1.1 no longer does: registering the plugin raises PluginValidationError (unknown hook "
+            "'pytest_cmdline_preparse')",
+            at("tests/conftest.py", 12, 5, "def pytest_cmdline_preparse(config, args):", end_column=28),
+            "_pytest.hookspec.pytest_cmdline_preparse",
+            hint="implement the hook that replaces it ('Please use pytest_load_initial_conftests hook instead.')",
+        ),
+        finding(
             "AD201",
             f"resize(): positional arguments land in other parameters in {NEW} (argument 2 went to `size`, now to `scale`)",
             at("speculators/utils/vllm_utils.py", 80, 5, "    resize(image, 64)", end_column=22),
@@ -533,14 +543,14 @@ def test_text_summary(result: AuditResult) -> None:
         "  old upstream: vllm==0.15.1 (index: vllm-0.15.1-cp38-abi3-manylinux1_x86_64.whl): the version"
         in out
     )
-    assert "Findings: 17 errors, 5 warnings, 2 info (drift 21, pre-existing 2)" in out
+    assert "Findings: 18 errors, 5 warnings, 2 info (drift 22, pre-existing 2)" in out
     assert "  note: vllm==0.16.0: module vllm.model_executor.layers.fused_moe.configs" in out
     assert "Coverage of vllm: 52 use sites found, 49 resolved, 47 checked, 5 not checkable" in out
     assert "  not checkable: external-base:msgspec.Struct 3, star-arguments 2" in out  # most frequent first
     assert "Files: 3 scanned, 2 skipped, 1 failed" in out
     assert "  failed: speculators/legacy/broken.py: syntax error: Syntax Error @ 12:5." in out
     assert "[info, drift] module `vllm.worker.worker_base` does not exist" in out
-    assert out.endswith("\nFound 17 errors (5 warnings, 2 info).\n")
+    assert out.endswith("\nFound 18 errors (5 warnings, 2 info).\n")
 
 
 def test_text_input_note_said_once() -> None:
@@ -587,7 +597,7 @@ def test_json_round_trips(result: AuditResult) -> None:
     assert data["tool"] == {"name": "apidrift", "version": "0.1.0"}
     assert [f["code"] for f in data["findings"]] == [f.code for f in result.findings]
     assert data["findings"] == [f.as_dict() for f in result.findings]
-    assert data["summary"] == {"error": 17, "warning": 5, "info": 2}
+    assert data["summary"] == {"error": 18, "warning": 5, "info": 2}
     assert data["coverage"][0]["not_checkable"] == {"star-arguments": 2, "external-base:msgspec.Struct": 3}
     assert {k: v for k, v in data.items() if k != "rules"} == json.loads(json.dumps(result.as_dict()))
 

@@ -40,6 +40,7 @@ import sys
 from apidrift.auditor.core.sites import FileScan, UseSite
 from apidrift.auditor.downstream.astscan.collector import TooDeep, _Collector
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
+from apidrift.auditor.downstream.astscan.hooks import hook_sites
 from apidrift.auditor.downstream.astscan.names import _MAY_IMPORT_STAR, _add_bound_names
 from apidrift.auditor.downstream.astscan.overrides import _override_sites
 from apidrift.auditor.downstream.astscan.pieces import _parse
@@ -74,7 +75,9 @@ def scan_source(
     try:
         collector = _Collector(upstream_names, text, aliases)
         bound: set[str] | None = set() if _MAY_IMPORT_STAR.search(source) else None
+        hooks: list[UseSite] = []
         for module in _parse(source, CHUNK_CHARS) if tree is None else iter((tree,)):
+            hooks.extend(hook_sites(module.body, text, upstream_names, path))
             collector.visit_all(module.body)
             if bound is not None:
                 _add_bound_names(module, bound)
@@ -120,7 +123,7 @@ def scan_source(
         sys.setrecursionlimit(limit)
         if collecting:
             gc.enable()
-    return FileScan(path, tuple(sites), lines)
+    return FileScan(path, tuple(sites + hooks), lines)
 
 
 def _function_named(name: str, scope: _Scope) -> _DownFunction | None:
