@@ -564,6 +564,12 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
     overloads = tuple(_signature(o) for o in (func.overloads or ()))
     overload_messages = _overload_deprecations(func.overloads or ())
     keeps = _keeps_signature(func)
+    # `-> Callable[[F], F]` promises the signature kept; a wrapper whose code renames a keyword on the
+    # way (pandas `deprecate_kwarg`) says what CPython does: its effect wins, checked at each use
+    keeps = (
+        keeps[0] and not (facts.get("effect") or "").startswith("rename-keyword:"),
+        keeps[1] and not (facts.get("factory_effect") or "").startswith("rename-keyword:"),
+    )
     return FunctionInfo(
         name=func.name,
         signature=_signature(func),
@@ -1008,6 +1014,11 @@ class _FactsExtension(griffe.Extension):
             identity = _is_identity(node, 1 if in_class and not static else 0) or _is_forwarding_wrapper(node)
             factory = _returns_identity_decorator(node) or _returns_package_decorator(node, func)
             keeping = _decorator_facts(node, 1 if in_class and not static else 0, func)
+            # a wrapper renaming a keyword (read from its code) wins over the looser forwarding reading
+            if (keeping.get("effect") or "").startswith("rename-keyword:"):
+                identity = False
+            if (keeping.get("factory_effect") or "").startswith("rename-keyword:"):
+                factory = False
             func.extra[_FACTS] = {
                 "identity": identity
                 or (

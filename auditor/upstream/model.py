@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.core.signature import Signature
 
-MODEL_VERSION = 71  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 72  # part of every cache key: bump when the model or the loader's output changes
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
