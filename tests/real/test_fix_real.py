@@ -34,7 +34,7 @@ def release_python(spec: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
         venv.create(folder, with_pip=True)
         python = folder / "bin" / "python"
         subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", spec],
+            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *spec.split()],
             check=True,
             capture_output=True,
             timeout=600,
@@ -430,3 +430,52 @@ def test_networkx_3_removed_parameter_passed_its_old_default_is_dropped_safely(
     assert now.stdout == was.stdout and "('G-0', 'G-1')" in now.stdout
     gone = Counter((f.code, f.message) for f in safe)
     assert keys(after) == keys(before) - gone, "none of the fixed findings and no new one"
+
+
+PANDAS_CSV = (
+    "import pandas as pd\n\n"
+    "df = pd.DataFrame({'a': [1, 2], 'b': ['x', 'y']})\n"
+    "print(repr(df.to_csv(index=False, line_terminator='|')))\n"
+)
+
+
+def test_pandas_2_deprecate_kwarg_rename_is_fixed_and_runs(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """pandas 1.5.3's `NDFrame.to_csv` (with `@overload`s, its implementation decorated
+    `@deprecate_kwarg(old_arg_name="line_terminator", new_arg_name="lineterminator")`) took both
+    spellings; 2.0.0 removed the old one. The rename rests on the wrapper's code (the value popped and
+    stored unchanged under the new name when no `mapping` is given; `lineterminator` defaults to None, so
+    an explicit None is the same either way). The original under 1.5.3 and the fixed file under 2.0.0
+    print the same text; the re-audit has none of the fixed findings and no new one."""
+    folder = downstream(tmp_path / "down", PANDAS_CSV)
+    new = release_python("pandas==2.0.0 numpy<2", tmp_path_factory)
+    assert (
+        "unexpected keyword argument 'line_terminator'"
+        in run_under(new, folder, "import app", strict=False).stderr
+    )
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "app.py").write_text(PANDAS_CSV)
+    was = run_under(
+        release_python("pandas==1.5.3 numpy<2", tmp_path_factory),
+        tmp_path / "old",
+        "import app",
+        strict=False,
+    )
+    assert was.returncode == 0, was.stderr
+    out, before, after = fix_and_reaudit(folder, "pandas==2.0.0", "pandas==1.5.3", index_cache, capsys)
+    assert "df.to_csv(index=False, lineterminator='|')" in (folder / "app.py").read_text()
+    assert "its decorator passes `line_terminator=` on as `lineterminator=`" in out
+    now = run_under(new, folder, "import app", strict=False)
+    assert now.returncode == 0, now.stderr
+    assert now.stdout == was.stdout == "'a,b|1,x|2,y|'\n"
+    fixed = [f for f in before.findings if f.code == "AD101" and f.fix is not None]
+    assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]  # type: ignore[union-attr]
+    assert keys(after) == keys(before) - keys_of(fixed), "none of the fixed findings and no new one"
+
+
+def keys_of(findings: list) -> Counter[tuple[str, str]]:  # type: ignore[type-arg]
+    return Counter((f.code, f.message) for f in findings)
