@@ -65,6 +65,7 @@ from apidrift.auditor.upstream.analyses.namespace import (
     _getattr_program,
     _instance_attributes,
     _open_module_namespace,
+    _import_twins,
     _rebound_names,
     _star_imports,
     _top_level_names,
@@ -359,6 +360,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         own_imports=tuple(facts.get("own_imports", ())) if filepath.suffix == ".py" else (),
         module_aliases=tuple((a, t) for a, t in facts.get("module_aliases", ())),
         hook_calls=tuple(_hook_calls_of(module, dotted, facts.get("hook_calls", ()))),
+        twins={name: (pair[0], pair[1]) for name, pair in facts.get("twins", {}).items()},
     )
 
 
@@ -950,6 +952,7 @@ class _FactsExtension(griffe.Extension):
                 "bound_names": sorted(_top_level_names(node)),
                 "star_imports": _star_imports(node, mod),
                 "rebound": sorted(_rebound_names(node.body)),
+                "twins": _import_twins(node.body, mod.path, mod.is_init_module),
                 "computed_all": _computes_all(node),
                 "unpacked": _unpacked_names(list(_module_statements(node))),
                 "class_patches": _class_patches(node),

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.core.signature import Signature
 
-MODEL_VERSION = 72  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 73  # part of every cache key: bump when the model or the loader's output changes
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
@@ -612,6 +612,9 @@ class ModuleInfo:
     # `if hasattr(obj, "hook"): obj.hook(...)`), implicit hooks: see analyses/hooks.py. "on" holds the
     # annotation's canonical path, "cls" the calling class's path.
     hook_calls: tuple[dict[str, Any], ...] = ()
+    # Names bound in both branches of `try: from .compiled import x except ImportError: from .python
+    # import x` (analyses/namespace.py `_import_twins`): name -> (the try branch's source, the fallback's)
+    twins: dict[str, tuple[str, str]] = field(default_factory=dict)
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -637,6 +640,7 @@ class ModuleInfo:
             "own_imports": list(self.own_imports),
             "module_aliases": [list(pair) for pair in self.module_aliases],
             "hook_calls": list(self.hook_calls),
+            "twins": {name: list(pair) for name, pair in self.twins.items()},
         }
 
     @classmethod
@@ -662,6 +666,7 @@ class ModuleInfo:
             own_imports=tuple(data.get("own_imports", ())),
             module_aliases=tuple((a, t) for a, t in data.get("module_aliases", ())),
             hook_calls=tuple(data.get("hook_calls", ())),
+            twins={name: (pair[0], pair[1]) for name, pair in data.get("twins", {}).items()},
         )
 
 

@@ -479,3 +479,44 @@ def test_pandas_2_deprecate_kwarg_rename_is_fixed_and_runs(
 
 def keys_of(findings: list) -> Counter[tuple[str, str]]:  # type: ignore[type-arg]
     return Counter((f.code, f.message) for f in findings)
+
+
+MARKUPSAFE = (
+    "import markupsafe\n"
+    "from markupsafe import soft_unicode\n\n"
+    "print(repr(soft_unicode(1)), repr(soft_unicode('<a>')), repr(soft_unicode(markupsafe.Markup('<b>'))))\n"
+)
+
+
+def test_markupsafe_2_1_soft_unicode_renamed_in_both_twins_is_fixed_and_runs(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """MarkupSafe 2.0.1 binds `soft_unicode` (and `soft_str`) by `try: from ._speedups import ...
+    except ImportError: from ._native import ...`; the compiled twin is declared by `_speedups.pyi`, the
+    Python one warns "'soft_unicode' has been renamed to 'soft_str'" with the same parameters. 2.1.0
+    removed the old name. The import becomes `from markupsafe import soft_str as soft_unicode`: the
+    original under 2.0.1 and the fixed file under 2.0.1's successor print the same, every
+    DeprecationWarning an error under 2.1.0; the re-audit has none of the fixed findings, no new one."""
+    folder = downstream(tmp_path / "down", MARKUPSAFE)
+    new = release_python("MarkupSafe==2.1.0", tmp_path_factory)
+    assert "cannot import name 'soft_unicode'" in run_under(new, folder, "import app").stderr
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "app.py").write_text(MARKUPSAFE)
+    was = run_under(
+        release_python("MarkupSafe==2.0.1", tmp_path_factory), tmp_path / "old", "import app", strict=False
+    )
+    assert was.returncode == 0, was.stderr
+    out, before, after = fix_and_reaudit(
+        folder, "markupsafe==2.1.0", "markupsafe==2.0.1", index_cache, capsys
+    )
+    assert "from markupsafe import soft_str as soft_unicode\n" in (folder / "app.py").read_text()
+    assert "names `soft_str` as the replacement" in out
+    now = run_under(new, folder, "import app")
+    assert now.returncode == 0, now.stderr
+    assert now.stdout == was.stdout == "'1' '<a>' Markup('<b>')\n"
+    fixed = [f for f in before.findings if f.code == "AD002" and f.fix is not None]
+    assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]  # type: ignore[union-attr]
+    assert keys(after) == keys(before) - keys_of(fixed), "none of the fixed findings and no new one"
