@@ -29,6 +29,7 @@ from apidrift.auditor.core.results import (
     MoveImport,
     PositionalToKeyword,
     RemoveKeyword,
+    RenameAttribute,
     RenameKeyword,
     ReplaceName,
     Severity,
@@ -185,7 +186,9 @@ def callee_path(symbol: str) -> str:
     return symbol[: -len(".__init__")] if symbol.endswith(".__init__") else symbol
 
 
-def check_of(outcome, sources: dict[str, str]) -> dict | None:  # type: ignore[no-untyped-def]
+def check_of(outcome, sources: dict[str, str], applied: list) -> dict | None:  # type: ignore[no-untyped-def,type-arg]
+    """What CPython is asked about one applied fix. A call fix is checked with every fix applied to
+    the same call (CPython binds the call as the patch leaves it, not one edit at a time)."""
     finding = outcome.finding
     data = finding.fix.data
     if isinstance(data, MoveImport):
@@ -194,18 +197,28 @@ def check_of(outcome, sources: dict[str, str]) -> dict | None:  # type: ignore[n
         if data.module is not None:
             return {"kind": "import", "module": data.module, "name": data.new}
         return {"kind": "attribute", "owner": finding.symbol.rpartition(".")[0], "name": data.new}
+    if isinstance(data, RenameAttribute):
+        return {"kind": "attribute", "owner": finding.symbol.rpartition(".")[0], "name": data.new}
     if isinstance(data, (RenameKeyword, RemoveKeyword, PositionalToKeyword)) and data.call is not None:
         shape = call_shape(sources[finding.location.path], data.call)
         if shape is None:
             return None
         positional, keywords = shape
-        if isinstance(data, RenameKeyword):
-            keywords = [data.new if k == data.old else k for k in keywords]
-        elif isinstance(data, RemoveKeyword):
-            keywords = [k for k in keywords if k != data.name]
-        else:
-            positional -= len(data.arguments)
-            keywords = [*keywords, *(name for _, name in data.arguments)]
+        together = [
+            o.finding.fix.data
+            for o in applied
+            if o.finding.location.path == finding.location.path
+            and isinstance(o.finding.fix.data, (RenameKeyword, RemoveKeyword, PositionalToKeyword))
+            and o.finding.fix.data.call == data.call
+        ]
+        for each in together:
+            if isinstance(each, RenameKeyword):
+                keywords = [each.new if k == each.old else k for k in keywords]
+            elif isinstance(each, RemoveKeyword):
+                keywords = [k for k in keywords if k != each.name]
+            else:
+                positional -= len(each.arguments) + len(each.dropped)
+                keywords = [*keywords, *(name for _, name in each.arguments)]
         return {
             "kind": "call",
             "callee": callee_path(finding.symbol),
@@ -258,7 +271,7 @@ def run_case(case: tuple, cache: Path, venvs: Path) -> dict:  # type: ignore[typ
             if path not in sources:
                 change = next((c for c in fixed.changes if c.path == path), None)
                 sources[path] = change.before if change else (root / path).read_text()
-        checks = [check_of(o, sources) for o in applied]
+        checks = [check_of(o, sources, applied) for o in applied]
         wanted = [c for c in checks if c is not None]
         python = release_python(spec, venvs) if wanted else None
         if python is None:
