@@ -520,3 +520,41 @@ def test_markupsafe_2_1_soft_unicode_renamed_in_both_twins_is_fixed_and_runs(
     fixed = [f for f in before.findings if f.code == "AD002" and f.fix is not None]
     assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]  # type: ignore[union-attr]
     assert keys(after) == keys(before) - keys_of(fixed), "none of the fixed findings and no new one"
+
+
+PYJWT = (
+    "import jwt\n\n"
+    "try:\n"
+    "    jwt.decode(jwt.encode({'exp': 1}, 'k', algorithm='HS256'), 'k', algorithms=['HS256'])\n"
+    "except jwt.ExpiredSignature as error:\n"
+    "    print(type(error).__name__)\n"
+)
+
+
+def test_pyjwt_2_alias_removed_is_renamed_and_runs(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """PyJWT 1.7.1 bound `ExpiredSignature = ExpiredSignatureError`; 2.0.0 dropped the alias. The use
+    is renamed (the same object): the original under 1.7.1 and the fixed file under 2.0.0 both catch
+    the expired token and print the same; the re-audit has none of the fixed findings, no new one."""
+    folder = downstream(tmp_path / "down", PYJWT)
+    new = release_python("PyJWT==2.0.0", tmp_path_factory)
+    assert "has no attribute 'ExpiredSignature'" in run_under(new, folder, "import app", strict=False).stderr
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "app.py").write_text(PYJWT)
+    was = run_under(
+        release_python("PyJWT==1.7.1", tmp_path_factory), tmp_path / "old", "import app", strict=False
+    )
+    assert was.returncode == 0, was.stderr
+    out, before, after = fix_and_reaudit(folder, "pyjwt==2.0.0", "pyjwt==1.7.1", index_cache, capsys)
+    assert "except jwt.ExpiredSignatureError as error:\n" in (folder / "app.py").read_text()
+    assert "`ExpiredSignature` was its alias" in out
+    now = run_under(new, folder, "import app")
+    assert now.returncode == 0, now.stderr
+    assert now.stdout == was.stdout == "ExpiredSignatureError\n"
+    fixed = [f for f in before.findings if f.fix is not None and f.fix.kind is FixKind.RENAME_ATTRIBUTE]
+    assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]  # type: ignore[union-attr]
+    assert keys(after) == keys(before) - keys_of(fixed), "none of the fixed findings and no new one"
