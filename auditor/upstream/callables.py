@@ -152,10 +152,20 @@ def _function_target(value: FunctionValue, resolver: Resolver) -> CallTarget | U
     is_class = func.has_decorator("builtins.classmethod")
     binds_first = (value.via == "instance" and not is_static) or (value.via == "class" and is_class)
     signature = func.signature.bound() if binds_first else func.signature
-    renamed = tuple(_rename_pair(e) for e in sorted(effects) if e.startswith("rename-keyword:"))
-    effects -= {e for e in effects if e.startswith("rename-keyword:")}
+    renames = sorted(e for e in effects if e.startswith("rename-keyword:"))
+    renamed = tuple(_rename_pair(e) for e in renames)
+    effects -= set(renames)
+    # With an implementation, CPython binds it alone (`typing.overload` declarations are for type
+    # checkers), so its decorators' renames hold whatever its overloads say; a function declared only
+    # by overloads, or by a stub, is not bound through its decorators.
+    declared_only = func.typing_view or (
+        bool(func.overloads) and func.has_decorator("typing.overload", "typing_extensions.overload")
+    )
     if renamed and (
-        func.overloads or effects or any(p.name in {o for o, _ in renamed} for p in signature.parameters)
+        declared_only
+        or effects
+        or any(p.name in {o for o, _ in renamed} for p in signature.parameters)
+        or not all(_passes_none_as_default(e, signature) for e in renames)
     ):
         return Unknown(
             Reason.DECORATOR, next(d.path for d in func.decorators if d.path not in TRANSPARENT_DECORATORS)
@@ -358,9 +368,13 @@ def _unknown_decorator(
             and (effect := _keeps(target.info, decorator.called, resolver)) is not None
         ):
             if effect.startswith("rename-keyword:"):
+                conditional = ":none=" in effect
                 effect = _renamed_keyword(effect, decorator, target.info) or ""
-                if not effect:
+                if not effect and not conditional:
                     return decorator.path
+                # a rename only under some of the decorator's arguments (pandas `deprecate_kwarg`: a
+                # `new_arg_name`, no `mapping`); under others, read as its typing says (`-> Callable[[F],
+                # F]`, the reading before its wrapper was understood): the signature kept
             if effect and effects is not None:
                 effects.add(effect)
             elif effect:
@@ -428,9 +442,19 @@ def _never_registers(owner: object, registry: str) -> bool:
 
 
 def _rename_pair(effect: str) -> tuple[str, str]:
-    """ "rename-keyword:OLD:NEW" -> (OLD, NEW)."""
-    _, old, new = effect.split(":", 2)
+    """ "rename-keyword:OLD:NEW[:drops-none]" -> (OLD, NEW)."""
+    _, old, new = effect.split(":")[:3]
     return old, new
+
+
+def _passes_none_as_default(effect: str, signature: Signature) -> bool:
+    """A wrapper that drops `OLD=None` instead of passing it on ("drops-none", pandas
+    `deprecate_kwarg`) renames like one that passes it on only where the function's NEW parameter
+    defaults to None: then `NEW=None` and leaving it out bind the same value."""
+    if not effect.endswith(":drops-none"):
+        return True
+    declared = signature.get(_rename_pair(effect)[1])
+    return declared is not None and declared.has_default and declared.default == "None"
 
 
 def _renamed_keyword(effect: str, decorator: Decorator, info: FunctionInfo) -> str | None:
@@ -443,8 +467,22 @@ def _renamed_keyword(effect: str, decorator: Decorator, info: FunctionInfo) -> s
         for p in info.signature.parameters
         if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
     ]
+    parts = effect.split(":")[1:]
+    for condition in (p.removeprefix("none=") for p in parts[2:] if p.startswith("none=")):
+        # "none=mapping": the rename holds where that argument of the decorator is None, given or
+        # left to a default of None (pandas `deprecate_kwarg(old, new)` without a `mapping`)
+        text = decorator.keywords.get(condition)
+        if text is None and condition in positional and positional.index(condition) < len(decorator.args):
+            index = positional.index(condition)
+            text = decorator.literals[index] if len(decorator.literals) == len(decorator.args) else "?"
+        if text is None:
+            declared = info.signature.get(condition)
+            if declared is None or not declared.has_default or declared.default != "None":
+                return None
+        elif text != "None":
+            return None
     names = []
-    for param in effect.split(":")[1:]:
+    for param in parts[:2]:
         text = decorator.keywords.get(param)
         if text is None and param in positional and positional.index(param) < len(decorator.args):
             text = decorator.args[positional.index(param)].removeprefix("?")
@@ -455,7 +493,11 @@ def _renamed_keyword(effect: str, decorator: Decorator, info: FunctionInfo) -> s
         if not isinstance(value, str) or not value.isidentifier():
             return None
         names.append(value)
-    return f"rename-keyword:{names[0]}:{names[1]}" if len(names) == 2 and names[0] != names[1] else None
+    if len(names) != 2 or names[0] == names[1]:
+        return None
+    return ":".join(
+        [f"rename-keyword:{names[0]}:{names[1]}", *(["drops-none"] if "drops-none" in parts else [])]
+    )
 
 
 def _keeps(info: FunctionInfo, called: bool, resolver: Resolver, depth: int = 0) -> str | None:

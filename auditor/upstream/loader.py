@@ -65,6 +65,7 @@ from apidrift.auditor.upstream.analyses.namespace import (
     _class_patches,
     _computed_namespace,
     _getattr_program,
+    _import_twins,
     _instance_attributes,
     _open_module_namespace,
     _rebound_names,
@@ -362,6 +363,7 @@ def load_module(dotted: str, filepath: Path, code: str, root: Path) -> ModuleInf
         module_aliases=tuple((a, t) for a, t in facts.get("module_aliases", ())),
         hook_calls=tuple(_hook_calls_of(module, dotted, facts.get("hook_calls", ()))),
         hookspecs=_hookspecs_of(module, facts.get("hookspecs")),
+        twins={name: (pair[0], pair[1]) for name, pair in facts.get("twins", {}).items()},
     )
 
 
@@ -592,6 +594,12 @@ def _convert_function(func: griffe.Function) -> FunctionInfo:
     overloads = tuple(_signature(o) for o in (func.overloads or ()))
     overload_messages = _overload_deprecations(func.overloads or ())
     keeps = _keeps_signature(func)
+    # `-> Callable[[F], F]` promises the signature kept; a wrapper whose code renames a keyword on the
+    # way (pandas `deprecate_kwarg`) says what CPython does: its effect wins, checked at each use
+    keeps = (
+        keeps[0] and not (facts.get("effect") or "").startswith("rename-keyword:"),
+        keeps[1] and not (facts.get("factory_effect") or "").startswith("rename-keyword:"),
+    )
     return FunctionInfo(
         name=func.name,
         signature=_signature(func),
@@ -972,6 +980,7 @@ class _FactsExtension(griffe.Extension):
                 "bound_names": sorted(_top_level_names(node)),
                 "star_imports": _star_imports(node, mod),
                 "rebound": sorted(_rebound_names(node.body)),
+                "twins": _import_twins(node.body, mod.path, mod.is_init_module),
                 "computed_all": _computes_all(node),
                 "unpacked": _unpacked_names(list(_module_statements(node))),
                 "class_patches": _class_patches(node),
@@ -1046,6 +1055,11 @@ class _FactsExtension(griffe.Extension):
             identity = _is_identity(node, 1 if in_class and not static else 0) or _is_forwarding_wrapper(node)
             factory = _returns_identity_decorator(node) or _returns_package_decorator(node, func)
             keeping = _decorator_facts(node, 1 if in_class and not static else 0, func)
+            # a wrapper renaming a keyword (read from its code) wins over the looser forwarding reading
+            if (keeping.get("effect") or "").startswith("rename-keyword:"):
+                identity = False
+            if (keeping.get("factory_effect") or "").startswith("rename-keyword:"):
+                factory = False
             func.extra[_FACTS] = {
                 "identity": identity
                 or (

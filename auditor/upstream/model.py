@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.core.signature import Signature
 
-MODEL_VERSION = 72  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 74  # part of every cache key: bump when the model or the loader's output changes
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
@@ -616,6 +616,9 @@ class ModuleInfo:
     # "impl_prefixes", "spec_prefixes"}, names a decorator, project or message is given as resolved to
     # canonical paths ("decorator_path", "project_path", "warn_path"); None when the module has none.
     hookspecs: dict[str, Any] | None = None
+    # Names bound in both branches of `try: from .compiled import x except ImportError: from .python
+    # import x` (analyses/namespace.py `_import_twins`): name -> (the try branch's source, the fallback's)
+    twins: dict[str, tuple[str, str]] = field(default_factory=dict)
     kind: str = field(default="module", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -642,6 +645,7 @@ class ModuleInfo:
             "module_aliases": [list(pair) for pair in self.module_aliases],
             "hook_calls": list(self.hook_calls),
             **({"hookspecs": self.hookspecs} if self.hookspecs else {}),
+            "twins": {name: list(pair) for name, pair in self.twins.items()},
         }
 
     @classmethod
@@ -668,6 +672,7 @@ class ModuleInfo:
             module_aliases=tuple((a, t) for a, t in data.get("module_aliases", ())),
             hook_calls=tuple(data.get("hook_calls", ())),
             hookspecs=data.get("hookspecs"),
+            twins={name: (pair[0], pair[1]) for name, pair in data.get("twins", {}).items()},
         )
 
 

@@ -623,6 +623,43 @@ class Resolver:
             return Unknown(Reason.SERVED_BY_GETATTR)
         return Unknown(Reason.ATTRIBUTE_OF_FUNCTION)
 
+    def _compiled_twin(self, module: ModuleInfo, name: str) -> FunctionValue | None:
+        """A name bound by `try: from .compiled import f except ImportError: from .python import f`
+        (ModuleInfo.twins): the compiled twin is known only by its stub's declaration (no Python
+        definition beside it), the fallback is a plain Python function with the same parameters (names,
+        kinds, defaults), neither decorated. Whichever branch runs, the name exists and a call binds the
+        same: the fallback is the value, its raising facts dropped (the compiled body is not read); its
+        deprecation message is the package's word on the name (MarkupSafe 2.0's `soft_unicode` "has
+        been renamed to 'soft_str'"). Anything else: None."""
+        pair = module.twins.get(name)
+        if pair is None:
+            return None
+        compiled, fallback = (self.lookup(path) for path in pair)
+        if not isinstance(compiled, FunctionValue) or not isinstance(fallback, FunctionValue):
+            return None
+        owner = self.index.module(pair[0].rpartition(".")[0])
+        if (
+            owner is None
+            or not owner.is_stub
+            or not compiled.info.typing_view
+            or compiled.info.runtime_signature is not None
+            or compiled.info.overloads
+            or fallback.info.typing_view
+            or fallback.info.overloads
+            or compiled.info.decorators
+            or fallback.info.decorators
+            or compiled.via is not None
+            or fallback.via is not None
+        ):
+            return None
+
+        def shape(info: FunctionInfo) -> list[tuple[str, ParamKind, bool, str | None]]:
+            return [(p.name, p.kind, p.has_default, p.default) for p in info.signature.parameters]
+
+        if shape(compiled.info) != shape(fallback.info):
+            return None
+        return replace(fallback, info=replace(fallback.info, raises_when=(), always_raises=None))
+
     def _installs_modules(self, dotted: str) -> bool:
         """Whether a module on the way to `dotted` (its top-level package included) installs modules
         the files do not show (`sys.modules[...] = ...`, a `sys.meta_path` importer)."""
@@ -643,6 +680,9 @@ class Resolver:
         member = module.members.get(name)
         if member is not None:
             if name in module.rebound:
+                twin = self._compiled_twin(module, name)
+                if twin is not None:
+                    return twin
                 return Unknown(Reason.DEFINED_MORE_THAN_ONCE)  # bound for sure, but which definition runs?
             return self._member_value(member, f"{module.path}.{name}", None)
         submodule = f"{module.path}.{name}"

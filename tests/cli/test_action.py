@@ -318,3 +318,72 @@ def test_nothing_checked_fails_the_job_after_the_sarif_upload(tmp_path: Path) ->
     description = _action()["outputs"]["exit-code"]["description"]
     assert "3 nothing checked" in description
     assert "`3` nothing was checked" in (ROOT / "docs" / "ci.md").read_text()
+
+
+def _comment_step() -> dict:
+    (step,) = [s for s in _action()["runs"]["steps"] if s.get("name") == "Comment on the pull request"]
+    return step
+
+
+def test_comment_input_posts_the_bump_report_with_its_suggestion_blocks(tmp_path: Path) -> None:
+    """`comment: true` on a pull request: the bump's Markdown report also goes to a file, and the
+    comment step posts it (a `gh api` stand-in records the calls), or updates the comment it posted
+    before. The safe fix (libq 1.0's `f(a, b=0)` passed its default, so dropping `b=0` changed nothing)
+    is a suggestion block with its evidence."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from localindex import LocalIndex, wheel_bytes
+
+    project = tmp_path / "project"
+    (project / "app").mkdir(parents=True)
+    (project / "app" / "__init__.py").write_text("import libq\n\nlibq.f(1, b=0)\n")
+    (project / "requirements.txt").write_text("libq==1.0\n")
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "base")
+    base = _git(project, "rev-parse", "HEAD")
+    (project / "requirements.txt").write_text("libq==2.0\n")
+    _git(project, "commit", "-q", "-am", "bump")
+    with LocalIndex(tmp_path / "index") as served:
+        for version, source in (
+            ("1.0", "def f(a, b=0):\n    return a\n"),
+            ("2.0", "def f(a):\n    return a\n"),
+        ):
+            served.add(
+                "libq",
+                f"libq-{version}-py3-none-any.whl",
+                wheel_bytes("libq", version, {"libq/__init__.py": source}, []),
+            )
+        extra = f"--index-url {served.url} --cache-dir '{tmp_path / 'cache'}' -q"
+        env = _env(tmp_path, project, event="pull_request", base=base, EXTRA_ARGS=extra, COMMENT="true")
+        done, outputs = _run(env, project)
+    assert done.returncode == 0, done.stderr
+    assert outputs == {"mode": "bump", "exit-code": "1"}
+    report = Path(env["RUNNER_TEMP"]) / "apidrift-comment.md"
+    assert "  ```suggestion\n  libq.f(1)\n  ```\n" in report.read_text()
+    assert "libq==1.0's default for `b`" in report.read_text()
+    step = _comment_step()
+    assert "inputs.comment == 'true'" in step["if"] and "exit-code != '2'" in step["if"]
+    assert step["env"]["GH_TOKEN"] == "${{ github.token }}"
+    for existing, expected in (
+        ("", "--method POST repos/o/r/issues/7/comments"),
+        ("41\n", "--method PATCH repos/o/r/issues/comments/41"),
+    ):
+        calls = tmp_path / "gh-calls"
+        calls.unlink(missing_ok=True)
+        fake = tmp_path / "bin"
+        fake.mkdir(exist_ok=True)
+        (fake / "gh").write_text(
+            "#!/bin/sh\n"
+            f'printf "%s\\0" "$@" >> "{calls}"; printf "\\n" >> "{calls}"\n'
+            f'case "$*" in *--paginate*) printf "{existing}" ;; esac\n'
+        )
+        (fake / "gh").chmod(0o755)
+        ran = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                             env={**env, "PATH": f"{fake}:{os.environ['PATH']}", "REPOSITORY": "o/r", "NUMBER": "7"},
+                             capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        recorded = [line.split("\0") for line in calls.read_text().split("\0\n") if line]
+        assert len(recorded) == 2, recorded
+        assert " ".join(recorded[1][1:4]) == expected
+        body = recorded[1][-1]
+        assert body.startswith("body=<!-- apidrift report -->\n") and "```suggestion\n  libq.f(1)\n" in body

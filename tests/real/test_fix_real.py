@@ -34,7 +34,7 @@ def release_python(spec: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
         venv.create(folder, with_pip=True)
         python = folder / "bin" / "python"
         subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", spec],
+            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *spec.split()],
             check=True,
             capture_output=True,
             timeout=600,
@@ -430,3 +430,131 @@ def test_networkx_3_removed_parameter_passed_its_old_default_is_dropped_safely(
     assert now.stdout == was.stdout and "('G-0', 'G-1')" in now.stdout
     gone = Counter((f.code, f.message) for f in safe)
     assert keys(after) == keys(before) - gone, "none of the fixed findings and no new one"
+
+
+PANDAS_CSV = (
+    "import pandas as pd\n\n"
+    "df = pd.DataFrame({'a': [1, 2], 'b': ['x', 'y']})\n"
+    "print(repr(df.to_csv(index=False, line_terminator='|')))\n"
+)
+
+
+def test_pandas_2_deprecate_kwarg_rename_is_fixed_and_runs(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """pandas 1.5.3's `NDFrame.to_csv` (with `@overload`s, its implementation decorated
+    `@deprecate_kwarg(old_arg_name="line_terminator", new_arg_name="lineterminator")`) took both
+    spellings; 2.0.0 removed the old one. The rename rests on the wrapper's code (the value popped and
+    stored unchanged under the new name when no `mapping` is given; `lineterminator` defaults to None, so
+    an explicit None is the same either way). The original under 1.5.3 and the fixed file under 2.0.0
+    print the same text; the re-audit has none of the fixed findings and no new one."""
+    folder = downstream(tmp_path / "down", PANDAS_CSV)
+    new = release_python("pandas==2.0.0 numpy<2", tmp_path_factory)
+    assert (
+        "unexpected keyword argument 'line_terminator'"
+        in run_under(new, folder, "import app", strict=False).stderr
+    )
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "app.py").write_text(PANDAS_CSV)
+    was = run_under(
+        release_python("pandas==1.5.3 numpy<2", tmp_path_factory),
+        tmp_path / "old",
+        "import app",
+        strict=False,
+    )
+    assert was.returncode == 0, was.stderr
+    out, before, after = fix_and_reaudit(folder, "pandas==2.0.0", "pandas==1.5.3", index_cache, capsys)
+    assert "df.to_csv(index=False, lineterminator='|')" in (folder / "app.py").read_text()
+    assert "its decorator passes `line_terminator=` on as `lineterminator=`" in out
+    now = run_under(new, folder, "import app", strict=False)
+    assert now.returncode == 0, now.stderr
+    assert now.stdout == was.stdout == "'a,b|1,x|2,y|'\n"
+    fixed = [f for f in before.findings if f.code == "AD101" and f.fix is not None]
+    assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]  # type: ignore[union-attr]
+    assert keys(after) == keys(before) - keys_of(fixed), "none of the fixed findings and no new one"
+
+
+def keys_of(findings: list) -> Counter[tuple[str, str]]:  # type: ignore[type-arg]
+    return Counter((f.code, f.message) for f in findings)
+
+
+MARKUPSAFE = (
+    "import markupsafe\n"
+    "from markupsafe import soft_unicode\n\n"
+    "print(repr(soft_unicode(1)), repr(soft_unicode('<a>')), repr(soft_unicode(markupsafe.Markup('<b>'))))\n"
+)
+
+
+def test_markupsafe_2_1_soft_unicode_renamed_in_both_twins_is_fixed_and_runs(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """MarkupSafe 2.0.1 binds `soft_unicode` (and `soft_str`) by `try: from ._speedups import ...
+    except ImportError: from ._native import ...`; the compiled twin is declared by `_speedups.pyi`, the
+    Python one warns "'soft_unicode' has been renamed to 'soft_str'" with the same parameters. 2.1.0
+    removed the old name. The import becomes `from markupsafe import soft_str as soft_unicode`: the
+    original under 2.0.1 and the fixed file under 2.0.1's successor print the same, every
+    DeprecationWarning an error under 2.1.0; the re-audit has none of the fixed findings, no new one."""
+    folder = downstream(tmp_path / "down", MARKUPSAFE)
+    new = release_python("MarkupSafe==2.1.0", tmp_path_factory)
+    assert "cannot import name 'soft_unicode'" in run_under(new, folder, "import app").stderr
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "app.py").write_text(MARKUPSAFE)
+    was = run_under(
+        release_python("MarkupSafe==2.0.1", tmp_path_factory), tmp_path / "old", "import app", strict=False
+    )
+    assert was.returncode == 0, was.stderr
+    out, before, after = fix_and_reaudit(
+        folder, "markupsafe==2.1.0", "markupsafe==2.0.1", index_cache, capsys
+    )
+    assert "from markupsafe import soft_str as soft_unicode\n" in (folder / "app.py").read_text()
+    assert "names `soft_str` as the replacement" in out
+    now = run_under(new, folder, "import app")
+    assert now.returncode == 0, now.stderr
+    assert now.stdout == was.stdout == "'1' '<a>' Markup('<b>')\n"
+    fixed = [f for f in before.findings if f.code == "AD002" and f.fix is not None]
+    assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]  # type: ignore[union-attr]
+    assert keys(after) == keys(before) - keys_of(fixed), "none of the fixed findings and no new one"
+
+
+PYJWT = (
+    "import jwt\n\n"
+    "try:\n"
+    "    jwt.decode(jwt.encode({'exp': 1}, 'k', algorithm='HS256'), 'k', algorithms=['HS256'])\n"
+    "except jwt.ExpiredSignature as error:\n"
+    "    print(type(error).__name__)\n"
+)
+
+
+def test_pyjwt_2_alias_removed_is_renamed_and_runs(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """PyJWT 1.7.1 bound `ExpiredSignature = ExpiredSignatureError`; 2.0.0 dropped the alias. The use
+    is renamed (the same object): the original under 1.7.1 and the fixed file under 2.0.0 both catch
+    the expired token and print the same; the re-audit has none of the fixed findings, no new one."""
+    folder = downstream(tmp_path / "down", PYJWT)
+    new = release_python("PyJWT==2.0.0", tmp_path_factory)
+    assert "has no attribute 'ExpiredSignature'" in run_under(new, folder, "import app", strict=False).stderr
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "app.py").write_text(PYJWT)
+    was = run_under(
+        release_python("PyJWT==1.7.1", tmp_path_factory), tmp_path / "old", "import app", strict=False
+    )
+    assert was.returncode == 0, was.stderr
+    out, before, after = fix_and_reaudit(folder, "pyjwt==2.0.0", "pyjwt==1.7.1", index_cache, capsys)
+    assert "except jwt.ExpiredSignatureError as error:\n" in (folder / "app.py").read_text()
+    assert "`ExpiredSignature` was its alias" in out
+    now = run_under(new, folder, "import app")
+    assert now.returncode == 0, now.stderr
+    assert now.stdout == was.stdout == "ExpiredSignatureError\n"
+    fixed = [f for f in before.findings if f.fix is not None and f.fix.kind is FixKind.RENAME_ATTRIBUTE]
+    assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]  # type: ignore[union-attr]
+    assert keys(after) == keys(before) - keys_of(fixed), "none of the fixed findings and no new one"

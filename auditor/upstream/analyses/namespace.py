@@ -483,3 +483,56 @@ def _pinned_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
             if isinstance(inner, ast.Call):
                 found.setdefault(variable, {})[id(inner)] = value
     return found
+
+
+def _import_twins(body: list[ast.stmt], module: str, is_package: bool) -> dict[str, tuple[str, str]]:
+    """`try: from ._speedups import soft_str [as soft_str] except ImportError: from ._native import
+    soft_str [as soft_str]` at the module's top level (MarkupSafe): each name the `try` body and the
+    handler both bind, once each and nowhere else, with where each branch takes it from (the `try`
+    branch's first). Only `from ... import` statements in both bodies, one handler for `ImportError`
+    (or `ModuleNotFoundError`), no `else`/`finally`. Which branch runs is not known; the resolver
+    decides whether the two are the same callable as far as a call can tell."""
+    counts: dict[str, int] = {}
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    name = alias.asname or alias.name.split(".")[0]
+                    counts[name] = counts.get(name, 0) + 1
+
+    def sources(statements: list[ast.stmt]) -> dict[str, str] | None:
+        found: dict[str, str] = {}
+        for stmt in statements:
+            if not isinstance(stmt, ast.ImportFrom) or any(a.name == "*" for a in stmt.names):
+                return None
+            if stmt.level:
+                base = module.split(".")
+                keep = len(base) - stmt.level + (1 if is_package else 0)
+                if keep <= 0:
+                    return None
+                origin = ".".join(base[:keep] + ([stmt.module] if stmt.module else []))
+            elif stmt.module:
+                origin = stmt.module
+            else:
+                return None
+            for alias in stmt.names:
+                found[alias.asname or alias.name] = f"{origin}.{alias.name}"
+        return found
+
+    twins: dict[str, tuple[str, str]] = {}
+    for stmt in body:
+        if not isinstance(stmt, ast.Try) or stmt.orelse or stmt.finalbody or len(stmt.handlers) != 1:
+            continue
+        handler = stmt.handlers[0]
+        caught = handler.type
+        if handler.name or not (
+            isinstance(caught, ast.Name) and caught.id in ("ImportError", "ModuleNotFoundError")
+        ):
+            continue
+        first, second = sources(stmt.body), sources(handler.body)
+        if first is None or second is None:
+            continue
+        for name in set(first) & set(second):
+            if counts.get(name) == 2:
+                twins[name] = (first[name], second[name])
+    return twins

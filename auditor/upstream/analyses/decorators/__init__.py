@@ -81,6 +81,15 @@ def _decorator_facts(
         keeps, through, self_partial, effect = _keeping(
             inner[returns[0].value.id], 0, func, frozenset(enclosing)
         )
+        if keeps and effect is not None and effect.startswith("rename-keyword:"):
+            # the names it reads must be the factory's own parameters, never rebound in its body: the
+            # decorator's arguments at each use are then what the wrapper sees
+            own = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+            stored = {
+                n.id for n in _own_nodes(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+            }
+            named = [p.removeprefix("none=") for p in effect.split(":")[1:] if p != "drops-none"]
+            keeps = all(name in own and name not in stored for name in named)
         if keeps and not self_partial:
             facts.update(factory=True, factory_through=through, factory_effect=effect)
             facts.update(factory_warning=_shim_warning(inner[returns[0].value.id], 0, node))

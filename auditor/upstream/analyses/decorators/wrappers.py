@@ -17,7 +17,8 @@ from apidrift.auditor.upstream.analyses.nodes import _last_name, _own_nodes, _re
 from apidrift.auditor.upstream.astwalk import walk
 
 from .flow import _local_assignments, _reachable_returns
-from .renaming import _renames_keyword
+from .registries import _uncast
+from .renaming import _renames_keyword, _renames_popped_keyword
 
 
 def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int = 0) -> bool:
@@ -155,6 +156,15 @@ class _Returns:
             return None, None
         if isinstance(value, ast.Name) and value.id in inner and value.id not in assigned:
             return self.wrapper_effect(inner[value.id])
+        uncast = _uncast(value)
+        if (
+            uncast is not value
+            and isinstance(uncast, ast.Name)
+            and uncast.id in inner
+            and uncast.id not in assigned
+        ):
+            # `return cast(F, wrapper)` (typing's cast: the wrapper itself at run time), pandas `deprecate_kwarg`
+            return self.wrapper_effect(inner[uncast.id])
         if not isinstance(value, ast.Call):
             return None
         if self.is_self_partial(value):
@@ -168,6 +178,9 @@ class _Returns:
     ) -> tuple[None, str | None] | None:
         """A nested wrapper returned: (no `through`, its effect on binding), or None where it does not
         keep the signature."""
+        popped = _renames_popped_keyword(wrapper, self.param, self.params, self.assigned)
+        if popped is not None:  # before `_forwards_to`, which reads the popped keyword as handed on
+            return None, popped
         if _forwards_to(wrapper, self.param):
             return None, None
         if _binds_by_name(wrapper, self.param, self.assigned):
