@@ -39,9 +39,16 @@ def _tests(
 
 
 def _site(
-    candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str], lines: tuple[str, ...]
+    candidate: _Candidate,
+    evaluator: _Evaluator,
+    upstream_names: frozenset[str],
+    lines: tuple[str, ...],
+    reaching: frozenset[str] | None = None,
 ) -> UseSite | None:
+    """The use site of a candidate whose value reaches the upstream, or one of `reaching` (the
+    upstream's names and the downstream's own modules', whose sites `downstream.linking` resolves)."""
     kind, span = candidate.kind, candidate.span
+    reaching = upstream_names if reaching is None else reaching
     guarded, caught = site_guard(candidate.guarded, candidate.scope)
     assert span is not None
     evaluator.position = span.line
@@ -74,7 +81,7 @@ def _site(
                     True  # even handing on nothing: a parameter the upstream now requires is missing
                 )
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
-        if not isinstance(func, REFS) or root_module(func) not in upstream_names:
+        if not isinstance(func, REFS) or root_module(func) not in reaching:
             return None
         return UseSite(
             SiteKind.CALL,
@@ -95,7 +102,7 @@ def _site(
     if kind == "store":  # `x.name = value`: the object x is, whatever the downstream stored on it
         expression = candidate.expression
         base = evaluator.expression(expression[1], candidate.scope) if expression else None
-        if not isinstance(base, REFS) or root_module(base) not in upstream_names:
+        if not isinstance(base, REFS) or root_module(base) not in reaching:
             return None
         if isinstance(base, OpaqueRef) and not base.alternatives:
             return None
@@ -106,7 +113,7 @@ def _site(
         )  # fmt: skip
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
-        if not isinstance(ref, (AttrRef, OpaqueRef)) or root_module(ref) not in upstream_names:
+        if not isinstance(ref, (AttrRef, OpaqueRef)) or root_module(ref) not in reaching:
             return None
         return UseSite(
             SiteKind.ATTRIBUTE,
