@@ -127,7 +127,12 @@ def scan_source(
         if module_name is not None and local_names:
             evaluator.reach = None
             exports = module_exports(
-                evaluator, module_name, reaching, collector.module_scope, collector.classes
+                evaluator,
+                module_name,
+                reaching,
+                collector.module_scope,
+                collector.classes,
+                collector.decorated,
             )
     finally:
         sys.setrecursionlimit(limit)

@@ -183,6 +183,7 @@ class _Collector:
         self.method_names: dict[str, int] = {}
         self.computed_class_call = False
         self.annotating = 0  # inside an annotation, a class's bases or isinstance()'s classes
+        self.decorated: dict[str, _DownFunction] = {}  # module-level functions under decorators not followed
 
     def _intern(self, value: _T) -> _T:
         return self.interned.setdefault(value, value)
@@ -378,6 +379,8 @@ class _Collector:
             is_async=isinstance(node, ast.AsyncFunctionDef),
         )
         outer.bind(node.name, _Binding(outer, value=function if function.followed else None))
+        if not function.followed and outer is self.module_scope:
+            self.decorated[node.name] = function  # what it returns is not followed: counted (see exports)
         args = node.args
         ordered = [*args.posonlyargs, *args.args]
         is_static = any(_dotted(d) == "staticmethod" for d in node.decorator_list)

@@ -34,7 +34,9 @@ class _Exporter:
         module: str,
         reaching: frozenset[str],
         classes: list[tuple[str, _ClassScope]],
+        decorated: dict[str, _DownFunction],
     ) -> None:
+        self.decorated = decorated
         self.evaluator = evaluator
         self.module = module
         self.reaching = reaching
@@ -58,6 +60,10 @@ class _Exporter:
                         out[name] = entry
                     continue
             entry = self.entry(evaluator._unique(bindings), 0)
+            function = self.decorated.get(name)
+            if entry is None and function is not None and len(bindings) == 1:
+                # under a decorator not followed: calling it may give anything; counted where it may be upstream
+                entry = ("f", self._returned(function, 0), function.is_async)
             if entry is not None:
                 out[name] = entry
         return out
@@ -145,6 +151,7 @@ def module_exports(
     reaching: frozenset[str],
     module_scope: _Scope,
     classes: list[tuple[str, _ClassScope]],
+    decorated: dict[str, _DownFunction],
 ) -> Exports:
     """The summary of one module (see `downstream.linking.Exports`)."""
-    return _Exporter(evaluator, module, reaching, classes).summary(module_scope)
+    return _Exporter(evaluator, module, reaching, classes, decorated).summary(module_scope)
