@@ -284,10 +284,10 @@ class Linker:
 
     # -- what is followed ---------------------------------------------------------------------------
 
-    def reaches_upstream(self, module: str) -> bool:
-        """Whether one of the module's entries holds (or gives, or its instances hold) an upstream value."""
+    def reaching_names(self, module: str) -> list[str]:
+        """The module's names whose entry holds (or gives, or whose instances hold) an upstream value."""
         summary = self.summaries.get(module)
-        return any(self._entry_reaches(entry, module, 0) for entry in (summary or {}).values())
+        return [name for name, entry in (summary or {}).items() if self._entry_reaches(entry, module, 0)]
 
     def _entry_reaches(self, entry: Entry | None, module: str, depth: int) -> bool:
         if entry is None or depth > 4:

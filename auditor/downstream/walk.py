@@ -165,6 +165,10 @@ def scan_downstream(
     return found, outcomes
 
 
+def _words(words: set[str], *more: str) -> re.Pattern[str]:
+    return re.compile("|".join((r"\b(?:{})\b".format("|".join(re.escape(w) for w in sorted(words))), *more)))
+
+
 def _read_text(path: Path, relative: str) -> tuple[bytes, str] | FileOutcome:
     try:
         data = _read_bounded(path)
@@ -242,12 +246,15 @@ def _scan_reaching(
     for _ in range(MAX_ROUNDS):
         found = [scan for scan in scans if scan is not None]
         linker = Linker(summaries_of(found, modules), every, upstream_names)
-        reaching = [m for m in linker.summaries if m not in done and linker.reaches_upstream(m)]
+        named = {m: linker.reaching_names(m) for m in linker.summaries if m not in done}
+        reaching = {m: names for m, names in named.items() if names}
         done.update(reaching)
         if not reaching:
             return
-        words = {part for module in reaching for part in module.split(".")}
-        pattern = re.compile(r"\b(?:{})\b".format("|".join(re.escape(w) for w in sorted(words))))
+        # A file that uses one of them names its module (`from app import helpers`, `from .helpers import
+        # get`, `import app.helpers as h`, or a package's name `from . import get`) and the name itself
+        modules_named = _words({m.rsplit(".", 1)[-1] for m in reaching}, r"\bfrom\s+\.+\s+import\b")
+        names_named = _words({name for names in reaching.values() for name in names})
         pending: list[tuple[int, int, str, bytes, str, _Local]] = []
         keep = []
         for position, path, relative in left:
@@ -255,7 +262,7 @@ def _scan_reaching(
             if isinstance(read, FileOutcome):
                 continue
             data, text = read
-            if not pattern.search(text):
+            if not modules_named.search(text) or not names_named.search(text):
                 keep.append((position, path, relative))
                 continue
             local = _local_of(relative, text, modules, local_mention)
