@@ -112,7 +112,9 @@ class Reason(Enum):
         "different values, a Union annotation; `untyped-parameter`: a parameter without annotation whose "
         "callers in the file pass different values, or that may be called otherwise: read as a value, "
         "decorated, called with *args/**kwargs or through a receiver not followed; `too-many-callers`, "
-        "`parameter-depth`: a limit of following parameters through their callers)",
+        "`parameter-depth`: a limit of following parameters through their callers; a value of another "
+        "module of the downstream not followed: `returns-disagree`, `generator`, `decorated`, "
+        "`cross-module-depth`, `cross-module-cycle`)",
     )
     UNTYPED_PARAMETER = (
         "untyped-parameter",

@@ -524,6 +524,33 @@ def test_sqlalchemy_2_table_methods_reached_through_a_property_of_dataset(index_
     assert not [f for f in result.findings if f.code == "AD206"]  # `table.c` is a descriptor, not a method
 
 
+def test_sqlalchemy_2_engine_methods_reached_through_another_module_of_calitp(index_cache: Path) -> None:
+    """calitp 0.0.16 makes its engine in one module (`calitp/sql.py`: `def get_engine(...): return
+    create_engine(...)`) and uses it in others: `calitp/tables.py` keeps `AutoTable(get_engine(), ...)`'s
+    engine in `self._engine` and calls `self._engine.table_names()` (run at import: `tbl._init()`), its
+    tests call `get_engine().execute(...)`. SQLAlchemy 2.0 removed `Engine.table_names` and
+    `Engine.execute`. Confirmed under CPython 3.11 with calitp's own code (its BigQuery URL pointed at
+    SQLite, the dialect not installed): with 1.4.52 `import calitp.tables` and `get_engine().execute(...)`
+    work; with 2.0.30 "AttributeError: 'Engine' object has no attribute 'table_names'" at tables.py:48
+    and "'Engine' object has no attribute 'execute'". The two in `sql.py` itself were found before."""
+    result = audit(
+        AuditRequest("calitp==0.0.16", "sqlalchemy==2.0.30", old="sqlalchemy==1.4.52", cache_dir=index_cache)
+    )
+    errors = {
+        f"{f.location.path}:{f.location.line} {f.code}"
+        for f in result.findings
+        if f.severity.value == "error"
+    }
+    assert errors == {
+        "calitp/sql.py:62 AD101",
+        "calitp/sql.py:144 AD004",
+        "calitp/tables.py:48 AD004",  # self._engine = get_engine() of calitp/sql.py
+        "calitp/tests/test_tables.py:77 AD004",  # get_engine().execute(...), imported from calitp.sql
+    }
+    # `get_table()` returns a Table or a DataFrame: its uses elsewhere are counted, not checked
+    assert result.coverage[0].not_checkable.get("receiver-unknown:returns-disagree") == 4
+
+
 @pytest.mark.parametrize(
     ("downstream", "upstream", "found", "share"),
     STRANGER_PAIRS,
