@@ -212,12 +212,14 @@ class Linker:
             path = base[1]
             summary = self.summaries.get(path)
             entry = summary.get(name) if summary else None
-            if entry is not None:
-                return self.value(entry, path, depth + 1)
             inner = f"{path}.{name}"
-            if inner in self.modules or inner in self.packages:
-                return ("mod", inner)
-            return None
+            submodule = inner in self.modules or inner in self.packages
+            # `from pkg import sub` in pkg's own `__init__` binds the submodule (not itself)
+            if entry is not None and not (
+                submodule and entry[0] == "v" and entry[1] == AttrRef(ModuleRef(path), name)
+            ):
+                return self.value(entry, path, depth + 1)
+            return ("mod", inner) if submodule else None
         if kind in ("inst", "cls"):
             return self._member(base[1], base[2], name, depth, instance=kind == "inst")
         return base if kind == "unk" else None
