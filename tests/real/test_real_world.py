@@ -123,7 +123,11 @@ def test_clean_pair_has_no_error(
 # Pairs whose share of checked uses is lower for a reason of their own: django-filter's 42 calls of
 # `_ = gettext_lazy` (`lazy(gettext, str)`, whose wrapper hands its arguments to a proxy and binds
 # nothing until the string is used) are not checkable (`not-callable`).
-COVERAGE_FLOOR = {("django-filter==23.5", "django==5.0"): 0.75}
+# pytest's values reached across its own modules (`config.hook`, `config.trace`, `Config`'s attributes
+# holding pluggy objects, set in `_pytest/config/__init__.py` and read in a dozen modules) are sites
+# since values are followed across a downstream's modules: 50 of them meet pluggy's `HookRelay.__getattr__`
+# (`class-getattr`) or its tracer's untyped attributes (`callee-unresolved`), counted, not checked.
+COVERAGE_FLOOR = {("django-filter==23.5", "django==5.0"): 0.75, ("pytest==8.3.4", "pluggy==1.5.0"): 0.6}
 
 
 def test_typer_against_click_8_2_finds_the_make_metavar_break(
@@ -746,6 +750,9 @@ VALUE_CHANGES = [
                 "modes/import_candles_mode/__init__.py:193",
                 "research/get_candles.py:34",
                 "services/required_candles.py:26",
+                # `jh.get_arrow(...).floor('day').timestamp * 1000`: an Arrow returned by jesse.helpers
+                # (CPython, arrow 1.0.0: "TypeError: unsupported operand type(s) for *: 'method' and 'int'")
+                "services/required_candles.py:34",
                 "store/state_app.py:5",
             )
         },
@@ -756,7 +763,13 @@ VALUE_CHANGES = [
         "discord.py==2.0.0",
         "discord.py==1.7.3",
         {"jishaku/__main__.py:40 AD102"},
-        {"jishaku/__main__.py:41 AD206", "jishaku/cog.py:55 AD206"},
+        # management.py:83: `self.bot.unload_extension(...)`, `self.bot: commands.Bot` declared by the
+        # base class in jishaku/features/baseclass.py (an async def in discord.py 2.0.0)
+        {
+            "jishaku/__main__.py:41 AD206",
+            "jishaku/cog.py:55 AD206",
+            "jishaku/features/management.py:83 AD206",
+        },
     ),
 ]
 # The same upstreams against downstreams written for them: no error, no AD206 warning.
