@@ -113,7 +113,9 @@ class Reason(Enum):
         "callers in the file pass different values, or that may be called otherwise: read as a value, "
         "decorated, called with *args/**kwargs or through a receiver not followed; `too-many-callers`, "
         "`parameter-depth`: a limit of following parameters through their callers; `value-depth`, "
-        "`too-many-bindings`: values nested deeper, or names bound more often, than the analysis reads)",
+        "`too-many-bindings`: values nested deeper, or names bound more often, than the analysis reads; "
+        "a value of another module of the downstream not followed: `returns-disagree`, `generator`, "
+        "`decorated`, `cross-module-depth`, `cross-module-cycle`)",
     )
     UNTYPED_PARAMETER = (
         "untyped-parameter",

@@ -113,6 +113,9 @@ class FileScan:
     lines: tuple[str, ...]  # the file's lines, for showing findings
     # For a notebook: its code cells' lines are `lines`, and this says which cell each is in.
     notebook: NotebookMap | None = None
+    # What the module hands to the downstream's other modules (`downstream.linking.Exports`), until
+    # the scans are linked; None after.
+    exports: dict[str, Any] | None = None
 
 
 def ref_to_data(ref: Ref) -> Any:

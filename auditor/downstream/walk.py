@@ -23,10 +23,19 @@ import stat
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Union
 
 from apidrift.auditor.core.results import FileOutcome, FileStatus
 from apidrift.auditor.core.sites import FileScan, SiteKind, site_from_data, site_to_data
 from apidrift.auditor.core.wording import first_line
+from apidrift.auditor.downstream.linking import (
+    Linker,
+    exports_from_data,
+    exports_to_data,
+    link,
+    module_names,
+    summaries_of,
+)
 from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, Notebook, NotebookError, read_notebook
 from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import (
@@ -66,7 +75,7 @@ SKIPPED_DIRS = frozenset(
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024
-SCAN_VERSION = 42  # part of the scan cache key: bump when the scanner's output changes
+SCAN_VERSION = 43  # part of the scan cache key: bump when the scanner's output changes
 
 
 def scan_downstream(
@@ -76,8 +85,10 @@ def scan_downstream(
     exclude: tuple[str, ...] = (),
     aliases: tuple[tuple[str, str], ...] = (),
 ) -> tuple[list[FileScan], list[FileOutcome]]:
-    """Parse only the files that mention an upstream import name; every file gets an outcome. `aliases`:
-    module names other distributions register upstream modules under (`requests.packages.urllib3`)."""
+    """Parse only the files that mention an upstream import name (and, round by round, those that
+    mention a module of the downstream whose values reach the upstream: see `linking`); every file gets
+    an outcome. `aliases`: module names other distributions register upstream modules under
+    (`requests.packages.urllib3`)."""
     outcomes: list[FileOutcome] = []
     # A name, or a function named like one of its hooks (`def pytest_configure(`: a plugin need not
     # import its host to implement its hooks).
@@ -86,10 +97,18 @@ def scan_downstream(
     scans: list[FileScan | None] = []
     notebooks: dict[str, Notebook] = {}  # of the files still to parse
     pending: list[
-        tuple[int, int, str, bytes, str]
-    ] = []  # to parse: outcome and scan positions, path, bytes, text
+        tuple[int, int, str, bytes, str, _Local]
+    ] = []  # to parse: outcome and scan positions, path, bytes, text, what it knows of the downstream's modules
     files, unreadable = _python_files(root)
     outcomes.extend(unreadable)
+    modules = module_names([relative for _, relative in files])
+    local_names = frozenset(module.split(".")[0] for module, _ in modules.values()) - upstream_names
+    local_mention = (
+        re.compile(r"\b({})\b".format("|".join(re.escape(n) for n in sorted(local_names))))
+        if local_names
+        else None
+    )
+    unmentioned: list[tuple[int, Path, str]] = []  # outcome position, path: files not scanned
     for path, relative in files:
         if any(
             fnmatch.fnmatchcase(relative, pattern) or relative.startswith(pattern.rstrip("/") + "/")
@@ -106,54 +125,155 @@ def scan_downstream(
             data, notebook = read
             text = notebook.text
         else:
-            try:
-                read_data = _read_bounded(path)
-            except OSError as error:
-                outcomes.append(
-                    FileOutcome(relative, FileStatus.FAILED, f"unreadable: {error.strerror or error}")
-                )
+            read_text = _read_text(path, relative)
+            if isinstance(read_text, FileOutcome):
+                outcomes.append(read_text)
                 continue
-            if read_data is None:
-                outcomes.append(
-                    FileOutcome(
-                        relative, FileStatus.SKIPPED, f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB"
-                    )
-                )
-                continue
-            data = read_data
-            try:
-                text = decode_source(data)
-            except SourceDecodeError as error:
-                outcomes.append(FileOutcome(relative, FileStatus.FAILED, f"cannot decode: {error}"))
-                continue
+            data, text = read_text
         # A notebook is scanned when any of its code cells' lines (a magic, a cell that does not parse) names it.
         if mention is None or not mention.search("\n".join(notebook.lines) if notebook else text):
+            if notebook is None:
+                unmentioned.append((len(outcomes), path, relative))
             outcomes.append(FileOutcome(relative, FileStatus.SKIPPED, "does not mention the upstream"))
             continue
-        cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases)
+        local = _local_of(relative, text, modules, local_mention)
+        cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases, local)
         if cached is not None and notebook is not None:
             cached = _in_notebook(cached, notebook)
         if cached is not None:
-            outcomes.append(FileOutcome(relative, FileStatus.SCANNED, use_sites=_uses(cached)))
+            outcomes.append(FileOutcome(relative, FileStatus.SCANNED))
             scans.append(cached)
             continue
-        pending.append((len(outcomes), len(scans), relative, data, text))
+        pending.append((len(outcomes), len(scans), relative, data, text, local))
         if notebook is not None:
             notebooks[relative] = notebook
         outcomes.append(FileOutcome(relative, FileStatus.SCANNED))  # both placeholders are filled once parsed
         scans.append(None)
+    _parse_pending(pending, scans, outcomes, notebooks, upstream_names, cache_dir, aliases)
+    if local_names and unmentioned:
+        _scan_reaching(
+            unmentioned, scans, outcomes, modules, local_mention, upstream_names, cache_dir, aliases
+        )
+    found = [s for s in scans if s is not None]
+    if local_names:
+        found = link(found, modules, upstream_names, local_names)
+    uses = {scan.path: _uses(scan) for scan in found}
+    for index, outcome in enumerate(outcomes):
+        if outcome.status is FileStatus.SCANNED and outcome.path in uses:
+            outcomes[index] = replace(outcome, use_sites=uses[outcome.path])
+    return found, outcomes
+
+
+def _words(words: set[str], *more: str) -> re.Pattern[str]:
+    return re.compile("|".join((r"\b(?:{})\b".format("|".join(re.escape(w) for w in sorted(words))), *more)))
+
+
+def _read_text(path: Path, relative: str) -> tuple[bytes, str] | FileOutcome:
+    try:
+        data = _read_bounded(path)
+    except OSError as error:
+        return FileOutcome(relative, FileStatus.FAILED, f"unreadable: {error.strerror or error}")
+    if data is None:
+        return FileOutcome(relative, FileStatus.SKIPPED, f"larger than {MAX_FILE_BYTES // 1024 // 1024} MiB")
+    try:
+        return data, decode_source(data)
+    except SourceDecodeError as error:
+        return FileOutcome(relative, FileStatus.FAILED, f"cannot decode: {error}")
+
+
+def _local_of(
+    relative: str,
+    text: str,
+    modules: dict[str, tuple[str, str | None]],
+    local_mention: re.Pattern[str] | None,
+) -> _Local:
+    """What a file's scan needs of the downstream's own modules: the top-level names of them it
+    mentions (its own package's among them: its relative imports), its module and its package. Only
+    these are part of its scan's cache key: adding a module elsewhere leaves its cached scan valid."""
+    if local_mention is None:
+        return _NO_LOCAL
+    module, package = modules.get(relative, (None, None))
+    names = set(local_mention.findall(text))
+    if package is not None:
+        names.add(package.split(".")[0])
+    return frozenset(names), module, package
+
+
+def _parse_pending(
+    pending: list[tuple[int, int, str, bytes, str, _Local]],
+    scans: list[FileScan | None],
+    outcomes: list[FileOutcome],
+    notebooks: dict[str, Notebook],
+    upstream_names: frozenset[str],
+    cache_dir: Path,
+    aliases: tuple[tuple[str, str], ...],
+) -> None:
     jobs = [
-        (relative, data, text, upstream_names, cache_dir, aliases) for _, _, relative, data, text in pending
+        (relative, data, text, upstream_names, cache_dir, aliases, local)
+        for _, _, relative, data, text, local in pending
     ]
-    for (position, slot, relative, _, text), scan in zip(pending, _parse_all(jobs)):
+    for (position, slot, relative, _, text, _), scan in zip(pending, _parse_all(jobs)):
         if isinstance(scan, str):
             outcomes[position] = FileOutcome(relative, FileStatus.FAILED, scan)
         else:
-            outcomes[position] = FileOutcome(relative, FileStatus.SCANNED, use_sites=_uses(scan))
+            outcomes[position] = FileOutcome(relative, FileStatus.SCANNED)
             # A pool's worker sends the sites only (see `_pool_job`): the lines are this process's text.
             scan = scan if scan.lines else replace(scan, lines=tuple(text.splitlines()))
             scans[slot] = _in_notebook(scan, notebooks[relative]) if relative in notebooks else scan
-    return [s for s in scans if s is not None], outcomes
+
+
+# Rounds of scanning the files that mention a module whose values reach the upstream (a re-export
+# through a package's `__init__` needs one more round for the files that import the package)
+MAX_ROUNDS = 3
+
+
+def _scan_reaching(
+    unmentioned: list[tuple[int, Path, str]],
+    scans: list[FileScan | None],
+    outcomes: list[FileOutcome],
+    modules: dict[str, tuple[str, str | None]],
+    local_mention: re.Pattern[str] | None,
+    upstream_names: frozenset[str],
+    cache_dir: Path,
+    aliases: tuple[tuple[str, str], ...],
+) -> None:
+    """Scan the files that name no upstream module but one of the downstream's own modules whose
+    values reach the upstream (`from app.db import client`), round by round."""
+    every = frozenset(module for module, _ in modules.values())
+    left = list(unmentioned)
+    done: set[str] = set()
+    for _ in range(MAX_ROUNDS):
+        found = [scan for scan in scans if scan is not None]
+        linker = Linker(summaries_of(found, modules), every, upstream_names)
+        named = {m: linker.reaching_names(m) for m in linker.summaries if m not in done}
+        reaching = {m: names for m, names in named.items() if names}
+        done.update(reaching)
+        if not reaching:
+            return
+        # A file that uses one of them names its module (`from app import helpers`, `from .helpers import
+        # get`, `import app.helpers as h`, or a package's name `from . import get`) and the name itself
+        modules_named = _words({m.rsplit(".", 1)[-1] for m in reaching}, r"\bfrom\s+\.+\s+import\b")
+        names_named = _words({name for names in reaching.values() for name in names})
+        pending: list[tuple[int, int, str, bytes, str, _Local]] = []
+        keep = []
+        for position, path, relative in left:
+            read = _read_text(path, relative)
+            if isinstance(read, FileOutcome):
+                continue
+            data, text = read
+            if not modules_named.search(text) or not names_named.search(text):
+                keep.append((position, path, relative))
+                continue
+            local = _local_of(relative, text, modules, local_mention)
+            cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases, local)
+            outcomes[position] = FileOutcome(relative, FileStatus.SCANNED)
+            if cached is not None:
+                scans.append(cached)
+                continue
+            pending.append((position, len(scans), relative, data, text, local))
+            scans.append(None)
+        left = keep
+        _parse_pending(pending, scans, outcomes, {}, upstream_names, cache_dir, aliases)
 
 
 def _uses(scan: FileScan) -> int:
@@ -202,7 +322,10 @@ POOL_MIN_FILES = 8
 POOL_MIN_CHARS = 1024 * 1024
 
 
-_Job = tuple[str, bytes, str, frozenset[str], Path, tuple[tuple[str, str], ...]]
+# The downstream's own top-level module names the file mentions, its module and its package (see linking)
+_Local = tuple[frozenset[str], Union[str, None], Union[str, None]]
+_NO_LOCAL: _Local = (frozenset(), None, None)
+_Job = tuple[str, bytes, str, frozenset[str], Path, tuple[tuple[str, str], ...], _Local]
 
 
 def _parse_all(jobs: list[_Job]) -> list[FileScan | str]:
@@ -267,7 +390,7 @@ def _read_notebook(
 def _in_notebook(scan: FileScan, notebook: Notebook) -> FileScan:
     """A notebook's scan: its cells' lines as written (the parser read `pass` for what is not
     Python), and the map from those lines to cells and to the JSON."""
-    return FileScan(scan.path, scan.sites, notebook.lines, notebook.map)
+    return FileScan(scan.path, scan.sites, notebook.lines, notebook.map, scan.exports)
 
 
 def _pool_job(job: _Job) -> FileScan | str:
@@ -290,11 +413,14 @@ def _entry(
     upstream_names: frozenset[str],
     cache_dir: Path,
     aliases: tuple[tuple[str, str], ...] = (),
+    local: _Local = _NO_LOCAL,
 ) -> Path:
+    names, module, package = local
     head = (
         f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0".encode()
         + "".join(f"{alias}={target};" for alias, target in aliases).encode()
         + relative.encode("utf-8", "replace")
+        + f"\0{','.join(sorted(names))}\0{module or ''}\0{package or ''}".encode("utf-8", "replace")
         + b"\0"
     )
     key = hashlib.sha256(head + data).hexdigest()
@@ -308,12 +434,16 @@ def _cached_scan(
     upstream_names: frozenset[str],
     cache_dir: Path,
     aliases: tuple[tuple[str, str], ...] = (),
+    local: _Local = _NO_LOCAL,
 ) -> FileScan | None:
-    """The file's use sites from the scan cache, when this content was scanned before."""
-    entry = _entry(relative, data, upstream_names, cache_dir, aliases)
+    """The file's use sites (and what it hands to the downstream's other modules) from the scan cache,
+    when this content was scanned before."""
+    entry = _entry(relative, data, upstream_names, cache_dir, aliases, local)
     try:
-        sites = tuple(site_from_data(d) for d in json.loads(entry.read_text(encoding="utf-8")))
-        return FileScan(relative, sites, tuple(text.splitlines()))
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+        sites = tuple(site_from_data(d) for d in stored["s"])
+        exports = exports_from_data(stored["e"]) if stored.get("e") else None
+        return FileScan(relative, sites, tuple(text.splitlines()), exports=exports)
     except FileNotFoundError:
         return None
     except Exception as error:  # a torn, stale or corrupted entry (or not a file at all): scan again
@@ -328,22 +458,32 @@ def _fresh_scan(
     upstream_names: frozenset[str],
     cache_dir: Path,
     aliases: tuple[tuple[str, str], ...] = (),
+    local: _Local = _NO_LOCAL,
 ) -> FileScan | str:
-    """Parse one file and store its use sites in the cache; or say why it could not be parsed."""
-    entry = _entry(relative, data, upstream_names, cache_dir, aliases)
-    scan = _scan_text(relative, text, upstream_names, aliases)
+    """Parse one file and store its use sites (and its exports, see `linking`) in the cache; or say why
+    it could not be parsed."""
+    entry = _entry(relative, data, upstream_names, cache_dir, aliases, local)
+    scan = _scan_text(relative, text, upstream_names, aliases, local)
     if isinstance(scan, str):
         return scan
     try:
         # One site at a time: a list of every site's dict costs about 1.5 KiB a site at once.
-        atomic_write_text(entry, "[" + ",".join(json.dumps(site_to_data(s)) for s in scan.sites) + "]")
+        exports = json.dumps(exports_to_data(scan.exports)) if scan.exports else "null"
+        atomic_write_text(
+            entry,
+            '{"s":[' + ",".join(json.dumps(site_to_data(s)) for s in scan.sites) + '],"e":' + exports + "}",
+        )
     except OSError:
         pass  # a read-only cache must not stop the audit
     return scan
 
 
 def _scan_text(
-    relative: str, text: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
+    relative: str,
+    text: str,
+    upstream_names: frozenset[str],
+    aliases: tuple[tuple[str, str], ...] = (),
+    local: _Local = _NO_LOCAL,
 ) -> FileScan | str:
     """The use sites of one file, read with CPython's parser (`astscan`); or why it could not be read.
 
@@ -356,7 +496,7 @@ def _scan_text(
     from apidrift.auditor.downstream import astscan
 
     try:
-        return astscan.scan_source(relative, text, upstream_names, aliases)
+        return astscan.scan_source(relative, text, upstream_names, aliases, local=local)
     except astscan.TooDeep as error:
         return f"nesting too deep to parse ({error.depth} levels, at most {MAX_NESTING})"
     except (RecursionError, MemoryError):
@@ -367,17 +507,21 @@ def _scan_text(
             return problem
         if len(text) > LIBCST_MAX_CHARS:
             return f"syntax error: {error.msg} (line {error.lineno})"
-        return _scan_with_libcst(relative, text, upstream_names, aliases)
+        return _scan_with_libcst(relative, text, upstream_names, aliases, local)
     except ValueError:  # null bytes (Python 3.11)
         if len(text) > LIBCST_MAX_CHARS:
             return "syntax error: source code contains null bytes"
-        return _scan_with_libcst(relative, text, upstream_names, aliases)
+        return _scan_with_libcst(relative, text, upstream_names, aliases, local)
     except Exception as error:  # a scanner bug must cost one file, not the audit
         return _scanner_error(error)
 
 
 def _scan_with_libcst(
-    relative: str, text: str, upstream_names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
+    relative: str,
+    text: str,
+    upstream_names: frozenset[str],
+    aliases: tuple[tuple[str, str], ...] = (),
+    local: _Local = _NO_LOCAL,
 ) -> FileScan | str:
     """A file CPython's parser refused, parsed by LibCST, turned into the tree CPython would build
     (`cst_to_ast`) and scanned by `astscan` like every other file."""
@@ -391,7 +535,7 @@ def _scan_with_libcst(
     from apidrift.auditor.downstream.cst_to_ast import Unfaithful, parse
 
     try:
-        return astscan.scan_source(relative, text, upstream_names, aliases, tree=parse(text))
+        return astscan.scan_source(relative, text, upstream_names, aliases, tree=parse(text), local=local)
     except (
         libcst.ParserSyntaxError,
         libcst.CSTValidationError,

@@ -373,3 +373,46 @@ def test_parameters_whose_callers_disagree_or_escape_are_counted(tmp_path: Path)
     assert coverage.not_checkable.get("receiver-unknown:untyped-parameter") == 5
     # `c.never_there()` on an instance of `pkg.Client` or of a subclass (a caller's annotation)
     assert coverage.not_checkable.get("attribute-of-annotated-type") == 1
+
+
+def test_values_from_another_module_not_followed_are_counted(tmp_path: Path) -> None:
+    """A value another module of the downstream hands over that may be an upstream object but is not
+    followed (returns that disagree, a generator, a decorator not followed) is counted with its reason;
+    a function returning only the downstream's own objects gives no site."""
+    sections = parse_case(
+        Path(__file__).parents[1] / "cases" / "values_from_another_module_not_followed_are_counted.case"
+    )
+    new = write_tree(tmp_path / "new", sections["new"])
+    old = write_tree(tmp_path / "old", sections["old"])
+    down = write_tree(tmp_path / "down", sections["downstream"])
+    result = audit(AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}", cache_dir=tmp_path / "cache"))
+    (coverage,) = result.coverage
+    assert result.findings == []
+    assert {(s.path, s.line, s.reason) for s in coverage.sites} == {
+        ("app/main.py", 3, "receiver-unknown:returns-disagree"),
+        ("app/main.py", 4, "receiver-unknown:generator"),
+        ("app/main.py", 5, "receiver-unknown:decorated"),
+    }
+
+
+def test_a_cached_scan_is_read_again_through_the_summaries_of_today(tmp_path: Path) -> None:
+    """The scan cache holds each file's own reading (its sites, in terms of the downstream's modules,
+    and what it hands to them); the values are followed across modules on every run: when `helpers.py`
+    changes what `get()` returns, `main.py`'s cached scan gives the new answer."""
+    sections = parse_case(
+        Path(__file__).parents[1] / "cases" / "values_returned_by_another_module_are_followed.case"
+    )
+    new = write_tree(tmp_path / "new", sections["new"])
+    old = write_tree(tmp_path / "old", sections["old"])
+    down = write_tree(tmp_path / "down", sections["downstream"])
+
+    def lines() -> list[int]:
+        request = AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}", cache_dir=tmp_path / "cache")
+        return sorted(f.location.line for f in audit(request).findings if f.location.path == "app/main.py")
+
+    assert lines() == [7, 9, 10, 11, 12, 13, 15, 19]
+    helpers = down / "app" / "helpers.py"
+    helpers.write_text(helpers.read_text().replace("return pkg.make()", "return object()"))
+    assert lines() == [19]  # `fetch()` still returns `pkg.Table()`
+    helpers.write_text(helpers.read_text().replace("return object()", "return pkg.make()"))
+    assert lines() == [7, 9, 10, 11, 12, 13, 15, 19]

@@ -40,6 +40,7 @@ import sys
 from apidrift.auditor.core.sites import FileScan, UseSite
 from apidrift.auditor.downstream.astscan.collector import TooDeep, _Collector
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
+from apidrift.auditor.downstream.astscan.exports import module_exports
 from apidrift.auditor.downstream.astscan.hooks import hook_sites
 from apidrift.auditor.downstream.astscan.names import _MAY_IMPORT_STAR, _add_bound_names
 from apidrift.auditor.downstream.astscan.overrides import _override_sites
@@ -61,19 +62,25 @@ def scan_source(
     upstream_names: frozenset[str],
     aliases: tuple[tuple[str, str], ...] = (),
     tree: ast.Module | None = None,
+    local: tuple[frozenset[str], str | None, str | None] = (frozenset(), None, None),
 ) -> FileScan:
     """Find the use sites of one file. Raises SyntaxError (or ValueError for null bytes) on a file
     CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING.
 
     `tree`: the file's tree when it was built another way (`cst_to_ast`, for the files this
-    Python's parser refuses); it must be the tree CPython builds for `source`, positions included."""
+    Python's parser refuses); it must be the tree CPython builds for `source`, positions included.
+    `local`: the top-level names of the downstream's own modules, the module this file is and the
+    package its relative imports start from: uses of those modules' values are kept as sites for
+    `downstream.linking`, and the scan says what this module hands to the others (`FileScan.exports`)."""
+    local_names, module_name, package = local
     text = _Text(source)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     collecting = gc.isenabled()
     gc.disable()  # the scan allocates many small objects and frees none until it returns: no cycle hunts meanwhile
     try:
-        collector = _Collector(upstream_names, text, aliases)
+        collector = _Collector(upstream_names, text, aliases, (local_names, package))
+        reaching = upstream_names | local_names
         bound: set[str] | None = set() if _MAY_IMPORT_STAR.search(source) else None
         hooks: list[UseSite] = []
         for module in _parse(source, CHUNK_CHARS) if tree is None else iter((tree,)):
@@ -116,14 +123,25 @@ def scan_source(
                 assert isinstance(candidate.scope, _ClassScope)
                 sites.extend(_override_sites(candidate.scope, evaluator, text, upstream_names))
                 continue
-            site = _site(candidate, evaluator, upstream_names, lines)
+            site = _site(candidate, evaluator, upstream_names, lines, reaching)
             if site is not None:
                 sites.append(site)
+        exports = None
+        if module_name is not None and local_names:
+            evaluator.reach = None
+            exports = module_exports(
+                evaluator,
+                module_name,
+                reaching,
+                collector.module_scope,
+                collector.classes,
+                collector.decorated,
+            )
     finally:
         sys.setrecursionlimit(limit)
         if collecting:
             gc.enable()
-    return FileScan(path, tuple(sites + hooks), lines)
+    return FileScan(path, tuple(sites + hooks), lines, exports=exports or None)
 
 
 def _function_named(name: str, scope: _Scope) -> _DownFunction | None:

@@ -104,9 +104,19 @@ class _Collector:
     """One pass over the tree in source order: scopes, bindings, guards and the candidate use sites."""
 
     def __init__(
-        self, upstream_names: frozenset[str], text: _Text, aliases: tuple[tuple[str, str], ...] = ()
+        self,
+        upstream_names: frozenset[str],
+        text: _Text,
+        aliases: tuple[tuple[str, str], ...] = (),
+        local: tuple[frozenset[str], str | None] = (frozenset(), None),
     ) -> None:
         self.upstream_names = upstream_names
+        # The top-level names of the downstream's own modules, and the package this file is in (for
+        # relative imports; None where it is in none): an import of one of them binds a reference
+        # rooted at that module, followed across the downstream's modules once every file is scanned
+        # (`downstream.linking`).
+        self.local_names, self.package = local
+        self.reaching_names = upstream_names | self.local_names
         self.aliases = aliases  # modules other modules register upstream modules under
         self.text = text
         self.module_scope = _Scope(None)
@@ -173,6 +183,7 @@ class _Collector:
         self.method_names: dict[str, int] = {}
         self.computed_class_call = False
         self.annotating = 0  # inside an annotation, a class's bases or isinstance()'s classes
+        self.decorated: dict[str, _DownFunction] = {}  # module-level functions under decorators not followed
 
     def _intern(self, value: _T) -> _T:
         return self.interned.setdefault(value, value)
@@ -368,6 +379,8 @@ class _Collector:
             is_async=isinstance(node, ast.AsyncFunctionDef),
         )
         outer.bind(node.name, _Binding(outer, value=function if function.followed else None))
+        if not function.followed and outer is self.module_scope:
+            self.decorated[node.name] = function  # what it returns is not followed: counted (see exports)
         args = node.args
         ordered = [*args.posonlyargs, *args.args]
         is_static = any(_dotted(d) == "staticmethod" for d in node.decorator_list)
@@ -782,7 +795,7 @@ class _Collector:
         tests = _hasattr_tests(test, self.text)
         if tests is None or not set(_identifiers(test)).isdisjoint(self.version_names | self.fallback_names):
             return True, []
-        if all(holds_no_upstream(self._visible(name), self.upstream_names) for name, _ in tests):
+        if all(holds_no_upstream(self._visible(name), self.reaching_names) for name, _ in tests):
             return False, [frozenset(attribute for _, attribute in tests)]
         return True, []
 
@@ -1014,10 +1027,12 @@ class _Collector:
             stars = self.module_scope.star_modules = self.module_scope.star_modules or []
             stars.append(module if upstream and not nested else None)
             return
+        if not upstream:
+            module = self._own_module(module, node.level)
         for alias in node.names:
             name = alias.name
             local = alias.asname if alias.asname is not None else name
-            value = AttrRef(ModuleRef(module), name) if upstream and module else None
+            value = AttrRef(ModuleRef(module), name) if module and (upstream or self.local_names) else None
             binding = _Binding(self.scope, value=value)
             self.scope.bind(local, binding)
             if self.try_imports:
@@ -1028,6 +1043,20 @@ class _Collector:
                 alias_span = text.span(alias)
                 name_span = text.span_of(start, match.end()) if match else alias_span
                 self._candidate("import-name", None, name_span, (module, name, alias_span))
+
+    def _own_module(self, module: str | None, level: int) -> str | None:
+        """The downstream's own module a `from` import reads (a relative one made absolute), or None."""
+        if level:
+            if self.package is None:
+                return None
+            parts = self.package.split(".")
+            if level - 1 >= len(parts):
+                return None
+            base = ".".join(parts[: len(parts) - (level - 1)])
+            module = f"{base}.{module}" if module else base
+        if module is None or module.split(".")[0] not in self.local_names:
+            return None
+        return module
 
     def visit_Assign(self, node: ast.Assign) -> None:
         settles = self.scope.defer()

@@ -171,7 +171,9 @@ class _Evaluator:
 
     def _opaque(self, values: list[_Value], why: str) -> OpaqueRef | None:
         """A value that may be an upstream object (one of `values` is one), which one unknown."""
-        upstream = next((v for v in values if isinstance(v, REFS)), None)
+        refs = [v for v in values if isinstance(v, REFS)]
+        # An upstream object before a value of the downstream's other modules (followed once linked)
+        upstream = next((v for v in refs if root_module(v) in self.upstream_names), refs[0] if refs else None)
         if upstream is None:
             return None
         if isinstance(upstream, OpaqueRef):

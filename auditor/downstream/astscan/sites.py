@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from apidrift.auditor.core.bind import CallShape
-from apidrift.auditor.core.refs import AttrRef, ModuleRef, OpaqueRef, root_module
+from apidrift.auditor.core.refs import AttrRef, ModuleRef, OpaqueRef, Ref, root_module
 from apidrift.auditor.core.sites import Introspected, SiteKind, Span, UseSite
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.text import _Text
@@ -38,10 +38,30 @@ def _tests(
     return tuple(found), unknown
 
 
+def _kept(ref: Ref, upstream_names: frozenset[str], reaching: frozenset[str]) -> bool:
+    """Whether a site of this reference is kept: one of the upstream, or one of a value of the
+    downstream's other modules (resolved by `downstream.linking`); not a name of such a module itself
+    (`helpers.get`, `get(...)`: whatever it holds, such a use is checked where the module imports it,
+    and such sites are most of a large downstream's own calls)."""
+    root = root_module(ref)
+    if root in upstream_names:
+        return True
+    if root not in reaching:
+        return False
+    return isinstance(ref, AttrRef) and not isinstance(ref.base, ModuleRef)
+
+
 def _site(
-    candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str], lines: tuple[str, ...]
+    candidate: _Candidate,
+    evaluator: _Evaluator,
+    upstream_names: frozenset[str],
+    lines: tuple[str, ...],
+    reaching: frozenset[str] | None = None,
 ) -> UseSite | None:
+    """The use site of a candidate whose value reaches the upstream, or one of `reaching` (the
+    upstream's names and the downstream's own modules', whose sites `downstream.linking` resolves)."""
     kind, span = candidate.kind, candidate.span
+    reaching = upstream_names if reaching is None else reaching
     guarded, caught = site_guard(candidate.guarded, candidate.scope)
     assert span is not None
     evaluator.position = span.line
@@ -74,7 +94,7 @@ def _site(
                     True  # even handing on nothing: a parameter the upstream now requires is missing
                 )
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
-        if not isinstance(func, REFS) or root_module(func) not in upstream_names:
+        if not isinstance(func, REFS) or not _kept(func, upstream_names, reaching):
             return None
         return UseSite(
             SiteKind.CALL,
@@ -95,7 +115,7 @@ def _site(
     if kind == "store":  # `x.name = value`: the object x is, whatever the downstream stored on it
         expression = candidate.expression
         base = evaluator.expression(expression[1], candidate.scope) if expression else None
-        if not isinstance(base, REFS) or root_module(base) not in upstream_names:
+        if not isinstance(base, REFS) or not _kept(AttrRef(base, ""), upstream_names, reaching):
             return None
         if isinstance(base, OpaqueRef) and not base.alternatives:
             return None
@@ -106,7 +126,7 @@ def _site(
         )  # fmt: skip
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
-        if not isinstance(ref, (AttrRef, OpaqueRef)) or root_module(ref) not in upstream_names:
+        if not isinstance(ref, (AttrRef, OpaqueRef)) or not _kept(ref, upstream_names, reaching):
             return None
         return UseSite(
             SiteKind.ATTRIBUTE,

@@ -1,0 +1,374 @@
+"""Values followed across the downstream's own modules, once every file is scanned.
+
+Each file's scan reads its imports of the downstream's own modules (`from app.helpers import get`,
+`from . import helpers`, `import app.db as db`) as references rooted at those modules, and keeps the
+uses of them as sites (`get().removed()`: `app.helpers.get(...).removed`). Each module's scan also
+says what it hands to the others (its `Exports`: what each module-level name holds, what calling each
+function gives, what each class's instances hold in their attributes and properties), in the same
+terms. Here those references are resolved through the summaries: a use whose value is an upstream
+object becomes a use of it, checked as if the value were made in the using file; one whose value may
+be upstream but cannot be followed (returns that disagree, a generator, an unknown decorator, a chain
+deeper than MAX_DEPTH or a cycle) is counted as `receiver-unknown:<why>`; any other is dropped (no
+use of the upstream). The names themselves are checked where they are imported: a use that resolves to
+a bare upstream name (a re-export: `from app import Table`) is the importing module's, not repeated.
+
+Flow-insensitive (a summary holds what all of a module's bindings of a name agree on) and bounded.
+Nothing here parses: a summary depends only on its file's text (it is cached with the file's scan), the
+resolution is redone on every run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any, Union
+
+from apidrift.auditor.core.refs import (
+    AttrRef,
+    CallRef,
+    InstanceRef,
+    ItemRef,
+    ModuleRef,
+    OpaqueRef,
+    Ref,
+    StarRef,
+    root_module,
+)
+from apidrift.auditor.core.sites import FileScan, SiteKind, UseSite, ref_from_data, ref_to_data
+
+# An entry of a module's summary:
+#   ("v", ref): a value (an upstream reference, or one to the downstream's modules);
+#   ("f", returned entry or None, is_async): a function, and what calling it gives;
+#   ("k", instance attributes, class attributes, base or None, closed, own names): a class; `closed`:
+#       an attribute not among its own names is its base's (or missing), never made at run time;
+#   ("u", why, refs): a value not followed (`why`), that may be one of `refs`.
+Entry = tuple[Any, ...]
+Exports = dict[str, Entry]
+
+MAX_DEPTH = 12  # references resolved through summaries, one inside another, for one use
+
+_Resolved = Union[Ref, tuple[Any, ...], None]  # a Ref, or ("mod" | "fn" | "cls" | "inst" | "unk", ...)
+
+
+def entry_to_data(entry: Entry) -> list[Any]:
+    kind = entry[0]
+    if kind == "v":
+        return ["v", ref_to_data(entry[1])]
+    if kind == "f":
+        return ["f", entry_to_data(entry[1]) if entry[1] is not None else None, entry[2]]
+    if kind == "k":
+        return [
+            "k",
+            {name: entry_to_data(e) for name, e in entry[1].items()},
+            {name: entry_to_data(e) for name, e in entry[2].items()},
+            ref_to_data(entry[3]) if entry[3] is not None else None,
+            entry[4],
+            list(entry[5]),
+        ]
+    return ["u", entry[1], [ref_to_data(r) for r in entry[2]]]
+
+
+def entry_from_data(data: list[Any]) -> Entry:
+    kind = data[0]
+    if kind == "v":
+        return ("v", ref_from_data(data[1]))
+    if kind == "f":
+        return ("f", entry_from_data(data[1]) if data[1] is not None else None, bool(data[2]))
+    if kind == "k":
+        return (
+            "k",
+            {name: entry_from_data(e) for name, e in data[1].items()},
+            {name: entry_from_data(e) for name, e in data[2].items()},
+            ref_from_data(data[3]) if data[3] is not None else None,
+            bool(data[4]),
+            frozenset(data[5]),
+        )
+    if kind == "u":
+        return ("u", str(data[1]), tuple(ref_from_data(r) for r in data[2]))
+    raise ValueError(kind)
+
+
+def exports_to_data(exports: Exports) -> dict[str, Any]:
+    return {name: entry_to_data(entry) for name, entry in exports.items()}
+
+
+def exports_from_data(data: dict[str, Any]) -> Exports:
+    return {name: entry_from_data(entry) for name, entry in data.items()}
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
+
+
+def module_names(relatives: list[str]) -> dict[str, tuple[str, str | None]]:
+    """The module each `.py` file is imported as (its folders up to the first without `__init__.py`),
+    and the package its relative imports start from; files whose module another file also is, or
+    whose name is no module name, are left out."""
+    packages = {r.rpartition("/")[0] for r in relatives if r == "__init__.py" or r.endswith("/__init__.py")}
+    found: dict[str, tuple[str, str | None]] = {}
+    seen: dict[str, int] = {}
+    for relative in relatives:
+        if not relative.endswith(".py"):
+            continue
+        parts = relative[:-3].split("/")
+        folders = parts[:-1]
+        top = len(folders)
+        while top > 0 and "/".join(folders[:top]) in packages:
+            top -= 1
+        chain = folders[top:]
+        if not all(_IDENTIFIER.match(p) for p in (*chain, parts[-1])):
+            continue
+        if parts[-1] == "__init__":
+            if not chain:
+                continue
+            module = ".".join(chain)
+            package: str | None = module
+        else:
+            module = ".".join((*chain, parts[-1]))
+            package = ".".join(chain) or None
+        found[relative] = (module, package)
+        seen[module] = seen.get(module, 0) + 1
+    return {r: mp for r, mp in found.items() if seen[mp[0]] == 1}
+
+
+class Linker:
+    """Resolves references to the downstream's own modules through their summaries."""
+
+    def __init__(
+        self,
+        summaries: dict[str, Exports],
+        modules: set[str] | frozenset[str],
+        upstream_names: frozenset[str],
+    ) -> None:
+        self.summaries = summaries
+        self.modules = modules
+        self.packages = {m.rsplit(".", 1)[0] for m in modules if "." in m}
+        self.upstream_names = upstream_names
+        self._active: set[int] = set()
+        self._memo: dict[int, _Resolved] = {}
+        self._limited = False
+        self.fallback_root = min(upstream_names) if upstream_names else ""
+
+    # -- references ---------------------------------------------------------------------------------
+
+    def resolve(self, ref: Ref, depth: int = 0) -> _Resolved:
+        if depth > MAX_DEPTH:
+            self._limited = True
+            return ("unk", "cross-module-depth", self.fallback_root)
+        if isinstance(ref, ModuleRef):
+            if ref.path.split(".")[0] in self.upstream_names:
+                return ref
+            if ref.path in self.modules or ref.path in self.packages:
+                return ("mod", ref.path)
+            return None
+        if isinstance(ref, AttrRef):
+            return self.attribute(self.resolve(ref.base, depth), ref.name, depth)
+        if isinstance(ref, CallRef):
+            return self.call(self.resolve(ref.func, depth), depth)
+        if isinstance(ref, InstanceRef):
+            cls = self.resolve(ref.cls, depth)
+            if isinstance(cls, tuple):
+                if cls[0] == "cls":
+                    return ("inst", cls[1], cls[2])
+                return cls if cls[0] == "unk" else None
+            return InstanceRef(cls) if cls is not None and not isinstance(cls, OpaqueRef) else cls
+        if isinstance(ref, ItemRef):
+            if ref.via == "await" and isinstance(ref.base, CallRef):
+                func = self.resolve(ref.base.func, depth)
+                if isinstance(func, tuple) and func[0] == "fn":
+                    entry = func[2]
+                    return self.value(entry[1], func[1], depth + 1) if entry[2] and entry[1] else None
+            base = self.resolve(ref.base, depth)
+            if isinstance(base, tuple):
+                return base if base[0] == "unk" else None
+            if base is None or isinstance(base, OpaqueRef):
+                return base
+            return ItemRef(base, ref.via)
+        if isinstance(ref, (OpaqueRef, StarRef)):
+            return ref if root_module(ref) in self.upstream_names else None
+        return None
+
+    def call(self, func: _Resolved, depth: int) -> _Resolved:
+        if func is None or isinstance(func, OpaqueRef):
+            return func
+        if not isinstance(func, tuple):
+            return CallRef(func)
+        kind = func[0]
+        if kind == "fn":
+            entry = func[2]
+            if entry[2] or entry[1] is None:  # a coroutine, or nothing the summary follows
+                return None
+            return self.value(entry[1], func[1], depth + 1)
+        if kind == "cls":
+            return ("inst", func[1], func[2])
+        return func if kind == "unk" else None
+
+    def attribute(self, base: _Resolved, name: str, depth: int) -> _Resolved:
+        if base is None or isinstance(base, OpaqueRef):
+            return base
+        if not isinstance(base, tuple):
+            return AttrRef(base, name)
+        kind = base[0]
+        if kind == "mod":
+            path = base[1]
+            summary = self.summaries.get(path)
+            entry = summary.get(name) if summary else None
+            inner = f"{path}.{name}"
+            submodule = inner in self.modules or inner in self.packages
+            # `from pkg import sub` in pkg's own `__init__` binds the submodule (not itself)
+            if entry is not None and not (
+                submodule and entry[0] == "v" and entry[1] == AttrRef(ModuleRef(path), name)
+            ):
+                return self.value(entry, path, depth + 1)
+            return ("mod", inner) if submodule else None
+        if kind in ("inst", "cls"):
+            return self._member(base[1], base[2], name, depth, instance=kind == "inst")
+        return base if kind == "unk" else None
+
+    def _member(self, module: str, cls: Entry, name: str, depth: int, *, instance: bool) -> _Resolved:
+        for _ in range(20):  # through the classes' bases in the downstream's modules
+            _, attributes, members, base, closed, own = cls
+            table = attributes if instance else members
+            if name in table:
+                return self.value(table[name], module, depth + 1)
+            if name in own or not closed or base is None:
+                return None  # its own value, not followed; or an attribute the analysis cannot see
+            parent = self.resolve(base, depth + 1)
+            if isinstance(parent, tuple):
+                if parent[0] != "cls":
+                    return parent if parent[0] == "unk" else None
+                module, cls = parent[1], parent[2]
+                continue
+            if parent is None or isinstance(parent, OpaqueRef):
+                return parent
+            return AttrRef(InstanceRef(parent) if instance else parent, name)
+        return None
+
+    def value(self, entry: Entry, module: str, depth: int) -> _Resolved:
+        kind = entry[0]
+        if kind == "f":
+            return ("fn", module, entry)
+        if kind == "k":
+            return ("cls", module, entry)
+        key = id(entry)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._active:
+            self._limited = True
+            return ("unk", "cross-module-cycle", self.fallback_root)
+        self._active.add(key)
+        limited, self._limited = self._limited, False
+        try:
+            if kind == "v":
+                found = self.resolve(entry[1], depth)
+            else:  # "u": counted where one of its values is an upstream object
+                found = None
+                for ref in entry[2]:
+                    value = self.resolve(ref, depth)
+                    root = self._root(value)
+                    if root is not None:
+                        found = ("unk", entry[1], root)
+                        break
+        finally:
+            self._active.discard(key)
+            if not self._limited:
+                self._memo[key] = found
+            self._limited = self._limited or limited
+        return found
+
+    def _root(self, value: _Resolved) -> str | None:
+        """The upstream module a resolved value comes from, if it may be an upstream object."""
+        if isinstance(value, tuple):
+            return value[2] if value[0] == "unk" else None
+        if value is None:
+            return None
+        root = root_module(value)
+        return root if root in self.upstream_names else None
+
+    # -- what is followed ---------------------------------------------------------------------------
+
+    def reaching_names(self, module: str) -> list[str]:
+        """The module's names whose entry holds (or gives, or whose instances hold) an upstream value."""
+        summary = self.summaries.get(module)
+        return [name for name, entry in (summary or {}).items() if self._entry_reaches(entry, module, 0)]
+
+    def _entry_reaches(self, entry: Entry | None, module: str, depth: int) -> bool:
+        if entry is None or depth > 4:
+            return False
+        kind = entry[0]
+        if kind == "f":
+            return self._entry_reaches(entry[1], module, depth + 1)
+        if kind == "k":
+            if entry[3] is not None and self._root(self.resolve(entry[3])) is not None:
+                return True
+            return any(
+                self._entry_reaches(e, module, depth + 1) for e in (*entry[1].values(), *entry[2].values())
+            )
+        resolved = self.value(entry, module, depth)
+        if isinstance(resolved, tuple) and resolved[0] in ("fn", "cls", "mod"):
+            if resolved[0] == "mod":
+                return False
+            return self._entry_reaches(resolved[2], resolved[1], depth + 1)
+        return self._root(resolved) is not None
+
+    def site(self, site: UseSite) -> UseSite | None:
+        """The site with its reference resolved; None where it is no use of the upstream."""
+        ref = site.ref
+        if site.kind is SiteKind.STORE:
+            assert isinstance(ref, AttrRef)
+            base = self.resolve(ref.base)
+            if isinstance(base, OpaqueRef):
+                return replace(site, ref=AttrRef(base, ref.name)) if base.alternatives else None
+            resolved: _Resolved = (
+                AttrRef(base, ref.name) if base is not None and not isinstance(base, tuple) else None
+            )
+        else:
+            resolved = self.resolve(ref)
+        if isinstance(resolved, tuple):
+            root = resolved[2] if resolved[0] == "unk" else None
+            return replace(site, ref=OpaqueRef(resolved[1], root)) if root else None
+        if resolved is None or root_module(resolved) not in self.upstream_names:
+            return None
+        if _bare_name(resolved):
+            return None  # a name the module that imports it checks (a re-export): not repeated here
+        return replace(site, ref=resolved)
+
+
+def _bare_name(ref: Ref) -> bool:
+    while isinstance(ref, AttrRef):
+        ref = ref.base
+    return isinstance(ref, ModuleRef)
+
+
+def link(
+    scans: list[FileScan],
+    modules: dict[str, tuple[str, str | None]],
+    upstream_names: frozenset[str],
+    local_names: frozenset[str],
+) -> list[FileScan]:
+    """The scans with every use of a value from the downstream's own modules resolved (see the module's
+    docstring): uses of upstream values kept, the rest dropped."""
+    linker = Linker(summaries_of(scans, modules), frozenset(m for m, _ in modules.values()), upstream_names)
+    out = []
+    for scan in scans:
+        if not any(root_module(site.ref) in local_names for site in scan.sites):
+            out.append(replace(scan, exports=None))
+            continue
+        sites = []
+        for site in scan.sites:
+            if root_module(site.ref) in local_names:
+                linked = linker.site(site)
+                if linked is not None:
+                    sites.append(linked)
+            else:
+                sites.append(site)
+        out.append(replace(scan, sites=tuple(sites), exports=None))
+    return out
+
+
+def summaries_of(scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> dict[str, Exports]:
+    found: dict[str, Exports] = {}
+    for scan in scans:
+        module = modules.get(scan.path)
+        if module is not None and scan.exports:
+            found[module[0]] = scan.exports
+    return found
