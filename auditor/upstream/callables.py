@@ -14,7 +14,7 @@ from typing import Any
 from apidrift.auditor.core.bind import Break, CallShape, Ok, Verdict, bind
 from apidrift.auditor.core.reasons import Reason, Unknown
 from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
-from apidrift.auditor.upstream.analyses.stubs import spelled_signature
+from apidrift.auditor.upstream.analyses.spelled import spelled_signature
 from apidrift.auditor.upstream.class_decorators import NAMED_TUPLES, PYDANTIC_MODELS
 from apidrift.auditor.upstream.model import AlwaysRaises, ClassInfo, Decorator, FunctionInfo, RaisingGuard
 from apidrift.auditor.upstream.resolve import (

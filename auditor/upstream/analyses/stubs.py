@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from apidrift.auditor.core.signature import Parameter, ParamKind, Signature
+from apidrift.auditor.core.signature import Signature
 from apidrift.auditor.upstream.analyses.namespace import (
     _body_bound_names,
     _class_patches,
@@ -25,6 +25,7 @@ from apidrift.auditor.upstream.analyses.namespace import (
     _uses_namespace_functions,
 )
 from apidrift.auditor.upstream.analyses.nodes import _class_statements, _last_name_of, _module_statements
+from apidrift.auditor.upstream.analyses.spelled import spelled_signature
 
 MAX_BESIDE_BYTES = 5 * 1024 * 1024  # as api_index.MAX_MODULE_BYTES: a larger source is not read
 
@@ -135,36 +136,6 @@ def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature | 
     if any(_last_name_of(d) not in _PLAIN_DECORATORS for d in node.decorator_list):
         return Decorated(signature)
     return signature
-
-
-def spelled_signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Signature:
-    """The signature `node`'s parameters spell (a def's or a lambda's), defaults as source text."""
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    first_default = len(positional) - len(args.defaults)
-    params = []
-    for index, arg in enumerate(positional):
-        kind = ParamKind.POSITIONAL_ONLY if index < len(args.posonlyargs) else ParamKind.POSITIONAL_OR_KEYWORD
-        default = args.defaults[index - first_default] if index >= first_default else None
-        params.append(
-            Parameter(
-                arg.arg, kind, default is not None, ast.unparse(default) if default is not None else None
-            )
-        )
-    if args.vararg is not None:
-        params.append(Parameter(args.vararg.arg, ParamKind.VAR_POSITIONAL))
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        params.append(
-            Parameter(
-                arg.arg,
-                ParamKind.KEYWORD_ONLY,
-                default is not None,
-                ast.unparse(default) if default is not None else None,
-            )
-        )
-    if args.kwarg is not None:
-        params.append(Parameter(args.kwarg.arg, ParamKind.VAR_KEYWORD))
-    return Signature(tuple(params))
 
 
 def _source_classes(stub: Path, dotted: str) -> dict[str, dict[str, Any]]:
