@@ -81,6 +81,10 @@ class UseSite:
     # catches ImportError (`try: from up import f; B = f(...)`): where the name is missing, the import
     # raised first and was handled, so this use never runs (its existence is the import's to check).
     import_caught: bool = False
+    # With `import_caught`, the attribute names the use writes after that name (`f.a.b`: 2; 0 for the bare
+    # name): only a missing name within what the import binds (`up.mod.f`, or `up.mod` itself) raised
+    # at the import first; a missing `a` of an imported `f` raises here.
+    import_attrs: int = 0
     signature: Signature | None = None  # for override sites: the downstream method's own signature
     # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
     # keywords of this call that reach the upstream (only their problems are this site's).
@@ -176,6 +180,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "guarded": site.guarded,
         **({"caught": sorted(site.caught)} if site.caught else {}),  # absent when none (most sites)
         **({"import_caught": True} if site.import_caught else {}),
+        **({"import_attrs": site.import_attrs} if site.import_attrs else {}),
         "signature": site.signature.as_dict() if site.signature else None,
         "forwarded": list(site.forwarded),
         "through_init": site.through_init,
@@ -211,6 +216,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         guarded=data["guarded"],
         caught=frozenset(data["caught"]) if "caught" in data else NOTHING_CAUGHT,
         import_caught=bool(data.get("import_caught", False)),
+        import_attrs=int(data.get("import_attrs", 0)),
         signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
         forwarded=tuple(data.get("forwarded", ())),
         through_init=bool(data.get("through_init", False)),

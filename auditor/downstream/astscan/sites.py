@@ -85,7 +85,8 @@ def _site(
             keyword_spans,
             guarded,
             caught=caught,
-            import_caught=candidate.import_caught,
+            import_caught=candidate.import_caught is not None,
+            import_attrs=candidate.import_caught or 0,
             forwarded=forwarded,
             through_init=through_init,
             subclass=subclass,
@@ -102,7 +103,8 @@ def _site(
         assert expression is not None
         return UseSite(
             SiteKind.STORE, AttrRef(base, expression[2]), span, code_at(lines, span), guarded=guarded,
-            caught=caught, tests=tests,
+            caught=caught, import_caught=candidate.import_caught is not None,
+            import_attrs=candidate.import_caught or 0, tests=tests,
         )  # fmt: skip
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
@@ -115,7 +117,8 @@ def _site(
             code_at(lines, span),
             guarded=guarded,
             caught=caught,
-            import_caught=candidate.import_caught,
+            import_caught=candidate.import_caught is not None,
+            import_attrs=candidate.import_caught or 0,
             use=candidate.use,
             tests=tests,
         )
