@@ -116,6 +116,7 @@ def rule_from_module(module: ModuleType) -> Rule:
 
 
 _MISSING_NAME_RAISES = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError"})
+_ATTRIBUTE_ERROR = frozenset({"AttributeError"})
 
 
 def _imported_part(site: UseSite, symbol: str) -> bool:
@@ -168,6 +169,8 @@ def make_finding(
         or handles(site.caught, raised)
         # a name its `try` imports, missing: the import raised ImportError first, which the `try` handles
         or (site.import_caught and raised in _MISSING_NAME_RAISES and _imported_part(site, symbol))
+        # in a property getter: the class's `__getattr__` answers for the property instead
+        or (checked.new.getattr_fallback and raised is not None and handles(_ATTRIBUTE_ERROR, raised))
     )
     if site.caught and not guarded and raised and severity.rank > Severity.INFO.rank:
         handlers = ", ".join(sorted(site.caught))

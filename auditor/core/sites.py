@@ -108,6 +108,10 @@ class UseSite:
     # (a plugin only where an entry point names the module), with "+optional" for
     # `@hookimpl(optionalhook=True)` and "+decorated" for a function under another decorator.
     hook: str = ""
+    # For a use in the body of a property getter of a downstream class: the upstream classes among its
+    # bases (and its downstream bases'). Where one's MRO defines `__getattr__`, an AttributeError the use
+    # raises makes CPython's attribute lookup ask that `__getattr__` for the property: no certain failure.
+    getattr_bases: tuple[Ref, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "subclass": site.subclass,
         **({"use": site.use} if site.use else {}),
         **({"hook": site.hook} if site.hook else {}),
+        **({"getattr_bases": [ref_to_data(r) for r in site.getattr_bases]} if site.getattr_bases else {}),
         **(
             {"tests": [[t.kind, ref_to_data(t.ref), t.name, t.holds] for t in site.tests]}
             if site.tests
@@ -224,6 +229,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         use=str(data.get("use", "")),
         hook=str(data.get("hook", "")),
         tests=tuple(Introspected(k, ref_from_data(r), n, bool(h)) for k, r, n, h in data.get("tests", ())),
+        getattr_bases=tuple(ref_from_data(r) for r in data.get("getattr_bases", ())),
     )
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any
 
 from apidrift.auditor.core.bind import CallShape
-from apidrift.auditor.core.refs import AttrRef, ModuleRef, OpaqueRef, root_module
+from apidrift.auditor.core.refs import AttrRef, ModuleRef, OpaqueRef, Ref, root_module
 from apidrift.auditor.core.sites import Introspected, SiteKind, Span, UseSite
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.text import _Text
-from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass
+from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass, _Scope
 from apidrift.auditor.downstream.shared import REFS, code_at, site_guard
 
 
@@ -39,6 +40,58 @@ def _tests(
 
 
 def _site(
+    candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str], lines: tuple[str, ...]
+) -> UseSite | None:
+    site = _site_of(candidate, evaluator, upstream_names, lines)
+    if site is None:
+        return None
+    own, bases = _getter_fallback(candidate.scope, evaluator, upstream_names)
+    if own:
+        return replace(site, caught=site.caught | _ATTRIBUTE_ERROR)
+    return replace(site, getattr_bases=bases) if bases else site
+
+
+_ATTRIBUTE_ERROR = frozenset({"AttributeError"})
+
+
+def _getter_fallback(
+    scope: _Scope, evaluator: _Evaluator, upstream_names: frozenset[str]
+) -> tuple[bool, tuple[Ref, ...]]:
+    """For a use written in the body of a property getter (`@property`, `@cached_property`): CPython
+    calls the class's `__getattr__` when the getter raises AttributeError, so reading the property gives
+    what `__getattr__` answers instead of failing. Whether the class or a downstream base of its defines
+    `__getattr__`, else the upstream classes among its bases (whose MROs the check reads); (False, ())
+    anywhere else, or where a base is not followed."""
+    while scope.inline and scope.parent is not None:
+        scope = scope.parent
+    cls = scope.owner
+    if cls is None or not any(
+        m.function is not None and m.function.scope is scope and m.function.is_property
+        for m in cls.methods.values()
+    ):
+        return False, ()
+    pending, seen, upstream = [cls], {id(cls)}, []
+    while pending and len(seen) < 50:
+        current = pending.pop()
+        if "__getattr__" in current.methods:
+            return True, ()
+        assert current.parent is not None
+        reach, evaluator.reach = evaluator.reach, None
+        try:
+            bases = [evaluator.expression(base, current.parent) for base in current.bases]
+        finally:
+            evaluator.reach = reach
+        for base in bases:
+            if isinstance(base, _DownClass):
+                if id(base.cls) not in seen:
+                    seen.add(id(base.cls))
+                    pending.append(base.cls)
+            elif isinstance(base, (AttrRef, ModuleRef)) and root_module(base) in upstream_names:
+                upstream.append(base)
+    return False, tuple(upstream)
+
+
+def _site_of(
     candidate: _Candidate, evaluator: _Evaluator, upstream_names: frozenset[str], lines: tuple[str, ...]
 ) -> UseSite | None:
     kind, span = candidate.kind, candidate.span
