@@ -122,8 +122,13 @@ def test_clean_pair_has_no_error(
 
 # Pairs whose share of checked uses is lower for a reason of their own: django-filter's 42 calls of
 # `_ = gettext_lazy` (`lazy(gettext, str)`, whose wrapper hands its arguments to a proxy and binds
-# nothing until the string is used) are not checkable (`not-callable`).
-COVERAGE_FLOOR = {("django-filter==23.5", "django==5.0"): 0.75}
+# nothing until the string is used) are not checkable (`not-callable`); scikit-image's 130 calls of
+# scipy functions under `@docfiller` (`_doccer.filldoc(docdict)`, a decorator made by a call) and
+# `@_dispatch` (scipy.fft's uarray dispatch), whose result the model does not follow.
+COVERAGE_FLOOR = {
+    ("django-filter==23.5", "django==5.0"): 0.75,
+    ("scikit-image==0.22.0", "scipy==1.11.3"): 0.65,
+}
 
 
 def test_typer_against_click_8_2_finds_the_make_metavar_break(
@@ -294,6 +299,14 @@ STRANGER_PAIRS = [
     ("sphinx-autoapi==3.0.0", "sphinx==7.2.6", 145, 0.75),
     ("nbsphinx==0.9.3", "sphinx==7.2.3", 61, 0.75),
     ("aiobotocore==2.5.0", "botocore==1.29.76", 1195, 0.75),
+    ("httpie==3.2.2", "requests==2.30.0", 93, 0.80),
+    ("flask-restx==1.1.0", "flask==2.2.3", 110, 0.55),
+    ("django-storages==1.14", "django==4.2.5", 145, 0.90),
+    ("factory-boy==3.3.0", "sqlalchemy==2.0.19", 4, 0.95),
+    ("motor==3.3.1", "pymongo==4.5.0", 64, 0.90),
+    ("boto3==1.28.57", "botocore==1.31.57", 290, 0.75),
+    ("sphinx-design==0.5.0", "sphinx==7.1.0", 345, 0.45),
+    ("pytest-benchmark==4.0.0", "pytest==7.2.0", 63, 0.55),
 ]
 
 
@@ -699,6 +712,7 @@ COMPILED_CLEAN_PAIRS = [
     # 1.11.3 (`dsolve` is a plain module there), handled by its `except ImportError:`: two false errors
     # before on the uses below the import
     ("scikit-image==0.22.0", "scipy==1.11.3"),
+    ("scikit-image==0.22.0", "numpy==1.26.0"),  # of its time too (13,005 sites)
 ]
 
 
