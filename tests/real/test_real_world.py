@@ -349,6 +349,12 @@ FAMOUS_BREAKS = [
         # the third inside `jinja2.utils.soft_unicode`'s own body: it fails when that function is called
         {"jinja2/filters.py:13 AD002", "jinja2/runtime.py:9 AD002", "jinja2/utils.py:729 AD002"},
     ),
+    # pandas 2.1.0 added `ExtensionArray.interpolate(*, method, axis, index, ...)` and calls it for
+    # `Series.interpolate()`; geopandas 0.14.0's `GeometryArray.interpolate(self, distance,
+    # normalized=False)` (linear referencing) now overrides it: `pd.Series(geometry_array).interpolate()`
+    # raises "TypeError: GeometryArray.interpolate() got an unexpected keyword argument 'method'"
+    # (pandas 2.1.0, shapely 2.0.1, CPython 3.11)
+    ("geopandas==0.14.0", "pandas==2.1.0", {"geopandas/array.py:711 AD106"}),
 ]
 
 
