@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.reasons import Reason
+from apidrift.auditor.core.refs import AttrRef, ModuleRef
 from apidrift.auditor.core.results import Applicability, Finding, FixKind, Location, Severity
 from apidrift.auditor.downstream.shared import handles
 
 if TYPE_CHECKING:
     from apidrift.auditor.check.checked import CheckedSite
     from apidrift.auditor.core.results import Finding, Fix
-    from apidrift.auditor.core.sites import Span
+    from apidrift.auditor.core.sites import Span, UseSite
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix")
 
@@ -115,6 +116,23 @@ def rule_from_module(module: ModuleType) -> Rule:
 
 
 _MISSING_NAME_RAISES = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError"})
+_ATTRIBUTE_ERROR = frozenset({"AttributeError"})
+
+
+def _imported_part(site: UseSite, symbol: str) -> bool:
+    """Whether the missing `symbol` is what the import of the use's first name binds, or a module on
+    its path (`try: from up.gone import f` then `f.a.b`: `up.gone` or `up.gone.f`, never `...f.a`)."""
+    if not site.import_attrs:
+        return True  # the bare name: whatever is missing of it, its import raised first
+    ref = site.ref
+    for _ in range(site.import_attrs):
+        if not isinstance(ref, AttrRef):
+            return False
+        ref = ref.base
+    if not isinstance(ref, (ModuleRef, AttrRef)):
+        return False
+    imported = ref.render()
+    return imported == symbol or imported.startswith(symbol + ".")
 
 
 def make_finding(
@@ -150,7 +168,9 @@ def make_finding(
         or checked.new.test_guarded
         or handles(site.caught, raised)
         # a name its `try` imports, missing: the import raised ImportError first, which the `try` handles
-        or (site.import_caught and raised in _MISSING_NAME_RAISES)
+        or (site.import_caught and raised in _MISSING_NAME_RAISES and _imported_part(site, symbol))
+        # in a property getter: the class's `__getattr__` answers for the property instead
+        or (checked.new.getattr_fallback and raised is not None and handles(_ATTRIBUTE_ERROR, raised))
     )
     if site.caught and not guarded and raised and severity.rank > Severity.INFO.rank:
         handlers = ", ".join(sorted(site.caught))

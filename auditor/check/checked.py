@@ -117,6 +117,9 @@ class SiteCheck:
     # For a hook implementation (SiteKind.HOOK): the hook specification this version declares under
     # that name and project (see upstream/analyses/hookspecs.py), None where it declares none.
     hookspec: Mapping[str, Any] | None = None
+    # The site is in a property getter of a class whose MRO here defines `__getattr__` (see
+    # UseSite.getattr_bases): an AttributeError it raises is answered by that `__getattr__`.
+    getattr_fallback: bool = False
 
     @property
     def broken(self) -> bool:
@@ -167,6 +170,8 @@ def check_site(
         checked = replace(checked, member_before=before)
     if site.tests and guarded_by_tests(site, resolver):
         checked = replace(checked, test_guarded=True)
+    if any(_defines_getattr(base, resolver) for base in site.getattr_bases):
+        checked = replace(checked, getattr_fallback=True)
     if relocator is None:
         return checked
     replacement = _replacement(site, checked, resolver, old, old_resolver)
@@ -177,6 +182,17 @@ def check_site(
         checked = replace(checked, keyword_aliases=aliases)
     served_from = _served_from(site, checked, resolver)
     return replace(checked, served_from=served_from) if served_from else checked
+
+
+def _defines_getattr(base: Ref, resolver: Resolver) -> bool:
+    """Whether the class `base` names has `__getattr__` in its MRO (its own or an upstream base's)."""
+    value = resolver.resolve(base)
+    if not isinstance(value, ClassValue):
+        return False
+    mro = resolver.mro(value.info)
+    return mro is not None and any(
+        not isinstance(entry, str) and "__getattr__" in entry.members for entry in mro
+    )
 
 
 def _member_before(

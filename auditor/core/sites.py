@@ -81,6 +81,10 @@ class UseSite:
     # catches ImportError (`try: from up import f; B = f(...)`): where the name is missing, the import
     # raised first and was handled, so this use never runs (its existence is the import's to check).
     import_caught: bool = False
+    # With `import_caught`, the attribute names the use writes after that name (`f.a.b`: 2; 0 for the bare
+    # name): only a missing name within what the import binds (`up.mod.f`, or `up.mod` itself) raised
+    # at the import first; a missing `a` of an imported `f` raises here.
+    import_attrs: int = 0
     signature: Signature | None = None  # for override sites: the downstream method's own signature
     # For a downstream subclass's `__init__(..., **kwargs)` that hands them on to the upstream's: the
     # keywords of this call that reach the upstream (only their problems are this site's).
@@ -104,6 +108,10 @@ class UseSite:
     # (a plugin only where an entry point names the module), with "+optional" for
     # `@hookimpl(optionalhook=True)` and "+decorated" for a function under another decorator.
     hook: str = ""
+    # For a use in the body of a property getter of a downstream class: the upstream classes among its
+    # bases (and its downstream bases'). Where one's MRO defines `__getattr__`, an AttributeError the use
+    # raises makes CPython's attribute lookup ask that `__getattr__` for the property: no certain failure.
+    getattr_bases: tuple[Ref, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -179,12 +187,14 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "guarded": site.guarded,
         **({"caught": sorted(site.caught)} if site.caught else {}),  # absent when none (most sites)
         **({"import_caught": True} if site.import_caught else {}),
+        **({"import_attrs": site.import_attrs} if site.import_attrs else {}),
         "signature": site.signature.as_dict() if site.signature else None,
         "forwarded": list(site.forwarded),
         "through_init": site.through_init,
         "subclass": site.subclass,
         **({"use": site.use} if site.use else {}),
         **({"hook": site.hook} if site.hook else {}),
+        **({"getattr_bases": [ref_to_data(r) for r in site.getattr_bases]} if site.getattr_bases else {}),
         **(
             {"tests": [[t.kind, ref_to_data(t.ref), t.name, t.holds] for t in site.tests]}
             if site.tests
@@ -214,6 +224,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         guarded=data["guarded"],
         caught=frozenset(data["caught"]) if "caught" in data else NOTHING_CAUGHT,
         import_caught=bool(data.get("import_caught", False)),
+        import_attrs=int(data.get("import_attrs", 0)),
         signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
         forwarded=tuple(data.get("forwarded", ())),
         through_init=bool(data.get("through_init", False)),
@@ -221,6 +232,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         use=str(data.get("use", "")),
         hook=str(data.get("hook", "")),
         tests=tuple(Introspected(k, ref_from_data(r), n, bool(h)) for k, r, n, h in data.get("tests", ())),
+        getattr_bases=tuple(ref_from_data(r) for r in data.get("getattr_bases", ())),
     )
 
 

@@ -150,11 +150,13 @@ def is_builtin(name: str) -> bool:
 
 # Names that tell a feature or version test: `sqla_14`, `PY38`, `HAS_FOO`, `_vers`, `IS_PYDANTIC_V2`...
 # A version or feature test by its spelling: `__version__`, `sys.version_info`, `PY38`, `HAS_X`, `x_available`,
-# and comparison flags that name a version (`NUMPY_LT_2_0`, `SCIPY_GE_1_11`, `_TORCH_GTE_2`: astropy
-# imports its `NUMPY_LT_2_0 = not minversion(np, "2.0.dev")` from a compat module into every file).
+# comparison flags that name a version (`NUMPY_LT_2_0`, `SCIPY_GE_1_11`, `_TORCH_GTE_2`: astropy
+# imports its `NUMPY_LT_2_0 = not minversion(np, "2.0.dev")` from a compat module into every file), and
+# a major version by name (`CLICK_MAJOR`, `_get_click_major()`: typer 0.9.0 imports the latter from a
+# compat module and tests `_get_click_major() > 7` around its uses of click 7's `_bashcomplete`).
 VERSIONISH = re.compile(
     r"(?i)(__version__|version_info|version|\b_?vers\b|\b(?:py|sqla|sa|np|pd|v|is_py|pydantic_v)_?\d+\b|\bhas_\w+|_available\b"
-    r"|\b\w*?_(?:lt|le|gt|ge|lte|gte)_?v?\d)"
+    r"|\b\w*?_(?:lt|le|gt|ge|lte|gte)_?v?\d|\w_major\b)"
 )
 
 

@@ -253,6 +253,8 @@ def test_shared_words() -> None:
     assert VERSIONISH.search("PYDANTIC_V2") and VERSIONISH.search("sqla_14") and not VERSIONISH.search("x")
     assert all(VERSIONISH.search(f) for f in ("NUMPY_LT_2_0", "SCIPY_GE_1_11", "_TORCH_GTE_2", "np_lt_v2"))
     assert not any(VERSIONISH.search(f) for f in ("get_item", "is_lt", "delta_t", "filter_ge", "ALT_2"))
+    assert all(VERSIONISH.search(f) for f in ("CLICK_MAJOR", "_get_click_major()", "np_major"))
+    assert not any(VERSIONISH.search(f) for f in ("major", "majority", "major_axis", "is_majority"))
     assert is_builtin("len") and is_builtin("unicode") and is_builtin("_private") and not is_builtin("thing")
     assert code_at(("x = up.f(1)",), Span(1, 5, 1, 12)) == "up.f(1)"
     assert code_at(("x",), Span(3, 1, 3, 2)) == ""

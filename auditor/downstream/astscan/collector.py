@@ -223,15 +223,20 @@ class _Collector:
             candidate.import_caught = self._import_caught(expression, candidate.reach)
         self.candidates.append(candidate)
 
-    def _import_caught(self, expression: _Expr, reach: _Reach | None) -> bool:
-        """Whether the expression is a bare name that only imports in the body of a `try` around it
-        bind, that `try` catching ImportError (`try: from up import f; f(...)`)."""
+    def _import_caught(self, expression: _Expr, reach: _Reach | None) -> int | None:
+        """Whether the expression is a name that only imports in the body of a `try` around it bind,
+        that `try` catching ImportError (`try: from up import f; f(...)`), or such a name's attributes
+        (`f.a.b`): how many attribute names follow the name (None: it is not such an expression)."""
         if not self.try_imports or reach is None or not reach.bindings:
-            return False
+            return None
+        attributes = 0
+        while isinstance(expression, tuple) and expression and expression[0] == "a" and attributes < 1000:
+            expression = expression[1]
+            attributes += 1
         if not (isinstance(expression, tuple) and expression and expression[0] == "n"):
-            return False
+            return None
         made = set().union(*self.try_imports)
-        return all(id(b) in made for b in reach.bindings)
+        return attributes if all(id(b) in made for b in reach.bindings) else None
 
     def _reach_of(self, expression: _Expr) -> _Reach | None:
         """The bindings that reach here of the name the expression starts from, in the scope whose flow

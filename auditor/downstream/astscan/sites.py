@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any
 
 from apidrift.auditor.core.bind import CallShape
@@ -10,7 +11,7 @@ from apidrift.auditor.core.refs import AttrRef, ModuleRef, OpaqueRef, Ref, root_
 from apidrift.auditor.core.sites import Introspected, SiteKind, Span, UseSite
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.text import _Text
-from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass
+from apidrift.auditor.downstream.astscan.values import _Candidate, _DownClass, _Scope
 from apidrift.auditor.downstream.shared import REFS, code_at, site_guard
 
 
@@ -60,6 +61,62 @@ def _site(
 ) -> UseSite | None:
     """The use site of a candidate whose value reaches the upstream, or one of `reaching` (the
     upstream's names and the downstream's own modules', whose sites `downstream.linking` resolves)."""
+    site = _site_of(candidate, evaluator, upstream_names, lines, reaching)
+    if site is None:
+        return None
+    own, bases = _getter_fallback(candidate.scope, evaluator, upstream_names)
+    if own:
+        return replace(site, caught=site.caught | _ATTRIBUTE_ERROR)
+    return replace(site, getattr_bases=bases) if bases else site
+
+
+_ATTRIBUTE_ERROR = frozenset({"AttributeError"})
+
+
+def _getter_fallback(
+    scope: _Scope, evaluator: _Evaluator, upstream_names: frozenset[str]
+) -> tuple[bool, tuple[Ref, ...]]:
+    """For a use written in the body of a property getter (`@property`, `@cached_property`): CPython
+    calls the class's `__getattr__` when the getter raises AttributeError, so reading the property gives
+    what `__getattr__` answers instead of failing. Whether the class or a downstream base of its defines
+    `__getattr__`, else the upstream classes among its bases (whose MROs the check reads); (False, ())
+    anywhere else, or where a base is not followed."""
+    while scope.inline and scope.parent is not None:
+        scope = scope.parent
+    cls = scope.owner
+    if cls is None or not any(
+        m.function is not None and m.function.scope is scope and m.function.is_property
+        for m in cls.methods.values()
+    ):
+        return False, ()
+    pending, seen, upstream = [cls], {id(cls)}, []
+    while pending and len(seen) < 50:
+        current = pending.pop()
+        if "__getattr__" in current.methods:
+            return True, ()
+        assert current.parent is not None
+        reach, evaluator.reach = evaluator.reach, None
+        try:
+            bases = [evaluator.expression(base, current.parent) for base in current.bases]
+        finally:
+            evaluator.reach = reach
+        for base in bases:
+            if isinstance(base, _DownClass):
+                if id(base.cls) not in seen:
+                    seen.add(id(base.cls))
+                    pending.append(base.cls)
+            elif isinstance(base, (AttrRef, ModuleRef)) and root_module(base) in upstream_names:
+                upstream.append(base)
+    return False, tuple(upstream)
+
+
+def _site_of(
+    candidate: _Candidate,
+    evaluator: _Evaluator,
+    upstream_names: frozenset[str],
+    lines: tuple[str, ...],
+    reaching: frozenset[str] | None = None,
+) -> UseSite | None:
     kind, span = candidate.kind, candidate.span
     reaching = upstream_names if reaching is None else reaching
     guarded, caught = site_guard(candidate.guarded, candidate.scope)
@@ -105,7 +162,8 @@ def _site(
             keyword_spans,
             guarded,
             caught=caught,
-            import_caught=candidate.import_caught,
+            import_caught=candidate.import_caught is not None,
+            import_attrs=candidate.import_caught or 0,
             forwarded=forwarded,
             through_init=through_init,
             subclass=subclass,
@@ -122,7 +180,8 @@ def _site(
         assert expression is not None
         return UseSite(
             SiteKind.STORE, AttrRef(base, expression[2]), span, code_at(lines, span), guarded=guarded,
-            caught=caught, tests=tests,
+            caught=caught, import_caught=candidate.import_caught is not None,
+            import_attrs=candidate.import_caught or 0, tests=tests,
         )  # fmt: skip
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
@@ -135,7 +194,8 @@ def _site(
             code_at(lines, span),
             guarded=guarded,
             caught=caught,
-            import_caught=candidate.import_caught,
+            import_caught=candidate.import_caught is not None,
+            import_attrs=candidate.import_caught or 0,
             use=candidate.use,
             tests=tests,
         )

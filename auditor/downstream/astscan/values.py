@@ -428,7 +428,8 @@ class _Candidate:
         self.use = use  # see UseSite.use
         self.reach: _Reach | None = None  # the bindings of its expression's first name that reach it
         self.tests = tests  # the introspection tests around it, read once the file is read
-        self.import_caught = False  # see UseSite.import_caught
+        # see UseSite.import_caught: how many attribute names follow that name (None: not such a use)
+        self.import_caught: int | None = None
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:
