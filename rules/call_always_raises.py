@@ -87,8 +87,16 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 
 def _instance_called(checked: CheckedSite) -> str | None:
     """`coll.insert(...)` where `insert` gives an instance (pymongo 4's `Collection.__getattr__` hands
-    back a sub-collection for any public name): what the name is now, and what it was."""
+    back a sub-collection for any public name), or is a property whose getter builds one (docker 2.0's
+    `client.images`): what the name is now, and what it was."""
     resolution, ref, old = checked.new.resolution, checked.site.ref, checked.old
+    built = checked.new.property_value
+    if isinstance(resolution, AttributeValue) and built is not None and isinstance(ref, AttrRef):
+        # docker 2.0's `client.images()`: `images` is a property whose getter builds an `ImageCollection`
+        said = f"`{ref.name}` is a property giving a `{built.rpartition('.')[2]}` (`{built}`) in {checked.new.version}"
+        if old is not None and isinstance(old.resolution, FunctionValue):
+            said += f", no longer the method `{old.resolution.path}` of {old.version}"
+        return said
     if not isinstance(resolution, InstanceValue) or not isinstance(ref, AttrRef):
         return None
     said = f"`{ref.name}` gives a `{resolution.cls.name}` (`{resolution.cls.path}`) in {checked.new.version}"

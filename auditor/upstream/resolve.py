@@ -1113,6 +1113,36 @@ class Resolver:
         finally:
             self._active.discard(key)
 
+    def property_instance(self, value: AttributeValue) -> InstanceValue | None:
+        """What reading an unannotated property gives when its getter's every return calls one class
+        (`return ContainerCollection(client=self)`): a fresh instance of exactly that class, when the
+        class's call builds its own instances (a plain metaclass, no `__new__` choosing another class)."""
+        path = value.info.constructs if value.on_instance else None
+        if not path or path.startswith("?"):
+            return None
+        target = self.lookup(path)
+        if not isinstance(target, ClassValue):
+            return None
+        cls = target.info
+        if cls.metaclass and not self.plain_metaclass(cls.metaclass):
+            return None
+        made = self.constructed_class(cls)
+        if not isinstance(made, ClassInfo) or made.path != cls.path:
+            return None
+        return InstanceValue(cls, exact=True)
+
+    def has_no_call(self, cls: ClassInfo) -> bool:
+        """Instances of exactly `cls` are certainly not callable: no class of its MRO (all read, `object`
+        last) defines `__call__`, and nothing may add one (CPython looks `__call__` up on the type only)."""
+        mro = self.mro(cls)
+        if mro is None or any(isinstance(e, str) for e in mro):
+            return False  # a base outside the code read may define `__call__`
+        for entry in mro:
+            assert isinstance(entry, ClassInfo)
+            if "__call__" in entry.members or "__call__" in entry.bound_names or entry.dynamic_attributes:
+                return False
+        return self._incomplete(mro, on_instance=True) is None
+
     def _annotated_class(self, attribute: AttributeInfo) -> ClassInfo | None:
         if not attribute.annotation_path:
             return None

@@ -847,6 +847,18 @@ VALUE_CHANGES = [
         {f"roomie_bot/__main__.py:{line} AD206" for line in (22, 34, 42, 77, 82, 90, 92, 99, 101, 105, 138)},
     ),
 ]
+# - docker 2.0.0 (renamed from docker-py; `docker.from_env()` now builds a `DockerClient`, where
+#   docker-py 1.10.6's built a `Client`) made `containers`, `images`, ... properties whose getters build a
+#   collection (`return ImageCollection(client=self)`), where `Client` had methods; the collections'
+#   `Collection.__call__` raises TypeError. dockertest 1.0.6's `Container()` makes
+#   `client = docker.from_env(assert_hostname=False)` and hands it (through `run_container`) to
+#   `_locate_image`, whose `for image in client.images():` (base.py:81) lists the images under 1.10.6
+#   and raises "TypeError: 'ImageCollection' object is not callable. You might be trying to use the old
+#   (pre-2.0) API - use docker.APIClient if so." under 2.0.0 (run with the daemon's HTTP answer faked).
+#   Reported once, as AD108 (the value's `__call__` always raises); 1.10.6 did not type `from_env()`.
+VALUE_CHANGES.append(
+    ("dockertest==1.0.6", "docker==2.0.0", "docker-py==1.10.6", {"src/dockertest/base.py:81 AD108"}, set())
+)
 # The same upstreams against downstreams written for them: no error, no AD206 warning.
 VALUE_CLEAN_PAIRS = [
     ("djangorestframework-simplejwt==5.3.1", "pyjwt==2.8.0", "none", 50),
