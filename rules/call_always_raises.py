@@ -8,7 +8,9 @@ Quotes the upstream's own message.
 
 A method called on an instance is left alone (the instance may be of a subclass that overrides it, as
 with an abstract method's `raise NotImplementedError`), and so is a raise that depends on an argument,
-a branch, or a name the call does not determine.
+a branch, or a name the call does not determine. The `__call__` of an instance of exactly one class is
+not: a property whose getter builds it (`return ImageCollection(client=self)`), called as the method it
+replaced (docker 2.0's `client.images()`, whose `Collection.__call__` raises TypeError).
 
 ## Why is this bad?
 The call binds, so nothing in its signature shows the break; it raises when it runs.

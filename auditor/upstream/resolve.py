@@ -608,6 +608,9 @@ class Resolver:
                 return self._class_attribute(cls, name, on_instance=True, exact=False)
             if base.info.annotation_path in _BUILTIN_VALUE_TYPES:
                 return self.attribute(BuiltinInstanceValue(base.info.annotation_path), name)
+            built = self.property_instance(base)  # `return ContainerCollection(client=self)`
+            if built is not None:
+                return self.attribute(built, name)
             assigned = self.assigned_value(base)
             if isinstance(assigned, (Missing, Unknown)):
                 return Unknown(Reason.UNTYPED_ATTRIBUTE)

@@ -866,6 +866,9 @@ VALUE_CLEAN_PAIRS = [
     ("jishaku==2.5.1", "discord.py==2.0.0", "none", 450),
     ("ptb-state-handler==0.2.0", "python-telegram-bot==20.0", "none", 25),
     ("python-telegram-broadcast==0.9.7", "python-telegram-bot==21.1.1", "none", 60),
+    # written for docker ~=2.0: `self._client.images.get(name)`, `.containers.create(**params)` on
+    # `docker.from_env(...)`, followed through the properties' collections
+    ("docker-build-tool==0.13.0", "docker==2.0.0", "none", 18),
 ]
 
 
