@@ -1334,8 +1334,28 @@ class Resolver:
                 if self._returns_exactly(func, receiver, target.info):
                     return InstanceValue(target.info, exact=True)
                 return InstanceValue(target.info, exact=False, args=func.info.returns_args)
+            if isinstance(target, FunctionValue) and depth < 8 and self._forwards_call(func, target):
+                # `def from_env(**kwargs): return Client.from_env(**kwargs)`: what that call gives
+                forwarded = self.call_result(target, None, depth + 1)
+                if isinstance(forwarded, InstanceValue):
+                    return replace(forwarded, exact=False)
+                if isinstance(forwarded, BuiltinInstanceValue):
+                    return forwarded
             return Unknown(Reason.RETURN_NOT_A_CLASS)
         return Unknown(Reason.UNKNOWN_RETURN)
+
+    @staticmethod
+    def _forwards_call(func: FunctionValue, target: FunctionValue) -> bool:
+        """An unannotated function whose every return calls `target`, a plain function or a class's
+        static or class method reached through its class (no other decorator on either: one may change
+        what the call gives; no method reached through an instance: a subclass may override it)."""
+        plain = {"builtins.classmethod", "builtins.staticmethod"}
+        return (
+            func.info.signature.returns is None
+            and not target.info.is_async
+            and target.via != "instance"
+            and all(d.path in plain for d in (*func.info.decorators, *target.info.decorators))
+        )
 
     def _returns_exactly(self, func: FunctionValue, receiver: InstanceValue | None, cls: ClassInfo) -> bool:
         """The call gives an instance of exactly `cls`: the function's every return builds one
