@@ -8,7 +8,9 @@ Quotes the upstream's own message.
 
 A method called on an instance is left alone (the instance may be of a subclass that overrides it, as
 with an abstract method's `raise NotImplementedError`), and so is a raise that depends on an argument,
-a branch, or a name the call does not determine.
+a branch, or a name the call does not determine. The `__call__` of an instance of exactly one class is
+not: a property whose getter builds it (`return ImageCollection(client=self)`), called as the method it
+replaced (docker 2.0's `client.images()`, whose `Collection.__call__` raises TypeError).
 
 ## Why is this bad?
 The call binds, so nothing in its signature shows the break; it raises when it runs.
@@ -87,8 +89,16 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
 
 def _instance_called(checked: CheckedSite) -> str | None:
     """`coll.insert(...)` where `insert` gives an instance (pymongo 4's `Collection.__getattr__` hands
-    back a sub-collection for any public name): what the name is now, and what it was."""
+    back a sub-collection for any public name), or is a property whose getter builds one (docker 2.0's
+    `client.images`): what the name is now, and what it was."""
     resolution, ref, old = checked.new.resolution, checked.site.ref, checked.old
+    built = checked.new.property_value
+    if isinstance(resolution, AttributeValue) and built is not None and isinstance(ref, AttrRef):
+        # docker 2.0's `client.images()`: `images` is a property whose getter builds an `ImageCollection`
+        said = f"`{ref.name}` is a property giving a `{built.rpartition('.')[2]}` (`{built}`) in {checked.new.version}"
+        if old is not None and isinstance(old.resolution, FunctionValue):
+            said += f", no longer the method `{old.resolution.path}` of {old.version}"
+        return said
     if not isinstance(resolution, InstanceValue) or not isinstance(ref, AttrRef):
         return None
     said = f"`{ref.name}` gives a `{resolution.cls.name}` (`{resolution.cls.path}`) in {checked.new.version}"

@@ -12,7 +12,10 @@ attribute, and a function that became a coroutine function (`def` -> `async def`
   such type (`return True`): calling it is an error (`TypeError: 'bool' object is not callable`); a
   property of another type is a warning (its value may or may not be callable). The same for an
   attribute or property whose old value was not known to be such a value (it may have been callable,
-  as Django 1.11's `is_authenticated` was) and whose new value certainly is.
+  as Django 1.11's `is_authenticated` was) and whose new value certainly is. An unannotated property
+  whose getter returns `Cls(...)` gives an instance of exactly that class: calling it is an error
+  when no class of its MRO defines `__call__`; when its `__call__` always raises (docker 2.0's
+  `client.images()`: `Collection.__call__` raises TypeError), AD108 reports the call instead.
 - A function that became `async def`: a call whose result is used without `await` is an error (the
   value is a coroutine); a call whose result is dropped is a warning (the coroutine is never awaited:
   the function's body does not run).
@@ -98,12 +101,13 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
     elif (
         site.kind is SiteKind.CALL
         and isinstance(after, AttributeValue)
-        and (_method(before) or _value_became_not_callable(before, after))
+        and checked.new.always_raises is None  # its value's `__call__` always raises: AD108 says so
+        and (_method(before) or _value_became_not_callable(before, after, checked.new.not_callable))
     ):
         name = after.path.rpartition(".")[2]
-        certain = after.info.annotation_path in _NOT_CALLABLE
+        certain = after.info.annotation_path in _NOT_CALLABLE or checked.new.not_callable
         kind = "a property" if after.info.lineno is not None and after.on_instance else "an attribute"
-        annotation = _type_words(after)
+        annotation = _type_words(after, checked.new.property_value if checked.new.not_callable else None)
         finding = rule.finding(
             checked,
             f"`{name}` is {kind}{annotation} in {version}, "
@@ -138,18 +142,20 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         yield replace(finding, severity=Severity.WARNING) if discarded else finding
 
 
-def _value_became_not_callable(before: object, after: AttributeValue) -> bool:
+def _value_became_not_callable(before: object, after: AttributeValue, not_callable: bool = False) -> bool:
     """An attribute or property whose old value was not known to be a plain builtin value (Django 1.11's
     `is_authenticated` property gives a callable `CallableBool`) and whose new one certainly is (Django
     2.0's `return True`): calling it worked and now raises TypeError."""
     return (
         isinstance(before, AttributeValue)
         and before.info.annotation_path not in _NOT_CALLABLE
-        and after.info.annotation_path in _NOT_CALLABLE
+        and (after.info.annotation_path in _NOT_CALLABLE or not_callable)
     )
 
 
-def _type_words(value: AttributeValue) -> str:
+def _type_words(value: AttributeValue, built: str | None = None) -> str:
+    if built is not None:  # an unannotated getter's `return Cls(...)`, a class without `__call__`
+        return f" giving a `{built.rpartition('.')[2]}` (its getter builds one; no `__call__`)"
     if value.info.annotation:
         return f" of type `{value.info.annotation}`"
     if value.info.annotation_path in _NOT_CALLABLE:  # an unannotated property's literal returns

@@ -120,6 +120,10 @@ class SiteCheck:
     # The site is in a property getter of a class whose MRO here defines `__getattr__` (see
     # UseSite.getattr_bases): an AttributeError it raises is answered by that `__getattr__`.
     getattr_fallback: bool = False
+    # For a call of a property's value: the class every read of it builds (its getter returns
+    # `Cls(...)`), and whether instances of it are certainly not callable (no `__call__` in its MRO).
+    property_value: str | None = None
+    not_callable: bool = False
 
     @property
     def broken(self) -> bool:
@@ -413,8 +417,17 @@ def _check_site(
         # `class P(NamedTuple): x: int` then `P(x=1)`: the class's own fields make its constructor.
         return SiteCheck(version, resolution, unknown=Unknown(Reason.NAMED_TUPLE_SUBCLASS))
     target = call_target(resolution, resolver)  # type: ignore[arg-type]  # Missing and Unknown returned above: a Value
+    made = resolver.property_instance(resolution) if isinstance(resolution, AttributeValue) else None
+    built = made.cls if made is not None else None  # a property's value, called
     if isinstance(target, Unknown):
-        return SiteCheck(version, resolution, unknown=target, present=_present(site.ref, resolver))
+        return SiteCheck(
+            version,
+            resolution,
+            unknown=target,
+            present=_present(site.ref, resolver),
+            property_value=built.path if built is not None else None,
+            not_callable=built is not None and resolver.has_no_call(built),
+        )
     verdict = bind_target(site.shape, target)
     called = target  # before keywords are followed on to another callee
     raises = raised_by(site.shape, verdict, target, resolver) if isinstance(verdict, Ok) else None
@@ -460,6 +473,7 @@ def _check_site(
         raises=raises,
         present=present,
         always_raises=always,
+        property_value=built.path if built is not None else None,
     )
 
 

@@ -116,6 +116,13 @@ def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
         return target
     if isinstance(value, ClassValue):
         return constructor(value.info, resolver)
+    if isinstance(value, AttributeValue) and value.on_instance:
+        # a property whose getter builds an instance of one class (`return ContainerCollection(...)`):
+        # calling its value calls that class's `__call__`
+        made = resolver.property_instance(value)
+        if made is not None and not resolver.has_no_call(made.cls):
+            return call_target(made, resolver)
+        return Unknown(Reason.NOT_CALLABLE)
     if isinstance(value, AttributeValue) and not value.on_instance:
         assigned = resolver.assigned_value(value)  # `dumps = registry.dumps`, `app = App()`
         if isinstance(assigned, (FunctionValue, ClassValue, InstanceValue)):

@@ -34,6 +34,7 @@ from apidrift.auditor.upstream.analyses.calls import (
     _returned_class,
     _returns_constructed,
     _self_calls,
+    property_constructs,
     property_literal_type,
 )
 from apidrift.auditor.upstream.analyses.class_getattr import getattr_serves, single_constructor_return
@@ -464,6 +465,9 @@ def _convert_member(obj: Any, path: str) -> Member | None:
             value_path=_path_or_text(value) if named else None,
             value_call=_path_or_text(value.function) if isinstance(value, griffe.ExprCall) else None,
             read_only="property" in obj.labels and not {"writable", "cached"} & obj.labels,
+            constructs=_resolve_text(obj, obj.extra[_FACTS]["constructs"])
+            if annotation is None and obj.extra.get(_FACTS, {}).get("constructs")
+            else None,
         )
     if obj.is_module:  # a submodule griffe attached: the index finds submodules itself
         return None
@@ -1045,6 +1049,9 @@ class _FactsExtension(griffe.Extension):
             literal = property_literal_type(node)
             if literal is not None:
                 attr.extra[_FACTS] = {"literal_type": literal}
+            constructs = property_constructs(node) if literal is None else None
+            if constructs is not None:  # `return ContainerCollection(client=self)`, resolved once loaded
+                attr.extra[_FACTS] = {"constructs": constructs}
 
     def on_function_instance(
         self, *, node: ast.AST | griffe.ObjectNode, func: griffe.Function, agent: _Agent, **kwargs: Any

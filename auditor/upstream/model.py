@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.core.signature import Signature
 
-MODEL_VERSION = 74  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 75  # part of every cache key: bump when the model or the loader's output changes
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
@@ -419,6 +419,9 @@ class AttributeInfo:
     # A `property` without a setter (griffe's labels: a property, neither writable nor cached): an
     # instance's `x.name = value` raises AttributeError ("property ... has no setter").
     read_only: bool = False
+    # An unannotated property whose getter's every return calls this one name (canonical path; `?`
+    # first when not resolved): `return ContainerCollection(client=self)`, a fresh object of it each read.
+    constructs: str | None = None
     kind: str = field(default="attribute", init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -426,6 +429,7 @@ class AttributeInfo:
             "kind": self.kind,
             "name": self.name,
             **({"read_only": True} if self.read_only else {}),
+            **({"constructs": self.constructs} if self.constructs else {}),
             "annotation": self.annotation,
             "annotation_path": self.annotation_path,
             "items": [list(p) for p in self.items],
@@ -449,6 +453,7 @@ class AttributeInfo:
             data["value_call"],
             tuple((p[0], p[1]) for p in data.get("items", ())),
             bool(data.get("read_only", False)),
+            data.get("constructs"),
         )
 
 

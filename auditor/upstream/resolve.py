@@ -608,6 +608,9 @@ class Resolver:
                 return self._class_attribute(cls, name, on_instance=True, exact=False)
             if base.info.annotation_path in _BUILTIN_VALUE_TYPES:
                 return self.attribute(BuiltinInstanceValue(base.info.annotation_path), name)
+            built = self.property_instance(base)  # `return ContainerCollection(client=self)`
+            if built is not None:
+                return self.attribute(built, name)
             assigned = self.assigned_value(base)
             if isinstance(assigned, (Missing, Unknown)):
                 return Unknown(Reason.UNTYPED_ATTRIBUTE)
@@ -1153,6 +1156,36 @@ class Resolver:
         finally:
             self._active.discard(key)
 
+    def property_instance(self, value: AttributeValue) -> InstanceValue | None:
+        """What reading an unannotated property gives when its getter's every return calls one class
+        (`return ContainerCollection(client=self)`): a fresh instance of exactly that class, when the
+        class's call builds its own instances (a plain metaclass, no `__new__` choosing another class)."""
+        path = value.info.constructs if value.on_instance else None
+        if not path or path.startswith("?"):
+            return None
+        target = self.lookup(path)
+        if not isinstance(target, ClassValue):
+            return None
+        cls = target.info
+        if cls.metaclass and not self.plain_metaclass(cls.metaclass):
+            return None
+        made = self.constructed_class(cls)
+        if not isinstance(made, ClassInfo) or made.path != cls.path:
+            return None
+        return InstanceValue(cls, exact=True)
+
+    def has_no_call(self, cls: ClassInfo) -> bool:
+        """Instances of exactly `cls` are certainly not callable: no class of its MRO (all read, `object`
+        last) defines `__call__`, and nothing may add one (CPython looks `__call__` up on the type only)."""
+        mro = self.mro(cls)
+        if mro is None or any(isinstance(e, str) for e in mro):
+            return False  # a base outside the code read may define `__call__`
+        for entry in mro:
+            assert isinstance(entry, ClassInfo)
+            if "__call__" in entry.members or "__call__" in entry.bound_names or entry.dynamic_attributes:
+                return False
+        return self._incomplete(mro, on_instance=True) is None
+
     def _annotated_class(self, attribute: AttributeInfo) -> ClassInfo | None:
         if not attribute.annotation_path:
             return None
@@ -1341,8 +1374,28 @@ class Resolver:
                 if self._returns_exactly(func, receiver, target.info):
                     return InstanceValue(target.info, exact=True)
                 return InstanceValue(target.info, exact=False, args=func.info.returns_args)
+            if isinstance(target, FunctionValue) and depth < 8 and self._forwards_call(func, target):
+                # `def from_env(**kwargs): return Client.from_env(**kwargs)`: what that call gives
+                forwarded = self.call_result(target, None, depth + 1)
+                if isinstance(forwarded, InstanceValue):
+                    return replace(forwarded, exact=False)
+                if isinstance(forwarded, BuiltinInstanceValue):
+                    return forwarded
             return Unknown(Reason.RETURN_NOT_A_CLASS)
         return Unknown(Reason.UNKNOWN_RETURN)
+
+    @staticmethod
+    def _forwards_call(func: FunctionValue, target: FunctionValue) -> bool:
+        """An unannotated function whose every return calls `target`, a plain function or a class's
+        static or class method reached through its class (no other decorator on either: one may change
+        what the call gives; no method reached through an instance: a subclass may override it)."""
+        plain = {"builtins.classmethod", "builtins.staticmethod"}
+        return (
+            func.info.signature.returns is None
+            and not target.info.is_async
+            and target.via != "instance"
+            and all(d.path in plain for d in (*func.info.decorators, *target.info.decorators))
+        )
 
     def _returns_exactly(self, func: FunctionValue, receiver: InstanceValue | None, cls: ClassInfo) -> bool:
         """The call gives an instance of exactly `cls`: the function's every return builds one

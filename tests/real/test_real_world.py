@@ -946,6 +946,19 @@ VALUE_CHANGES = [
         {f"roomie_bot/__main__.py:{line} AD206" for line in (22, 34, 42, 77, 82, 90, 92, 99, 101, 105, 138)},
     ),
 ]
+# - docker 2.0.0 (renamed from docker-py; `docker.from_env()` now builds a `DockerClient`, where
+#   docker-py 1.10.6's built a `Client`) made `containers`, `images`, ... properties whose getters build a
+#   collection (`return ImageCollection(client=self)`), where `Client` had methods; the collections'
+#   `Collection.__call__` raises TypeError. dockertest 1.0.6's `Container()` makes
+#   `client = docker.from_env(assert_hostname=False)` and hands it (through `run_container`) to
+#   `_locate_image`, whose `for image in client.images():` (base.py:81) lists the images under 1.10.6
+#   and raises "TypeError: 'ImageCollection' object is not callable. You might be trying to use the old
+#   (pre-2.0) API - use docker.APIClient if so." under 2.0.0 (run with the daemon's HTTP answer faked).
+#   Reported once, as AD108 (the value's `__call__` always raises), unknown-before: 1.10.6's `Client`
+#   has `requests.Session` (outside the code read) before its API mixins, so its `images` is not known.
+VALUE_CHANGES.append(
+    ("dockertest==1.0.6", "docker==2.0.0", "docker-py==1.10.6", {"src/dockertest/base.py:81 AD108"}, set())
+)
 # The same upstreams against downstreams written for them: no error, no AD206 warning.
 VALUE_CLEAN_PAIRS = [
     ("djangorestframework-simplejwt==5.3.1", "pyjwt==2.8.0", "none", 50),
@@ -953,6 +966,9 @@ VALUE_CLEAN_PAIRS = [
     ("jishaku==2.5.1", "discord.py==2.0.0", "none", 450),
     ("ptb-state-handler==0.2.0", "python-telegram-bot==20.0", "none", 25),
     ("python-telegram-broadcast==0.9.7", "python-telegram-bot==21.1.1", "none", 60),
+    # written for docker ~=2.0: `self._client.images.get(name)`, `.containers.create(**params)` on
+    # `docker.from_env(...)`, followed through the properties' collections
+    ("docker-build-tool==0.13.0", "docker==2.0.0", "none", 18),
 ]
 
 

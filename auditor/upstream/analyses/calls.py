@@ -200,6 +200,35 @@ def property_literal_type(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str |
     return found.pop() if len(found) == 1 else None
 
 
+def property_constructs(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """For an unannotated property getter: the one dotted name every `return` calls to build a fresh
+    object (`return ContainerCollection(client=self)`), as written, when the body cannot run off its end
+    and the name's first part is bound neither by the getter (a parameter, a local) nor as `self`/`cls`:
+    the name is then the module's. Whether it is a class whose call builds exactly its own instances is
+    checked when read."""
+    if not _returns_constructed(node):
+        return None
+    callee = next(
+        ast.unparse(inner.value.func)
+        for inner in _own_nodes(node)
+        if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Call)
+    )
+    first = callee.split(".")[0]
+    arguments = node.args
+    bound = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    bound |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    for inner in _own_nodes(node):
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+            bound.add(inner.id)
+        elif isinstance(inner, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom)):
+            return None  # a name bound by an import or declared elsewhere: not read here
+        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)):
+            bound.add(inner.name or "")
+        elif isinstance(inner, (ast.MatchAs, ast.MatchStar, ast.MatchMapping)):
+            return None  # a `case` pattern may bind the name
+    return None if first in bound else callee
+
+
 def _calls_super_method(value: ast.expr, name: str) -> bool:
     """`super().name(...)` or `super(Cls, self).name(...)`: the same method of the next class."""
     return (
