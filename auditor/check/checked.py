@@ -530,6 +530,13 @@ def check_hook(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
         unknown = Unknown(Reason.HOOK_SPECS_UNREAD)
         return SiteCheck(version, unknown, unknown=unknown)
     spec = specs.specs.get((ref.base.path, ref.name))
+    if spec is None and (
+        (ref.base.path, ref.name) in specs.unread or resolver.index.defines(ref.name) is not False
+    ):
+        # spelled like a hook but not read as a spec, or a `def` of that name is still in the package
+        # (a spec whose marker is spelled in a way not read): the hook is not known to be gone
+        unknown = Unknown(Reason.HOOK_SPECS_UNREAD)
+        return SiteCheck(version, unknown, unknown=unknown)
     resolution: Resolution = Missing(f"{ref.base.path} hook specifications", ref.name, "hooks")
     if spec is not None:
         resolution = resolver.lookup(f"{spec['module']}.{spec['cls'] + '.' if spec['cls'] else ''}{ref.name}")

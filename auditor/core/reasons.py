@@ -179,7 +179,7 @@ class Reason(Enum):
     )
     HOOK_SPECS_UNREAD = (
         "hook-specs-unread",
-        "the upstream's hook specifications could not all be read (bounds, compiled code, a marker's project not literal)",
+        "the upstream's hook specifications could not all be read (bounds, compiled code, a marker's project not literal, a name of a spec module spelled like a hook under a decorator not read as a marker)",
     )
     HOOK_IMPL_DECORATED = (
         "hook-impl-decorated",

@@ -313,6 +313,15 @@ class ApiIndex:
                 found.setdefault(stored.decode("ascii"), []).append(where)
         return found
 
+    def defines(self, name: str) -> bool | None:
+        """Whether the package's own code (outside test folders) has a `def name(` line; None where its
+        files could not all be read (bounds)."""
+        if self._spelled is False:
+            self._spelled = self._read_spelled()
+        if not isinstance(self._spelled, tuple):
+            return None
+        return self._spelled[1].get(name.encode("ascii", "replace"), 0) > 0
+
     def may_call(self, name: str) -> bool:
         """Whether the package's own code (outside test folders) may call a method of this name on an
         object: False only when no file spells the name except in `def name(` lines, and no file looks
@@ -437,6 +446,16 @@ class ApiIndex:
                 continue
             project = next(iter(projects))
             for name, member in info.members.items() if info is not None else ():
+                if (
+                    name.startswith(tuple(spec_prefixes))
+                    and (project, name) not in found.specs
+                    and (not isinstance(member, FunctionInfo) or member.decorators)
+                ):
+                    # a name of a spec module spelled like a hook but not read as a spec (a decorator
+                    # of another spelling, `@pytest.hookspec`; a name bound otherwise): whether the
+                    # plugin manager takes it as one is not known, so no hook of that name is missing
+                    found.unread.add((project, name))
+                    continue
                 # pytest's `parse_hookspec_opts` takes an undecorated `pytest_*` function of a spec module
                 if (
                     isinstance(member, FunctionInfo)
@@ -684,6 +703,8 @@ class HookSpecs:
     specs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     impl_prefixes: set[str] = field(default_factory=set)
     unread_projects: bool = False  # a marker whose project is not a literal: its specs are not known
+    # names of spec modules spelled like hooks that were not read as specs (see `hookspecs`)
+    unread: set[tuple[str, str]] = field(default_factory=set)
     # the entry point groups the upstream loads plugins from (`load_setuptools_entrypoints("pytest11")`)
     entry_groups: set[str] = field(default_factory=set)
 
