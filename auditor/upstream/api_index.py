@@ -335,13 +335,19 @@ class ApiIndex:
         key = name.encode("ascii", "replace")
         return words.get(key, 0) > defs.get(key, 0)
 
-    def _read_spelled(self) -> tuple[dict[bytes, int], dict[bytes, int]] | None:
+    def _own_files(self) -> list[tuple[str, Path]] | None:
+        """The package's own `.py` files outside test folders; None over the bound or with compiled
+        modules (compiled code is not read: it may call or declare anything)."""
         files: list[tuple[str, Path]] = []
         for top in sorted(self.import_names):
             if top.isidentifier():
                 files += walk_modules(self.root, self.root / top, (top,), _MAX_STORE_FILES + 1 - len(files),
                                       skipped=_TEST_FOLDERS, max_depth=64)  # fmt: skip
-        if len(files) > _MAX_STORE_FILES or self.compiled_modules:
+        return None if len(files) > _MAX_STORE_FILES or self.compiled_modules else files
+
+    def _read_spelled(self) -> tuple[dict[bytes, int], dict[bytes, int]] | None:
+        files = self._own_files()
+        if files is None:
             return None  # compiled code is not read: it may call anything
         sources = {path.with_suffix("") for _, path in files if path.suffix == ".py"}
         if any(path.suffix == ".pyi" and path.with_suffix("") not in sources for _, path in files):
@@ -374,12 +380,8 @@ class ApiIndex:
         return self._hookspecs if isinstance(self._hookspecs, HookSpecs) else None
 
     def _read_hookspecs(self) -> HookSpecs | None:
-        files: list[tuple[str, Path]] = []
-        for top in sorted(self.import_names):
-            if top.isidentifier():
-                files += walk_modules(self.root, self.root / top, (top,), _MAX_STORE_FILES + 1 - len(files),
-                                      skipped=_TEST_FOLDERS, max_depth=64)  # fmt: skip
-        if len(files) > _MAX_STORE_FILES or self.compiled_modules:
+        files = self._own_files()
+        if files is None:
             return None
         texts: dict[str, bytes] = {}
         total = 0

@@ -26,19 +26,7 @@ def _renames_keyword(
     if len(body) != 2 or not isinstance(body[0], ast.If) or not isinstance(body[1], ast.Return):
         return None
     test, ret = body[0], body[1].value
-    if not (
-        isinstance(ret, ast.Call)
-        and isinstance(ret.func, ast.Name)
-        and ret.func.id == param
-        and len(ret.args) == 1
-        and isinstance(ret.args[0], ast.Starred)
-        and isinstance(ret.args[0].value, ast.Name)
-        and ret.args[0].value.id == star
-        and len(ret.keywords) == 1
-        and ret.keywords[0].arg is None
-        and isinstance(ret.keywords[0].value, ast.Name)
-        and ret.keywords[0].value.id == double
-    ):
+    if not calls_through(ret, param, star, double):
         return None
     cond = test.test
     if test.orelse or not (
@@ -109,7 +97,7 @@ def _renames_popped_keyword(
     body = [s for s in wrapper.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     if len(body) != 3 or not isinstance(body[0], ast.Assign) or not isinstance(body[1], ast.If):
         return None
-    if not isinstance(body[2], ast.Return) or not _calls_through(body[2].value, param, star, double):
+    if not isinstance(body[2], ast.Return) or not calls_through(body[2].value, param, star, double):
         return None
     pop, popped = body[0], body[0].value
     if not (
@@ -247,7 +235,7 @@ def _none_tested(node: ast.expr) -> tuple[str, bool] | None:
     return None
 
 
-def _calls_through(node: ast.expr | None, param: str, star: str, double: str) -> bool:
+def calls_through(node: ast.expr | None, param: str, star: str, double: str) -> bool:
     """`f(*args, **kwargs)` with f the decorated function."""
     return (
         isinstance(node, ast.Call)

@@ -18,7 +18,7 @@ from apidrift.auditor.upstream.astwalk import walk
 
 from .flow import _local_assignments, _reachable_returns
 from .registries import _uncast
-from .renaming import _renames_keyword, _renames_popped_keyword
+from .renaming import _renames_keyword, _renames_popped_keyword, calls_through
 
 
 def _is_identity(node: ast.FunctionDef | ast.AsyncFunctionDef, position: int = 0) -> bool:
@@ -57,18 +57,7 @@ def _is_forwarding_wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
         return False
     star, double = names
     return any(
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Name)
-        and call.func.id == first
-        and len(call.args) == 1
-        and isinstance(call.args[0], ast.Starred)
-        and isinstance(call.args[0].value, ast.Name)
-        and call.args[0].value.id == star
-        and len(call.keywords) == 1
-        and call.keywords[0].arg is None
-        and isinstance(call.keywords[0].value, ast.Name)
-        and call.keywords[0].value.id == double
-        for call in walk(wrapper)
+        isinstance(call, ast.Call) and calls_through(call, first, star, double) for call in walk(wrapper)
     )
 
 
