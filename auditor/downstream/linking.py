@@ -322,6 +322,11 @@ class Linker:
                 AttrRef(base, ref.name) if base is not None and not isinstance(base, tuple) else None
             )
         else:
+            if isinstance(ref, AttrRef) and _names_a_module(self.resolve(ref.base)):
+                # `helpers.made`, `from app.helpers import made`: reading a name of a downstream module
+                # runs none of the upstream; its value was made, and checked, where it is bound
+                # (`made = gone.Made()` in a `try` whose `except ImportError` binds None)
+                return None
             resolved = self.resolve(ref)
         if isinstance(resolved, tuple):
             root = resolved[2] if resolved[0] == "unk" else None
@@ -331,6 +336,10 @@ class Linker:
         if _bare_name(resolved):
             return None  # a name the module that imports it checks (a re-export): not repeated here
         return replace(site, ref=resolved)
+
+
+def _names_a_module(resolved: _Resolved) -> bool:
+    return isinstance(resolved, tuple) and resolved[0] == "mod"
 
 
 def _bare_name(ref: Ref) -> bool:

@@ -279,6 +279,19 @@ class Resolver:
         (`-> list[Row]`, `rows: dict[str, Row]`), else from the protocol method of its class
         (`__getitem__`, `__iter__` then `__next__`, `__next__`, `__enter__`) and that method's return
         annotation. An element is typed by an annotation: a subclass instance is possible (not exact)."""
+        if ref.via == "get":
+            # a class attribute of the downstream's read on an instance (`plot = CachedAccessor(...)`
+            # in a class body): the object itself, unless its class is a descriptor, whose `__get__`
+            # answers the read instead (what it gives is not followed)
+            base = self.resolve(ref.base)
+            if isinstance(base, InstanceValue):
+                mro = self.mro(base.cls)
+                if mro is None or any(
+                    (entry != "builtins.object") if isinstance(entry, str) else "__get__" in entry.members
+                    for entry in mro
+                ):
+                    return Unknown(Reason.ITEM_UNKNOWN, "get")
+            return base
         if ref.via.startswith("param:"):
             return self._handed_over(ref)
         if ref.via.startswith("handed:"):

@@ -584,7 +584,12 @@ class _Evaluator:
         own = cls.bindings.get(name)
         if own:
             if name not in cls.methods:
-                return self._unique(own)
+                value = self._unique(own)
+                if instance and isinstance(value, CallRef):
+                    # read on an instance, an object the class body built is itself, or what its
+                    # `__get__` gives where its class is a descriptor (decided by the check)
+                    return self._ref(ItemRef(value, "get"))
+                return value
             function = cls.methods[name].function
             if len(own) > 1 or function is None or not function.followed:
                 return None
