@@ -109,7 +109,7 @@ class ApiIndex:
         # Every identifier the package's code spells, with how many times a `def` of it appears; None
         # when some lookup by a computed name (`getattr(obj, name)`) may reach any method, or the
         # package is too large to read (see `may_call`).
-        self._spelled: tuple[dict[bytes, int], dict[bytes, int]] | bool | None = False
+        self._spelled: tuple[dict[bytes, int], dict[bytes, int], bool] | bool | None = False
         self._hookspecs: HookSpecs | bool | None = False
         self.touched: set[str] | None = None  # kept across audits (`kept`): the modules this audit asked for
         self._files: dict[str, Path | None] = {}  # dotted -> `module_file`
@@ -331,7 +331,9 @@ class ApiIndex:
             self._spelled = self._read_spelled()
         if not isinstance(self._spelled, tuple):
             return True
-        words, defs = self._spelled
+        words, defs, computed = self._spelled
+        if computed:
+            return True
         key = name.encode("ascii", "replace")
         return words.get(key, 0) > defs.get(key, 0)
 
@@ -345,7 +347,7 @@ class ApiIndex:
                                       skipped=_TEST_FOLDERS, max_depth=64)  # fmt: skip
         return None if len(files) > _MAX_STORE_FILES or self.compiled_modules else files
 
-    def _read_spelled(self) -> tuple[dict[bytes, int], dict[bytes, int]] | None:
+    def _read_spelled(self) -> tuple[dict[bytes, int], dict[bytes, int], bool] | None:
         files = self._own_files()
         if files is None:
             return None  # compiled code is not read: it may call anything
@@ -355,6 +357,7 @@ class ApiIndex:
         words: dict[bytes, int] = {}
         defs: dict[bytes, int] = {}
         total = 0
+        computed = False  # a lookup by a computed name somewhere: any method may be called
         for _, path in files:
             if path.suffix != ".py":
                 continue
@@ -363,13 +366,14 @@ class ApiIndex:
             except (BoundedReadError, OSError, ValueError):
                 return None
             total += len(data)
-            if total > _MAX_STORE_BYTES or _computed_lookup(data):
+            if total > _MAX_STORE_BYTES:
                 return None
+            computed = computed or _computed_lookup(data)
             for word in _WORD.findall(data):
                 words[word] = words.get(word, 0) + 1
             for word in _DEF.findall(data):
                 defs[word] = defs.get(word, 0) + 1
-        return words, defs
+        return words, defs, computed
 
     def hookspecs(self) -> HookSpecs | None:
         """The pluggy hook specifications the package declares (see analyses/hookspecs.py), by project
