@@ -902,21 +902,31 @@ def _real_call_verdict(
     return (unknown or verdicts[0][0]), None
 
 
+def _inherited_classes(site: UseSite, resolver: Resolver) -> tuple[str, Signature, list[ClassInfo]] | None:
+    """For an override's site (a method the downstream class defines): its name, its signature and the
+    upstream classes of its receiver's MRO; None where the site is no such override or the MRO is not
+    known."""
+    if not isinstance(site.ref, AttrRef) or site.signature is None:
+        return None
+    base = resolver.resolve(site.ref.base)
+    cls = base.cls if isinstance(base, InstanceValue) else None
+    mro = resolver.mro(cls) if cls is not None else None
+    if not mro:
+        return None
+    return site.ref.name, site.signature, [entry for entry in mro if not isinstance(entry, str)]
+
+
 def _self_call_verdicts(
     site: UseSite, target: CallTarget, resolver: Resolver
 ) -> Iterator[tuple[Verdict, dict[str, object]]]:
     """Each `self.m(...)` (or `partial(self.m, ...)`) call of the classes the downstream class inherits
     that its instances run and the upstream's own method does not refuse, bound to the override."""
-    if not isinstance(site.ref, AttrRef) or site.signature is None:
+    found = _inherited_classes(site, resolver)
+    if found is None:
         return
-    base = resolver.resolve(site.ref.base)
-    cls = base.cls if isinstance(base, InstanceValue) else None
-    mro = resolver.mro(cls) if cls is not None else None
-    if not mro:
-        return
-    classes = [entry for entry in mro if not isinstance(entry, str)]
+    name, signature, classes = found
     for entry in classes:
-        for call in entry.self_calls.get(site.ref.name, ()):
+        for call in entry.self_calls.get(name, ()):
             runs = next((c for c in classes if call["caller"] in c.members), None)
             if runs is not entry:
                 continue  # a subclass overrides the calling method: this call is not the one that runs
@@ -925,9 +935,9 @@ def _self_call_verdicts(
             )
             if isinstance(bind_target(shape, target), Break):
                 continue
-            text = str(call.get("text") or f"self.{site.ref.name}{_render_shape(shape)}")
+            text = str(call.get("text") or f"self.{name}{_render_shape(shape)}")
             yield (
-                bind(shape, site.signature),
+                bind(shape, signature),
                 {"caller": f"{entry.path}.{call['caller']}", "call": text, "lineno": call["lineno"]},
             )
 
@@ -985,23 +995,19 @@ def _held_call_verdicts(
     """Each call of the method on an object an upstream class holds, typed by an annotation as one of
     the classes the downstream class inherits, that the upstream's own method does not refuse, bound
     to the override (see `_breaking_held_call`)."""
-    if not isinstance(site.ref, AttrRef) or site.signature is None:
+    found = _inherited_classes(site, resolver)
+    if found is None:
         return
-    base = resolver.resolve(site.ref.base)
-    cls = base.cls if isinstance(base, InstanceValue) else None
-    mro = resolver.mro(cls) if cls is not None else None
-    if not mro:
-        return
-    classes = [entry for entry in mro if not isinstance(entry, str)]
+    name, signature, classes = found
     paths = {c.path for c in classes}
     held: dict[str, bool] = {}
-    for module in _holder_modules(classes, resolver, site.ref.name):
+    for module in _holder_modules(classes, resolver, name):
         info = resolver.index.module(module)
         for member in info.members.values() if info is not None else ():
             if not isinstance(member, ClassInfo):
                 continue
             for call in member.held_calls:
-                if call["method"] != site.ref.name:
+                if call["method"] != name:
                     continue
                 on = call["on"]
                 if on not in held:
@@ -1015,7 +1021,7 @@ def _held_call_verdicts(
                 if isinstance(bind_target(shape, target), Break):
                     continue
                 yield (
-                    bind(shape, site.signature),
+                    bind(shape, signature),
                     {
                         "caller": f"{member.path}.{call['caller']}",
                         "call": str(call["text"]),

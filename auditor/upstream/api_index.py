@@ -356,23 +356,16 @@ class ApiIndex:
             return None  # a stub without its source: the code that runs is not read
         words: dict[bytes, int] = {}
         defs: dict[bytes, int] = {}
-        total = 0
         computed = False  # a lookup by a computed name somewhere: any method may be called
-        for _, path in files:
-            if path.suffix != ".py":
-                continue
-            try:  # a file that is a link (in the tree or out of it) is not read: its code is unread
-                data = read_bounded(path, MAX_MODULE_BYTES, follow_symlinks=False)
-            except (BoundedReadError, OSError, ValueError):
-                return None
-            total += len(data)
-            if total > _MAX_STORE_BYTES:
-                return None
-            computed = computed or _computed_lookup(data)
-            for word in _WORD.findall(data):
-                words[word] = words.get(word, 0) + 1
-            for word in _DEF.findall(data):
-                defs[word] = defs.get(word, 0) + 1
+        try:
+            for _, data in _python_sources(files):
+                computed = computed or _computed_lookup(data)
+                for word in _WORD.findall(data):
+                    words[word] = words.get(word, 0) + 1
+                for word in _DEF.findall(data):
+                    defs[word] = defs.get(word, 0) + 1
+        except _Unreadable:
+            return None
         return words, defs, computed
 
     def hookspecs(self) -> HookSpecs | None:
@@ -387,20 +380,10 @@ class ApiIndex:
         files = self._own_files()
         if files is None:
             return None
-        texts: dict[str, bytes] = {}
-        total = 0
-        for dotted, path in files:
-            if path.suffix != ".py":
-                continue
-            try:
-                data = read_bounded(path, MAX_MODULE_BYTES, follow_symlinks=False)
-            except (BoundedReadError, OSError, ValueError):
-                return None
-            total += len(data)
-            if total > _MAX_STORE_BYTES:
-                return None
-            if b"Marker" in data or b"hook" in data:
-                texts[dotted] = data
+        try:
+            texts = {d: data for d, data in _python_sources(files) if b"Marker" in data or b"hook" in data}
+        except _Unreadable:
+            return None
         marker_modules = [d for d, t in texts.items() if b"HookspecMarker" in t or b"HookimplMarker" in t]
         groups = {g.decode("ascii") for t in texts.values() for g in _ENTRY_GROUP.findall(t)}
         if len(marker_modules) > MAX_HOOK_MODULES:
@@ -717,6 +700,28 @@ class HookSpecs:
 
 _ENTRY_GROUP = re.compile(rb"load_setuptools_entrypoints\(\s*[\"']([A-Za-z0-9_.-]+)[\"']")
 _MAX_STORE_BYTES = 256 * 1024 * 1024
+
+
+class _Unreadable(Exception):
+    """A file of the package could not be read, or all of them are too large (see _python_sources)."""
+
+
+def _python_sources(files: list[tuple[str, Path]]) -> Iterator[tuple[str, bytes]]:
+    """The bytes of the `.py` files among `files`, by module, one at a time; raises _Unreadable where one
+    cannot be read (a file that is a link, in the tree or out of it, is not read: its code is unread) or
+    they add up to more than _MAX_STORE_BYTES."""
+    total = 0
+    for dotted, path in files:
+        if path.suffix != ".py":
+            continue
+        try:
+            data = read_bounded(path, MAX_MODULE_BYTES, follow_symlinks=False)
+        except (BoundedReadError, OSError, ValueError) as error:
+            raise _Unreadable(str(path)) from error
+        total += len(data)
+        if total > _MAX_STORE_BYTES:
+            raise _Unreadable("too many bytes")
+        yield dotted, data
 
 
 def _stores_on_module(tree: ast.Module, dotted: str, name: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from apidrift.auditor.upstream.analyses.decorators.flow import _star_wrapper
+from apidrift.auditor.upstream.analyses.decorators.flow import _none_test, _star_wrapper
 from apidrift.auditor.upstream.astwalk import walk
 
 
@@ -18,11 +18,10 @@ def _renames_keyword(
     then `return f(*args, **kwargs)`, with `old` and `new` parameters of the decorator: the keyword
     `old` is passed as `new` (matplotlib `_api.rename_parameter`). Gives "rename-keyword:OLD:NEW",
     the names of the decorator's parameters holding them, or None."""
-    starred = _star_wrapper(wrapper, param)
-    if starred is None:
+    statements = _star_statements(wrapper, param)
+    if statements is None:
         return None
-    star, double = starred
-    body = [s for s in wrapper.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    star, double, body = statements
     if len(body) != 2 or not isinstance(body[0], ast.If) or not isinstance(body[1], ast.Return):
         return None
     test, ret = body[0], body[1].value
@@ -90,11 +89,10 @@ def _renames_popped_keyword(
     the popped value unchanged under `new`, once. An explicit `old=None` is dropped, not passed on: the
     effect carries "drops-none", checked where the decorated function is known (its `new` parameter must
     default to None). Gives "rename-keyword:OLD:NEW:drops-none[:none=PARAM...]", or None."""
-    starred = _star_wrapper(wrapper, param)
-    if starred is None:
+    statements = _star_statements(wrapper, param)
+    if statements is None:
         return None
-    star, double = starred
-    body = [s for s in wrapper.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    star, double, body = statements
     if len(body) != 3 or not isinstance(body[0], ast.Assign) or not isinstance(body[1], ast.If):
         return None
     if not isinstance(body[2], ast.Return) or not calls_through(body[2].value, param, star, double):
@@ -221,18 +219,24 @@ def _renames_popped_keyword(
     )
 
 
+def _star_statements(
+    wrapper: ast.FunctionDef | ast.AsyncFunctionDef, param: str
+) -> tuple[str, str, list[ast.stmt]] | None:
+    """For a `def w(*args, **kwargs)` wrapper of `param`: its two names and its statements but the
+    docstring (and any other bare constant); None for another wrapper."""
+    starred = _star_wrapper(wrapper, param)
+    if starred is None:
+        return None
+    body = [s for s in wrapper.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return starred[0], starred[1], body
+
+
 def _none_tested(node: ast.expr) -> tuple[str, bool] | None:
     """`x is None` -> (x, True); `x is not None` -> (x, False); else None."""
-    if (
-        isinstance(node, ast.Compare)
-        and len(node.ops) == 1
-        and isinstance(node.left, ast.Name)
-        and isinstance(node.comparators[0], ast.Constant)
-        and node.comparators[0].value is None
-        and isinstance(node.ops[0], (ast.Is, ast.IsNot))
-    ):
-        return node.left.id, isinstance(node.ops[0], ast.Is)
-    return None
+    if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name)):
+        return None
+    is_none = _none_test(node, node.left.id)
+    return None if is_none is None else (node.left.id, is_none)
 
 
 def calls_through(node: ast.expr | None, param: str, star: str, double: str) -> bool:

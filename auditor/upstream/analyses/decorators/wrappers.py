@@ -16,7 +16,7 @@ from apidrift.auditor.upstream.analyses.decorators.flow import _star_wrapper
 from apidrift.auditor.upstream.analyses.nodes import _last_name, _own_nodes, _resolve_text
 from apidrift.auditor.upstream.astwalk import walk
 
-from .flow import _local_assignments, _reachable_returns
+from .flow import _local_assignments, _none_test, _reachable_returns
 from .registries import _uncast
 from .renaming import _renames_keyword, _renames_popped_keyword, calls_through
 
@@ -509,7 +509,7 @@ def _hands_back_fget(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             and inner.type.id == "AttributeError"
         ):
             handled |= {id(n) for stmt in inner.body for n in walk(stmt)}
-        if instance is not None and isinstance(inner, ast.If) and _is_none_test(inner.test, instance):
+        if instance is not None and isinstance(inner, ast.If) and _none_test(inner.test, instance) is True:
             handled |= {id(n) for stmt in inner.body for n in walk(stmt)}
 
     def is_getter_call(value: ast.expr | None) -> bool:
@@ -547,19 +547,6 @@ def _hands_back_fget(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             and all(is_getter_call(v) for v in assigned[r.value.id])
         )
         for r in returns
-    )
-
-
-def _is_none_test(test: ast.expr, name: str) -> bool:
-    """`name is None`."""
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == name
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
     )
 
 
