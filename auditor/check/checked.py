@@ -522,7 +522,11 @@ def check_hook(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
     between the function written and the one the plugin host reads."""
     ref = site.ref
     assert isinstance(ref, AttrRef) and isinstance(ref.base, ModuleRef)
-    if not _defined_under(site.hook, resolver.index.version):
+    defined = _defined_under(site.hook, resolver.index.version)
+    if defined is None:  # under a test of the upstream's version, whose version is not known here
+        unknown = Unknown(Reason.HOOK_IMPL_CONDITIONAL)
+        return SiteCheck(version, unknown, unknown=unknown)
+    if not defined:
         unknown = Unknown(Reason.HOOK_IMPL_NOT_DEFINED)  # its `def` does not run with this version
         return SiteCheck(version, unknown, unknown=unknown)
     specs = resolver.index.hookspecs()
@@ -549,16 +553,15 @@ def check_hook(site: UseSite, resolver: Resolver, version: str) -> SiteCheck:
     return SiteCheck(version, resolution, hookspec=spec)
 
 
-def _defined_under(flags: str, version: str | None) -> bool:
+def _defined_under(flags: str, version: str | None) -> bool | None:
     """Whether a hook's `def`, in branches of tests of the upstream's version ("+since:7", "+before:8.1"),
-    runs with this version (True where the version is not known: then it may)."""
+    runs with this version; None where the version is not known (it may or may not run)."""
     tests = [f.split(":", 1) for f in flags.split("+") if f.startswith(("since:", "before:"))]
-    if not tests or not version:
+    if not tests:
         return True
-    try:
-        have = tuple(int(p) for p in re.findall(r"\d+", version)[:4])
-    except ValueError:
-        return True
+    have = tuple(int(p) for p in re.findall(r"\d+", version or "")[:4])
+    if not have:
+        return None
     for kind, bound in tests:
         wanted = tuple(int(p) for p in bound.split("."))
         if (have[: len(wanted)] >= wanted) != (kind == "since"):

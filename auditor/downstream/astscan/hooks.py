@@ -27,7 +27,8 @@ def hook_sites(
     if not prefixes:
         return
     place = "conftest" if path.replace("\\", "/").rsplit("/", 1)[-1] == "conftest.py" else "module"
-    for node, conditions in _top_level_defs(body, (), frozenset(prefixes.values())):
+    roots = frozenset(prefixes.values())
+    for node, conditions in _top_level_defs(body, (), roots, _version_names(body, roots)):
         root = next((r for p, r in prefixes.items() if node.name.startswith(p)), None)
         if root is None or node.name == f"{root}_plugins":
             continue
@@ -64,40 +65,70 @@ _LEGACY_MARKS = ("mark.tryfirst", "mark.trylast")
 
 
 def _top_level_defs(
-    body: list[ast.stmt], conditions: tuple[str, ...], roots: frozenset[str]
+    body: list[ast.stmt], conditions: tuple[str, ...], roots: frozenset[str], versions: frozenset[str]
 ) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, tuple[str, ...]]]:
     """The functions defined at the top level, each with the conditions under which its `def` runs:
-    "since:V" / "before:V" for a branch of a test of the upstream's version (`if PYTEST_VERSION < (7,):`,
-    a name spelling the upstream's name and "version" compared with a literal tuple of integers),
-    "conditional" for a branch of any other test."""
+    "since:V" / "before:V" for a branch of a test of the upstream's version (`if PYTEST_VERSION_INFO <
+    (7,):`, a name of `versions` or the upstream's own `version_tuple` compared with a literal tuple of
+    integers), "conditional" for a branch of any other test."""
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield stmt, conditions
         elif isinstance(stmt, ast.If):
-            test = _version_test(stmt.test, roots)
+            test = _version_test(stmt.test, roots, versions)
             negated = {"since": "before", "before": "since"}
             if test is None:
-                yield from _top_level_defs(stmt.body, (*conditions, "conditional"), roots)
-                yield from _top_level_defs(stmt.orelse, (*conditions, "conditional"), roots)
+                yield from _top_level_defs(stmt.body, (*conditions, "conditional"), roots, versions)
+                yield from _top_level_defs(stmt.orelse, (*conditions, "conditional"), roots, versions)
             else:
                 kind, version = test
-                yield from _top_level_defs(stmt.body, (*conditions, f"{kind}:{version}"), roots)
-                yield from _top_level_defs(stmt.orelse, (*conditions, f"{negated[kind]}:{version}"), roots)
+                yield from _top_level_defs(stmt.body, (*conditions, f"{kind}:{version}"), roots, versions)
+                yield from _top_level_defs(
+                    stmt.orelse, (*conditions, f"{negated[kind]}:{version}"), roots, versions
+                )
         elif isinstance(stmt, ast.Try):
-            yield from _top_level_defs([*stmt.body, *stmt.orelse, *stmt.finalbody], conditions, roots)
+            yield from _top_level_defs(
+                [*stmt.body, *stmt.orelse, *stmt.finalbody], conditions, roots, versions
+            )
 
 
-def _version_test(test: ast.expr, roots: frozenset[str]) -> tuple[str, str] | None:
-    """`NAME < (7,)` -> ("before", "7"), `NAME >= (8, 1)` -> ("since", "8.1"), where NAME (a name or
-    an attribute) spells "version" and the upstream's import name (`PYTEST_VERSION_INFO`); None for
-    any other test (`sys.version_info` is Python's)."""
+def _version_names(body: list[ast.stmt], roots: frozenset[str]) -> frozenset[str]:
+    """The module-level names bound, once, to the upstream's version or to a value made from such a
+    name alone: `PYTEST_VERSION = pytest.__version__`, then `PYTEST_VERSION_INFO = tuple(int(p) for p
+    in PYTEST_VERSION.split(".")[:3])`."""
+    sources = {f"{root}.{attr}" for root in roots for attr in ("__version__", "version_tuple")}
+    bound: dict[str, list[ast.expr]] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(stmt.value)
+    found: set[str] = set()
+    for _ in range(4):  # a name made from a name made from the version, a few steps deep
+        for name, values in bound.items():
+            if name in found or len(values) != 1:
+                continue
+            named = {_dotted(n) for n in ast.walk(values[0]) if isinstance(n, (ast.Name, ast.Attribute))}
+            if named & sources or named & found:
+                found.add(name)
+    return frozenset(found)
+
+
+def _version_test(test: ast.expr, roots: frozenset[str], versions: frozenset[str]) -> tuple[str, str] | None:
+    """`NAME < (7,)` -> ("before", "7"), `NAME >= (8, 1)` -> ("since", "8.1"), where NAME is one of
+    `versions` (bound from the upstream's `__version__`) or the upstream's `version_tuple`; None for any
+    other test (`sys.version_info` is Python's)."""
     if not (
         isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Tuple)
     ):
         return None
-    name = (_dotted(test.left) or "").lower()
+    name = _dotted(test.left) or ""
     parts = test.comparators[0].elts
-    if "version" not in name or not any(r.lower() in name for r in roots) or not parts or len(parts) > 4:
+    if (
+        not (name in versions or name in {f"{root}.version_tuple" for root in roots})
+        or not parts
+        or len(parts) > 4
+    ):
         return None
     if not all(isinstance(p, ast.Constant) and type(p.value) is int for p in parts):
         return None
