@@ -20,8 +20,9 @@ the release's `entry_points.txt`) as an implementation of the hook of that name,
 
 The hint names the replacement the old version's deprecation message gives, when it gives one.
 A module named in a plugin's literal `pytest_plugins = [...]` is a plugin too. A `def` in a branch of
-a test of the upstream's version (`if PYTEST_VERSION_INFO < (7,):`, a name spelling the upstream's
-name and "version" compared with a tuple of integers) is read for the version audited. Not read:
+a test of the upstream's version (`if PYTEST_VERSION_INFO < (7,):`, a name bound at module level from
+`pytest.__version__`, or made from such a name, compared with a tuple of integers) is read for the
+version audited (not checkable where that version is not known). Not read:
 functions in modules no plugin host loads (a helper module's `pytest_foo`: silent), functions under a
 decorator of the downstream's or in a branch of any other test (not checkable), plugin classes
 registered at run time.
