@@ -279,6 +279,9 @@ STRANGER_PAIRS = [
     # marshmallow-jsonapi 0.20.0 (November 2018) against the marshmallow of its time; `iteritems` of
     # `marshmallow.compat` is a lambda, bound as a function
     ("marshmallow-jsonapi==0.20.0", "marshmallow==2.16.3", 150, 0.5),
+    # flask-profiler 1.8.1 (November 2018) against the pymongo of its time (3.7.2, October 2018): its
+    # collection, `MongoClient(url)[db][name]`, held on `self`; four deprecation warnings, no error
+    ("flask-profiler==1.8.1", "pymongo==3.7.2", 25, 0.75),
     # Downstream releases against the upstream release current on their upload day (2023), chosen
     # across ORMs and their plugins, HTTP clients and SDKs, Sphinx, pytest, Flask and Django extensions
     # and click apps; each audit with --from the release before gives no error either.
@@ -604,6 +607,27 @@ def test_pymongo_4_removed_collection_methods_reached_through_values_of_kombu(in
     ] == []
     insert = next(f for f in result.findings if f.location.line == 203)
     assert "insert is deprecated. Use insert_one or insert_many instead." in (insert.hint or "")
+
+
+def test_pymongo_4_removed_collection_methods_reached_through_self_of_flask_profiler(
+    index_cache: Path,
+) -> None:
+    """flask-profiler 1.8.1's MongoDB storage keeps `self.collection = self.db[self.collection_name]`
+    over `self.db = self.client[...]`, `self.client = pymongo.MongoClient(url)`, then calls
+    `self.collection.ensure_index(...)` (in a closure of `__init__`), `.insert(...)` and `.remove(...)`.
+    Confirmed under CPython 3.8 with flask-profiler's own `Mongo` methods and no server: with 3.7.2
+    each reaches for the server (ServerSelectionTimeoutError), with 4.0 each raises "TypeError:
+    'Collection' object is not callable. If you meant to call the 'insert' method on a 'Collection'
+    object ..." at mongo.py lines 23, 89, 95 and 101: one finding each, at those lines."""
+    result = audit(
+        AuditRequest("flask-profiler==1.8.1", "pymongo==4.0", old="pymongo==3.7.2", cache_dir=index_cache)
+    )
+    errors = [
+        f"{f.location.path}:{f.location.line} {f.code}"
+        for f in result.findings
+        if f.severity.value == "error"
+    ]
+    assert sorted(errors) == sorted(f"flask_profiler/storage/mongo.py:{n} AD108" for n in (23, 89, 95, 101))
 
 
 def test_pymongo_4_removed_database_method_and_gridfs_keyword_of_eve(index_cache: Path) -> None:
