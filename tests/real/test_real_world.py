@@ -282,6 +282,11 @@ STRANGER_PAIRS = [
     # flask-profiler 1.8.1 (November 2018) against the pymongo of its time (3.7.2, October 2018): its
     # collection, `MongoClient(url)[db][name]`, held on `self`; four deprecation warnings, no error
     ("flask-profiler==1.8.1", "pymongo==3.7.2", 25, 0.75),
+    # 2022 releases against the upstream of their upload day: pip's internals (pip-tools), an ORM's
+    # migration tool, a pytest plugin
+    ("pip-tools==6.8.0", "pip==22.1.2", 400, 0.85),
+    ("alembic==1.8.1", "sqlalchemy==1.4.39", 2200, 0.6),
+    ("pytest-django==4.5.2", "pytest==7.1.2", 55, 0.8),
     # Downstream releases against the upstream release current on their upload day (2023), chosen
     # across ORMs and their plugins, HTTP clients and SDKs, Sphinx, pytest, Flask and Django extensions
     # and click apps; each audit with --from the release before gives no error either.
