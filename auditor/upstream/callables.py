@@ -131,7 +131,12 @@ def call_target(value: Value, resolver: Resolver) -> CallTarget | Unknown:
     if isinstance(value, InstanceValue):
         call = resolver.attribute(ClassValue(value.cls), "__call__")
         if isinstance(call, FunctionValue):
-            return _function_target(FunctionValue(call.info, call.path, "instance"), resolver)
+            target = _function_target(FunctionValue(call.info, call.path, "instance"), resolver)
+            if isinstance(target, CallTarget) and not value.exact and target.always_raises is not None:
+                # known by an annotation: it may be of a subclass that defines `__call__` (pydantic 2
+                # hands `__get_pydantic_json_schema__` a subclass of `GetJsonSchemaHandler`)
+                target = replace(target, always_raises=None)
+            return target
         return Unknown(Reason.INSTANCE_CALL)
     if isinstance(value, ServedValue):
         return Unknown(Reason.SERVED_BY_GETATTR)
