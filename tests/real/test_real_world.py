@@ -296,6 +296,13 @@ STRANGER_PAIRS = [
     ("aiohttp-retry==2.8.3", "aiohttp==3.8.1", 22, 0.8),
     ("celery-redbeat==2.2.0", "redis==5.0.1", 15, 0.7),
     ("arq==0.25.0", "redis==4.3.5", 30, 0.85),
+    ("sphinx-design==0.5.0", "sphinx==7.1.0", 350, 0.4),
+    ("myst-parser==2.0.0", "sphinx==7.0.1", 250, 0.5),
+    ("django-celery-beat==2.5.0", "django==4.1.7", 580, 0.6),
+    ("django-redis==5.3.0", "redis==4.5.5", 45, 0.4),
+    ("s3fs==2024.3.1", "aiobotocore==2.12.1", 12, 0.35),
+    ("django-import-export==3.3.1", "django==4.2.5", 250, 0.7),
+    ("mkdocstrings-python==1.7.3", "griffe==0.36.4", 35, 0.8),
     # Downstream releases against the upstream release current on their upload day (2023), chosen
     # across ORMs and their plugins, HTTP clients and SDKs, Sphinx, pytest, Flask and Django extensions
     # and click apps; each audit with --from the release before gives no error either.
