@@ -159,11 +159,13 @@ def _lines(findings: list[Finding], book: NotebookMap | None = None) -> str:
 
 
 def _writes_name(finding: Finding) -> bool:
-    """Whether the use's own text, from where it is reported, writes the missing name."""
+    """Whether the use's own text, from where it is reported, writes the missing name: as the
+    attribute it is (`.loader`), not as a local name that happens to be spelled the same (`loader =
+    GriffeLoader(...)` after `from griffe.loader import GriffeLoader`, a module griffe 1.0 removed)."""
     name = finding.symbol.rpartition(".")[2]
     where = finding.location
     text = where.source_line[where.column - 1 :]
-    return bool(name) and re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+    return bool(name) and re.search(rf"\.\s*{re.escape(name)}(?![A-Za-z0-9_])", text) is not None
 
 
 def cell_line(notebook: NotebookMap, line: int) -> str:

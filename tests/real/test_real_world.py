@@ -651,6 +651,28 @@ def test_pymongo_4_removed_collection_methods_reached_through_self_of_flask_prof
     assert sorted(errors) == sorted(f"flask_profiler/storage/mongo.py:{n} AD108" for n in (23, 89, 95, 101))
 
 
+def test_griffe_1_removed_modules_each_one_finding_in_mkdocstrings_python(index_cache: Path) -> None:
+    """griffe 1.0.0 removed its submodules (`griffe.loader`, `griffe.extensions`, ...; everything is
+    exported by `griffe`). mkdocstrings-python 1.7.3 imports six of them in `handler.py` (lines 14-19);
+    CPython 3.11 with griffe 1.0.0: "ModuleNotFoundError: No module named 'griffe.collections'" at line
+    14 (0.36.4: the module imports). The uses of what they bind (`loader = GriffeLoader(...)`, then
+    `loader.load_module(...)`, a local name spelled like the module) go with the imports: ten errors
+    for six breaks before."""
+    result = audit(
+        AuditRequest(
+            "mkdocstrings-python==1.7.3", "griffe==1.0.0", old="griffe==0.36.4", cache_dir=index_cache
+        )
+    )
+    errors = [
+        f"{f.location.path}:{f.location.line} {f.code}"
+        for f in result.findings
+        if f.severity.value == "error"
+    ]
+    assert sorted(errors) == [f"src/mkdocstrings_handlers/python/handler.py:{n} AD001" for n in range(14, 20)]
+    loader = next(f for f in result.findings if f.location.line == 18)
+    assert "4 uses of what it gives in this file" in (loader.hint or "")
+
+
 def test_pymongo_4_removed_database_method_and_gridfs_keyword_of_eve(index_cache: Path) -> None:
     """eve 1.1.5: `db = MongoClient(**kw)[dbname]` then `db.authenticate(username, password, **kw)`;
     pymongo 4.0 removed `Database.authenticate`, so the name gives a `Collection` whose call raises
