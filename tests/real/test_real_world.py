@@ -673,6 +673,29 @@ def test_griffe_1_removed_modules_each_one_finding_in_mkdocstrings_python(index_
     assert "4 uses of what it gives in this file" in (loader.hint or "")
 
 
+def test_pip_23_1_internals_broke_pip_tools_through_an_annotated_parameter(index_cache: Path) -> None:
+    """pip 23.1 made `WheelCache(cache_dir)` take one argument and dropped
+    `InstallRequirement.install_options`. pip-tools 6.8.0 (fine with pip 22.1.2, its time) calls
+    `WheelCache(self._cache_dir, self.options.format_control)` in both resolvers and reads
+    `template.install_options` on its parameter `template: InstallRequirement`. Confirmed under CPython
+    3.11 with pip 23.1: `pip-compile --rebuild --resolver=legacy` raises "TypeError:
+    WheelCache.__init__() takes 2 positional arguments but 3 were given" at pypi.py:249,
+    `--resolver=backtracking` the same at resolver.py:562, and `copy_install_requirement(...)` raises
+    "AttributeError: 'InstallRequirement' object has no attribute 'install_options'" at utils.py:473;
+    all three run with pip 22.1.2."""
+    result = audit(AuditRequest("pip-tools==6.8.0", "pip==23.1", old="pip==22.1.2", cache_dir=index_cache))
+    errors = [
+        f"{f.location.path}:{f.location.line} {f.code}"
+        for f in result.findings
+        if f.severity.value == "error"
+    ]
+    assert sorted(errors) == [
+        "piptools/repositories/pypi.py:249 AD103",
+        "piptools/resolver.py:562 AD103",
+        "piptools/utils.py:473 AD004",
+    ]
+
+
 def test_pymongo_4_removed_database_method_and_gridfs_keyword_of_eve(index_cache: Path) -> None:
     """eve 1.1.5: `db = MongoClient(**kw)[dbname]` then `db.authenticate(username, password, **kw)`;
     pymongo 4.0 removed `Database.authenticate`, so the name gives a `Collection` whose call raises
