@@ -82,6 +82,13 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         new = [p.render() for p in target.signature.parameters if p.name not in accepted]
         untyped = bool(call.get("untyped")) or call.get("reach") == "untyped"
         on = " on a value it does not type (this class's instances, if they reach it)" if untyped else ""
+        unentered = call.get("reach") == "unentered"
+        if unentered:
+            callers = [str(c) for c in call.get("callers", ()) or (call["caller"],)]  # type: ignore[attr-defined]
+            on = (
+                f" (reached only through {', '.join(f'`{c}`' for c in callers)}, which this package never "
+                f"runs and to which it never hands a `{call['class']}`)"
+            )
         yield rule.finding(
             checked,
             f"`{name}` overrides `{target.defined_at}`, which {checked.new.version} calls as `{call['call']}` "
@@ -91,7 +98,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             hint=f"accept what the upstream passes: def {name}(self, ..., {', '.join(new)})"
             if new
             else f"accept what the upstream passes: {target.signature.render()}",
-            severity=Severity.WARNING if untyped else None,
+            severity=Severity.WARNING if untyped or unentered else None,
         )
         return
     never = call is not None and call.get("reach") == "never-called"
