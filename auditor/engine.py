@@ -29,6 +29,7 @@ from apidrift.auditor.check.checked import (
     with_import_fails,
 )
 from apidrift.auditor.check.imports import Requirements
+from apidrift.auditor.core.bind import Break
 from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.notebook_map import NotebookMap
 from apidrift.auditor.core.reasons import Reason, Unknown
@@ -50,7 +51,6 @@ from apidrift.auditor.core.results import (
 from apidrift.auditor.core.sites import FileScan, SiteKind, UseSite
 from apidrift.auditor.core.version import __version__
 from apidrift.auditor.core.wording import plural
-from apidrift.auditor.core.bind import Break
 from apidrift.auditor.downstream.notebook import cell_span
 from apidrift.auditor.downstream.reach import ClassReach, Downstream
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
@@ -386,7 +386,9 @@ def _reach_of_overrides(
             reach = downstream.class_reach(
                 checked.path[len(prefix) :], checked.site.span.line, checked.site.ref.name
             )
-            unentered = unentered_override(checked.site, resolver, reach) if isinstance(reach, ClassReach) else None
+            unentered = (
+                unentered_override(checked.site, resolver, reach) if isinstance(reach, ClassReach) else None
+            )
             if unentered is not None:
                 checked = replace(checked, new=replace(checked.new, upstream_call={**call, **unentered}))
         result.append(checked)

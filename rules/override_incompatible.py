@@ -84,7 +84,10 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         on = " on a value it does not type (this class's instances, if they reach it)" if untyped else ""
         unentered = call.get("reach") == "unentered"
         if unentered:
-            callers = [str(c) for c in call.get("callers", ()) or (call["caller"],)]  # type: ignore[attr-defined]
+            listed = call.get("callers")
+            callers = (
+                [str(c) for c in listed] if isinstance(listed, list) and listed else [str(call["caller"])]
+            )
             on = (
                 f" (reached only through {', '.join(f'`{c}`' for c in callers)}, which this package never "
                 f"runs and to which it never hands a `{call['class']}`)"

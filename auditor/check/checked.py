@@ -31,8 +31,8 @@ from apidrift.auditor.core.refs import (
 )
 from apidrift.auditor.core.signature import ParamKind, Signature
 from apidrift.auditor.core.sites import SiteKind, UseSite
-from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
 from apidrift.auditor.downstream.reach import ClassReach
+from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
 from apidrift.auditor.upstream.model import AlwaysRaises, AttributeInfo, ClassInfo, FunctionInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
 from apidrift.auditor.upstream.replacement import (
@@ -42,6 +42,7 @@ from apidrift.auditor.upstream.replacement import (
     forwarded_replacement,
 )
 from apidrift.auditor.upstream.resolve import (
+    TRANSPARENT_BASES,
     AttributeValue,
     ClassValue,
     FunctionValue,
@@ -51,7 +52,6 @@ from apidrift.auditor.upstream.resolve import (
     Resolution,
     Resolver,
     ServedValue,
-    TRANSPARENT_BASES,
 )
 
 
@@ -943,7 +943,12 @@ def _self_call_verdicts(
             text = str(call.get("text") or f"self.{name}{_render_shape(shape)}")
             yield (
                 bind(shape, signature),
-                {"caller": f"{entry.path}.{call['caller']}", "call": text, "lineno": call["lineno"], "self": True},
+                {
+                    "caller": f"{entry.path}.{call['caller']}",
+                    "call": text,
+                    "lineno": call["lineno"],
+                    "self": True,
+                },
             )
 
 
@@ -974,8 +979,8 @@ def unentered_override(site: UseSite, resolver: Resolver, reach: ClassReach) -> 
     (`reach`: every instance accounted for, none handed on), the methods CPython runs unnamed (building,
     dropping, attribute lookups and stores), then each name the upstream's methods of those names use
     on `self` or `super()`, closed over. Names are matched in every class of the MRO (whichever runs).
-    Not known: a class of the MRO outside the upstream, a metaclass (class creation runs its code), a
-    member of such a name that is no method read from source (a descriptor, a conditional `def`), a
+    Not known: a class of the MRO outside the upstream, a metaclass (class creation runs its code) or a
+    class decorator, a member of such a name that is no method read from source (a descriptor, a conditional `def`), a
     method that hands `self` on or that a decorator wraps, a bound method read and not called."""
     if not isinstance(site.ref, AttrRef):
         return None
@@ -989,8 +994,14 @@ def unentered_override(site: UseSite, resolver: Resolver, reach: ClassReach) -> 
             if entry in TRANSPARENT_BASES:
                 continue
             return None
-        if entry.typing_view or entry.open_namespace or entry.metaclass not in _PLAIN_METACLASSES:
-            return None
+        if (
+            entry.typing_view
+            or entry.open_namespace
+            or entry.dynamic_attributes
+            or entry.decorators
+            or entry.metaclass not in _PLAIN_METACLASSES
+        ):
+            return None  # members added or class creation run by code not read here
         classes.append(entry)
     if reach.read & reach.defined:
         return None  # a downstream method read, not called: handed on with its instance

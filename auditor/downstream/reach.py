@@ -132,7 +132,9 @@ class _Program:
             if isinstance(statement, ast.ClassDef) and any(
                 isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and f.name == method
-                and min([f.lineno, *(d.lineno for d in f.decorator_list)]) <= line <= (f.end_lineno or f.lineno)
+                and min([f.lineno, *(d.lineno for d in f.decorator_list)])
+                <= line
+                <= (f.end_lineno or f.lineno)
                 for f in statement.body
             ):
                 found = statement
@@ -176,6 +178,7 @@ class _Program:
                 members.append(cls)
                 changed = True
         self.classes = set(family)
+        self.members = {id(cls) for cls in members}
         self.instances: set[str] = set()  # module-level names bound to an instance
         self.local: dict[int, set[str]] = {}  # function node id -> names bound to an instance there
         self.local_classes: dict[int, set[str]] = {}  # classmethod -> its `cls`
@@ -215,14 +218,20 @@ class _Program:
                     raise _GiveUp(f"the method `{cls.name}.{statement.name}` takes no `self`")
                 target = self.local_classes if "classmethod" in decorators else self.local
                 target.setdefault(id(statement), set()).add(params[0].arg)
-            elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and _plain_value(statement.value):
-                continue
-            elif isinstance(statement, ast.Pass) or (
-                index == 0 and isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            elif (
+                (isinstance(statement, (ast.Assign, ast.AnnAssign)) and _plain_value(statement.value))
+                or isinstance(statement, ast.Pass)
+                or (
+                    index == 0
+                    and isinstance(statement, ast.Expr)
+                    and isinstance(statement.value, ast.Constant)
+                )
             ):
                 continue
             else:
-                raise _GiveUp(f"the body of `{cls.name}` has a statement not followed (line {statement.lineno})")
+                raise _GiveUp(
+                    f"the body of `{cls.name}` has a statement not followed (line {statement.lineno})"
+                )
         return defined
 
     def _strings(self, family: set[str]) -> None:
@@ -259,7 +268,9 @@ class _Program:
             listed = sorted(self.root.iterdir()) if self.root.is_dir() else []
         except OSError as error:
             raise _GiveUp("the downstream's folder could not be listed") from error
-        configs = [p for p in listed if p.name.endswith(CONFIG_SUFFIXES) and not p.is_symlink() and p.is_file()]
+        configs = [
+            p for p in listed if p.name.endswith(CONFIG_SUFFIXES) and not p.is_symlink() and p.is_file()
+        ]
         for path in configs[:MAX_CONFIG_FILES]:
             data = _read_bounded(path)
             if data is None or word.search(data.decode("utf-8", "replace")):
@@ -291,7 +302,8 @@ class _Program:
         return None
 
     def _scopes(self, node: ast.AST) -> list[ast.AST]:
-        found = []
+        """The functions (and lambdas) a node is in, innermost first."""
+        found: list[ast.AST] = []
         current = self.parents.get(id(node))
         while current is not None:
             if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -320,8 +332,10 @@ class _Program:
                     self._class_use(node, display)
                 elif name in self.instances or any(name in self.local.get(id(s), ()) for s in scopes):
                     self._instance_use(node, display)
-                if isinstance(node, ast.Name) and node.id == "super" and any(
-                    id(s) in self.local for s in scopes
+                if (
+                    isinstance(node, ast.Name)
+                    and node.id == "super"
+                    and any(id(s) in self.local for s in scopes)
                 ):
                     self._super_use(node, display)
 
@@ -335,14 +349,17 @@ class _Program:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             return  # the class statement's own name is no reference; a rebinding hides it
         if isinstance(parent, ast.ClassDef) and node in parent.bases:
-            return  # a subclass: followed as one of the family
+            if id(parent) in self.members:
+                return  # a subclass: followed as one of the family
+            raise _GiveUp(f"a subclass through another name in {self._where(node, display)}")
         if isinstance(parent, ast.Call) and parent.func is node:
             self._built(parent, display)
             return
+        grandparent = self.parents.get(id(parent)) if parent is not None else None
         if (
             isinstance(parent, ast.Tuple)
-            and isinstance(self.parents.get(id(parent)), ast.Call)
-            and self._isinstance_type(self.parents[id(parent)], parent)
+            and isinstance(grandparent, ast.Call)
+            and self._isinstance_type(grandparent, parent)
         ) or (isinstance(parent, ast.Call) and self._isinstance_type(parent, node)):
             return
         if isinstance(parent, ast.Attribute) and parent.value is node:
@@ -372,7 +389,7 @@ class _Program:
             target = parent.targets[0]
         elif isinstance(parent, ast.AnnAssign) and parent.value is call:
             target = parent.target
-        if isinstance(target, ast.Name):
+        if isinstance(target, ast.Name) and parent is not None:
             scope = self._scope(parent)
             if scope is None:
                 self.instances.add(target.id)
@@ -380,7 +397,8 @@ class _Program:
                 raise _GiveUp(f"an instance is a class attribute in {self._where(call, display)}")
             else:
                 if any(
-                    isinstance(n, (ast.Global, ast.Nonlocal)) and target.id in n.names for n in ast.walk(scope)
+                    isinstance(n, (ast.Global, ast.Nonlocal)) and target.id in n.names
+                    for n in ast.walk(scope)
                 ):
                     raise _GiveUp(f"an instance is bound to a global name in {self._where(call, display)}")
                 self.local.setdefault(id(scope), set()).add(target.id)
@@ -422,6 +440,8 @@ def _plain_value(value: ast.expr | None) -> bool:
     if value is None:
         return True
     return all(
-        isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.unaryop, ast.Load))
+        isinstance(
+            n, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.unaryop, ast.Load)
+        )
         for n in ast.walk(value)
     )

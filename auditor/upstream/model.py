@@ -545,7 +545,9 @@ class ClassInfo:
             "source_decorators": [d.as_dict() for d in self.source_decorators],
             "source_only": sorted(self.source_only),
             "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
-            "self_uses": {name: None if uses is None else list(uses) for name, uses in self.self_uses.items()},
+            "self_uses": {
+                name: None if uses is None else list(uses) for name, uses in self.self_uses.items()
+            },
             "type_params": list(self.type_params),
             "held_calls": list(self.held_calls),
             "base_call": [self.base_call[0], list(self.base_call[1])] if self.base_call else None,
@@ -575,7 +577,8 @@ class ClassInfo:
             source_only=frozenset(data.get("source_only", ())),
             self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
             self_uses={
-                name: None if uses is None else tuple(uses) for name, uses in data.get("self_uses", {}).items()
+                name: None if uses is None else tuple(uses)
+                for name, uses in data.get("self_uses", {}).items()
             },
             type_params=tuple(data.get("type_params", ())),
             held_calls=tuple(data.get("held_calls", ())),

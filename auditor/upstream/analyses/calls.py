@@ -495,7 +495,16 @@ def _dotted_text(node: ast.expr) -> str | None:
 
 # Method decorators that leave `self` where the method's body puts it: any other may hand it anywhere.
 _PLAIN_METHOD_DECORATORS = frozenset(
-    {"property", "staticmethod", "abstractmethod", "setter", "getter", "deleter", "cached_property", "override"}
+    {
+        "property",
+        "staticmethod",
+        "abstractmethod",
+        "setter",
+        "getter",
+        "deleter",
+        "cached_property",
+        "override",
+    }
 )
 _MAX_SELF_USES = 64  # per method: the names of `self` it reads, else not known
 
@@ -535,21 +544,18 @@ def _method_self_uses(method: ast.FunctionDef | ast.AsyncFunctionDef) -> list[st
             parents[id(child)] = outer
     names: set[str] = set()
     for inner in ast.walk(method):
-        if isinstance(inner, ast.Name) and inner.id == self_name:
-            pass
-        elif (
+        if isinstance(inner, ast.Name) and inner.id == "super" and inner.id != self_name:
+            if not isinstance(parents.get(id(inner)), ast.Call):
+                return None  # `super` itself handed on
+            continue
+        bare_super = (
             isinstance(inner, ast.Call)
             and isinstance(inner.func, ast.Name)
             and inner.func.id == "super"
             and not inner.args
             and not inner.keywords
-        ):
-            pass
-        elif isinstance(inner, ast.Name) and inner.id == "super":
-            if not isinstance(parents.get(id(inner)), ast.Call):
-                return None  # `super` itself handed on
-            continue
-        else:
+        )
+        if not bare_super and not (isinstance(inner, ast.Name) and inner.id == self_name):
             continue
         parent = parents.get(id(inner))
         if not isinstance(parent, ast.Attribute) or parent.value is not inner:
