@@ -25,6 +25,14 @@ Where no code of the upstream calls a method of that name (it spells the name on
 lines and looks no attribute up by a computed name), the upstream never takes the path that would
 call the override: a warning, as the break happens only where the method is called the new way.
 
+Where the upstream calls it only from its own methods (`self.m(...)`) and the downstream runs none of
+them, a warning too: the downstream builds the class itself, uses its instances only as
+`name.attr` (never handing one, or the class, to any call, container or attribute), and none of the
+methods it uses reaches `self.m` through the upstream's `self.x(...)`/`super().x(...)` calls (the
+downstream subclasses a parser and never calls its `read()`). Where any of that is not known (an
+instance handed on, a method that hands `self` on, a metaclass, a lookup by a computed name, a
+notebook), an error, as before.
+
 ## Why is this bad?
 The upstream calls the override itself (a template method, a hook) and raises `TypeError` inside
 the upstream's code, far from the downstream line that must change.
