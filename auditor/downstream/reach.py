@@ -257,7 +257,7 @@ class _Program:
                     and not self._in_all(node)
                 ):
                     raise _GiveUp(f"a string in {display} (line {node.lineno}) names the class")
-                if isinstance(node, ast.Call):
+                if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
                     func = _last_name(node.func)
                     if func in _DYNAMIC or (
                         func in ("getattr", "setattr", "hasattr", "delattr")
