@@ -335,7 +335,7 @@ class _Program:
                 if (
                     isinstance(node, ast.Name)
                     and node.id == "super"
-                    and any(id(s) in self.local for s in scopes)
+                    and any(id(s) in self.local or id(s) in self.local_classes for s in scopes)
                 ):
                     self._super_use(node, display)
 
