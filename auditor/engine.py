@@ -20,8 +20,16 @@ from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
 from apidrift.auditor.cache import Cache
-from apidrift.auditor.check.checked import CheckedSite, SiteCheck, SiteChecks, check_site, with_import_fails
+from apidrift.auditor.check.checked import (
+    CheckedSite,
+    SiteCheck,
+    SiteChecks,
+    check_site,
+    unentered_override,
+    with_import_fails,
+)
 from apidrift.auditor.check.imports import Requirements
+from apidrift.auditor.core.bind import Break
 from apidrift.auditor.core.codes import RuleCode
 from apidrift.auditor.core.notebook_map import NotebookMap
 from apidrift.auditor.core.reasons import Reason, Unknown
@@ -44,6 +52,7 @@ from apidrift.auditor.core.sites import FileScan, SiteKind, UseSite
 from apidrift.auditor.core.version import __version__
 from apidrift.auditor.core.wording import plural
 from apidrift.auditor.downstream.notebook import cell_span
+from apidrift.auditor.downstream.reach import ClassReach, Downstream
 from apidrift.auditor.downstream.suppressions import Suppression, all_suppressions, suppression_on
 from apidrift.auditor.downstream.walk import scan_downstream, vendored_prefixes
 from apidrift.auditor.folding import cell_line, deduplicated, fold
@@ -314,6 +323,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                 if not _own_method(checked_sites[-1]):
                     # a method of the downstream's own is no use of the upstream
                     _count(coverage, new, scan, site)
+        checked_sites = _reach_of_overrides(checked_sites, down_tree, prefix, new_resolver)
     notebooks = {scan.path: scan.notebook for scan in scans if scan.notebook is not None}
     with timer.phase("rules"):
         findings = _apply_rules(checked_sites, rules, request, result, notebooks)
@@ -351,6 +361,37 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                 f"{resolver.index.label}: module {module} could not be parsed ({problem}); its names are not checked"
             )
     result.timings = timer.timings
+    return result
+
+
+def _reach_of_overrides(
+    checked_sites: list[CheckedSite], down: SourceTree, prefix: str, resolver: Resolver
+) -> list[CheckedSite]:
+    """An override the upstream calls only from its own methods (`self.m(...)`), none of which the
+    downstream runs (it never calls them and never hands an instance on): said so, for the rule to
+    warn. The downstream's files are read for it only where there is such an override."""
+    downstream: Downstream | None = None
+    result = []
+    for checked in checked_sites:
+        call = checked.new.upstream_call
+        if (
+            checked.site.kind is SiteKind.OVERRIDE
+            and isinstance(checked.new.verdict, Break)
+            and call is not None
+            and call.get("self")
+            and isinstance(checked.site.ref, AttrRef)
+            and checked.path.startswith(prefix)
+        ):
+            downstream = downstream or Downstream(down.root)
+            reach = downstream.class_reach(
+                checked.path[len(prefix) :], checked.site.span.line, checked.site.ref.name
+            )
+            unentered = (
+                unentered_override(checked.site, resolver, reach) if isinstance(reach, ClassReach) else None
+            )
+            if unentered is not None:
+                checked = replace(checked, new=replace(checked.new, upstream_call={**call, **unentered}))
+        result.append(checked)
     return result
 
 

@@ -25,6 +25,14 @@ Where no code of the upstream calls a method of that name (it spells the name on
 lines and looks no attribute up by a computed name), the upstream never takes the path that would
 call the override: a warning, as the break happens only where the method is called the new way.
 
+Where the upstream calls it only from its own methods (`self.m(...)`) and the downstream runs none of
+them, a warning too: the downstream builds the class itself, uses its instances only as
+`name.attr` (never handing one, or the class, to any call, container or attribute), and none of the
+methods it uses reaches `self.m` through the upstream's `self.x(...)`/`super().x(...)` calls (the
+downstream subclasses a parser and never calls its `read()`). Where any of that is not known (an
+instance handed on, a method that hands `self` on, a metaclass, a lookup by a computed name, a
+notebook), an error, as before.
+
 ## Why is this bad?
 The upstream calls the override itself (a template method, a hook) and raises `TypeError` inside
 the upstream's code, far from the downstream line that must change.
@@ -82,6 +90,16 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         new = [p.render() for p in target.signature.parameters if p.name not in accepted]
         untyped = bool(call.get("untyped")) or call.get("reach") == "untyped"
         on = " on a value it does not type (this class's instances, if they reach it)" if untyped else ""
+        unentered = call.get("reach") == "unentered"
+        if unentered:
+            listed = call.get("callers")
+            callers = (
+                [str(c) for c in listed] if isinstance(listed, list) and listed else [str(call["caller"])]
+            )
+            on = (
+                f" (reached only through {', '.join(f'`{c}`' for c in callers)}, which this package never "
+                f"runs and to which it never hands a `{call['class']}`)"
+            )
         yield rule.finding(
             checked,
             f"`{name}` overrides `{target.defined_at}`, which {checked.new.version} calls as `{call['call']}` "
@@ -91,7 +109,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             hint=f"accept what the upstream passes: def {name}(self, ..., {', '.join(new)})"
             if new
             else f"accept what the upstream passes: {target.signature.render()}",
-            severity=Severity.WARNING if untyped else None,
+            severity=Severity.WARNING if untyped or unentered else None,
         )
         return
     never = call is not None and call.get("reach") == "never-called"

@@ -31,8 +31,9 @@ from apidrift.auditor.core.refs import (
 )
 from apidrift.auditor.core.signature import ParamKind, Signature
 from apidrift.auditor.core.sites import SiteKind, UseSite
+from apidrift.auditor.downstream.reach import ClassReach
 from apidrift.auditor.upstream.callables import CallTarget, bind_target, call_target
-from apidrift.auditor.upstream.model import AlwaysRaises, AttributeInfo, ClassInfo
+from apidrift.auditor.upstream.model import AlwaysRaises, AttributeInfo, ClassInfo, FunctionInfo
 from apidrift.auditor.upstream.relocate import Relocator, kind_of, same_definition
 from apidrift.auditor.upstream.replacement import (
     Replacement,
@@ -41,6 +42,7 @@ from apidrift.auditor.upstream.replacement import (
     forwarded_replacement,
 )
 from apidrift.auditor.upstream.resolve import (
+    TRANSPARENT_BASES,
     AttributeValue,
     ClassValue,
     FunctionValue,
@@ -941,8 +943,102 @@ def _self_call_verdicts(
             text = str(call.get("text") or f"self.{name}{_render_shape(shape)}")
             yield (
                 bind(shape, signature),
-                {"caller": f"{entry.path}.{call['caller']}", "call": text, "lineno": call["lineno"]},
+                {
+                    "caller": f"{entry.path}.{call['caller']}",
+                    "call": text,
+                    "lineno": call["lineno"],
+                    "self": True,
+                },
             )
+
+
+# What CPython may run of an instance without the code naming it: building it, dropping it, a missing
+# attribute's lookup, an attribute store, the class statement of a subclass.
+_IMPLICIT_METHODS = (
+    "__init__",
+    "__new__",
+    "__post_init__",
+    "__del__",
+    "__getattr__",
+    "__getattribute__",
+    "__setattr__",
+    "__delattr__",
+    "__init_subclass__",
+    "__set_name__",
+    "__class_getitem__",
+)
+_PLAIN_METACLASSES = (None, "abc.ABCMeta", "builtins.type")
+
+
+def unentered_override(site: UseSite, resolver: Resolver, reach: ClassReach) -> dict[str, object] | None:
+    """For an override the upstream calls from its own methods (`self.m(...)`): where the downstream
+    never runs one of them, what to say (the upstream methods that call it, which nothing the downstream
+    runs reaches); None where it may run one, or where that is not known.
+
+    What the downstream runs of the upstream's methods: the names it uses on the class's instances
+    (`reach`: every instance accounted for, none handed on), the methods CPython runs unnamed (building,
+    dropping, attribute lookups and stores), then each name the upstream's methods of those names use
+    on `self` or `super()`, closed over. Names are matched in every class of the MRO (whichever runs).
+    Not known: a class of the MRO outside the upstream, a metaclass (class creation runs its code) or a
+    class decorator, a member of such a name that is no method read from source (a descriptor, a conditional `def`), a
+    method that hands `self` on or that a decorator wraps, a bound method read and not called."""
+    if not isinstance(site.ref, AttrRef):
+        return None
+    base = resolver.resolve(site.ref.base)
+    mro = resolver.mro(base.cls) if isinstance(base, InstanceValue) else None
+    if not mro:
+        return None
+    classes: list[ClassInfo] = []
+    for entry in mro:
+        if isinstance(entry, str):
+            if entry in TRANSPARENT_BASES:
+                continue
+            return None
+        if (
+            entry.typing_view
+            or entry.open_namespace
+            or entry.dynamic_attributes
+            or entry.decorators
+            or entry.metaclass not in _PLAIN_METACLASSES
+        ):
+            return None  # members added or class creation run by code not read here
+        classes.append(entry)
+    if reach.read & reach.defined:
+        return None  # a downstream method read, not called: handed on with its instance
+    name = site.ref.name
+    todo = [*reach.uses, *_IMPLICIT_METHODS]
+    seen: set[str] = set()
+    called: set[str] = set()  # the names the upstream's methods that run use on `self`
+    while todo:
+        used = todo.pop()
+        if used in seen:
+            continue
+        seen.add(used)
+        for cls in classes:
+            if used not in cls.members and used not in cls.self_uses:
+                continue
+            if used in cls.instance_attributes and used not in cls.bound_names and used not in cls.self_uses:
+                continue  # a value its methods store on the instance (`self.name = name`), no code
+            uses = cls.self_uses.get(used)
+            if uses is None:
+                return None
+            member = cls.members.get(used)
+            if used in reach.read and not (
+                isinstance(member, FunctionInfo)
+                and member.has_decorator("builtins.property", "functools.cached_property")
+            ):
+                return None  # a bound method handed on with its instance
+            called.update(uses)
+            todo.extend(uses)
+    if name in called:
+        return None
+    callers = sorted(
+        f"{cls.path}.{caller}"
+        for cls in classes
+        for caller, uses in cls.self_uses.items()
+        if uses is not None and name in uses
+    )
+    return {"reach": "unentered", "callers": callers, "class": reach.cls}
 
 
 MAX_HOLDER_MODULES = 40  # modules read for calls on held objects, per overridden method

@@ -34,6 +34,7 @@ from apidrift.auditor.upstream.analyses.calls import (
     _returned_class,
     _returns_constructed,
     _self_calls,
+    _self_uses,
     property_constructs,
     property_literal_type,
 )
@@ -510,6 +511,9 @@ def _convert_class(cls: griffe.Class, path: str) -> ClassInfo:
         bound_names=frozenset(facts.get("bound_names", ())),
         open_namespace=facts.get("open_namespace"),
         self_calls={name: tuple(calls) for name, calls in facts.get("self_calls", {}).items()},
+        self_uses={
+            name: None if uses is None else tuple(uses) for name, uses in facts.get("self_uses", {}).items()
+        },
         type_params=_type_params(cls),
         held_calls=tuple(
             {**call, "on": on}
@@ -1026,6 +1030,7 @@ class _FactsExtension(griffe.Extension):
             "open_namespace": _DYNAMIC_BINDING if _uses_namespace_functions(body) else None,
             "rebound": sorted(_rebound_names(node.body)),
             "self_calls": _self_calls(node),
+            "self_uses": _self_uses(node),
             "held_calls": held,
             "untyped_calls": untyped,
             "fields": fields,

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from apidrift.auditor.core.signature import Signature
 
-MODEL_VERSION = 75  # part of every cache key: bump when the model or the loader's output changes
+MODEL_VERSION = 76  # part of every cache key: bump when the model or the loader's output changes
 BUDGET_MESSAGE = "took longer than the load budget"  # how a module's failure over its load budget starts
 
 
@@ -503,6 +503,10 @@ class ClassInfo:
     # The class's own calls of its methods, `self.render(name, value, attrs, renderer)`: method ->
     # ({"caller", "positional", "keywords", "star_args", "star_kwargs", "lineno"}, ...), a few each.
     self_calls: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    # For each method the class body defines: the names its body reads, calls or stores on `self` (or
+    # `super()`), or None where the instance may reach code not read (handed on, returned, a wrapping
+    # decorator): what running the method may run of the instance's other methods.
+    self_uses: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
     # The class's type parameters, in order (`class Page(Generic[T])`): what `T` in a method's
     # annotations stands for on an instance whose type arguments are known (`Page[Item]`).
     type_params: tuple[str, ...] = ()
@@ -541,6 +545,9 @@ class ClassInfo:
             "source_decorators": [d.as_dict() for d in self.source_decorators],
             "source_only": sorted(self.source_only),
             "self_calls": {name: list(calls) for name, calls in self.self_calls.items()},
+            "self_uses": {
+                name: None if uses is None else list(uses) for name, uses in self.self_uses.items()
+            },
             "type_params": list(self.type_params),
             "held_calls": list(self.held_calls),
             "base_call": [self.base_call[0], list(self.base_call[1])] if self.base_call else None,
@@ -569,6 +576,10 @@ class ClassInfo:
             source_decorators=tuple(Decorator.from_dict(d) for d in data.get("source_decorators", ())),
             source_only=frozenset(data.get("source_only", ())),
             self_calls={name: tuple(calls) for name, calls in data["self_calls"].items()},
+            self_uses={
+                name: None if uses is None else tuple(uses)
+                for name, uses in data.get("self_uses", {}).items()
+            },
             type_params=tuple(data.get("type_params", ())),
             held_calls=tuple(data.get("held_calls", ())),
             base_call=(data["base_call"][0], tuple(data["base_call"][1])) if data.get("base_call") else None,

@@ -491,3 +491,78 @@ def _dotted_text(node: ast.expr) -> str | None:
     if not isinstance(node, ast.Name):
         return None
     return ".".join([node.id, *reversed(parts)])
+
+
+# Method decorators that leave `self` where the method's body puts it: any other may hand it anywhere.
+_PLAIN_METHOD_DECORATORS = frozenset(
+    {
+        "property",
+        "staticmethod",
+        "abstractmethod",
+        "setter",
+        "getter",
+        "deleter",
+        "cached_property",
+        "override",
+    }
+)
+_MAX_SELF_USES = 64  # per method: the names of `self` it reads, else not known
+
+
+def _self_uses(node: ast.ClassDef) -> dict[str, list[str] | None]:
+    """For each method the class body defines (at its top level): the attribute names it reads, calls
+    or stores on `self` (and on `super()`), or None where `self` may reach code not read here: `self`
+    (or `super()`) used other than as `self.name` (handed to a call, returned, stored, `type(self)`),
+    its class or namespace read (`self.__class__`, `self.__dict__`), a decorator that may wrap the method, a
+    class method (`cls(...)` builds instances), or too many names. Nested functions and lambdas are read
+    as part of the method (a name `self` there is taken to be the same object)."""
+    uses: dict[str, list[str] | None] = {}
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        found = _method_self_uses(method)
+        if method.name in uses:  # defined twice: either may run
+            before = uses[method.name]
+            found = None if before is None or found is None else sorted({*before, *found})
+        uses[method.name] = found
+    return uses
+
+
+def _method_self_uses(method: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str] | None:
+    decorators = {_last_name_of(d) for d in method.decorator_list}
+    if decorators - _PLAIN_METHOD_DECORATORS:
+        return None
+    if "staticmethod" in decorators:
+        return []  # no instance is handed to it
+    params = [*method.args.posonlyargs, *method.args.args]
+    if not params:
+        return None
+    self_name = params[0].arg
+    parents: dict[int, ast.AST] = {}
+    for outer in ast.walk(method):
+        for child in ast.iter_child_nodes(outer):
+            parents[id(child)] = outer
+    names: set[str] = set()
+    for inner in ast.walk(method):
+        if isinstance(inner, ast.Name) and inner.id == "super" and inner.id != self_name:
+            if not isinstance(parents.get(id(inner)), ast.Call):
+                return None  # `super` itself handed on
+            continue
+        bare_super = (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Name)
+            and inner.func.id == "super"
+            and not inner.args
+            and not inner.keywords
+        )
+        if not bare_super and not (isinstance(inner, ast.Name) and inner.id == self_name):
+            continue
+        parent = parents.get(id(inner))
+        if not isinstance(parent, ast.Attribute) or parent.value is not inner:
+            return None  # `self` handed over, returned, stored, compared, `super(...)` with arguments
+        if parent.attr in ("__class__", "__dict__"):
+            return None  # `self.__class__(...)`, `self.__dict__`: the instance's class or namespace
+        names.add(parent.attr)
+        if len(names) > _MAX_SELF_USES:
+            return None
+    return sorted(names)
