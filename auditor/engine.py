@@ -308,7 +308,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                     moved_site = replace(site, ref=AttrRef(ModuleRef(module), name))
                     moved = check_site(moved_site, new_resolver, _label(new_tree), None, old, old_resolver)
                     at_home.append(CheckedSite(moved_site, scan.path, scan.lines, new_tree.name, moved, old))
-                    homes[(scan.path, site.span.line)] = home
+                    homes[(scan.path, site.place.line)] = home
                 if site.kind is SiteKind.STORE or _handed_unknown(site.ref, new_resolver):
                     continue  # a store is no use of what the upstream has: not counted
                 if not _own_method(checked_sites[-1]):
@@ -712,7 +712,7 @@ def _selected(rule: Rule, selectors: frozenset[str] | set[str]) -> bool:
 
 
 def _suppression_for(checked: CheckedSite, finding: Finding, rule: Rule) -> Suppression | None:
-    for line in dict.fromkeys((finding.location.line, checked.site.span.line)):
+    for line in dict.fromkeys((finding.location.line, checked.site.span.line, checked.site.place.line)):
         suppression = suppression_on(checked.path, checked.lines, line)
         if suppression is not None and suppression.matches(rule.code, rule.name, rule.family):
             return suppression
