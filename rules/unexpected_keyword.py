@@ -79,6 +79,7 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             checked,
             f"{_calls.display(checked)} got an unexpected keyword argument `{name}` in {checked.new.version}",
             symbol=_calls.callee(checked),
+            span=_calls.keyword_place(checked, name),
             hint=_hint(checked, name, problem.detail),
             fix=_fix(checked, name),
         )
