@@ -68,7 +68,10 @@ def test_vllm_0_16_breaks_three_call_sites(cache_dir: Path, tmp_path: Path) -> N
     assert "block_size: int" in by_line[148]["new_signature"]
     assert "block_size: int" in by_line[148]["hint"]
     assert "kv_cache_specs" not in by_line[136]["new_signature"]
-    assert by_line[136]["location"]["source_line"].strip() == "kv_cache_config = get_kv_cache_config_from_groups("
+    assert (
+        by_line[136]["location"]["source_line"].strip()
+        == "kv_cache_config = get_kv_cache_config_from_groups("
+    )
     assert report["upstream"]["version"] == "0.16.0" and report["upstream"]["sha256"]
     coverage = report["coverage"][0]
     assert coverage["found"] >= 50 and coverage["checked"] >= 0.9 * coverage["found"]
