@@ -592,9 +592,16 @@ def _in_cells(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> lis
             context = tuple(context[i] for i in keep)
             start = start + keep[0] - first + 1 if keep else 0
         fix = finding.fix
-        if fix is not None and isinstance(fix.data, (RenameKeyword, RemoveKeyword)) and fix.data.call:
-            line, column = fix.data.call
-            fix = replace(fix, data=replace(fix.data, call=(book.cell_of(line)[1], column)))
+        if fix is not None and isinstance(fix.data, (RenameKeyword, RemoveKeyword)):
+            call, at = fix.data.call, fix.data.at  # the call's place and where the keyword is written
+            fix = replace(
+                fix,
+                data=replace(
+                    fix.data,
+                    call=(book.cell_of(call[0])[1], call[1]) if call else None,
+                    at=(book.cell_of(at[0])[1], at[1]) if at else None,
+                ),
+            )
         placed.append(replace(finding, location=location, context=context, context_start=start, fix=fix))
     return placed
 
