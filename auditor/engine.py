@@ -718,8 +718,17 @@ def _selected(rule: Rule, selectors: frozenset[str] | set[str]) -> bool:
     return bool({rule.code.lower(), rule.name, rule.family} & wanted)
 
 
+_KEYWORD_FINDINGS = frozenset({RuleCode.UNEXPECTED_KEYWORD, RuleCode.POSITIONAL_ONLY_AS_KEYWORD})
+
+
 def _suppression_for(checked: CheckedSite, finding: Finding, rule: Rule) -> Suppression | None:
-    for line in dict.fromkeys((finding.location.line, checked.site.span.line, checked.site.place.line)):
+    """A suppression on the finding's line, the use's first line, or, for a keyword's finding (at the
+    call, where CPython fails), the line the keyword is written on."""
+    site = checked.site
+    lines = [finding.location.line, site.span.line, site.place.line]
+    if finding.code in _KEYWORD_FINDINGS:
+        lines += [span.line for name, span in site.keyword_spans if f"`{name}`" in finding.message]
+    for line in dict.fromkeys(lines):
         suppression = suppression_on(checked.path, checked.lines, line)
         if suppression is not None and suppression.matches(rule.code, rule.name, rule.family):
             return suppression
