@@ -317,7 +317,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                     moved_site = replace(site, ref=AttrRef(ModuleRef(module), name))
                     moved = check_site(moved_site, new_resolver, _label(new_tree), None, old, old_resolver)
                     at_home.append(CheckedSite(moved_site, scan.path, scan.lines, new_tree.name, moved, old))
-                    homes[(scan.path, site.span.line)] = home
+                    homes[(scan.path, site.place.line)] = home
                 if site.kind is SiteKind.STORE or _handed_unknown(site.ref, new_resolver):
                     continue  # a store is no use of what the upstream has: not counted
                 if not _own_method(checked_sites[-1]):
@@ -633,9 +633,16 @@ def _in_cells(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> lis
             context = tuple(context[i] for i in keep)
             start = start + keep[0] - first + 1 if keep else 0
         fix = finding.fix
-        if fix is not None and isinstance(fix.data, (RenameKeyword, RemoveKeyword)) and fix.data.call:
-            line, column = fix.data.call
-            fix = replace(fix, data=replace(fix.data, call=(book.cell_of(line)[1], column)))
+        if fix is not None and isinstance(fix.data, (RenameKeyword, RemoveKeyword)):
+            call, at = fix.data.call, fix.data.at  # the call's place and where the keyword is written
+            fix = replace(
+                fix,
+                data=replace(
+                    fix.data,
+                    call=(book.cell_of(call[0])[1], call[1]) if call else None,
+                    at=(book.cell_of(at[0])[1], at[1]) if at else None,
+                ),
+            )
         placed.append(replace(finding, location=location, context=context, context_start=start, fix=fix))
     return placed
 
@@ -752,8 +759,17 @@ def _selected(rule: Rule, selectors: frozenset[str] | set[str]) -> bool:
     return bool({rule.code.lower(), rule.name, rule.family} & wanted)
 
 
+_KEYWORD_FINDINGS = frozenset({RuleCode.UNEXPECTED_KEYWORD, RuleCode.POSITIONAL_ONLY_AS_KEYWORD})
+
+
 def _suppression_for(checked: CheckedSite, finding: Finding, rule: Rule) -> Suppression | None:
-    for line in dict.fromkeys((finding.location.line, checked.site.span.line)):
+    """A suppression on the finding's line, the use's first line, or, for a keyword's finding (at the
+    call, where CPython fails), the line the keyword is written on."""
+    site = checked.site
+    lines = [finding.location.line, site.span.line, site.place.line]
+    if finding.code in _KEYWORD_FINDINGS:
+        lines += [span.line for name, span in site.keyword_spans if f"`{name}`" in finding.message]
+    for line in dict.fromkeys(lines):
         suppression = suppression_on(checked.path, checked.lines, line)
         if suppression is not None and suppression.matches(rule.code, rule.name, rule.family):
             return suppression

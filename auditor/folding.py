@@ -118,7 +118,7 @@ def fold(findings: list[Finding], notebooks: dict[str, NotebookMap]) -> list[Fin
 def _one_binding_error_per_call(findings: list[Finding]) -> list[Finding]:
     """A call with an unexpected keyword fails there (CPython checks keywords before it looks for
     missing arguments): a renamed keyword (`add_source(multi_cmd=g)` where `group` is now required)
-    is one break, reported at the keyword; the missing argument of the same call goes with it."""
+    is one break, reported where the call fails; the missing argument of the same call goes with it."""
     unexpected = [
         f for f in findings if f.code == RuleCode.UNEXPECTED_KEYWORD and f.severity is Severity.ERROR
     ]

@@ -59,6 +59,14 @@ def keyword_span(checked: CheckedSite, name: str) -> Span | None:
     return next((span for keyword, span in checked.site.keyword_spans if keyword == name), None)
 
 
+def keyword_place(checked: CheckedSite, name: str) -> Span | None:
+    """Where a finding about keyword `name` goes: the keyword, when it is written on the line where
+    CPython raises the call's TypeError (`UseSite.place`: where the call starts, or its method's name);
+    else None, the call's place (a keyword on a later line of a multi-line call is no line CPython names)."""
+    span = keyword_span(checked, name)
+    return span if span is not None and span.line == checked.site.place.line else None
+
+
 def names(items: tuple[str, ...]) -> str:
     return ", ".join(f"`{n}`" for n in items)
 

@@ -147,9 +147,9 @@ def make_finding(
     raises: str | None = None,
     severity: Severity | None = None,
 ) -> Finding:
-    """A finding at `span` (default: the whole use site), with both versions' signatures when known;
-    `severity` grades it below the rule's own (never above)."""
-    where = span or checked.site.span
+    """A finding at `span` (default: where CPython fails on the use, `UseSite.place`), with both
+    versions' signatures when known; `severity` grades it below the rule's own (never above)."""
+    where = span or checked.site.place
     new_target = checked.new.target
     old_target = checked.old.target if checked.old is not None else None
     severity = severity if severity is not None and severity.rank < rule.severity.rank else rule.severity

@@ -43,6 +43,6 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             checked,
             f"{_calls.display(checked)} takes `{name}` by position only in {checked.new.version}",
             symbol=_calls.callee(checked),
-            span=_calls.keyword_span(checked, name),
+            span=_calls.keyword_place(checked, name),
             hint=f"pass `{name}` positionally",
         )

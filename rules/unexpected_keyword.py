@@ -79,15 +79,17 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             checked,
             f"{_calls.display(checked)} got an unexpected keyword argument `{name}` in {checked.new.version}",
             symbol=_calls.callee(checked),
-            span=_calls.keyword_span(checked, name),
+            span=_calls.keyword_place(checked, name),
             hint=_hint(checked, name, problem.detail),
             fix=_fix(checked, name),
         )
 
 
 def _fix(checked: CheckedSite, name: str) -> Fix:
-    call = checked.site.span
+    call = checked.site.place
     where = (call.line, call.column)  # the call's own position: a missing argument there may be this keyword
+    written = _calls.keyword_span(checked, name)
+    at = (written.line, written.column) if written is not None else None
     proven = _calls.proven_rename(checked, name)
     if proven is not None:
         new_name, evidence = proven
@@ -97,7 +99,7 @@ def _fix(checked: CheckedSite, name: str) -> Fix:
             Applicability.SAFE,
             f"rename `{name}=` to `{new_name}=`",
             # a positional-only parameter cannot take the renamed keyword
-            RenameKeyword(name, new_name, where, param.kind if param is not None else None),
+            RenameKeyword(name, new_name, where, param.kind if param is not None else None, at),
             evidence=evidence,
         )
     missing = _calls.problem(checked, ProblemKind.MISSING_ARGUMENT)
@@ -123,14 +125,14 @@ def _fix(checked: CheckedSite, name: str) -> Fix:
             FixKind.REMOVE_KEYWORD,
             Applicability.SAFE,
             f"drop `{name}=`: it passes the old default",
-            RemoveKeyword(name, where),
+            RemoveKeyword(name, where, at),
             evidence=default,
         )
     return Fix(
         FixKind.REMOVE_KEYWORD,
         Applicability.UNSAFE,
         f"drop `{name}=`: its value is no longer passed anywhere",
-        RemoveKeyword(name, where),
+        RemoveKeyword(name, where, at),
     )
 
 

@@ -84,6 +84,8 @@ class RenameKeyword:
         None  # (line, column) of the call: a missing argument there may be this keyword
     )
     kind: ParamKind | None = None  # of the new parameter: a positional-only one cannot take the keyword
+    # (line, column) where the keyword is written: `fix` edits it there (the finding is at the call)
+    at: tuple[int, int] | None = None
 
     def as_data(self) -> dict[str, str]:
         data = {"old": self.old, "new": self.new}
@@ -100,6 +102,8 @@ class RemoveKeyword:
 
     name: str
     call: tuple[int, int] | None = None  # (line, column) of the call
+    # (line, column) where the keyword is written: `fix` edits it there (the finding is at the call)
+    at: tuple[int, int] | None = None
 
     def as_data(self) -> dict[str, str]:
         data = {"name": self.name}

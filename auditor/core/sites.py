@@ -112,6 +112,16 @@ class UseSite:
     # bases (and its downstream bases'). Where one's MRO defines `__getattr__`, an AttributeError the use
     # raises makes CPython's attribute lookup ask that `__getattr__` for the property: no certain failure.
     getattr_bases: tuple[Ref, ...] = ()
+    # Where CPython places the use's failure, when not where `span` starts (None): the attribute's name
+    # for an attribute or a method call whose name is written on a later line than the use starts
+    # (`f(\n  x,\n).decode()` fails on `.decode`'s line). Findings are reported here; `span` stays
+    # the use as written (for the snippet, and for `fix`, which finds the node by it).
+    at: Span | None = None
+
+    @property
+    def place(self) -> Span:
+        """Where the use fails under CPython: its findings' location."""
+        return self.at or self.span
 
 
 @dataclass(frozen=True)
@@ -194,6 +204,7 @@ def site_to_data(site: UseSite) -> dict[str, Any]:
         "subclass": site.subclass,
         **({"use": site.use} if site.use else {}),
         **({"hook": site.hook} if site.hook else {}),
+        **({"at": list(_span_tuple(site.at))} if site.at else {}),
         **({"getattr_bases": [ref_to_data(r) for r in site.getattr_bases]} if site.getattr_bases else {}),
         **(
             {"tests": [[t.kind, ref_to_data(t.ref), t.name, t.holds] for t in site.tests]}
@@ -233,6 +244,7 @@ def site_from_data(data: dict[str, Any]) -> UseSite:
         hook=str(data.get("hook", "")),
         tests=tuple(Introspected(k, ref_from_data(r), n, bool(h)) for k, r, n, h in data.get("tests", ())),
         getattr_bases=tuple(ref_from_data(r) for r in data.get("getattr_bases", ())),
+        at=Span(*data["at"]) if "at" in data else None,
     )
 
 

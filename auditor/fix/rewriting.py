@@ -156,6 +156,7 @@ class _Edits:
     ) -> tuple[str | None, str | None]:
         """A keyword renamed or removed: (why not, the source of the value a removed keyword passed)."""
         keyword = data.old if isinstance(data, RenameKeyword) else data.name
+        where = data.at or where  # the keyword as written (the finding is where the call fails)
         found_arg = self.locator.keywords.get((*where, keyword))
         if found_arg is None:
             return f"no keyword argument `{keyword}=` at {where[0]}:{where[1]} (already fixed?)", None
@@ -192,7 +193,8 @@ def _fits(call: cst.Call, data: PositionalToKeyword) -> bool:
 
 class _Locator(cst.CSTVisitor):
     """Every keyword argument, every imported name and every attribute (`a.b.name`, by the position
-    where its expression starts), by the position the scanner reported."""
+    where its expression starts, and by its name's where that is on a later line), by the position
+    the scanner reported."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -215,6 +217,9 @@ class _Locator(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         start = self.get_metadata(PositionProvider, node).start
         self.attributes[(start.line, start.column + 1, node.attr.value)] = node  # the innermost wins
+        name = self.get_metadata(PositionProvider, node.attr).start
+        if name.line != start.line:  # written over lines: its findings are at the name (UseSite.at)
+            self.attributes[(name.line, name.column + 1, node.attr.value)] = node
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or isinstance(node.names, cst.ImportStar):

@@ -182,27 +182,12 @@ def _attributed(change: ApiChange, uses: list[Use], checks: SiteChecks) -> ApiCh
             if after.missing is not None and before.missing is None:
                 hit.append(use.where)
         elif change.kind in _TOUCHES_EVERY_USE or _site_feels(change, use.site, before, after):
-            hit.append(_line_of(change, use))
+            hit.append(use.where)  # where CPython fails, as `audit` reports it (a keyword's call too)
     ordered = tuple(sorted(set(hit), key=_site_order))
     breaking = (general and bool(ordered) and change.kind not in _TOUCHES_EVERY_USE) or (
         change.kind is ChangeKind.KIND_CHANGED and bool(ordered)
     )
     return replace(change, uses=ordered, breaking=breaking, breaks_some_callers=general)
-
-
-def _line_of(change: ApiChange, use: Use) -> str:
-    """ "file:line" where `change` meets this use, as `audit` reports it: the line of the keyword the
-    change is about when the call passes it by name (where CPython fails), else the line of the use."""
-    if change.kind in (
-        ChangeKind.PARAMETER_REMOVED,
-        ChangeKind.PARAMETER_RENAMED,
-        ChangeKind.PARAMETER_KIND_CHANGED,
-    ):
-        name = change.names[0] if change.names else None
-        span = next((span for keyword, span in use.site.keyword_spans if keyword == name), None)
-        if span is not None:
-            return f"{use.where.rpartition(':')[0]}:{span.line}"
-    return use.where
 
 
 def _site_feels(change: ApiChange, site: Any, before: Any, after: Any) -> bool:
@@ -525,7 +510,8 @@ def used_sites(
             value = old.resolve(site.ref)
             if not isinstance(value, (ClassValue, FunctionValue, ModuleValue, AttributeValue)):
                 continue
-            use = Use((place(path, site.span.line) if place else None) or f"{path}:{site.span.line}", site)
+            line = site.place.line  # where CPython fails on it, as `audit` reports it
+            use = Use((place(path, line) if place else None) or f"{path}:{line}", site)
             # The path as the downstream writes it (a re-export can vanish while its target stays)...
             written = site.ref.render()
             if "(" not in written and "<" not in written:

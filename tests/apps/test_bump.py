@@ -637,7 +637,7 @@ def test_flagship_bump_vllm_0_11_to_0_16_in_a_git_history(tmp_path: Path, index_
     errors = sorted(
         (f["location"]["line"], f["code"]) for f in report["findings"] if f["severity"] == "error"
     )
-    assert errors == [(139, "AD101"), (148, "AD102"), (194, "AD102")]
+    assert errors == [(136, "AD101"), (148, "AD102"), (194, "AD102")]
     assert {f["upstream"] for f in report["findings"]} == {"vllm"}
     changes = {c["name"]: c["status"] for c in report["bump"]["changes"]}
     assert changes == {"vllm": "audited", "idna": "not used"}

@@ -532,7 +532,8 @@ def test_a_finding_on_a_keyword_carries_the_whole_call(
     )
     assert main(audit(upstream, down, "--format", "json")) == 1
     (finding,) = json.loads(capsys.readouterr().out)["findings"]
-    assert finding["location"]["line"] == 7  # the keyword
+    # the call's first line, where CPython raises (not the keyword's, 7)
+    assert finding["location"]["line"] == 5
     start, lines = finding["context_start"], finding["context"]
     assert start == 3 and lines == [
         "",

@@ -55,7 +55,9 @@ def test_vllm_0_16_breaks_three_call_sites(cache_dir: Path, tmp_path: Path) -> N
     assert status == 1
     found = errors(report)
     assert [(path, line, code) for path, line, code, _ in found] == [
-        (GENERATOR, 139, "AD101"),  # kv_cache_specs= of get_kv_cache_config_from_groups (call at 136)
+        # kv_cache_specs= (line 139) of the call get_kv_cache_config_from_groups( at 136, where CPython
+        # 3.11 to 3.13 raise the TypeError (checked on this file's own statement)
+        (GENERATOR, 136, "AD101"),
         (GENERATOR, 148, "AD102"),  # Scheduler(...) lacks block_size
         (GENERATOR, 194, "AD102"),  # SchedulerConfig(...) lacks is_encoder_decoder
     ]
@@ -65,8 +67,11 @@ def test_vllm_0_16_breaks_three_call_sites(cache_dir: Path, tmp_path: Path) -> N
     by_line = {f["location"]["line"]: f for f in report["findings"]}
     assert "block_size: int" in by_line[148]["new_signature"]
     assert "block_size: int" in by_line[148]["hint"]
-    assert "kv_cache_specs" not in by_line[139]["new_signature"]
-    assert by_line[139]["location"]["source_line"].strip() == "kv_cache_specs=kv_cache_spec,"
+    assert "kv_cache_specs" not in by_line[136]["new_signature"]
+    assert (
+        by_line[136]["location"]["source_line"].strip()
+        == "kv_cache_config = get_kv_cache_config_from_groups("
+    )
     assert report["upstream"]["version"] == "0.16.0" and report["upstream"]["sha256"]
     coverage = report["coverage"][0]
     assert coverage["found"] >= 50 and coverage["checked"] >= 0.9 * coverage["found"]
@@ -79,7 +84,7 @@ def test_old_version_is_inferred_and_the_breaks_are_drift(cache_dir: Path, tmp_p
     breaks = [f for f in report["findings"] if f["severity"] == "error"]
     assert [f["classification"] for f in breaks] == ["drift", "drift", "drift"]
     by_line = {f["location"]["line"]: f for f in breaks}
-    assert "kv_cache_specs" in by_line[139]["old_signature"]
+    assert "kv_cache_specs" in by_line[136]["old_signature"]
     assert "block_size" not in by_line[148]["old_signature"]
     assert "after `structured_output_manager`" in by_line[148]["hint"]
 
@@ -88,10 +93,10 @@ def test_vllm_0_17_adds_the_eos_token_id_keyword(cache_dir: Path, tmp_path: Path
     status, report = run_audit(cache_dir, tmp_path, "vllm==0.17.0")
     assert status == 1
     assert [(line, code) for _, line, code, _ in errors(report)] == [
-        (139, "AD101"),
+        (136, "AD101"),
         (148, "AD102"),
         (194, "AD102"),
-        (241, "AD101"),
+        (234, "AD101"),  # eos_token_id= (line 241) of `req = Request(` at 234
     ]
     assert "`eos_token_id`" in errors(report)[-1][3]
 

@@ -120,7 +120,7 @@ def test_flagship_diff_names_the_three_breaks(index_cache: Path) -> None:
     # the use sites as `audit` reports the three errors: under src/, at the line where CPython fails
     generator = "src/speculators/data_generation/vllm_hidden_states_generator.py"
     assert sorted({u for c in result.changes if c.breaking for u in c.uses}) == [
-        f"{generator}:139",
+        f"{generator}:136",
         f"{generator}:148",
         f"{generator}:194",
     ]
@@ -226,10 +226,10 @@ def test_used_by_paths_and_lines_are_those_audit_reports(
     common = ["--cache-dir", str(tmp_path / "c"), "--offline"]
     assert main(["audit", str(down), "--against", f"pkg@{new}", "--from", f"pkg@{old}", *common]) == 1
     audited = capsys.readouterr().out
-    assert "src/proj/use.py:8:9: AD101" in audited  # where CPython fails: `specs=3`
+    assert "src/proj/use.py:5:12: AD101" in audited  # where CPython fails: the call's first line
     assert main(["diff", f"pkg@{old}", f"pkg@{new}", "--used-by", str(down), *common]) == 0
     out = capsys.readouterr().out
-    assert "  parameter-removed breaks src/proj/use.py:8\n" in out
+    assert "  parameter-removed breaks src/proj/use.py:5\n" in out
     assert "  not here  parameter-removed: `b` removed" in out  # pkg.other(1) passes no `b`
     legend = out.splitlines()[1:4]
     assert [line.split()[0] for line in legend] == ["BREAKING", "not", "changed"]

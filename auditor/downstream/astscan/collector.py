@@ -206,8 +206,9 @@ class _Collector:
         return True if chain_attributes(_attribute_names(expression), self.attr_guards) else guard
 
     def _candidate(
-        self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None, use: str = ""
-    ) -> None:
+        self, kind: str, expression: _Expr, span: Span | None, extra: _Import | None = None, use: str = "",
+        at: Span | None = None,
+    ) -> None:  # fmt: skip
         candidate = _Candidate(
             kind,
             expression,
@@ -218,6 +219,7 @@ class _Collector:
             use=use,
             tests=tuple(self.intro),
         )
+        candidate.at = at
         if expression is not None:
             candidate.reach = self._reach_of(expression)
             candidate.import_caught = self._import_caught(expression, candidate.reach)
@@ -867,6 +869,7 @@ class _Collector:
             None, *_shape(node, text, self.interned), use=self.used.pop(id(node), ""),
             tests=self._call_tests(func_expression),
         )  # fmt: skip
+        candidate.at = text.failing_at(node)
         candidate.reach = self._reach_of(func_expression)
         candidate.import_caught = self._import_caught(func_expression, candidate.reach)
         self.candidates.append(candidate)
@@ -1221,9 +1224,14 @@ class _Collector:
         stored = id(node) in self.stored
         if candidate and not stored:  # `x.attr = ...` sets the attribute: no use of an existing one
             use = self.used.pop(id(node), "")
-            self._candidate("attribute", self._intern(_compact(node)), self.text.span(node), use=use)
+            self._candidate(
+                "attribute", self._intern(_compact(node)), self.text.span(node), use=use,
+                at=self.text.failing_at(node),
+            )  # fmt: skip
         elif candidate and type(node.ctx) is ast.Store:  # but a store of its own (see SiteKind.STORE)
-            self._candidate("store", self._intern(_compact(node)), self.text.span(node))
+            self._candidate(
+                "store", self._intern(_compact(node)), self.text.span(node), at=self.text.failing_at(node)
+            )
         value = node.value
         if isinstance(value, ast.Attribute) and not stored:
             outer = self.depth

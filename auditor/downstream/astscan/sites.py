@@ -169,6 +169,7 @@ def _site_of(
             subclass=subclass,
             use=candidate.use,
             tests=tests,
+            at=candidate.at,
         )
     if kind == "store":  # `x.name = value`: the object x is, whatever the downstream stored on it
         expression = candidate.expression
@@ -181,7 +182,7 @@ def _site_of(
         return UseSite(
             SiteKind.STORE, AttrRef(base, expression[2]), span, code_at(lines, span), guarded=guarded,
             caught=caught, import_caught=candidate.import_caught is not None,
-            import_attrs=candidate.import_caught or 0, tests=tests,
+            import_attrs=candidate.import_caught or 0, tests=tests, at=candidate.at,
         )  # fmt: skip
     if kind == "attribute":
         ref = evaluator.expression(candidate.expression, candidate.scope)
@@ -198,6 +199,7 @@ def _site_of(
             import_attrs=candidate.import_caught or 0,
             use=candidate.use,
             tests=tests,
+            at=candidate.at,
         )
     assert candidate.extra is not None
     module, name, code_span = candidate.extra

@@ -3,6 +3,7 @@ node, and the positions `ast` does not record (a `from` module, an imported name
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -76,6 +77,24 @@ class _Text:
         return Span(
             line, self.column(line, node.col_offset) + 1, end_line, self.column(end_line, end_column) + 1
         )
+
+    def failing_at(self, node: ast.Attribute | ast.Call) -> Span | None:
+        """Where CPython (3.10 on) places a failure of an attribute or a method call, when not where the
+        node starts (None): an attribute read, stored or deleted, or a method called (`obj.m(...)`),
+        whose attribute name is written on a later line than the node starts fails at that name
+        (`f(\n).decode()` fails on `.decode`'s line; compiler `update_start_location_to_match_attr`),
+        up to the node's end. Any other failure of a call (its arguments) is where the call starts."""
+        attribute = node.func if isinstance(node, ast.Call) else node
+        if not isinstance(attribute, ast.Attribute):
+            return None
+        end_line, end_column = attribute.end_lineno, attribute.end_col_offset
+        assert end_line is not None and end_column is not None  # the parser sets both
+        if end_line == node.lineno:
+            return None
+        start = self.column(end_line, end_column) - len(attribute.attr)
+        node_end_line, node_end = node.end_lineno, node.end_col_offset
+        assert node_end_line is not None and node_end is not None
+        return Span(end_line, max(start, 0) + 1, node_end_line, self.column(node_end_line, node_end) + 1)
 
     def bounds(self, node: Located) -> tuple[int, int]:
         """The node's character offsets [start, end)."""

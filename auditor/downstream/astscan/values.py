@@ -398,6 +398,7 @@ class _Candidate:
     """A use site to evaluate once the whole file is read: where it is and what it names."""
 
     __slots__ = (
+        "at",
         "expression",
         "extra",
         "guarded",
@@ -430,6 +431,7 @@ class _Candidate:
         self.tests = tests  # the introspection tests around it, read once the file is read
         # see UseSite.import_caught: how many attribute names follow that name (None: not such a use)
         self.import_caught: int | None = None
+        self.at: Span | None = None  # see UseSite.at
 
 
 def _method_owner(scope: _Scope) -> _ClassScope | None:
