@@ -62,7 +62,8 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
         return
     module = _names.missing_path(missing)
     moved = checked.new.moved_names
-    if moved:
+    stdlib = checked.upstream == "python"
+    if moved and not stdlib:
         # `from gone import A, B`: where the names went is what to say, not where a module of the same
         # name is (`griffe.loader` gone, `GriffeLoader` is `griffe.GriffeLoader`)
         hint = _moved_hint(checked, moved)
@@ -72,9 +73,11 @@ def check(rule: Rule, checked: CheckedSite) -> Iterator[Finding]:
             missing,
             f"`{module}` is no longer in the standard library of {checked.new.version} (typeshed's VERSIONS "
             f"ends its range before it): move to its replacement, or to a distribution that provides it"
-            if checked.upstream == "python"
+            if stdlib
             else f"find where `{module}`'s contents moved in {checked.new.version}, or pin the old version",
         )
+        if any(name.homes for name in moved):  # the standard library's: what it still has of that name
+            hint += "; " + _moved_hint(checked, moved)
     yield rule.finding(
         checked,
         f"module `{module}` does not exist in {checked.new.version}",
