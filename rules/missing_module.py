@@ -131,9 +131,15 @@ def _fix(checked: CheckedSite, moved: tuple[MovedName, ...]) -> Fix | None:
     if all(name.same is not None for name in moved):
         evidence = "; ".join(name.same or "" for name in moved)
         return Fix(FixKind.MOVE_IMPORTS, Applicability.SAFE, f"import {where}", data, evidence=evidence)
+    changed = [f"`{name.name}`" for name in moved if name.same is None]
+    which = (
+        f"the definition of {changed[0]} there is"
+        if len(changed) == 1
+        else f"the definitions of {', '.join(changed)} there are"
+    )
     return Fix(
         FixKind.MOVE_IMPORTS,
         Applicability.UNSAFE,
-        f"import {where}: not every definition there is the old one's (review their uses)",
+        f"import {where}: {which} not shown to be the old one (review the uses)",
         data,
     )
