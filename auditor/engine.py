@@ -25,6 +25,8 @@ from apidrift.auditor.check.checked import (
     SiteCheck,
     SiteChecks,
     check_site,
+    moved_names,
+    statement_names,
     unentered_override,
     with_import_fails,
 )
@@ -288,7 +290,7 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
         at_home: list[CheckedSite] = []  # calls of a missing name, checked where it moved
         homes: dict[tuple[str, int], str] = {}  # (file, line) of such a call -> where the name is now
         for scan in scans:
-            for site in scan.sites:
+            for index, site in enumerate(scan.sites):
                 if site.kind is SiteKind.HOOK and not plugins.takes(scan.path[len(prefix) :], site):
                     continue  # a function named like a hook in a module no plugin host loads
                 # The old version's import walk (modules read through imports) is made only where the
@@ -303,6 +305,15 @@ def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
                 new = check_site(
                     site, new_resolver, _label(new_tree), relocator, old, old_resolver, new_requirements
                 )
+                if (
+                    new.missing is not None
+                    and site.kind is SiteKind.IMPORT
+                    and isinstance(site.ref, ModuleRef)
+                ):
+                    names = statement_names(scan.sites, index)
+                    if names:
+                        went = moved_names(site.ref.path, names, new_resolver, relocator, old_resolver)
+                        new = replace(new, moved_names=went)
                 if old is not None and old_resolver is not None and new.import_fails is not None:
                     old = with_import_fails(site, old, old_resolver, old_requirements)
                 if site.kind is SiteKind.HOOK and (

@@ -56,6 +56,62 @@ from apidrift.auditor.upstream.resolve import (
 
 
 @dataclass(frozen=True)
+class MovedName:
+    """One name of `from gone.module import ...`: where an object of its name (and of the kind the old
+    version bound) lives now, most public first, and the evidence that the first binds the old
+    version's definition (`same_definition`), when there is."""
+
+    name: str
+    homes: tuple[str, ...]
+    same: str | None = None
+
+
+def statement_names(sites: tuple[UseSite, ...], index: int) -> tuple[str, ...]:
+    """The names `from module import A, B as C` imports, for its module's site `sites[index]`: the
+    scanner gives each statement's module site, then one site per name, in order."""
+    site = sites[index]
+    if site.kind is not SiteKind.IMPORT or not isinstance(site.ref, ModuleRef):
+        return ()
+    names = []
+    for after in sites[index + 1 :]:
+        ref = after.ref
+        if not (
+            after.kind is SiteKind.IMPORT
+            and isinstance(ref, AttrRef)
+            and isinstance(ref.base, ModuleRef)
+            and ref.base.path == site.ref.path
+            and after.span.line >= site.span.line
+        ):
+            break
+        names.append(ref.name)
+    return tuple(names)
+
+
+def moved_names(
+    module: str,
+    names: tuple[str, ...],
+    resolver: Resolver,
+    relocator: Relocator,
+    old_resolver: Resolver | None,
+) -> tuple[MovedName, ...]:
+    """Where the names a statement imports from the missing `module` live now, each looked for as a
+    missing name of its own is (`Relocator.find`, then `same_definition` against the old version's
+    `module.name`)."""
+    moved = []
+    for name in dict.fromkeys(names):
+        before = old_resolver.resolve(AttrRef(ModuleRef(module), name)) if old_resolver is not None else None
+        kind = kind_of(before)
+        homes = relocator.find(name, kind, module)
+        same = (
+            same_definition(old_resolver, before, resolver, homes[0])
+            if homes and old_resolver is not None and kind is not None
+            else None
+        )
+        moved.append(MovedName(name, homes, same))
+    return tuple(moved)
+
+
+@dataclass(frozen=True)
 class SiteCheck:
     """One site against one upstream version."""
 
@@ -126,6 +182,9 @@ class SiteCheck:
     # `Cls(...)`), and whether instances of it are certainly not callable (no `__call__` in its MRO).
     property_value: str | None = None
     not_callable: bool = False
+    # For `from gone.module import A, B` where the module is missing: where each imported name lives
+    # now (see `moved_names`), in the statement's order.
+    moved_names: tuple[MovedName, ...] = ()
 
     @property
     def broken(self) -> bool:

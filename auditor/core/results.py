@@ -56,6 +56,7 @@ class FixKind(str, Enum):
     RENAME_KEYWORD = "rename-keyword"
     REMOVE_KEYWORD = "remove-keyword"
     MOVE_IMPORT = "move-import"
+    MOVE_IMPORTS = "move-imports"
     RENAME_ATTRIBUTE = "rename-attribute"
     REPLACE_NAME = "replace-name"
     POSITIONAL_TO_KEYWORD = "positional-to-keyword"
@@ -123,6 +124,23 @@ class MoveImport:
     def as_data(self) -> dict[str, str]:
         data = {"module": self.module} if self.module is not None else {}
         return {**data, "name": self.name, "new_module": self.new_module}
+
+
+@dataclass(frozen=True)
+class MoveImports:
+    """`from module import A, B as C`, where `module` is gone, becomes `from new import A, B as C`
+    (or one statement per new module, where the names now live in different ones): every name of the
+    statement moves, each as its `MoveImport` says."""
+
+    module: str  # the module the statement imports from today (checked before editing)
+    moves: tuple[MoveImport, ...]
+
+    def as_data(self) -> dict[str, str]:
+        return {
+            "module": self.module,
+            "names": ",".join(move.name for move in self.moves),
+            "new_modules": ",".join(move.new_module for move in self.moves),
+        }
 
 
 @dataclass(frozen=True)
@@ -226,6 +244,7 @@ FixData = (
     RenameKeyword
     | RemoveKeyword
     | MoveImport
+    | MoveImports
     | RenameAttribute
     | ReplaceName
     | PositionalToKeyword
@@ -235,6 +254,7 @@ FIX_PAYLOADS: dict[FixKind, type[FixData]] = {
     FixKind.RENAME_KEYWORD: RenameKeyword,
     FixKind.REMOVE_KEYWORD: RemoveKeyword,
     FixKind.MOVE_IMPORT: MoveImport,
+    FixKind.MOVE_IMPORTS: MoveImports,
     FixKind.RENAME_ATTRIBUTE: RenameAttribute,
     FixKind.REPLACE_NAME: ReplaceName,
     FixKind.POSITIONAL_TO_KEYWORD: PositionalToKeyword,

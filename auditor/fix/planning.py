@@ -29,6 +29,7 @@ from apidrift.auditor.core.results import (
     ManualParameter,
     ManualStep,
     MoveImport,
+    MoveImports,
     PositionalToKeyword,
     RemoveKeyword,
     RenameKeyword,
@@ -150,26 +151,48 @@ def undeclared_imports(
 
     own = names(declared)
     notes = []
-    seen = set()
+    seen: set[str] = set()
     for outcome in fixed.with_status(APPLIED):
         fix = outcome.finding.fix
-        module = fix.data.new_module if fix is not None and isinstance(fix.data, MoveImport) else None
-        if module is None or provides(upstream_names, module):
-            continue
-        top = module.split(".")[0]
-        if top in seen or any(provides(guessed_names(name), module) for name in own):
-            continue
-        seen.add(top)
-        brought = next((name for name in names(old_requires) if provides(guessed_names(name), module)), None)
-        by = (
-            f"`{brought}` (the old upstream required it)"
-            if brought
-            else f"the distribution that provides `{top}`"
+        data = fix.data if fix is not None else None
+        modules = (
+            [data.new_module]
+            if isinstance(data, MoveImport)
+            else [move.new_module for move in data.moves]
+            if isinstance(data, MoveImports)
+            else []
         )
-        notes.append(
-            f"the fixed code imports `{top}`, which the downstream does not declare: add {by} to its dependencies"
-        )
+        for module in modules:
+            note = _undeclared_note(module, upstream_names, own, old_requires, names, seen)
+            if note is not None:
+                notes.append(note)
     return notes
+
+
+def _undeclared_note(
+    module: str,
+    upstream_names: Sequence[str],
+    own: list[str],
+    old_requires: Sequence[str],
+    names: Callable[[Sequence[str]], list[str]],
+    seen: set[str],
+) -> str | None:
+    """The note for one module a moved import now reads, where the downstream does not declare it."""
+    if provides(upstream_names, module):
+        return None
+    top = module.split(".")[0]
+    if top in seen or any(provides(guessed_names(name), module) for name in own):
+        return None
+    seen.add(top)
+    brought = next((name for name in names(old_requires) if provides(guessed_names(name), module)), None)
+    by = (
+        f"`{brought}` (the old upstream required it)"
+        if brought
+        else f"the distribution that provides `{top}`"
+    )
+    return (
+        f"the fixed code imports `{top}`, which the downstream does not declare: add {by} to its dependencies"
+    )
 
 
 MAX_ROUNDS = 3  # audits of the fixed text after the first: a moved name's new home, then what it needs
@@ -191,7 +214,7 @@ def follow_up(fixed: FixResult, audit_again: Callable[[Path], AuditResult]) -> F
             and o.finding.fix is not None
             and isinstance(
                 o.finding.fix.data,
-                (MoveImport, ReplaceName, RemoveKeyword, RenameKeyword, PositionalToKeyword),
+                (MoveImport, MoveImports, ReplaceName, RemoveKeyword, RenameKeyword, PositionalToKeyword),
             )
         ]
         if not relocating or not fixed.changes:
@@ -437,6 +460,14 @@ def unsafe_consequence(finding: Finding, value: str | None = None) -> str:
         return (
             f"changes behaviour: {callee} no longer receives {what}; "
             f"check how {finding.upstream}'s new version gets what it used to be told"
+        )
+    if fix is not None and isinstance(fix.data, MoveImports):
+        moves = fix.data.moves
+        moved = ", ".join(f"`{move.new_module}.{move.name}`" for move in moves)
+        which = f"{moved} is not" if len(moves) == 1 else f"not all of {moved} are"
+        return (
+            f"may change behaviour: {which} shown to be the definition that name had in "
+            f"`{fix.data.module}` (the code differs, or cannot be compared)"
         )
     if fix is not None and isinstance(fix.data, MoveImport):
         return (

@@ -15,6 +15,7 @@ from apidrift.auditor.core.results import (
     Finding,
     ManualStep,
     MoveImport,
+    MoveImports,
     PositionalToKeyword,
     RemoveKeyword,
     RenameAttribute,
@@ -59,6 +60,8 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> FileFixes:
             reasons[number] = edits.rename_attribute(data, where)
         elif isinstance(data, MoveImport):
             reasons[number] = edits.move_import(data, where)
+        elif isinstance(data, MoveImports):
+            reasons[number] = edits.move_imports(data, where)
         elif isinstance(data, PositionalToKeyword):
             reasons[number], values[number] = edits.positional_to_keyword(data)
         elif isinstance(data, ReplaceName):
@@ -109,6 +112,28 @@ class _Edits:
             return f"`{new_module}` is not a module path"
         statement, index = found
         self.import_edits.setdefault(statement, {})[index] = new_module
+        return None
+
+    def move_imports(self, data: MoveImports, where: tuple[int, int]) -> str | None:
+        """`from gone import A, B as C`, found by where its module is written: every name moves."""
+        statement = self.locator.from_modules.get(where)
+        if (
+            statement is None
+            or statement.module is None
+            or self.empty.code_for_node(statement.module) != data.module
+            or isinstance(statement.names, cst.ImportStar)
+        ):
+            return f"no import from `{data.module}` at {where[0]}:{where[1]} (already fixed?)"
+        homes = {move.name: move.new_module for move in data.moves}
+        if not all(_is_dotted(module) for module in homes.values()):
+            return "a new home is not a module path"
+        planned = {}
+        for index, alias in enumerate(statement.names):
+            name = alias.name.value if isinstance(alias.name, cst.Name) else None
+            if name not in homes:
+                return f"`{self.empty.code_for_node(alias.name)}` has no new home: the import is not the one audited"
+            planned[index] = homes[name]
+        self.import_edits.setdefault(statement, {}).update(planned)
         return None
 
     def positional_to_keyword(self, data: PositionalToKeyword) -> tuple[str | None, str | None]:
@@ -202,6 +227,7 @@ class _Locator(cst.CSTVisitor):
         super().__init__()
         self.keywords: dict[tuple[int, int, str], tuple[cst.Call, int]] = {}
         self.aliases: dict[tuple[int, int, str], tuple[cst.ImportFrom, int]] = {}
+        self.from_modules: dict[tuple[int, int], cst.ImportFrom] = {}  # by where the module is written
         self.attributes: dict[tuple[int, int, str], cst.Attribute] = {}
         # every call starting there: `df.resample(...).sum()` starts two calls at one position
         self.calls: dict[tuple[int, int], list[cst.Call]] = {}
@@ -224,6 +250,9 @@ class _Locator(cst.CSTVisitor):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or isinstance(node.names, cst.ImportStar):
             return
+        if node.module is not None:
+            start = self.get_metadata(PositionProvider, node.module).start
+            self.from_modules[(start.line, start.column + 1)] = node
         for index, alias in enumerate(node.names):
             if isinstance(alias.name, cst.Name):
                 start = self.get_metadata(PositionProvider, alias.name).start

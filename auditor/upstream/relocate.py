@@ -1,8 +1,9 @@
 """Where did a missing name go? Search the new upstream version for an object of the same name and kind.
 
 Input: a certain miss (`Missing`) and what the name was in the old version. Output: the dotted paths
-it can be imported from now, shortest (most public) first. A text search narrows the modules to
-load; the resolver confirms each candidate, so a hint never rests on a regular expression alone.
+it can be imported from now, public ones (no private part) first, then the shortest. A text search
+narrows the modules to load; the resolver confirms each candidate, so a hint never rests on a regular
+expression alone.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ class Relocator:
                     for canonical, value in found.items()
                     if not (public_only and value.typing_view and _private(canonical.rpartition(".")[0]))
                 },
-                key=lambda p: (p.count("."), p),
+                key=_rank,
             )
         )
 
@@ -139,8 +140,11 @@ class Relocator:
 
 
 def _rank(path: str) -> tuple[bool, int, str]:
-    """Public paths first, then the shorter (`pkg.b.f`, a re-export, over `pkg._impl.b.f`)."""
-    return (_private(path.rpartition(".")[0]), path.count("."), path)
+    """Public paths first, then the shorter (`pkg.b.f`, a re-export, over `pkg._impl.b.f`; `griffe.f`
+    over `_griffe.loader.f`: a private top package is private here too)."""
+    module = path.rpartition(".")[0]
+    top = module.split(".")[0]
+    return (_private(module) or (top.startswith("_") and not top.startswith("__")), path.count("."), path)
 
 
 def _imported_names(text: str) -> list[str]:

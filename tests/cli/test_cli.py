@@ -321,6 +321,7 @@ def test_rules_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
     assert fixes["AD101"] == "safe rename-keyword, safe remove-keyword, unsafe remove-keyword, manual step"
     assert fixes["AD201"] == "safe positional-to-keyword, unsafe positional-to-keyword"
     assert fixes["AD003"] == "safe rename-attribute, unsafe rename-attribute, safe replace-name, manual step"
+    assert fixes["AD001"] == "safe move-imports, unsafe move-imports"
     assert fixes["AD102"] == "manual step"
     assert "AD104" not in fixes
 

@@ -273,6 +273,7 @@ def test_the_cases_cover_every_fix_kind_and_outcome(tmp_path: Path) -> None:
     # (a missing argument of a call that also passes an unexpected keyword is no finding of its own any
     # more, but part of the keyword's: so no case has a manual step another fix resolves)
     for wanted in [(FixKind.RENAME_KEYWORD, APPLIED), (FixKind.REMOVE_KEYWORD, APPLIED), (FixKind.MOVE_IMPORT, APPLIED),
+                   (FixKind.MOVE_IMPORTS, APPLIED),
                    (FixKind.MANUAL, MANUAL), (FixKind.MOVE_IMPORT, GUARDED),
                    (FixKind.REPLACE_NAME, APPLIED), (FixKind.POSITIONAL_TO_KEYWORD, APPLIED)]:  # fmt: skip
         assert statuses[wanted], f"no case exercises {wanted}: {statuses}"

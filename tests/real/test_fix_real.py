@@ -558,3 +558,57 @@ def test_pyjwt_2_alias_removed_is_renamed_and_runs(
     fixed = [f for f in before.findings if f.fix is not None and f.fix.kind is FixKind.RENAME_ATTRIBUTE]
     assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]  # type: ignore[union-attr]
     assert keys(after) == keys(before) - keys_of(fixed), "none of the fixed findings and no new one"
+
+
+# ---- a removed module whose names moved: griffe 0.36.4 -> 1.0.0
+
+GRIFFE_IMPORTS = (  # mkdocstrings-python 1.7.3 `handler.py`, lines 14-19
+    "from griffe.collections import LinesCollection, ModulesCollection\n"
+    "from griffe.docstrings.parsers import Parser\n"
+    "from griffe.exceptions import AliasResolutionError\n"
+    "from griffe.extensions import load_extensions\n"
+    "from griffe.loader import GriffeLoader\n"
+    "from griffe.logger import patch_loggers\n"
+)
+
+
+def test_griffe_1_removed_modules_names_move_to_griffe_and_import(
+    tmp_path: Path,
+    index_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """griffe 1.0.0 removed its submodules; every name is exported by `griffe` (defined in `_griffe`).
+    Each statement of mkdocstrings-python 1.7.3's is one AD001 whose fix moves it to `from griffe
+    import ...`: safe only for `AliasResolutionError` (the same code in `_griffe.exceptions`), unsafe
+    for the five whose definitions changed. CPython 3.11 with griffe 1.0.0: the original raises
+    "No module named 'griffe.collections'"; the fixed file imports, and the re-audit has no AD001."""
+    folder = downstream(tmp_path / "down", GRIFFE_IMPORTS)
+    new = release_python("griffe==1.0.0", tmp_path_factory)
+    assert "No module named 'griffe.collections'" in run_under(new, folder, "import app").stderr
+    common = ["--against", "griffe==1.0.0", "--from", "griffe==0.36.4", "--cache-dir", str(index_cache)]
+    before = audit(AuditRequest(str(folder), "griffe==1.0.0", "griffe==0.36.4", cache_dir=index_cache))
+    assert [f.code for f in before.findings] == ["AD001"] * 6
+    fixes = [f.fix.applicability.value for f in before.findings if f.fix is not None]
+    assert fixes == ["unsafe", "unsafe", "safe", "unsafe", "unsafe", "unsafe"]
+    assert "`GriffeLoader` -> `griffe.GriffeLoader`" in (before.findings[4].hint or "")
+
+    main(["fix", str(folder), *common, "--no-config", "--write"])
+    safe = (folder / "app.py").read_text()
+    assert "from griffe import AliasResolutionError\n" in safe and "from griffe.loader import" in safe
+    main(["fix", str(folder), *common, "--no-config", "--write", "--unsafe-fixes"])
+    capsys.readouterr()
+    fixed = (folder / "app.py").read_text()
+    assert fixed == (
+        "from griffe import LinesCollection, ModulesCollection\n"
+        "from griffe import Parser\n"
+        "from griffe import AliasResolutionError\n"
+        "from griffe import load_extensions\n"
+        "from griffe import GriffeLoader\n"
+        "from griffe import patch_loggers\n"
+    )
+    ran = run_under(new, folder, "import app; print(app.GriffeLoader.__module__)")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "_griffe.loader"
+    after = audit(AuditRequest(str(folder), "griffe==1.0.0", "griffe==0.36.4", cache_dir=index_cache))
+    assert after.findings == []

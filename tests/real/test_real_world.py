@@ -672,6 +672,8 @@ def test_griffe_1_removed_modules_each_one_finding_in_mkdocstrings_python(index_
     assert sorted(errors) == [f"src/mkdocstrings_handlers/python/handler.py:{n} AD001" for n in range(14, 20)]
     loader = next(f for f in result.findings if f.location.line == 18)
     assert "4 uses of what it gives in this file" in (loader.hint or "")
+    assert "`GriffeLoader` -> `griffe.GriffeLoader`" in (loader.hint or "")
+    assert "import them as `from griffe import GriffeLoader`" in (loader.hint or "")
 
 
 def test_pip_23_1_internals_broke_pip_tools_through_an_annotated_parameter(index_cache: Path) -> None:
