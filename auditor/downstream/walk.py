@@ -456,7 +456,7 @@ def _entry(
         + b"\0"
     )
     key = hashlib.sha256(head + data).hexdigest()
-    return cache_dir / key[:2] / f"{key}.json"
+    return cache_dir / key[:2] / f"{key}.jsonl"
 
 
 def _cached_scan(
