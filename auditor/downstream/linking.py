@@ -83,7 +83,7 @@ def entry_to_data(entry: Entry) -> list[Any]:
             {name: entry_to_data(e) for name, e in entry[2].items()},
             ref_to_data(entry[3]) if entry[3] is not None else None,
             entry[4],
-            list(entry[5]),
+            sorted(entry[5]),  # sorted: a set's order changes from one process to the next
         ]
     return ["u", entry[1], [ref_to_data(r) for r in entry[2]]]
 

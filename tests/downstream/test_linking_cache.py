@@ -5,6 +5,9 @@ upstream value is seen at once in the modules that use it. The oracle is a run o
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,3 +149,32 @@ def test_sites_come_back_in_the_scanners_order_and_a_bad_entry_is_scanned_again(
         state.unlink()
     again, _ = downstream.scan_downstream(down, names, cache)
     assert summary(again) == summary(oracle)
+
+
+SUMMARY_OF = """
+import json, sys
+from apidrift.auditor.downstream.linking import exports_to_data
+from apidrift.auditor.downstream.walk import _scan_text
+scan = _scan_text("app/m.py", sys.stdin.read(), frozenset({"pkg"}), (), (frozenset({"app"}), "app.m", "app"))
+print(json.dumps(exports_to_data(scan.exports)))
+"""
+
+
+def test_a_summary_is_written_the_same_by_every_process() -> None:
+    """The linking's cache is keyed by the summaries' text: a set in it must not come out in the
+    order of one process's string hashes (a file edited without changing its summary would relink
+    every file)."""
+    source = "import pkg\n\n\nclass Sub(pkg.Table):\n" + "".join(f"    a{i} = {i}\n" for i in range(12))
+    written = {
+        subprocess.run(
+            [sys.executable, "-c", SUMMARY_OF],
+            input=source,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in (1, 2, 3, 4)
+    }
+    assert len(written) == 1
+    assert '"a11"' in written.pop()
