@@ -27,7 +27,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Union
@@ -155,7 +155,7 @@ class Linker:
 
     def __init__(
         self,
-        summaries: dict[str, Exports],
+        summaries: Mapping[str, Exports],
         modules: set[str] | frozenset[str],
         upstream_names: frozenset[str],
     ) -> None:
@@ -588,13 +588,39 @@ def reaching_modules(
     return found
 
 
-def summaries_of(scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> dict[str, Exports]:
-    found: dict[str, Exports] = {}
-    for scan in scans:
-        module = modules.get(scan.path)
-        if module is None:
-            continue
-        exports = scan.aside.exports() if scan.aside is not None else scan.exports
-        if exports:
-            found[module[0]] = exports
-    return found
+class _Summaries(Mapping[str, Exports]):
+    """The summaries of the scans' modules, each decoded when the linking first reads it (a file
+    relinked alone reads a few)."""
+
+    def __init__(self, scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> None:
+        self._held: dict[str, FileScan] = {}
+        self._decoded: dict[str, Exports] = {}
+        for scan in scans:
+            module = modules.get(scan.path)
+            if module is None:
+                continue
+            if scan.aside is not None:
+                if scan.aside.has_exports:
+                    self._held[module[0]] = scan
+            elif scan.exports:
+                self._held[module[0]] = scan
+
+    def __getitem__(self, module: str) -> Exports:
+        found = self._decoded.get(module)
+        if found is None:
+            scan = self._held[module]
+            exports = scan.aside.exports() if scan.aside is not None else scan.exports
+            if not exports:  # a summary that did not decode, read again from the file: empty
+                raise KeyError(module)
+            found = self._decoded[module] = exports
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+
+def summaries_of(scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> Mapping[str, Exports]:
+    return _Summaries(scans, modules)
