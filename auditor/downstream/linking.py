@@ -574,16 +574,18 @@ def reaching_modules(
     upstream_names: frozenset[str],
     cache_dir: Path | None = None,
     salt: str = "",
+    done: frozenset[str] = frozenset(),
 ) -> dict[str, list[str]]:
-    """For each module among the scans' summaries, its names whose values reach the upstream
-    (`Linker.reaching_names`); with a `cache_dir`, kept for the next run with the same summaries."""
-    key = _state_key("reaching", scans, modules, upstream_names, salt)
+    """For each module among the scans' summaries but those `done`, its names whose values reach the
+    upstream (`Linker.reaching_names`); with a `cache_dir`, kept for the next run with the same summaries."""
+    done_names = "\0".join(sorted(done))
+    key = _state_key("reaching", scans, modules, upstream_names, f"{salt}\0{done_names}")
     stored = _read_state(cache_dir, key).get("reaching")
     if isinstance(stored, dict) and all(isinstance(v, list) for v in stored.values()):
         return {str(m): [str(n) for n in names] for m, names in stored.items()}
     every = frozenset(m for m, _ in modules.values())
     linker = Linker(summaries_of(scans, modules), every, upstream_names)
-    found = {m: linker.reaching_names(m) for m in linker.summaries}
+    found = {m: linker.reaching_names(m) for m in linker.summaries if m not in done}
     _write_state(cache_dir, key, {"reaching": found})
     return found
 

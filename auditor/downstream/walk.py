@@ -277,7 +277,9 @@ def _scan_reaching(
     done: set[str] = set()
     for _ in range(MAX_ROUNDS):
         found = [scan for scan in scans if scan is not None]
-        named = reaching_modules(found, modules, upstream_names, cache_dir, str(SCAN_VERSION))
+        named = reaching_modules(
+            found, modules, upstream_names, cache_dir, str(SCAN_VERSION), frozenset(done)
+        )
         reaching = {m: names for m, names in named.items() if names and m not in done}
         done.update(reaching)
         if not reaching:
