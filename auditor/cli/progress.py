@@ -213,8 +213,10 @@ def describe_run(result: AuditResult, request: Any, before: CacheSnapshot) -> li
         else:
             lines.append(f"{role}: {info.label}: {info.origin} at {info.location}")
     for name, what in (("api", "parsed upstream modules"), ("scan", "scanned downstream files")):
-        new = len(after.entries[name] - before.entries[name])
-        kept = len(after.entries[name] & before.entries[name])
+        # scan/link/ holds the linking's results across the downstream's modules, no file's scan
+        before_, after_ = ({e for e in s.entries[name] if not e.startswith("link/")} for s in (before, after))
+        new = len(after_ - before_)
+        kept = len(after_ & before_)
         lines.append(f"{what}: {new} written to the cache, {kept} cache entries already there")
     if result.timings:
         phases = ", ".join(f"{phase} {seconds:.2f}s" for phase, seconds in result.timings.items())

@@ -5,7 +5,7 @@ Kept apart from the scanners so that rules, reports and the scan cache never imp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -134,6 +134,10 @@ class FileScan:
     # What the module hands to the downstream's other modules (`downstream.linking.Exports`), until
     # the scans are linked; None after.
     exports: dict[str, Any] | None = None
+    # Until the scans are linked: what the scan keeps aside for the linking, decoded only if the
+    # linking needs it (`downstream.linking.Aside`: the sites rooted at the downstream's own modules,
+    # the module's summary); None after.
+    aside: Any = field(default=None, compare=False)
 
 
 def ref_to_data(ref: Ref) -> Any:

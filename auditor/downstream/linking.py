@@ -13,14 +13,23 @@ use of the upstream). The names themselves are checked where they are imported: 
 a bare upstream name (a re-export: `from app import Table`) is the importing module's, not repeated.
 
 Flow-insensitive (a summary holds what all of a module's bindings of a name agree on) and bounded.
-Nothing here parses: a summary depends only on its file's text (it is cached with the file's scan), the
-resolution is redone on every run.
+Nothing here parses: a summary depends only on its file's text (it is cached with the file's scan).
+A file's scan keeps its sites rooted at the downstream's own modules, and its summary, aside (`Aside`:
+in the scan cache, text decoded only when the linking needs it), and the linking's result is cached
+too (`link`): keyed by every summary's digest, the module names and the upstream's names, and per file
+by its scan's key. A warm run of an unchanged tree decodes neither the summaries nor those sites; an
+edit that changes what a module hands out relinks every file, one that does not relinks that file.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Union
 
 from apidrift.auditor.core.refs import (
@@ -34,7 +43,18 @@ from apidrift.auditor.core.refs import (
     StarRef,
     root_module,
 )
-from apidrift.auditor.core.sites import FileScan, SiteKind, UseSite, ref_from_data, ref_to_data
+from apidrift.auditor.core.sites import (
+    FileScan,
+    SiteKind,
+    UseSite,
+    ref_from_data,
+    ref_to_data,
+    site_from_data,
+    site_to_data,
+)
+from apidrift.auditor.files import atomic_write_text
+
+log = logging.getLogger(__name__)
 
 # An entry of a module's summary:
 #   ("v", ref): a value (an upstream reference, or one to the downstream's modules);
@@ -63,7 +83,7 @@ def entry_to_data(entry: Entry) -> list[Any]:
             {name: entry_to_data(e) for name, e in entry[2].items()},
             ref_to_data(entry[3]) if entry[3] is not None else None,
             entry[4],
-            list(entry[5]),
+            sorted(entry[5]),  # sorted: a set's order changes from one process to the next
         ]
     return ["u", entry[1], [ref_to_data(r) for r in entry[2]]]
 
@@ -135,7 +155,7 @@ class Linker:
 
     def __init__(
         self,
-        summaries: dict[str, Exports],
+        summaries: Mapping[str, Exports],
         modules: set[str] | frozenset[str],
         upstream_names: frozenset[str],
     ) -> None:
@@ -348,36 +368,261 @@ def _bare_name(ref: Ref) -> bool:
     return isinstance(ref, ModuleRef)
 
 
+# The place of a site kept aside: how many of the file's other sites come before it
+_Placed = list[tuple[int, UseSite]]
+
+
+class Aside:
+    """What one file's scan keeps aside for the linking: its sites rooted at the downstream's own modules
+    (each with its place among the others, see `set_aside`) and its module's summary (`exports_text`: JSON,
+    "null" for none). A scan read from the cache holds them as text, decoded only when the linking needs
+    them; a text that does not decode is read again from the file (`reload`)."""
+
+    def __init__(
+        self,
+        key: str,
+        exports_text: str,
+        *,
+        sites_text: str = "[]",
+        sites: _Placed | None = None,
+        exports: Exports | None = None,
+        reload: Callable[[], Aside | None] | None = None,
+    ) -> None:
+        self.key = key  # the scan's cache key (the file's content, path and what it knows of the others)
+        self.exports_text = exports_text
+        self.digest = hashlib.sha256(exports_text.encode("utf-8")).hexdigest()
+        self._sites_text = sites_text
+        self._sites = sites
+        self._exports = exports
+        self._reload = reload
+
+    @property
+    def has_sites(self) -> bool:
+        return bool(self._sites) if self._sites is not None else self._sites_text != "[]"
+
+    @property
+    def has_exports(self) -> bool:
+        return self.exports_text != "null"
+
+    def sites(self) -> _Placed:
+        if self._sites is None:
+            try:
+                self._sites = [(int(p), site_from_data(d)) for p, d in json.loads(self._sites_text)]
+            except Exception as error:  # a corrupted cache entry: the file is scanned again
+                self._sites = self._reloaded(error).sites()
+        return self._sites
+
+    def exports(self) -> Exports | None:
+        if self._exports is None and self.has_exports:
+            try:
+                self._exports = exports_from_data(json.loads(self.exports_text))
+            except Exception as error:
+                self._exports = self._reloaded(error).exports()
+        return self._exports
+
+    def _reloaded(self, error: Exception) -> Aside:
+        log.debug("ignoring a bad scan cache entry %s: %s", self.key, error)
+        fresh = self._reload() if self._reload is not None else None
+        return fresh if fresh is not None else Aside(self.key, "null", sites=[])
+
+    def __getstate__(self) -> dict[str, Any]:  # a pool's worker sends it back: never its reload
+        return {**self.__dict__, "_reload": None}
+
+
+def set_aside(scan: FileScan, upstream_names: frozenset[str], key: str, exports_text: str) -> FileScan:
+    """The scan with its sites rooted at the downstream's own modules kept aside (the scanner keeps a
+    site only where its root is an upstream name or one of the downstream's top-level modules)."""
+    main: list[UseSite] = []
+    aside: _Placed = []
+    for site in scan.sites:
+        if root_module(site.ref) in upstream_names:
+            main.append(site)
+        else:
+            aside.append((len(main), site))
+    return replace(
+        scan,
+        sites=tuple(main),
+        exports=None,
+        aside=Aside(key, exports_text, sites=aside, exports=scan.exports),
+    )
+
+
+def aside_text(scan: FileScan) -> str:
+    """The JSON of a scan's sites kept aside (as `Aside` reads it back)."""
+    aside = scan.aside
+    placed = aside.sites() if aside is not None else []
+    return "[" + ",".join(f"[{p},{json.dumps(site_to_data(s))}]" for p, s in placed) + "]"
+
+
+def _merged(main: tuple[UseSite, ...], placed: _Placed) -> tuple[UseSite, ...]:
+    """The file's sites in the order the scanner gave them: those kept aside back at their places."""
+    if not placed:
+        return main
+    out: list[UseSite] = []
+    done = 0
+    for place, site in placed:
+        if place > done:
+            out.extend(main[done:place])
+            done = place
+        out.append(site)
+    out.extend(main[done:])
+    return tuple(out)
+
+
+def unlinked(scan: FileScan) -> FileScan:
+    """The scan with its sites kept aside back among the others, unresolved (nothing to link)."""
+    aside = scan.aside
+    if aside is None:
+        return scan
+    return replace(scan, sites=_merged(scan.sites, aside.sites() if aside.has_sites else []), aside=None)
+
+
+def _state_key(
+    what: str,
+    scans: list[FileScan],
+    modules: dict[str, tuple[str, str | None]],
+    upstream_names: frozenset[str],
+    salt: str,
+) -> str:
+    """What a linking's result depends on besides the files' own sites: every summary (by digest),
+    the downstream's module names and the upstream's names."""
+    digest = hashlib.sha256(f"{what}\0{salt}\0{','.join(sorted(upstream_names))}\0".encode())
+    digest.update("\0".join(sorted(module for module, _ in modules.values())).encode("utf-8", "replace"))
+    summaries = sorted(
+        (modules[scan.path][0], scan.aside.digest)
+        for scan in scans
+        if scan.path in modules and scan.aside is not None and scan.aside.has_exports
+    )
+    for module, summary in summaries:
+        digest.update(f"\0{module}={summary}".encode("utf-8", "replace"))
+    return digest.hexdigest()
+
+
+def _read_state(cache_dir: Path | None, key: str) -> dict[str, Any]:
+    if cache_dir is None:
+        return {}
+    try:
+        stored = json.loads((cache_dir / "link" / f"{key}.json").read_text(encoding="utf-8"))
+        return stored if isinstance(stored, dict) else {}
+    except FileNotFoundError:
+        return {}
+    except Exception as error:  # torn or corrupted: computed again
+        log.debug("ignoring a bad linking cache entry %s: %s", key, error)
+        return {}
+
+
+def _write_state(cache_dir: Path | None, key: str, state: dict[str, Any]) -> None:
+    if cache_dir is None:
+        return
+    try:
+        atomic_write_text(cache_dir / "link" / f"{key}.json", json.dumps(state))
+    except OSError:
+        pass  # a read-only cache must not stop the audit
+
+
 def link(
     scans: list[FileScan],
     modules: dict[str, tuple[str, str | None]],
     upstream_names: frozenset[str],
     local_names: frozenset[str],
+    cache_dir: Path | None = None,
+    salt: str = "",
 ) -> list[FileScan]:
     """The scans with every use of a value from the downstream's own modules resolved (see the module's
-    docstring): uses of upstream values kept, the rest dropped."""
-    linker = Linker(summaries_of(scans, modules), frozenset(m for m, _ in modules.values()), upstream_names)
+    docstring): uses of upstream values kept, the rest dropped. With a `cache_dir`, the result of each
+    file is kept for the next run with the same summaries (`salt`: the scanner's version)."""
+    key = _state_key("link", scans, modules, upstream_names, salt)
+    stored = _read_state(cache_dir, key)
+    state: dict[str, Any] = {}
+    linker: Linker | None = None
     out = []
     for scan in scans:
-        if not any(root_module(site.ref) in local_names for site in scan.sites):
-            out.append(replace(scan, exports=None))
+        aside = scan.aside
+        if aside is None or not aside.has_sites:
+            out.append(unlinked(scan))
             continue
-        sites = []
-        for site in scan.sites:
-            if root_module(site.ref) in local_names:
-                linked = linker.site(site)
-                if linked is not None:
-                    sites.append(linked)
-            else:
-                sites.append(site)
-        out.append(replace(scan, sites=tuple(sites), exports=None))
+        kept = stored.get(aside.key)
+        if isinstance(kept, list):
+            try:
+                placed = [(int(p), site_from_data(d)) for p, d in kept]
+            except Exception as error:
+                log.debug("ignoring a bad linking cache entry %s: %s", key, error)
+                kept = None
+        if not isinstance(kept, list):
+            if linker is None:
+                every = frozenset(m for m, _ in modules.values())
+                linker = Linker(summaries_of(scans, modules), every, upstream_names)
+            placed = []
+            for place, site in aside.sites():
+                if root_module(site.ref) in local_names:
+                    linked = linker.site(site)
+                    if linked is None:
+                        continue
+                    site = linked
+                placed.append((place, site))
+            kept = [[p, site_to_data(s)] for p, s in placed]
+        state[aside.key] = kept
+        out.append(replace(scan, sites=_merged(scan.sites, placed), aside=None))
+    if linker is not None or state.keys() != stored.keys():
+        _write_state(cache_dir, key, state)
     return out
 
 
-def summaries_of(scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> dict[str, Exports]:
-    found: dict[str, Exports] = {}
-    for scan in scans:
-        module = modules.get(scan.path)
-        if module is not None and scan.exports:
-            found[module[0]] = scan.exports
+def reaching_modules(
+    scans: list[FileScan],
+    modules: dict[str, tuple[str, str | None]],
+    upstream_names: frozenset[str],
+    cache_dir: Path | None = None,
+    salt: str = "",
+    done: frozenset[str] = frozenset(),
+) -> dict[str, list[str]]:
+    """For each module among the scans' summaries but those `done`, its names whose values reach the
+    upstream (`Linker.reaching_names`); with a `cache_dir`, kept for the next run with the same summaries."""
+    done_names = "\0".join(sorted(done))
+    key = _state_key("reaching", scans, modules, upstream_names, f"{salt}\0{done_names}")
+    stored = _read_state(cache_dir, key).get("reaching")
+    if isinstance(stored, dict) and all(isinstance(v, list) for v in stored.values()):
+        return {str(m): [str(n) for n in names] for m, names in stored.items()}
+    every = frozenset(m for m, _ in modules.values())
+    linker = Linker(summaries_of(scans, modules), every, upstream_names)
+    found = {m: linker.reaching_names(m) for m in linker.summaries if m not in done}
+    _write_state(cache_dir, key, {"reaching": found})
     return found
+
+
+class _Summaries(Mapping[str, Exports]):
+    """The summaries of the scans' modules, each decoded when the linking first reads it (a file
+    relinked alone reads a few)."""
+
+    def __init__(self, scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> None:
+        self._held: dict[str, FileScan] = {}
+        self._decoded: dict[str, Exports] = {}
+        for scan in scans:
+            module = modules.get(scan.path)
+            if module is None:
+                continue
+            if scan.aside is not None:
+                if scan.aside.has_exports:
+                    self._held[module[0]] = scan
+            elif scan.exports:
+                self._held[module[0]] = scan
+
+    def __getitem__(self, module: str) -> Exports:
+        found = self._decoded.get(module)
+        if found is None:
+            scan = self._held[module]
+            exports = scan.aside.exports() if scan.aside is not None else scan.exports
+            if not exports:  # a summary that did not decode, read again from the file: empty
+                raise KeyError(module)
+            found = self._decoded[module] = exports
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+
+def summaries_of(scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> Mapping[str, Exports]:
+    return _Summaries(scans, modules)

@@ -22,6 +22,7 @@ import re
 import stat
 import threading
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Union
 
@@ -29,12 +30,14 @@ from apidrift.auditor.core.results import FileOutcome, FileStatus
 from apidrift.auditor.core.sites import FileScan, SiteKind, site_from_data, site_to_data
 from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.downstream.linking import (
-    Linker,
-    exports_from_data,
+    Aside,
+    aside_text,
     exports_to_data,
     link,
     module_names,
-    summaries_of,
+    reaching_modules,
+    set_aside,
+    unlinked,
 )
 from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, Notebook, NotebookError, read_notebook
 from apidrift.auditor.files import atomic_write_text
@@ -75,7 +78,7 @@ SKIPPED_DIRS = frozenset(
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024
-SCAN_VERSION = 49  # part of the scan cache key: bump when the scanner's output changes
+SCAN_VERSION = 51  # part of the scan cache key: bump when the scanner's (or the linking's) output changes
 
 
 def scan_downstream(
@@ -103,11 +106,7 @@ def scan_downstream(
     outcomes.extend(unreadable)
     modules = module_names([relative for _, relative in files])
     local_names = frozenset(module.split(".")[0] for module, _ in modules.values()) - upstream_names
-    local_mention = (
-        re.compile(r"\b({})\b".format("|".join(re.escape(n) for n in sorted(local_names))))
-        if local_names
-        else None
-    )
+    local_mention = _Words(local_names) if local_names else None
     unmentioned: list[tuple[int, Path, str]] = []  # outcome position, path: files not scanned
     for path, relative in files:
         if any(
@@ -137,7 +136,7 @@ def scan_downstream(
             outcomes.append(FileOutcome(relative, FileStatus.SKIPPED, "does not mention the upstream"))
             continue
         local = _local_of(relative, text, modules, local_mention)
-        cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases, local)
+        cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases, local, path, notebook)
         if cached is not None and notebook is not None:
             cached = _in_notebook(cached, notebook)
         if cached is not None:
@@ -156,12 +155,47 @@ def scan_downstream(
         )
     found = [s for s in scans if s is not None]
     if local_names:
-        found = link(found, modules, upstream_names, local_names)
+        found = link(found, modules, upstream_names, local_names, cache_dir, str(SCAN_VERSION))
+    else:
+        found = [unlinked(scan) for scan in found]
     uses = {scan.path: _uses(scan) for scan in found}
     for index, outcome in enumerate(outcomes):
         if outcome.status is FileStatus.SCANNED and outcome.path in uses:
             outcomes[index] = replace(outcome, use_sites=uses[outcome.path])
     return found, outcomes
+
+
+class _Words:
+    """Which of a few names a text mentions as words (as `\\b(name)\\b` would find them)."""
+
+    # Up to this many names, each is looked for with `str.find` (a pass over the text each, at memory
+    # speed); more go through one regular expression (a slower pass that stops at every match).
+    FIND_AT_MOST = 8
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = tuple(sorted(names))
+        self.pattern = re.compile(r"\b({})\b".format("|".join(re.escape(n) for n in self.names)))
+
+    def found(self, text: str) -> set[str]:
+        if len(self.names) > self.FIND_AT_MOST:
+            return set(self.pattern.findall(text))
+        return {name for name in self.names if _has_word(text, name)}
+
+
+def _has_word(text: str, name: str) -> bool:
+    """Whether `name` occurs in `text` between word boundaries (the `re` module's `\\b` for str)."""
+    start = text.find(name)
+    end = len(text)
+    while start >= 0:
+        after = start + len(name)
+        if (start == 0 or not _word_char(text[start - 1])) and (after == end or not _word_char(text[after])):
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _words(words: set[str], *more: str) -> re.Pattern[str]:
@@ -185,7 +219,7 @@ def _local_of(
     relative: str,
     text: str,
     modules: dict[str, tuple[str, str | None]],
-    local_mention: re.Pattern[str] | None,
+    local_mention: _Words | None,
 ) -> _Local:
     """What a file's scan needs of the downstream's own modules: the top-level names of them it
     mentions (its own package's among them: its relative imports), its module and its package. Only
@@ -193,7 +227,7 @@ def _local_of(
     if local_mention is None:
         return _NO_LOCAL
     module, package = modules.get(relative, (None, None))
-    names = set(local_mention.findall(text))
+    names = local_mention.found(text)
     if package is not None:
         names.add(package.split(".")[0])
     return frozenset(names), module, package
@@ -232,21 +266,21 @@ def _scan_reaching(
     scans: list[FileScan | None],
     outcomes: list[FileOutcome],
     modules: dict[str, tuple[str, str | None]],
-    local_mention: re.Pattern[str] | None,
+    local_mention: _Words | None,
     upstream_names: frozenset[str],
     cache_dir: Path,
     aliases: tuple[tuple[str, str], ...],
 ) -> None:
     """Scan the files that name no upstream module but one of the downstream's own modules whose
     values reach the upstream (`from app.db import client`), round by round."""
-    every = frozenset(module for module, _ in modules.values())
     left = list(unmentioned)
     done: set[str] = set()
     for _ in range(MAX_ROUNDS):
         found = [scan for scan in scans if scan is not None]
-        linker = Linker(summaries_of(found, modules), every, upstream_names)
-        named = {m: linker.reaching_names(m) for m in linker.summaries if m not in done}
-        reaching = {m: names for m, names in named.items() if names}
+        named = reaching_modules(
+            found, modules, upstream_names, cache_dir, str(SCAN_VERSION), frozenset(done)
+        )
+        reaching = {m: names for m, names in named.items() if names and m not in done}
         done.update(reaching)
         if not reaching:
             return
@@ -265,7 +299,7 @@ def _scan_reaching(
                 keep.append((position, path, relative))
                 continue
             local = _local_of(relative, text, modules, local_mention)
-            cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases, local)
+            cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases, local, path)
             outcomes[position] = FileOutcome(relative, FileStatus.SCANNED)
             if cached is not None:
                 scans.append(cached)
@@ -390,7 +424,7 @@ def _read_notebook(
 def _in_notebook(scan: FileScan, notebook: Notebook) -> FileScan:
     """A notebook's scan: its cells' lines as written (the parser read `pass` for what is not
     Python), and the map from those lines to cells and to the JSON."""
-    return FileScan(scan.path, scan.sites, notebook.lines, notebook.map, scan.exports)
+    return FileScan(scan.path, scan.sites, notebook.lines, notebook.map, scan.exports, scan.aside)
 
 
 def _pool_job(job: _Job) -> FileScan | str:
@@ -424,7 +458,7 @@ def _entry(
         + b"\0"
     )
     key = hashlib.sha256(head + data).hexdigest()
-    return cache_dir / key[:2] / f"{key}.json"
+    return cache_dir / key[:2] / f"{key}.jsonl"
 
 
 def _cached_scan(
@@ -435,20 +469,46 @@ def _cached_scan(
     cache_dir: Path,
     aliases: tuple[tuple[str, str], ...] = (),
     local: _Local = _NO_LOCAL,
+    path: Path | None = None,
+    notebook: Notebook | None = None,
 ) -> FileScan | None:
-    """The file's use sites (and what it hands to the downstream's other modules) from the scan cache,
-    when this content was scanned before."""
+    """The file's use sites (and, aside, what the linking reads: see `linking.Aside`) from the scan
+    cache, when this content was scanned before. An entry is three lines of JSON: the sites rooted at
+    upstream names, the module's summary, the sites rooted at the downstream's own modules; only the
+    first is decoded here."""
     entry = _entry(relative, data, upstream_names, cache_dir, aliases, local)
     try:
-        stored = json.loads(entry.read_text(encoding="utf-8"))
-        sites = tuple(site_from_data(d) for d in stored["s"])
-        exports = exports_from_data(stored["e"]) if stored.get("e") else None
-        return FileScan(relative, sites, tuple(text.splitlines()), exports=exports)
+        head, exports, aside = entry.read_text(encoding="utf-8").split("\n", 2)
+        sites = tuple(site_from_data(d) for d in json.loads(head)["s"])
     except FileNotFoundError:
         return None
     except Exception as error:  # a torn, stale or corrupted entry (or not a file at all): scan again
         log.debug("ignoring bad scan cache entry %s: %s", entry, error)
         return None
+
+    # A notebook's cells are kept to scan it again; a file is read again (its text is not held)
+    source = (data, text) if notebook is not None else path
+    reload = partial(_rescanned_aside, relative, source, upstream_names, cache_dir, aliases, local)
+    held = Aside(entry.stem, exports, sites_text=aside, reload=reload)
+    return FileScan(relative, sites, tuple(text.splitlines()), aside=held)
+
+
+def _rescanned_aside(
+    relative: str,
+    source: tuple[bytes, str] | Path | None,
+    upstream_names: frozenset[str],
+    cache_dir: Path,
+    aliases: tuple[tuple[str, str], ...],
+    local: _Local,
+) -> Aside | None:
+    """The aside of a fresh scan of a file whose cached aside does not decode."""
+    if source is None:
+        return None
+    read = _read_text(source, relative) if isinstance(source, Path) else source
+    if isinstance(read, FileOutcome):
+        return None
+    fresh = _fresh_scan(relative, *read, upstream_names, cache_dir, aliases, local)
+    return fresh.aside if isinstance(fresh, FileScan) else None
 
 
 def _fresh_scan(
@@ -466,12 +526,18 @@ def _fresh_scan(
     scan = _scan_text(relative, text, upstream_names, aliases, local)
     if isinstance(scan, str):
         return scan
+    exports = json.dumps(exports_to_data(scan.exports)) if scan.exports else "null"
+    scan = set_aside(scan, upstream_names, entry.stem, exports)
     try:
         # One site at a time: a list of every site's dict costs about 1.5 KiB a site at once.
-        exports = json.dumps(exports_to_data(scan.exports)) if scan.exports else "null"
         atomic_write_text(
             entry,
-            '{"s":[' + ",".join(json.dumps(site_to_data(s)) for s in scan.sites) + '],"e":' + exports + "}",
+            '{"s":['
+            + ",".join(json.dumps(site_to_data(s)) for s in scan.sites)
+            + "]}\n"
+            + exports
+            + "\n"
+            + aside_text(scan),
         )
     except OSError:
         pass  # a read-only cache must not stop the audit

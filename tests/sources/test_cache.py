@@ -87,7 +87,8 @@ def test_corrupted_api_and_scan_entries_are_rebuilt(
 ) -> None:
     cache = tmp_path / "cache"
     assert found(run(inputs, cache)) == EXPECTED
-    entries = sorted((cache / kind).rglob("*.json"))
+    # a scan entry is JSON lines (see `walk._cached_scan`); the linking's own cache is JSON
+    entries = sorted(p for p in (cache / kind).rglob("*.json*") if p.suffix in (".json", ".jsonl"))
     assert entries
     for entry in entries:
         text = entry.read_text()
@@ -107,7 +108,9 @@ def test_corrupted_api_and_scan_entries_are_rebuilt(
     assert found(run(inputs, cache)) == EXPECTED
     if damage != "folder":  # rebuilt in place
         for entry in entries:
-            json.loads(entry.read_text())
+            text = entry.read_text()
+            for line in text.splitlines() if entry.suffix == ".jsonl" else [text]:
+                json.loads(line)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong-types", "no-tree", "missing"])
@@ -290,6 +293,9 @@ def test_concurrent_runs_share_one_cache(inputs: tuple[Path, Path], tmp_path: Pa
     assert leftovers == []
     for entry in cache.rglob("*.json"):
         json.loads(entry.read_text())
+    for entry in cache.rglob("*.jsonl"):  # a scan entry: JSON lines
+        for line in entry.read_text().splitlines():
+            json.loads(line)
     assert len(list((cache / "sources" / "zzc").iterdir())) == 1
     assert (
         not [p for p in (cache / "downloads").rglob("*") if p.is_file()]
