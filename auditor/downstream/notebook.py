@@ -44,7 +44,8 @@ MAX_DECODED = 64 * 1024  # the few values decoded besides the sources (a cell's 
 # strings and brackets (numbers, literals, commas, colons, white space: a plot's data is one step).
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _JSON_OTHER = re.compile(r'[^"\[\]{}]*')
-_JSON_SCALAR = re.compile(r"-?\d[\d.eE+-]*|true|false|null")
+# json (and so nbformat) also reads the constants Python's `json.dumps` writes for non-finite floats
+_JSON_SCALAR = re.compile(r"-?\d[\d.eE+-]*|true|false|null|NaN|-?Infinity")
 _CLOSER = {"[": "]", "{": "}"}
 _scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WS = re.compile(r"[ \t\n\r]*")

@@ -199,12 +199,24 @@ def test_links_and_special_files_named_ipynb_are_not_opened(tmp_path: Path) -> N
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
     lambda children: (
         st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
     ),
     max_leaves=25,
 )
+
+
+def test_the_walk_reads_the_non_finite_floats_json_writes() -> None:
+    """Python's `json.dumps` (and so Jupyter, through nbformat) writes NaN and infinities as `NaN`,
+    `Infinity` and `-Infinity`, which `json.loads` reads back: a notebook holding one in its metadata
+    or outputs is a notebook (the walk refused it)."""
+    values = [float("nan"), float("inf"), -float("inf"), [1.5, float("nan")]]
+    cells = [dict(code("import os\n"), outputs=[{"data": v} for v in values], metadata={"v": values})]
+    metadata = {"nan": values[0], "inf": values[1], "-inf": values[2], "list": values[3]}
+    text = json.dumps({"metadata": metadata, "cells": cells, "nbformat": 4})
+    assert "NaN" in text and "-Infinity" in text
+    assert list(read_notebook(text.encode("utf-8")).lines) == ["import os"]
 
 
 @settings(max_examples=150, deadline=None)
