@@ -154,10 +154,21 @@ class _Parameters:
         return _Parameters, (self.parameters,)
 
 
+# One key per distinct parameter list, so that the memo's lookups meet the same object (compared by
+# identity, not field by field); cleared with the memo's bound.
+_KEYS: dict[_Parameters, _Parameters] = {}
+
+
 def _memo_parameters(signature: Signature) -> _Parameters:
     found = signature.__dict__.get("_memo_parameters")
     if found is None:
-        found = signature.__dict__["_memo_parameters"] = _Parameters(signature.parameters)  # not a field
+        made = _Parameters(signature.parameters)
+        found = _KEYS.get(made)
+        if found is None:
+            if len(_KEYS) >= MAX_MEMO:
+                _KEYS.clear()
+            found = _KEYS[made] = made
+        signature.__dict__["_memo_parameters"] = found  # not a field: equality and hashing ignore it
     return found
 
 
