@@ -293,11 +293,11 @@ def _scan_reaching(
         # get`, `import app.helpers as h`, or a package's name `from . import get`) and the name itself
         modules_named = _words({m.rsplit(".", 1)[-1] for m in reaching}, r"\bfrom\s+\.+\s+import\b")
         names_named = _words({name for names in reaching.values() for name in names})
-        named, texts = _naming(left, modules_named, names_named, cache_dir)
+        chosen, texts = _naming(left, modules_named, names_named, cache_dir)
         pending: list[tuple[int, int, str, bytes, str, _Local]] = []
         keep = []
         for position, path, relative, digest in left:
-            if relative not in named:
+            if relative not in chosen:
                 keep.append((position, path, relative, digest))
                 continue
             read = texts[relative] if relative in texts else _read_text(path, relative)
