@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import gc
 import re
 import time
 from collections import Counter
@@ -236,9 +237,33 @@ def _vendoring_aliases(
     return tuple(sorted(found))
 
 
+# The cycle collector's first threshold during an audit (Python's default: 700 allocations). An audit
+# keeps what it builds (the scans' sites, the upstream's models, the checked sites) until it returns,
+# so each collection walks a growing heap and frees little: on pandas against numpy, warm, 1,359
+# collections (9 full) took 1.2 of 5.4 s; at 10,000, 78 collections (none full) took 0.3 s, the peak
+# memory the same.
+COLLECT_EVERY = 10_000
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Python's cycle collector run less often while the audit runs; its thresholds put back after."""
+    was = gc.get_threshold()
+    gc.set_threshold(max(was[0], COLLECT_EVERY), *was[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*was)
+
+
 def audit(request: AuditRequest, inputs: Inputs | None = None) -> AuditResult:
     """Run the whole audit, on `inputs` when they are already located (else they are located here).
     Raises `SpecError`/`SourceError` when an input cannot be had at all."""
+    with _fewer_collections():
+        return _audit(request, inputs)
+
+
+def _audit(request: AuditRequest, inputs: Inputs | None) -> AuditResult:
     timer = _Timer()
     if inputs is None:
         inputs = locate_inputs(request)

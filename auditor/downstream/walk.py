@@ -107,7 +107,7 @@ def scan_downstream(
     modules = module_names([relative for _, relative in files])
     local_names = frozenset(module.split(".")[0] for module, _ in modules.values()) - upstream_names
     local_mention = _Words(local_names) if local_names else None
-    unmentioned: list[tuple[int, Path, str]] = []  # outcome position, path: files not scanned
+    unmentioned: list[_Unmentioned] = []  # files not scanned
     for path, relative in files:
         if any(
             fnmatch.fnmatchcase(relative, pattern) or relative.startswith(pattern.rstrip("/") + "/")
@@ -132,7 +132,7 @@ def scan_downstream(
         # A notebook is scanned when any of its code cells' lines (a magic, a cell that does not parse) names it.
         if mention is None or not mention.search("\n".join(notebook.lines) if notebook else text):
             if notebook is None:
-                unmentioned.append((len(outcomes), path, relative))
+                unmentioned.append((len(outcomes), path, relative, hashlib.sha256(data).hexdigest()))
             outcomes.append(FileOutcome(relative, FileStatus.SKIPPED, "does not mention the upstream"))
             continue
         local = _local_of(relative, text, modules, local_mention)
@@ -198,8 +198,9 @@ def _word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
-def _words(words: set[str], *more: str) -> re.Pattern[str]:
-    return re.compile("|".join((r"\b(?:{})\b".format("|".join(re.escape(w) for w in sorted(words))), *more)))
+def _words(words: set[str], *more: str) -> str:
+    """An expression finding any of `words` as a word, or any of `more`."""
+    return "|".join((r"\b(?:{})\b".format("|".join(re.escape(w) for w in sorted(words))), *more))
 
 
 def _read_text(path: Path, relative: str) -> tuple[bytes, str] | FileOutcome:
@@ -261,8 +262,12 @@ def _parse_pending(
 MAX_ROUNDS = 3
 
 
+# A file that names no upstream module: its outcome's position, path, relative path, bytes' digest
+_Unmentioned = tuple[int, Path, str, str]
+
+
 def _scan_reaching(
-    unmentioned: list[tuple[int, Path, str]],
+    unmentioned: list[_Unmentioned],
     scans: list[FileScan | None],
     outcomes: list[FileOutcome],
     modules: dict[str, tuple[str, str | None]],
@@ -288,16 +293,17 @@ def _scan_reaching(
         # get`, `import app.helpers as h`, or a package's name `from . import get`) and the name itself
         modules_named = _words({m.rsplit(".", 1)[-1] for m in reaching}, r"\bfrom\s+\.+\s+import\b")
         names_named = _words({name for names in reaching.values() for name in names})
+        chosen, texts = _naming(left, modules_named, names_named, cache_dir)
         pending: list[tuple[int, int, str, bytes, str, _Local]] = []
         keep = []
-        for position, path, relative in left:
-            read = _read_text(path, relative)
+        for position, path, relative, digest in left:
+            if relative not in chosen:
+                keep.append((position, path, relative, digest))
+                continue
+            read = texts[relative] if relative in texts else _read_text(path, relative)
             if isinstance(read, FileOutcome):
                 continue
             data, text = read
-            if not modules_named.search(text) or not names_named.search(text):
-                keep.append((position, path, relative))
-                continue
             local = _local_of(relative, text, modules, local_mention)
             cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases, local, path)
             outcomes[position] = FileOutcome(relative, FileStatus.SCANNED)
@@ -308,6 +314,47 @@ def _scan_reaching(
             scans.append(None)
         left = keep
         _parse_pending(pending, scans, outcomes, {}, upstream_names, cache_dir, aliases)
+
+
+def _naming(
+    left: list[_Unmentioned], modules_named: str, names_named: str, cache_dir: Path
+) -> tuple[set[str], dict[str, tuple[bytes, str] | FileOutcome]]:
+    """The files of `left` that name one of a round's modules and one of its names (and those that
+    cannot be read: they leave the rounds), with the texts read to find them. The answer is kept in
+    the cache under a key made of the two expressions and every file's path and bytes' digest: an
+    unchanged tree compiles and searches nothing."""
+    key = hashlib.sha256(f"naming\0{SCAN_VERSION}\0{modules_named}\0{names_named}".encode())
+    for _, _, relative, digest in left:
+        key.update(f"\0{relative}\0{digest}".encode("utf-8", "replace"))
+    entry = cache_dir / "link" / f"{key.hexdigest()}.json"
+    try:
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+        if isinstance(stored, list) and all(isinstance(name, str) for name in stored):
+            return set(stored), {}
+    except FileNotFoundError:
+        pass
+    except Exception as error:  # torn or corrupted: searched again
+        log.debug("ignoring a bad naming cache entry %s: %s", entry.name, error)
+    modules_search = re.compile(modules_named).search  # compiled only here: 0.1 s on pandas' rounds
+    names_search = re.compile(names_named).search
+    named: set[str] = set()
+    texts: dict[str, tuple[bytes, str] | FileOutcome] = {}
+    unread = False
+    for _, path, relative, _ in left:
+        read = _read_text(path, relative)
+        if isinstance(read, FileOutcome):  # changed since it was first read: left by the caller, not kept
+            unread = True
+            named.add(relative)
+            texts[relative] = read
+        elif modules_search(read[1]) and names_search(read[1]):
+            named.add(relative)
+            texts[relative] = read
+    if not unread:
+        try:
+            atomic_write_text(entry, json.dumps(sorted(named)))
+        except OSError:
+            pass  # a read-only cache must not stop the audit
+    return named, texts
 
 
 def _uses(scan: FileScan) -> int:

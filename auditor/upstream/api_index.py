@@ -274,6 +274,11 @@ class ApiIndex:
     def _store_cache(self) -> Path | None:
         """Where the attribute-store index of a release tree kept in the cache is kept (such a tree is
         never changed); None for a folder of the user's, read anew each run."""
+        return self.tree_cache("stores2", "stores")
+
+    def tree_cache(self, what: str, suffix: str) -> Path | None:
+        """Where an index `what` read from the text of a release tree kept in the cache is kept (such a
+        tree is never changed); None for a folder of the user's, read anew each run."""
         if self.cache_dir is None:
             return None
         try:
@@ -282,8 +287,8 @@ class ApiIndex:
                 return None
         except OSError:
             return None
-        key = hashlib.sha256(f"{MODEL_VERSION}\0stores2\0{self.root.resolve()}".encode()).hexdigest()
-        return self.cache_dir / key[:2] / f"{key}.stores.json"
+        key = hashlib.sha256(f"{MODEL_VERSION}\0{what}\0{self.root.resolve()}".encode()).hexdigest()
+        return self.cache_dir / key[:2] / f"{key}.{suffix}.json"
 
     def _read_attribute_stores(self) -> dict[str, list[str]] | None:
         found: dict[str, list[str]] = {}

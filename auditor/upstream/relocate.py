@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
+import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from apidrift.auditor.core.refs import AttrRef, ModuleRef
+from apidrift.auditor.files import atomic_write_text
 from apidrift.auditor.pysource import SourceDecodeError, decode_source
 from apidrift.auditor.safe_read import read_bounded
 from apidrift.auditor.upstream.api_index import MAX_MODULE_BYTES, ApiIndex, walk_modules
@@ -30,6 +33,7 @@ from apidrift.auditor.upstream.resolve import (
 
 SKIPPED_PARTS = frozenset({"tests", "test", "testing", "_vendor", "vendor", "examples", "benchmarks"})
 MAX_FILES = 20_000  # modules indexed; a larger upstream gets hints from the first ones only
+log = logging.getLogger(__name__)
 MAX_DEPTH = 64  # folder levels below an import name (as archives are extracted: deeper is no real package)
 MAX_FILE_BYTES = MAX_MODULE_BYTES  # larger modules are not parsed, so nothing could be confirmed in them
 MAX_INDEX_BYTES = 256 * 1024 * 1024  # read in all, for the name index; the rest of the files are not indexed
@@ -71,29 +75,48 @@ class Relocator:
         return self._files
 
     def _definitions(self) -> dict[str, list[str]]:
-        """Name -> modules whose text defines it at the start of a line (a candidate for the resolver to confirm)."""
+        """Name -> modules whose text defines it at the start of a line (a candidate for the resolver to
+        confirm); for a release tree kept in the cache, kept beside its models (read once, not each run)."""
         if self._defined is None:
-            defined: dict[str, list[str]] = {}
-            budget = MAX_INDEX_BYTES
-            root = self.resolver.index.root
-            for dotted, path in self._modules():
+            cached = self.resolver.index.tree_cache("definitions", "definitions")
+            if cached is not None:
                 try:
-                    data = read_bounded(path, min(MAX_FILE_BYTES, budget), within=root)
-                    text = decode_source(data)
-                except (OSError, SourceDecodeError):
-                    continue
-                budget -= len(data)
-                names = [match.group(1) or match.group(2) for match in _DEFINITION.finditer(text)]
-                for match in _FROM_IMPORT.finditer(text):
-                    names += _imported_names(match.group(1) or match.group(2) or "")
-                for name in names:
-                    modules = defined.setdefault(name, [])
-                    if dotted not in modules[-2:]:
-                        modules.append(dotted)
-                if budget <= 0:
-                    break
-            self._defined = defined
+                    stored = json.loads(cached.read_text(encoding="utf-8"))
+                    if isinstance(stored, dict) and all(isinstance(v, list) for v in stored.values()):
+                        self._defined = stored
+                        return stored
+                except (OSError, ValueError):
+                    pass  # absent or torn: read the tree again
+            self._defined = self._read_definitions()
+            if cached is not None:
+                try:
+                    atomic_write_text(cached, json.dumps(self._defined))
+                except (OSError, ValueError) as error:
+                    log.debug("cannot write the definitions index: %s", error)
         return self._defined
+
+    def _read_definitions(self) -> dict[str, list[str]]:
+        """Name -> modules whose text defines it, read from the tree (at most MAX_INDEX_BYTES)."""
+        defined: dict[str, list[str]] = {}
+        budget = MAX_INDEX_BYTES
+        root = self.resolver.index.root
+        for dotted, path in self._modules():
+            try:
+                data = read_bounded(path, min(MAX_FILE_BYTES, budget), within=root)
+                text = decode_source(data)
+            except (OSError, SourceDecodeError):
+                continue
+            budget -= len(data)
+            names = [match.group(1) or match.group(2) for match in _DEFINITION.finditer(text)]
+            for match in _FROM_IMPORT.finditer(text):
+                names += _imported_names(match.group(1) or match.group(2) or "")
+            for name in names:
+                modules = defined.setdefault(name, [])
+                if dotted not in modules[-2:]:
+                    modules.append(dotted)
+            if budget <= 0:
+                break
+        return defined
 
     def _find(self, name: str, kind: str | None, missing_from: str) -> tuple[str, ...]:
         """Import paths of objects called `name` (of `kind`: "class", "function", "module" or None)."""

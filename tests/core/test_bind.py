@@ -405,3 +405,22 @@ def test_render() -> None:
     assert CallShape(0, ()).render() == "()"
     shape = CallShape(2, ("a", "b"), star_args=True, star_kwargs=True)
     assert shape.render() == "(<2 positional>, *..., a=..., b=..., **...)"
+
+
+def test_the_memo_tells_parameter_lists_apart_and_shares_equal_ones() -> None:
+    """The memo keys a signature by its parameters (kept on the signature, hashed once): a signature
+    made again with other parameters (`replace`), an equal one made apart, and one sent through pickle
+    (as a pool's worker sends results) each bind as a fresh signature would."""
+    import pickle
+    from dataclasses import replace
+
+    one = Signature((Parameter("a", PK), Parameter("b", PK)))
+    call = CallShape(1, ("b",))
+    assert isinstance(bind(call, one), Ok)
+    fewer = replace(one, parameters=(Parameter("a", PK),))  # the memo's key not carried over
+    assert isinstance(bind(call, fewer), Break)
+    assert isinstance(bind(call, Signature((Parameter("a", PK),))), Break)
+    again = pickle.loads(pickle.dumps(fewer))
+    assert isinstance(bind(call, again), Break)
+    assert bind(CallShape(2, ()), again) == bind(CallShape(2, ()), Signature((Parameter("a", PK),)))
+    assert isinstance(bind(call, pickle.loads(pickle.dumps(one))), Ok)

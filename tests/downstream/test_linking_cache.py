@@ -178,3 +178,40 @@ def test_a_summary_is_written_the_same_by_every_process() -> None:
     }
     assert len(written) == 1
     assert '"a11"' in written.pop()
+
+
+def test_the_search_for_files_naming_a_reaching_module_is_kept_for_an_unchanged_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    up = write(tmp_path / "up", UPSTREAM)
+    unrelated = "import os\n\nprint(os.sep)\n"
+    down = write(
+        tmp_path / "down",
+        {
+            "app/__init__.py": "",
+            "app/helpers.py": HELPERS_BROKEN,
+            "app/main.py": MAIN,
+            "app/other.py": unrelated,
+        },
+    )
+    cache = tmp_path / "cache"
+    reads: list[str] = []
+    real = downstream._read_text
+
+    def counted(path: Path, relative: str):  # type: ignore[no-untyped-def]
+        reads.append(relative)
+        return real(path, relative)
+
+    monkeypatch.setattr(downstream, "_read_text", counted)
+    first = findings(up, down, cache)
+    assert [f[0] for f in first] == ["app/main.py"]  # pkg.Table has no gone(): reached through app.helpers
+    assert reads.count("app/other.py") >= 2  # read, then searched for the names each round finds
+    reads.clear()
+    assert findings(up, down, cache) == first
+    assert reads.count("app/other.py") == 1  # read once: each round's search came from the cache
+    assert reads.count("app/main.py") == 2  # a file the search named is read for its scan
+    # an unchanged module edited to use the reaching value: found at once, as on an empty cache
+    (down / "app/other.py").write_text("from app.helpers import get\n\nget().gone()\n")
+    edited = findings(up, down, cache)
+    assert edited == findings(up, down, tmp_path / "empty")
+    assert [f[0] for f in edited] == ["app/main.py", "app/other.py"]
