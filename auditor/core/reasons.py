@@ -115,7 +115,8 @@ class Reason(Enum):
         "`parameter-depth`: a limit of following parameters through their callers; `value-depth`, "
         "`too-many-bindings`: values nested deeper, or names bound more often, than the analysis reads; "
         "a value of another module of the downstream not followed: `returns-disagree`, `generator`, "
-        "`decorated`, `cross-module-depth`, `cross-module-cycle`)",
+        "`decorated` (also a decorated subclass of an upstream class: what calling it runs), "
+        "`cross-module-depth`, `cross-module-cycle`)",
     )
     UNTYPED_PARAMETER = (
         "untyped-parameter",

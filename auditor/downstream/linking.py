@@ -23,6 +23,7 @@ import re
 from dataclasses import replace
 from typing import Any, Union
 
+from apidrift.auditor.core.bind import CallShape
 from apidrift.auditor.core.refs import (
     AttrRef,
     CallRef,
@@ -34,13 +35,17 @@ from apidrift.auditor.core.refs import (
     StarRef,
     root_module,
 )
+from apidrift.auditor.core.signature import Signature
 from apidrift.auditor.core.sites import FileScan, SiteKind, UseSite, ref_from_data, ref_to_data
+from apidrift.auditor.downstream.shared import Forwarding
 
 # An entry of a module's summary:
 #   ("v", ref): a value (an upstream reference, or one to the downstream's modules);
 #   ("f", returned entry or None, is_async): a function, and what calling it gives;
-#   ("k", instance attributes, class attributes, base or None, closed, own names): a class; `closed`:
-#       an attribute not among its own names is its base's (or missing), never made at run time;
+#   ("k", instance attributes, class attributes, base or None, closed, own names, constructor): a class;
+#       `closed`: an attribute not among its own names is its base's (or missing), never made at run
+#       time; `constructor`: what calling it runs of its own ("inherit": its base's; a `Forwarding`:
+#       an `__init__(self, ..., **kwargs)` handing them on to `super().__init__`; "own"; "decorated");
 #   ("u", why, refs): a value not followed (`why`), that may be one of `refs`.
 Entry = tuple[Any, ...]
 Exports = dict[str, Entry]
@@ -64,6 +69,7 @@ def entry_to_data(entry: Entry) -> list[Any]:
             ref_to_data(entry[3]) if entry[3] is not None else None,
             entry[4],
             list(entry[5]),
+            _constructor_to_data(entry[6]),
         ]
     return ["u", entry[1], [ref_to_data(r) for r in entry[2]]]
 
@@ -82,10 +88,35 @@ def entry_from_data(data: list[Any]) -> Entry:
             ref_from_data(data[3]) if data[3] is not None else None,
             bool(data[4]),
             frozenset(data[5]),
+            _constructor_from_data(data[6]) if len(data) > 6 else "own",
         )
     if kind == "u":
         return ("u", str(data[1]), tuple(ref_from_data(r) for r in data[2]))
     raise ValueError(kind)
+
+
+def _constructor_to_data(constructor: Any) -> Any:
+    if not isinstance(constructor, Forwarding):
+        return constructor
+    shape = constructor.super_shape
+    return {
+        "own": constructor.own.as_dict(),
+        "kwargs": constructor.kwargs,
+        "shape": [shape.positional, list(shape.keywords), shape.star_args, shape.star_kwargs],
+        "defaults": list(constructor.defaults),
+    }
+
+
+def _constructor_from_data(data: Any) -> Any:
+    if not isinstance(data, dict):
+        return str(data)
+    shape = data["shape"]
+    return Forwarding(
+        Signature.from_dict(data["own"]),
+        str(data["kwargs"]),
+        CallShape(int(shape[0]), tuple(shape[1]), bool(shape[2]), bool(shape[3])),
+        tuple(data["defaults"]),
+    )
 
 
 def exports_to_data(exports: Exports) -> dict[str, Any]:
@@ -226,7 +257,7 @@ class Linker:
 
     def _member(self, module: str, cls: Entry, name: str, depth: int, *, instance: bool) -> _Resolved:
         for _ in range(20):  # through the classes' bases in the downstream's modules
-            _, attributes, members, base, closed, own = cls
+            _, attributes, members, base, closed, own = cls[:6]
             table = attributes if instance else members
             if name in table:
                 return self.value(table[name], module, depth + 1)
@@ -241,6 +272,42 @@ class Linker:
             if parent is None or isinstance(parent, OpaqueRef):
                 return parent
             return AttrRef(InstanceRef(parent) if instance else parent, name)
+        return None
+
+    def constructor(self, cls: Entry) -> tuple[Ref, Forwarding | None] | _Resolved:
+        """What calling a downstream class runs of the upstream (the downstream's `inherited_constructor`,
+        across modules): (the upstream class whose constructor runs, the forwarding `__init__` on the
+        way or None) where no class on the way defines one of its own, except one `__init__(self, ...,
+        **kwargs)` handing them on to `super().__init__`; ("unk", why, root) where the way reaches the
+        upstream through a class not followed (a decorated one); None where a class defines its own
+        constructor or the way never reaches the upstream."""
+        forwarding: Forwarding | None = None
+        why: str | None = None
+        for _ in range(20):
+            constructor = cls[6]
+            if constructor == "decorated":
+                why = why or "decorated"
+            elif isinstance(constructor, Forwarding):
+                if forwarding is not None:
+                    return None  # forwarding through forwarding: not followed (as in one file)
+                forwarding = constructor
+            elif constructor != "inherit":
+                return None  # its own constructor: the upstream's is not what this call runs
+            if cls[3] is None:
+                return None
+            parent = self.resolve(cls[3], 1)
+            if isinstance(parent, tuple):
+                if parent[0] == "cls":
+                    cls = parent[2]
+                    continue
+                return parent if parent[0] == "unk" else None
+            if parent is None or isinstance(parent, OpaqueRef):
+                return None
+            if root_module(parent) not in self.upstream_names:
+                return None
+            if why is not None:
+                return ("unk", why, root_module(parent))
+            return parent, forwarding
         return None
 
     def value(self, entry: Entry, module: str, depth: int) -> _Resolved:
@@ -274,6 +341,17 @@ class Linker:
                 self._memo[key] = found
             self._limited = self._limited or limited
         return found
+
+    def _construction(self, site: UseSite, cls: Entry) -> UseSite | None:
+        found = self.constructor(cls)
+        if found is None:
+            return None
+        if isinstance(found, tuple) and len(found) == 2:
+            upstream, forwarding = found
+            assert isinstance(upstream, (AttrRef, ModuleRef))
+            return _constructed(site, upstream, forwarding)
+        assert isinstance(found, tuple)
+        return replace(site, ref=OpaqueRef(found[1], found[2]))
 
     def _root(self, value: _Resolved) -> str | None:
         """The upstream module a resolved value comes from, if it may be an upstream object."""
@@ -322,6 +400,10 @@ class Linker:
                 AttrRef(base, ref.name) if base is not None and not isinstance(base, tuple) else None
             )
         else:
+            if site.kind is SiteKind.CALL:
+                called = self.resolve(ref)
+                if isinstance(called, tuple) and called[0] == "cls":
+                    return self._construction(site, called[2])
             if isinstance(ref, AttrRef) and _names_a_module(self.resolve(ref.base)):
                 # `helpers.made`, `from app.helpers import made`: reading a name of a downstream module
                 # runs none of the upstream; its value was made, and checked, where it is bound
@@ -336,6 +418,27 @@ class Linker:
         if _bare_name(resolved):
             return None  # a name the module that imports it checks (a re-export): not repeated here
         return replace(site, ref=resolved)
+
+
+def _constructed(site: UseSite, upstream: Ref, forwarding: Forwarding | None) -> UseSite | None:
+    """A call of a downstream subclass as the call of the upstream constructor it runs (as a file's own
+    scan reads `Sub(...)` of a class it defines)."""
+    if forwarding is None:
+        return replace(site, ref=upstream, subclass=True)
+    assert site.shape is not None
+    handed_on = forwarding.shape_for(site.shape)
+    if handed_on is None:
+        return None  # the call fails (or may) on the downstream's own signature: not the upstream's
+    shape, forwarded = handed_on
+    return replace(
+        site,
+        ref=upstream,
+        shape=shape,
+        forwarded=forwarded,
+        through_init=True,
+        subclass=True,
+        keyword_spans=tuple((k, s) for k, s in site.keyword_spans if k in forwarded),
+    )
 
 
 def _names_a_module(resolved: _Resolved) -> bool:

@@ -75,7 +75,7 @@ SKIPPED_DIRS = frozenset(
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024
-SCAN_VERSION = 47  # part of the scan cache key: bump when the scanner's output changes
+SCAN_VERSION = 50  # part of the scan cache key: bump when the scanner's output changes
 
 
 def scan_downstream(

@@ -377,7 +377,8 @@ def test_parameters_whose_callers_disagree_or_escape_are_counted(tmp_path: Path)
 
 def test_values_from_another_module_not_followed_are_counted(tmp_path: Path) -> None:
     """A value another module of the downstream hands over that may be an upstream object but is not
-    followed (returns that disagree, a generator, a decorator not followed) is counted with its reason;
+    followed (returns that disagree, a generator, a decorator not followed, the constructor of a decorated
+    subclass of an upstream class) is counted with its reason;
     a function returning only the downstream's own objects gives no site."""
     sections = parse_case(
         Path(__file__).parents[1] / "cases" / "values_from_another_module_not_followed_are_counted.case"
@@ -392,6 +393,7 @@ def test_values_from_another_module_not_followed_are_counted(tmp_path: Path) -> 
         ("app/main.py", 3, "receiver-unknown:returns-disagree"),
         ("app/main.py", 4, "receiver-unknown:generator"),
         ("app/main.py", 5, "receiver-unknown:decorated"),
+        ("app/main.py", 7, "receiver-unknown:decorated"),
     }
 
 

@@ -52,6 +52,19 @@ def _kept(ref: Ref, upstream_names: frozenset[str], reaching: frozenset[str]) ->
     return isinstance(ref, AttrRef) and not isinstance(ref.base, ModuleRef)
 
 
+def _class_call(ref: Ref, upstream_names: frozenset[str], reaching: frozenset[str]) -> bool:
+    """A call of a name of another of the downstream's modules that may be a class (`Client(...)`,
+    `models.Client(...)`): kept for `downstream.linking`, which checks the call as the upstream
+    constructor where that class inherits one; the other calls it drops."""
+    return (
+        isinstance(ref, AttrRef)
+        and isinstance(ref.base, ModuleRef)
+        and root_module(ref) in reaching
+        and root_module(ref) not in upstream_names
+        and ref.name.lstrip("_")[:1].isupper()
+    )
+
+
 def _site(
     candidate: _Candidate,
     evaluator: _Evaluator,
@@ -151,7 +164,9 @@ def _site_of(
                     True  # even handing on nothing: a parameter the upstream now requires is missing
                 )
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
-        if not isinstance(func, REFS) or not _kept(func, upstream_names, reaching):
+        if not isinstance(func, REFS) or not (
+            _kept(func, upstream_names, reaching) or _class_call(func, upstream_names, reaching)
+        ):
             return None
         return UseSite(
             SiteKind.CALL,
