@@ -194,6 +194,17 @@ class Reason(Enum):
         "hook-impl-not-defined",
         "a hook implementation defined only under a version test this version of the upstream fails",
     )
+    MODULE_NOT_IMPORTED = (
+        "module-not-imported",
+        "a module of the downstream that its other modules import only under a test of the upstream's "
+        "major version this version fails (`if _get_click_major() < 8: from ._click7 import ...`): "
+        "it never runs",
+    )
+    MODULE_GATED = (
+        "module-version-gated",
+        "a module of the downstream imported only under a test of the upstream's major version, whose "
+        "version is not known here: it may not run",
+    )
     UNPARSABLE_FILE = (
         "unparsable-file",
         "the downstream file could not be parsed: its use sites are unknown",

@@ -112,6 +112,10 @@ class UseSite:
     # bases (and its downstream bases'). Where one's MRO defines `__getattr__`, an AttributeError the use
     # raises makes CPython's attribute lookup ask that `__getattr__` for the property: no certain failure.
     getattr_bases: tuple[Ref, ...] = ()
+    # For a use in a module of the downstream that its other modules import only under a test of the
+    # upstream's major version: the flags under which it is imported ("+before:8"); set when the scans
+    # are linked (never cached). Where the audited version fails them, the module never runs.
+    runs_if: str = ""
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,13 @@ from apidrift.auditor.downstream.shared import Forwarding
 #       `closed`: an attribute not among its own names is its base's (or missing), never made at run
 #       time; `constructor`: what calling it runs of its own ("inherit": its base's; a `Forwarding`:
 #       an `__init__(self, ..., **kwargs)` handing them on to `super().__init__`; "own"; "decorated");
-#   ("u", why, refs): a value not followed (`why`), that may be one of `refs`.
+#   ("u", why, refs): a value not followed (`why`), that may be one of `refs`;
+#   ("x", data): under the keys MAJORS and GATED (no name of Python's), what `astscan.gates` read: the
+#       module's names that give an upstream's major version ({name: root}) and its imports of the
+#       downstream's modules under tests that may be of it ([[module, [[from, name, flags], ...]], ...]).
 Entry = tuple[Any, ...]
+MAJORS = "<majors>"
+GATED = "<gated>"
 Exports = dict[str, Entry]
 
 MAX_DEPTH = 12  # references resolved through summaries, one inside another, for one use
@@ -71,6 +76,8 @@ def entry_to_data(entry: Entry) -> list[Any]:
             list(entry[5]),
             _constructor_to_data(entry[6]),
         ]
+    if kind == "x":
+        return ["x", entry[1]]
     return ["u", entry[1], [ref_to_data(r) for r in entry[2]]]
 
 
@@ -92,6 +99,8 @@ def entry_from_data(data: list[Any]) -> Entry:
         )
     if kind == "u":
         return ("u", str(data[1]), tuple(ref_from_data(r) for r in data[2]))
+    if kind == "x":
+        return ("x", data[1])
     raise ValueError(kind)
 
 
@@ -367,7 +376,11 @@ class Linker:
     def reaching_names(self, module: str) -> list[str]:
         """The module's names whose entry holds (or gives, or whose instances hold) an upstream value."""
         summary = self.summaries.get(module)
-        return [name for name, entry in (summary or {}).items() if self._entry_reaches(entry, module, 0)]
+        return [
+            name
+            for name, entry in (summary or {}).items()
+            if entry[0] != "x" and self._entry_reaches(entry, module, 0)
+        ]
 
     def _entry_reaches(self, entry: Entry | None, module: str, depth: int) -> bool:
         if entry is None or depth > 4:
@@ -475,6 +488,38 @@ def link(
                 sites.append(site)
         out.append(replace(scan, sites=tuple(sites), exports=None))
     return out
+
+
+def version_gates(
+    scans: list[FileScan], modules: dict[str, tuple[str, str | None]], upstream_names: frozenset[str]
+) -> dict[str, tuple[str, int]]:
+    """The private modules of the downstream (a part of the name starts with `_`) whose every import
+    the scans read is made under a test of the upstream's major version (`astscan.gates`), the same
+    test each time: module -> (the flags under which it is imported, "+before:8"; how many imports).
+    Whether these are all of its imports (a file not scanned, `importlib.import_module("...")`) is
+    the caller's to check, by the mentions of its name."""
+    summaries = summaries_of(scans, modules)
+    every = {m for m, _ in modules.values()}
+    found: dict[str, list[str]] = {}
+    for scan in scans:
+        own = modules.get(scan.path)
+        entry = (scan.exports or {}).get(GATED)
+        if own is None or entry is None:
+            continue
+        for target, tests in entry[1]:
+            if target not in every:
+                continue
+            flags = ""
+            for origin, name, test_flags in tests:
+                majors = summaries.get(origin or own[0], {}).get(MAJORS)
+                if majors is not None and majors[1].get(name) in upstream_names:
+                    flags += test_flags
+            found.setdefault(target, []).append(flags)
+    return {
+        module: (flags[0], len(flags))
+        for module, flags in found.items()
+        if flags[0] and len(set(flags)) == 1 and any(p.startswith("_") for p in module.split("."))
+    }
 
 
 def summaries_of(scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> dict[str, Exports]:

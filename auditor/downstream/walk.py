@@ -35,6 +35,7 @@ from apidrift.auditor.downstream.linking import (
     link,
     module_names,
     summaries_of,
+    version_gates,
 )
 from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, Notebook, NotebookError, read_notebook
 from apidrift.auditor.files import atomic_write_text
@@ -156,12 +157,52 @@ def scan_downstream(
         )
     found = [s for s in scans if s is not None]
     if local_names:
+        gates = version_gates(found, modules, upstream_names)
         found = link(found, modules, upstream_names, local_names)
+        if gates:
+            found = _gated(found, gates, modules, files)
     uses = {scan.path: _uses(scan) for scan in found}
     for index, outcome in enumerate(outcomes):
         if outcome.status is FileStatus.SCANNED and outcome.path in uses:
             outcomes[index] = replace(outcome, use_sites=uses[outcome.path])
     return found, outcomes
+
+
+def _gated(
+    scans: list[FileScan],
+    gates: dict[str, tuple[str, int]],
+    modules: dict[str, tuple[str, str | None]],
+    files: list[tuple[Path, str]],
+) -> list[FileScan]:
+    """The scans of the modules imported only under a test of the upstream's major version, their sites
+    marked with it (`UseSite.runs_if`). Only where every mention of the module's name in the
+    downstream's other Python files is one of those imports (no other import, no file not scanned,
+    no `import_module("...")`, not even a comment): else it may be imported otherwise."""
+    paths = {module: relative for relative, (module, _) in modules.items()}
+    names = {module: module.rsplit(".", 1)[-1] for module in gates}
+    mentions = dict.fromkeys(gates, 0)
+    words = _words(set(names.values()))
+    for path, relative in files:
+        if not relative.endswith(".py"):
+            continue
+        read = _read_text(path, relative)
+        if isinstance(read, FileOutcome):
+            return scans  # a file not read may import it
+        found = set(words.findall(read[1]))
+        for module, name in names.items():
+            if name in found and relative != paths.get(module):
+                mentions[module] += len(re.findall(rf"\b{re.escape(name)}\b", read[1]))
+    runs_if = {
+        paths[module]: flags
+        for module, (flags, imports) in gates.items()
+        if mentions[module] == imports and module in paths
+    }
+    return [
+        replace(scan, sites=tuple(replace(site, runs_if=runs_if[scan.path]) for site in scan.sites))
+        if scan.path in runs_if
+        else scan
+        for scan in scans
+    ]
 
 
 def _words(words: set[str], *more: str) -> re.Pattern[str]:

@@ -41,6 +41,7 @@ from apidrift.auditor.core.sites import FileScan, UseSite
 from apidrift.auditor.downstream.astscan.collector import TooDeep, _Collector
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.exports import module_exports
+from apidrift.auditor.downstream.astscan.gates import Test, gated_imports, version_majors
 from apidrift.auditor.downstream.astscan.hooks import hook_sites
 from apidrift.auditor.downstream.astscan.names import _MAY_IMPORT_STAR, _add_bound_names
 from apidrift.auditor.downstream.astscan.overrides import _override_sites
@@ -48,6 +49,7 @@ from apidrift.auditor.downstream.astscan.pieces import _parse
 from apidrift.auditor.downstream.astscan.sites import _site
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _ClassScope, _DownFunction, _Scope
+from apidrift.auditor.downstream.linking import GATED, MAJORS
 
 # Python frames the visitor may use: a file within pysource.MAX_NESTING needs at most two per level.
 _RECURSION_LIMIT = 8_000
@@ -83,8 +85,13 @@ def scan_source(
         reaching = upstream_names | local_names
         bound: set[str] | None = set() if _MAY_IMPORT_STAR.search(source) else None
         hooks: list[UseSite] = []
+        majors: dict[str, str] = {}
+        gated: list[tuple[str, tuple[Test, ...]]] = []
         for module in _parse(source, CHUNK_CHARS) if tree is None else iter((tree,)):
             hooks.extend(hook_sites(module.body, text, upstream_names, path))
+            if module_name is not None and local_names:
+                majors.update(version_majors(module.body, upstream_names))
+                gated.extend(gated_imports(module.body, package, local_names))
             collector.visit_all(module.body)
             if bound is not None:
                 _add_bound_names(module, bound)
@@ -137,6 +144,11 @@ def scan_source(
                 collector.classes,
                 collector.decorated,
             )
+            exports = dict(exports)
+            if majors:
+                exports[MAJORS] = ("x", majors)
+            if gated:
+                exports[GATED] = ("x", [[target, [list(t) for t in tests]] for target, tests in gated])
     finally:
         sys.setrecursionlimit(limit)
         if collecting:
