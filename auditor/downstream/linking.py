@@ -141,33 +141,95 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 
 def module_names(relatives: list[str]) -> dict[str, tuple[str, str | None]]:
     """The module each `.py` file is imported as (its folders up to the first without `__init__.py`),
-    and the package its relative imports start from; files whose module another file also is, or
-    whose name is no module name, are left out."""
-    packages = {r.rpartition("/")[0] for r in relatives if r == "__init__.py" or r.endswith("/__init__.py")}
-    found: dict[str, tuple[str, str | None]] = {}
-    seen: dict[str, int] = {}
+    and the package its relative imports start from. Where two files would be the same module, and
+    folders without `__init__.py` (PEP 420 namespace packages) are above them, each is named with as
+    many of those folders as make it one file's (`ns/x/utils.py` and `ns/y/utils.py`: `x.utils`,
+    `y.utils`); files whose name is still another file's, or is no module name, are left out."""
+    packages = _packages(relatives)
+    choices: dict[str, list[tuple[str, str | None]]] = {}
     for relative in relatives:
         if not relative.endswith(".py"):
             continue
         parts = relative[:-3].split("/")
         folders = parts[:-1]
-        top = len(folders)
-        while top > 0 and "/".join(folders[:top]) in packages:
-            top -= 1
+        top = _package_top(folders, packages)
         chain = folders[top:]
         if not all(_IDENTIFIER.match(p) for p in (*chain, parts[-1])):
             continue
-        if parts[-1] == "__init__":
-            if not chain:
+        if parts[-1] == "__init__" and not chain:
+            continue
+        options = []
+        for start in range(top, -1, -1):
+            prefix = folders[start:top]
+            if not all(_IDENTIFIER.match(p) for p in prefix):
+                break
+            names = (*prefix, *chain) if parts[-1] == "__init__" else (*prefix, *chain, parts[-1])
+            package = ".".join(names) if parts[-1] == "__init__" else ".".join((*prefix, *chain)) or None
+            options.append((".".join(names), package))
+        choices[relative] = options
+    found: dict[str, tuple[str, str | None]] = {}
+    depth = 0
+    pending = dict(choices)
+    while pending and depth < 20:
+        counts: dict[str, int] = {}
+        for relative, options in choices.items():
+            name = (
+                options[min(depth, len(options) - 1)][0]
+                if relative in pending
+                else found.get(relative, ("",))[0]
+            )
+            counts[name] = counts.get(name, 0) + 1
+        for relative in list(pending):
+            options = pending[relative]
+            if depth >= len(options):
+                del pending[relative]  # no more folders to tell it from another file's
                 continue
-            module = ".".join(chain)
-            package: str | None = module
-        else:
-            module = ".".join((*chain, parts[-1]))
-            package = ".".join(chain) or None
-        found[relative] = (module, package)
-        seen[module] = seen.get(module, 0) + 1
-    return {r: mp for r, mp in found.items() if seen[mp[0]] == 1}
+            if counts[options[depth][0]] == 1:
+                found[relative] = options[depth]
+                del pending[relative]
+        depth += 1
+    return found
+
+
+def _packages(relatives: list[str]) -> set[str]:
+    return {r.rpartition("/")[0] for r in relatives if r == "__init__.py" or r.endswith("/__init__.py")}
+
+
+def _package_top(folders: list[str], packages: set[str]) -> int:
+    """How many of the folders are above the file's regular package (none of them has `__init__.py`)."""
+    top = len(folders)
+    while top > 0 and "/".join(folders[:top]) in packages:
+        top -= 1
+    return top
+
+
+def namespace_aliases(relatives: list[str], modules: dict[str, tuple[str, str | None]]) -> dict[str, str]:
+    """The other names a module may be imported by where the folders above its package have no
+    `__init__.py` (PEP 420 namespace packages: `src/ns/pkg/a.py`, module `pkg.a`, is `ns.pkg.a` where
+    `src` is on the path, `src.ns.pkg.a` where the tree's root is): alias -> the module's name. A name
+    two files could have, or that is another file's module, is left out."""
+    packages = _packages(relatives)
+    primary = {module for module, _ in modules.values()}
+    found: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for relative, (module, _) in modules.items():
+        folders = relative.split("/")[:-1]
+        top = _package_top(folders, packages)
+        own = len(module.split(".")) - (len(folders) - top) - (0 if relative.endswith("__init__.py") else 1)
+        top -= own  # folders a clash already put in its name
+        for start in range(top - 1, -1, -1):
+            prefix = folders[start:top]
+            if not all(_IDENTIFIER.match(p) for p in prefix):
+                break
+            alias = ".".join((*prefix, module))
+            found[alias] = module
+            seen[alias] = seen.get(alias, 0) + 1
+    return {alias: module for alias, module in found.items() if seen[alias] == 1 and alias not in primary}
+
+
+def module_set(modules: dict[str, tuple[str, str | None]], aliases: dict[str, str]) -> frozenset[str]:
+    """Every name the downstream's modules are known by: their own and their namespace aliases."""
+    return frozenset(m for m, _ in modules.values()) | frozenset(aliases)
 
 
 class Linker:
@@ -472,7 +534,8 @@ def link(
 ) -> list[FileScan]:
     """The scans with every use of a value from the downstream's own modules resolved (see the module's
     docstring): uses of upstream values kept, the rest dropped."""
-    linker = Linker(summaries_of(scans, modules), frozenset(m for m, _ in modules.values()), upstream_names)
+    aliases = namespace_aliases(list(modules), modules)
+    linker = Linker(summaries_of(scans, modules, aliases), module_set(modules, aliases), upstream_names)
     out = []
     for scan in scans:
         if not any(root_module(site.ref) in local_names for site in scan.sites):
@@ -498,7 +561,8 @@ def version_gates(
     test each time: module -> (the flags under which it is imported, "+before:8"; how many imports).
     Whether these are all of its imports (a file not scanned, `importlib.import_module("...")`) is
     the caller's to check, by the mentions of its name."""
-    summaries = summaries_of(scans, modules)
+    aliases = namespace_aliases(list(modules), modules)
+    summaries = summaries_of(scans, modules, aliases)
     every = {m for m, _ in modules.values()}
     found: dict[str, list[str]] = {}
     for scan in scans:
@@ -507,6 +571,7 @@ def version_gates(
         if own is None or entry is None:
             continue
         for target, tests in entry[1]:
+            target = aliases.get(target, target)
             if target not in every:
                 continue
             flags = ""
@@ -522,10 +587,15 @@ def version_gates(
     }
 
 
-def summaries_of(scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> dict[str, Exports]:
+def summaries_of(
+    scans: list[FileScan], modules: dict[str, tuple[str, str | None]], aliases: dict[str, str] | None = None
+) -> dict[str, Exports]:
     found: dict[str, Exports] = {}
     for scan in scans:
         module = modules.get(scan.path)
         if module is not None and scan.exports:
             found[module[0]] = scan.exports
+    for alias, module_name in (aliases or {}).items():
+        if module_name in found:
+            found[alias] = found[module_name]
     return found

@@ -34,6 +34,8 @@ from apidrift.auditor.downstream.linking import (
     exports_to_data,
     link,
     module_names,
+    module_set,
+    namespace_aliases,
     summaries_of,
     version_gates,
 )
@@ -103,7 +105,10 @@ def scan_downstream(
     files, unreadable = _python_files(root)
     outcomes.extend(unreadable)
     modules = module_names([relative for _, relative in files])
-    local_names = frozenset(module.split(".")[0] for module, _ in modules.values()) - upstream_names
+    names_also = namespace_aliases([relative for _, relative in files], modules)
+    local_names = (
+        frozenset(module.split(".")[0] for module in module_set(modules, names_also)) - upstream_names
+    )
     local_mention = (
         re.compile(r"\b({})\b".format("|".join(re.escape(n) for n in sorted(local_names))))
         if local_names
@@ -237,6 +242,8 @@ def _local_of(
     names = set(local_mention.findall(text))
     if package is not None:
         names.add(package.split(".")[0])
+    if module is not None:  # a module outside any package (`tools.py`) still hands values to the others
+        names.add(module.split(".")[0])
     return frozenset(names), module, package
 
 
@@ -280,12 +287,13 @@ def _scan_reaching(
 ) -> None:
     """Scan the files that name no upstream module but one of the downstream's own modules whose
     values reach the upstream (`from app.db import client`), round by round."""
-    every = frozenset(module for module, _ in modules.values())
+    names_also = namespace_aliases(list(modules), modules)
+    every = module_set(modules, names_also)
     left = list(unmentioned)
     done: set[str] = set()
     for _ in range(MAX_ROUNDS):
         found = [scan for scan in scans if scan is not None]
-        linker = Linker(summaries_of(found, modules), every, upstream_names)
+        linker = Linker(summaries_of(found, modules, names_also), every, upstream_names)
         named = {m: linker.reaching_names(m) for m in linker.summaries if m not in done}
         reaching = {m: names for m, names in named.items() if names}
         done.update(reaching)
