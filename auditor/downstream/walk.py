@@ -181,15 +181,13 @@ def _gated(
 ) -> list[FileScan]:
     """The scans of the modules imported only under a test of the upstream's major version, their sites
     marked with it (`UseSite.runs_if`). Only where every mention of the module's name in the
-    downstream's other Python files is one of those imports (no other import, no file not scanned,
+    downstream's other Python files and notebooks is one of those imports (no other import, no file not scanned,
     no `import_module("...")`, not even a comment): else it may be imported otherwise."""
     paths = {module: relative for relative, (module, _) in modules.items()}
     names = {module: module.rsplit(".", 1)[-1] for module in gates}
     mentions = dict.fromkeys(gates, 0)
     words = _words(set(names.values()))
-    for path, relative in files:
-        if not relative.endswith(".py"):
-            continue
+    for path, relative in files:  # notebooks too: a cell may import it
         read = _read_text(path, relative)
         if isinstance(read, FileOutcome):
             return scans  # a file not read may import it
