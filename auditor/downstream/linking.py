@@ -435,6 +435,20 @@ class Linker:
 
     # -- what is followed ---------------------------------------------------------------------------
 
+    def constructing_names(self) -> frozenset[str]:
+        """The names the downstream's modules bind to one of its classes whose call runs an upstream
+        constructor, or whose constructor is not followed but may (`constructor`): `Client` for `class
+        Client(up.Base): pass` and for `from .a import Client` in a package's `__init__`."""
+        found: set[str] = set()
+        for module, summary in self.summaries.items():
+            for name, entry in summary.items():
+                if entry[0] in ("x", "f", "u"):
+                    continue
+                resolved = self.value(entry, module, 0)
+                if isinstance(resolved, tuple) and resolved[0] == "cls" and self.constructor(resolved[2]):
+                    found.add(name)
+        return frozenset(found)
+
     def reaching_names(self, module: str) -> list[str]:
         """The module's names whose entry holds (or gives, or whose instances hold) an upstream value."""
         summary = self.summaries.get(module)

@@ -160,6 +160,9 @@ def scan_downstream(
         _scan_reaching(
             unmentioned, scans, outcomes, modules, local_mention, upstream_names, cache_dir, aliases
         )
+    if local_names:
+        paths = {relative: path for path, relative in files}
+        _constructing(scans, outcomes, modules, local_mention, upstream_names, cache_dir, aliases, paths)
     found = [s for s in scans if s is not None]
     if local_names:
         gates = version_gates(found, modules, upstream_names)
@@ -242,7 +245,7 @@ def _local_of(
         names.add(package.split(".")[0])
     if module is not None:  # a module outside any package (`tools.py`) still hands values to the others
         names.add(module.split(".")[0])
-    return frozenset(names), module, package
+    return frozenset(names), module, package, frozenset()
 
 
 def _parse_pending(
@@ -323,6 +326,49 @@ def _scan_reaching(
         _parse_pending(pending, scans, outcomes, {}, upstream_names, cache_dir, aliases)
 
 
+def _constructing(
+    scans: list[FileScan | None],
+    outcomes: list[FileOutcome],
+    modules: dict[str, tuple[str, str | None]],
+    local_mention: re.Pattern[str] | None,
+    upstream_names: frozenset[str],
+    cache_dir: Path,
+    aliases: tuple[tuple[str, str], ...],
+    paths: dict[str, Path],
+) -> None:
+    """Scan again, keeping their calls of them, the files that mention a name of another module bound
+    to a downstream class whose call runs an upstream constructor (`class Client(up.Base): pass`, then
+    `Client(...)` elsewhere; `linking.Linker.constructor`). Only those names: the calls of the
+    downstream's other classes, most of a large downstream's calls, are never kept."""
+    names_also = namespace_aliases(list(modules), modules)
+    found = [scan for scan in scans if scan is not None]
+    linker = Linker(summaries_of(found, modules, names_also), module_set(modules, names_also), upstream_names)
+    classes = linker.constructing_names()
+    if not classes:
+        return
+    words = _words(set(classes))
+    slots = {scan.path: index for index, scan in enumerate(scans) if scan is not None}
+    positions = {outcome.path: index for index, outcome in enumerate(outcomes)}
+    pending: list[tuple[int, int, str, bytes, str, _Local]] = []
+    for relative, slot in slots.items():
+        scan = scans[slot]
+        assert scan is not None
+        if scan.notebook is not None or not words.search("\n".join(scan.lines)):
+            continue
+        read = _read_text(paths[relative], relative) if relative in paths else None
+        if not isinstance(read, tuple):
+            continue
+        data, text = read
+        names, module, package, _ = _local_of(relative, text, modules, local_mention)
+        local = (names, module, package, frozenset(words.findall(text)))
+        cached = _cached_scan(relative, data, text, upstream_names, cache_dir, aliases, local)
+        if cached is not None:
+            scans[slot] = cached
+            continue
+        pending.append((positions[relative], slot, relative, data, text, local))
+    _parse_pending(pending, scans, outcomes, {}, upstream_names, cache_dir, aliases)
+
+
 def _uses(scan: FileScan) -> int:
     """The use sites of a file, its stores (`x.name = value`, read by one rule) not counted."""
     return sum(1 for site in scan.sites if site.kind is not SiteKind.STORE)
@@ -369,9 +415,11 @@ POOL_MIN_FILES = 8
 POOL_MIN_CHARS = 1024 * 1024
 
 
-# The downstream's own top-level module names the file mentions, its module and its package (see linking)
-_Local = tuple[frozenset[str], Union[str, None], Union[str, None]]
-_NO_LOCAL: _Local = (frozenset(), None, None)
+# The downstream's own top-level module names the file mentions, its module and its package (see
+# linking), and the names of the downstream's classes (of other modules) whose calls run an upstream
+# constructor that the file mentions (`_constructing`): its calls of them are kept as sites
+_Local = tuple[frozenset[str], Union[str, None], Union[str, None], frozenset[str]]
+_NO_LOCAL: _Local = (frozenset(), None, None, frozenset())
 _Job = tuple[str, bytes, str, frozenset[str], Path, tuple[tuple[str, str], ...], _Local]
 
 
@@ -462,12 +510,13 @@ def _entry(
     aliases: tuple[tuple[str, str], ...] = (),
     local: _Local = _NO_LOCAL,
 ) -> Path:
-    names, module, package = local
+    names, module, package, classes = local
     head = (
         f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0".encode()
         + "".join(f"{alias}={target};" for alias, target in aliases).encode()
         + relative.encode("utf-8", "replace")
         + f"\0{','.join(sorted(names))}\0{module or ''}\0{package or ''}".encode("utf-8", "replace")
+        + f"\0{','.join(sorted(classes))}".encode("utf-8", "replace")
         + b"\0"
     )
     key = hashlib.sha256(head + data).hexdigest()

@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 import gc
 import sys
+from typing import Any
 
 from apidrift.auditor.core.sites import FileScan, UseSite
 from apidrift.auditor.downstream.astscan.collector import TooDeep, _Collector
@@ -64,7 +65,7 @@ def scan_source(
     upstream_names: frozenset[str],
     aliases: tuple[tuple[str, str], ...] = (),
     tree: ast.Module | None = None,
-    local: tuple[frozenset[str], str | None, str | None] = (frozenset(), None, None),
+    local: tuple[Any, ...] = (frozenset(), None, None),
 ) -> FileScan:
     """Find the use sites of one file. Raises SyntaxError (or ValueError for null bytes) on a file
     CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING.
@@ -73,8 +74,10 @@ def scan_source(
     Python's parser refuses); it must be the tree CPython builds for `source`, positions included.
     `local`: the top-level names of the downstream's own modules, the module this file is and the
     package its relative imports start from: uses of those modules' values are kept as sites for
-    `downstream.linking`, and the scan says what this module hands to the others (`FileScan.exports`)."""
-    local_names, module_name, package = local
+    `downstream.linking`, and the scan says what this module hands to the others (`FileScan.exports`);
+    then the names of other modules' classes whose calls are kept too (their upstream constructor)."""
+    local_names, module_name, package = local[:3]
+    classes: frozenset[str] = local[3] if len(local) > 3 else frozenset()
     text = _Text(source)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
@@ -130,7 +133,7 @@ def scan_source(
                 assert isinstance(candidate.scope, _ClassScope)
                 sites.extend(_override_sites(candidate.scope, evaluator, text, upstream_names))
                 continue
-            site = _site(candidate, evaluator, upstream_names, lines, reaching)
+            site = _site(candidate, evaluator, upstream_names, lines, reaching, classes)
             if site is not None:
                 sites.append(site)
         exports = None

@@ -52,16 +52,18 @@ def _kept(ref: Ref, upstream_names: frozenset[str], reaching: frozenset[str]) ->
     return isinstance(ref, AttrRef) and not isinstance(ref.base, ModuleRef)
 
 
-def _class_call(ref: Ref, upstream_names: frozenset[str], reaching: frozenset[str]) -> bool:
-    """A call of a name of another of the downstream's modules that may be a class (`Client(...)`,
-    `models.Client(...)`): kept for `downstream.linking`, which checks the call as the upstream
-    constructor where that class inherits one; the other calls it drops."""
+def _class_call(
+    ref: Ref, upstream_names: frozenset[str], reaching: frozenset[str], classes: frozenset[str]
+) -> bool:
+    """A call of a name of another of the downstream's modules bound to a class whose call runs an
+    upstream constructor (`classes`, known once every file is scanned: `walk._constructing`):
+    kept for `downstream.linking`, which checks it as that constructor."""
     return (
         isinstance(ref, AttrRef)
         and isinstance(ref.base, ModuleRef)
+        and ref.name in classes
         and root_module(ref) in reaching
         and root_module(ref) not in upstream_names
-        and ref.name.lstrip("_")[:1].isupper()
     )
 
 
@@ -71,10 +73,11 @@ def _site(
     upstream_names: frozenset[str],
     lines: tuple[str, ...],
     reaching: frozenset[str] | None = None,
+    classes: frozenset[str] = frozenset(),
 ) -> UseSite | None:
     """The use site of a candidate whose value reaches the upstream, or one of `reaching` (the
     upstream's names and the downstream's own modules', whose sites `downstream.linking` resolves)."""
-    site = _site_of(candidate, evaluator, upstream_names, lines, reaching)
+    site = _site_of(candidate, evaluator, upstream_names, lines, reaching, classes)
     if site is None:
         return None
     own, bases = _getter_fallback(candidate.scope, evaluator, upstream_names)
@@ -129,6 +132,7 @@ def _site_of(
     upstream_names: frozenset[str],
     lines: tuple[str, ...],
     reaching: frozenset[str] | None = None,
+    classes: frozenset[str] = frozenset(),
 ) -> UseSite | None:
     kind, span = candidate.kind, candidate.span
     reaching = upstream_names if reaching is None else reaching
@@ -165,7 +169,7 @@ def _site_of(
                 )
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
         if not isinstance(func, REFS) or not (
-            _kept(func, upstream_names, reaching) or _class_call(func, upstream_names, reaching)
+            _kept(func, upstream_names, reaching) or _class_call(func, upstream_names, reaching, classes)
         ):
             return None
         return UseSite(
