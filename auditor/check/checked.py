@@ -403,6 +403,11 @@ def _check_site(
     requirements: Requirements | None = None,
     import_walk: bool = True,
 ) -> SiteCheck:
+    if site.runs_if:  # a module imported only under a test of the upstream's major version
+        imported = _defined_under(site.runs_if, resolver.index.version)
+        if imported is not True:
+            gated = Unknown(Reason.MODULE_NOT_IMPORTED if imported is False else Reason.MODULE_GATED)
+            return SiteCheck(version, gated, unknown=gated)
     if site.kind is SiteKind.OVERRIDE:
         return _check_override(site, resolver, version, old)
     if site.kind is SiteKind.STORE:

@@ -115,7 +115,8 @@ class Reason(Enum):
         "`parameter-depth`: a limit of following parameters through their callers; `value-depth`, "
         "`too-many-bindings`: values nested deeper, or names bound more often, than the analysis reads; "
         "a value of another module of the downstream not followed: `returns-disagree`, `generator`, "
-        "`decorated`, `cross-module-depth`, `cross-module-cycle`)",
+        "`decorated` (also a decorated subclass of an upstream class: what calling it runs), "
+        "`cross-module-depth`, `cross-module-cycle`)",
     )
     UNTYPED_PARAMETER = (
         "untyped-parameter",
@@ -192,6 +193,17 @@ class Reason(Enum):
     HOOK_IMPL_NOT_DEFINED = (
         "hook-impl-not-defined",
         "a hook implementation defined only under a version test this version of the upstream fails",
+    )
+    MODULE_NOT_IMPORTED = (
+        "module-not-imported",
+        "a module of the downstream that its other modules import only under a test of the upstream's "
+        "major version this version fails (`if _get_click_major() < 8: from ._click7 import ...`): "
+        "it never runs",
+    )
+    MODULE_GATED = (
+        "module-version-gated",
+        "a module of the downstream imported only under a test of the upstream's major version, whose "
+        "version is not known here: it may not run",
     )
     UNPARSABLE_FILE = (
         "unparsable-file",

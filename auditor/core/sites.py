@@ -118,6 +118,11 @@ class UseSite:
     # the use as written (for the snippet, and for `fix`, which finds the node by it).
     at: Span | None = None
 
+    # For a use in a module of the downstream that its other modules import only under a test of the
+    # upstream's major version: the flags under which it is imported ("+before:8"); set when the scans
+    # are linked (never cached). Where the audited version fails them, the module never runs.
+    runs_if: str = ""
+
     @property
     def place(self) -> Span:
         """Where the use fails under CPython: its findings' location."""

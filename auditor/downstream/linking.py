@@ -16,8 +16,8 @@ Flow-insensitive (a summary holds what all of a module's bindings of a name agre
 Nothing here parses: a summary depends only on its file's text (it is cached with the file's scan).
 A file's scan keeps its sites rooted at the downstream's own modules, and its summary, aside (`Aside`:
 in the scan cache, text decoded only when the linking needs it), and the linking's result is cached
-too (`link`): keyed by every summary's digest, the module names and the upstream's names, and per file
-by its scan's key. A warm run of an unchanged tree decodes neither the summaries nor those sites; an
+too (`link`): keyed by every summary's digest, the module names (and their namespace aliases) and the
+upstream's names, and per file by its scan's key. A warm run of an unchanged tree decodes neither the summaries nor those sites; an
 edit that changes what a module hands out relinks every file, one that does not relinks that file.
 """
 
@@ -32,6 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Union
 
+from apidrift.auditor.core.bind import CallShape
 from apidrift.auditor.core.refs import (
     AttrRef,
     CallRef,
@@ -43,6 +44,7 @@ from apidrift.auditor.core.refs import (
     StarRef,
     root_module,
 )
+from apidrift.auditor.core.signature import Signature
 from apidrift.auditor.core.sites import (
     FileScan,
     SiteKind,
@@ -52,6 +54,7 @@ from apidrift.auditor.core.sites import (
     site_from_data,
     site_to_data,
 )
+from apidrift.auditor.downstream.shared import Forwarding
 from apidrift.auditor.files import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -59,10 +62,17 @@ log = logging.getLogger(__name__)
 # An entry of a module's summary:
 #   ("v", ref): a value (an upstream reference, or one to the downstream's modules);
 #   ("f", returned entry or None, is_async): a function, and what calling it gives;
-#   ("k", instance attributes, class attributes, base or None, closed, own names): a class; `closed`:
-#       an attribute not among its own names is its base's (or missing), never made at run time;
-#   ("u", why, refs): a value not followed (`why`), that may be one of `refs`.
+#   ("k", instance attributes, class attributes, base or None, closed, own names, constructor): a class;
+#       `closed`: an attribute not among its own names is its base's (or missing), never made at run
+#       time; `constructor`: what calling it runs of its own ("inherit": its base's; a `Forwarding`:
+#       an `__init__(self, ..., **kwargs)` handing them on to `super().__init__`; "own"; "decorated");
+#   ("u", why, refs): a value not followed (`why`), that may be one of `refs`;
+#   ("x", data): under the keys MAJORS and GATED (no name of Python's), what `astscan.gates` read: the
+#       module's names that give an upstream's major version ({name: root}) and its imports of the
+#       downstream's modules under tests that may be of it ([[module, [[from, name, flags], ...]], ...]).
 Entry = tuple[Any, ...]
+MAJORS = "<majors>"
+GATED = "<gated>"
 Exports = dict[str, Entry]
 
 MAX_DEPTH = 12  # references resolved through summaries, one inside another, for one use
@@ -84,7 +94,10 @@ def entry_to_data(entry: Entry) -> list[Any]:
             ref_to_data(entry[3]) if entry[3] is not None else None,
             entry[4],
             sorted(entry[5]),  # sorted: a set's order changes from one process to the next
+            _constructor_to_data(entry[6]),
         ]
+    if kind == "x":
+        return ["x", entry[1]]
     return ["u", entry[1], [ref_to_data(r) for r in entry[2]]]
 
 
@@ -102,10 +115,37 @@ def entry_from_data(data: list[Any]) -> Entry:
             ref_from_data(data[3]) if data[3] is not None else None,
             bool(data[4]),
             frozenset(data[5]),
+            _constructor_from_data(data[6]) if len(data) > 6 else "own",
         )
     if kind == "u":
         return ("u", str(data[1]), tuple(ref_from_data(r) for r in data[2]))
+    if kind == "x":
+        return ("x", data[1])
     raise ValueError(kind)
+
+
+def _constructor_to_data(constructor: Any) -> Any:
+    if not isinstance(constructor, Forwarding):
+        return constructor
+    shape = constructor.super_shape
+    return {
+        "own": constructor.own.as_dict(),
+        "kwargs": constructor.kwargs,
+        "shape": [shape.positional, list(shape.keywords), shape.star_args, shape.star_kwargs],
+        "defaults": list(constructor.defaults),
+    }
+
+
+def _constructor_from_data(data: Any) -> Any:
+    if not isinstance(data, dict):
+        return str(data)
+    shape = data["shape"]
+    return Forwarding(
+        Signature.from_dict(data["own"]),
+        str(data["kwargs"]),
+        CallShape(int(shape[0]), tuple(shape[1]), bool(shape[2]), bool(shape[3])),
+        tuple(data["defaults"]),
+    )
 
 
 def exports_to_data(exports: Exports) -> dict[str, Any]:
@@ -121,33 +161,95 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 
 def module_names(relatives: list[str]) -> dict[str, tuple[str, str | None]]:
     """The module each `.py` file is imported as (its folders up to the first without `__init__.py`),
-    and the package its relative imports start from; files whose module another file also is, or
-    whose name is no module name, are left out."""
-    packages = {r.rpartition("/")[0] for r in relatives if r == "__init__.py" or r.endswith("/__init__.py")}
-    found: dict[str, tuple[str, str | None]] = {}
-    seen: dict[str, int] = {}
+    and the package its relative imports start from. Where two files would be the same module, and
+    folders without `__init__.py` (PEP 420 namespace packages) are above them, each is named with as
+    many of those folders as make it one file's (`ns/x/utils.py` and `ns/y/utils.py`: `x.utils`,
+    `y.utils`); files whose name is still another file's, or is no module name, are left out."""
+    packages = _packages(relatives)
+    choices: dict[str, list[tuple[str, str | None]]] = {}
     for relative in relatives:
         if not relative.endswith(".py"):
             continue
         parts = relative[:-3].split("/")
         folders = parts[:-1]
-        top = len(folders)
-        while top > 0 and "/".join(folders[:top]) in packages:
-            top -= 1
+        top = _package_top(folders, packages)
         chain = folders[top:]
         if not all(_IDENTIFIER.match(p) for p in (*chain, parts[-1])):
             continue
-        if parts[-1] == "__init__":
-            if not chain:
+        if parts[-1] == "__init__" and not chain:
+            continue
+        options = []
+        for start in range(top, -1, -1):
+            prefix = folders[start:top]
+            if not all(_IDENTIFIER.match(p) for p in prefix):
+                break
+            names = (*prefix, *chain) if parts[-1] == "__init__" else (*prefix, *chain, parts[-1])
+            package = ".".join(names) if parts[-1] == "__init__" else ".".join((*prefix, *chain)) or None
+            options.append((".".join(names), package))
+        choices[relative] = options
+    found: dict[str, tuple[str, str | None]] = {}
+    depth = 0
+    pending = dict(choices)
+    while pending and depth < 20:
+        counts: dict[str, int] = {}
+        for relative, options in choices.items():
+            name = (
+                options[min(depth, len(options) - 1)][0]
+                if relative in pending
+                else found.get(relative, ("",))[0]
+            )
+            counts[name] = counts.get(name, 0) + 1
+        for relative in list(pending):
+            options = pending[relative]
+            if depth >= len(options):
+                del pending[relative]  # no more folders to tell it from another file's
                 continue
-            module = ".".join(chain)
-            package: str | None = module
-        else:
-            module = ".".join((*chain, parts[-1]))
-            package = ".".join(chain) or None
-        found[relative] = (module, package)
-        seen[module] = seen.get(module, 0) + 1
-    return {r: mp for r, mp in found.items() if seen[mp[0]] == 1}
+            if counts[options[depth][0]] == 1:
+                found[relative] = options[depth]
+                del pending[relative]
+        depth += 1
+    return found
+
+
+def _packages(relatives: list[str]) -> set[str]:
+    return {r.rpartition("/")[0] for r in relatives if r == "__init__.py" or r.endswith("/__init__.py")}
+
+
+def _package_top(folders: list[str], packages: set[str]) -> int:
+    """How many of the folders are above the file's regular package (none of them has `__init__.py`)."""
+    top = len(folders)
+    while top > 0 and "/".join(folders[:top]) in packages:
+        top -= 1
+    return top
+
+
+def namespace_aliases(relatives: list[str], modules: dict[str, tuple[str, str | None]]) -> dict[str, str]:
+    """The other names a module may be imported by where the folders above its package have no
+    `__init__.py` (PEP 420 namespace packages: `src/ns/pkg/a.py`, module `pkg.a`, is `ns.pkg.a` where
+    `src` is on the path, `src.ns.pkg.a` where the tree's root is): alias -> the module's name. A name
+    two files could have, or that is another file's module, is left out."""
+    packages = _packages(relatives)
+    primary = {module for module, _ in modules.values()}
+    found: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for relative, (module, _) in modules.items():
+        folders = relative.split("/")[:-1]
+        top = _package_top(folders, packages)
+        own = len(module.split(".")) - (len(folders) - top) - (0 if relative.endswith("__init__.py") else 1)
+        top -= own  # folders a clash already put in its name
+        for start in range(top - 1, -1, -1):
+            prefix = folders[start:top]
+            if not all(_IDENTIFIER.match(p) for p in prefix):
+                break
+            alias = ".".join((*prefix, module))
+            found[alias] = module
+            seen[alias] = seen.get(alias, 0) + 1
+    return {alias: module for alias, module in found.items() if seen[alias] == 1 and alias not in primary}
+
+
+def module_set(modules: dict[str, tuple[str, str | None]], aliases: dict[str, str]) -> frozenset[str]:
+    """Every name the downstream's modules are known by: their own and their namespace aliases."""
+    return frozenset(m for m, _ in modules.values()) | frozenset(aliases)
 
 
 class Linker:
@@ -246,7 +348,7 @@ class Linker:
 
     def _member(self, module: str, cls: Entry, name: str, depth: int, *, instance: bool) -> _Resolved:
         for _ in range(20):  # through the classes' bases in the downstream's modules
-            _, attributes, members, base, closed, own = cls
+            _, attributes, members, base, closed, own = cls[:6]
             table = attributes if instance else members
             if name in table:
                 return self.value(table[name], module, depth + 1)
@@ -261,6 +363,42 @@ class Linker:
             if parent is None or isinstance(parent, OpaqueRef):
                 return parent
             return AttrRef(InstanceRef(parent) if instance else parent, name)
+        return None
+
+    def constructor(self, cls: Entry) -> tuple[Ref, Forwarding | None] | _Resolved:
+        """What calling a downstream class runs of the upstream (the downstream's `inherited_constructor`,
+        across modules): (the upstream class whose constructor runs, the forwarding `__init__` on the
+        way or None) where no class on the way defines one of its own, except one `__init__(self, ...,
+        **kwargs)` handing them on to `super().__init__`; ("unk", why, root) where the way reaches the
+        upstream through a class not followed (a decorated one); None where a class defines its own
+        constructor or the way never reaches the upstream."""
+        forwarding: Forwarding | None = None
+        why: str | None = None
+        for _ in range(20):
+            constructor = cls[6]
+            if constructor == "decorated":
+                why = why or "decorated"
+            elif isinstance(constructor, Forwarding):
+                if forwarding is not None:
+                    return None  # forwarding through forwarding: not followed (as in one file)
+                forwarding = constructor
+            elif constructor != "inherit":
+                return None  # its own constructor: the upstream's is not what this call runs
+            if cls[3] is None:
+                return None
+            parent = self.resolve(cls[3], 1)
+            if isinstance(parent, tuple):
+                if parent[0] == "cls":
+                    cls = parent[2]
+                    continue
+                return parent if parent[0] == "unk" else None
+            if parent is None or isinstance(parent, OpaqueRef):
+                return None
+            if root_module(parent) not in self.upstream_names:
+                return None
+            if why is not None:
+                return ("unk", why, root_module(parent))
+            return parent, forwarding
         return None
 
     def value(self, entry: Entry, module: str, depth: int) -> _Resolved:
@@ -295,6 +433,17 @@ class Linker:
             self._limited = self._limited or limited
         return found
 
+    def _construction(self, site: UseSite, cls: Entry) -> UseSite | None:
+        found = self.constructor(cls)
+        if found is None:
+            return None
+        if isinstance(found, tuple) and len(found) == 2:
+            upstream, forwarding = found
+            assert isinstance(upstream, (AttrRef, ModuleRef))
+            return _constructed(site, upstream, forwarding)
+        assert isinstance(found, tuple)
+        return replace(site, ref=OpaqueRef(found[1], found[2]))
+
     def _root(self, value: _Resolved) -> str | None:
         """The upstream module a resolved value comes from, if it may be an upstream object."""
         if isinstance(value, tuple):
@@ -306,10 +455,28 @@ class Linker:
 
     # -- what is followed ---------------------------------------------------------------------------
 
+    def constructing_names(self) -> frozenset[str]:
+        """The names the downstream's modules bind to one of its classes whose call runs an upstream
+        constructor, or whose constructor is not followed but may (`constructor`): `Client` for `class
+        Client(up.Base): pass` and for `from .a import Client` in a package's `__init__`."""
+        found: set[str] = set()
+        for module, summary in self.summaries.items():
+            for name, entry in summary.items():
+                if entry[0] in ("x", "f", "u"):
+                    continue
+                resolved = self.value(entry, module, 0)
+                if isinstance(resolved, tuple) and resolved[0] == "cls" and self.constructor(resolved[2]):
+                    found.add(name)
+        return frozenset(found)
+
     def reaching_names(self, module: str) -> list[str]:
         """The module's names whose entry holds (or gives, or whose instances hold) an upstream value."""
         summary = self.summaries.get(module)
-        return [name for name, entry in (summary or {}).items() if self._entry_reaches(entry, module, 0)]
+        return [
+            name
+            for name, entry in (summary or {}).items()
+            if entry[0] != "x" and self._entry_reaches(entry, module, 0)
+        ]
 
     def _entry_reaches(self, entry: Entry | None, module: str, depth: int) -> bool:
         if entry is None or depth > 4:
@@ -342,6 +509,10 @@ class Linker:
                 AttrRef(base, ref.name) if base is not None and not isinstance(base, tuple) else None
             )
         else:
+            if site.kind is SiteKind.CALL:
+                called = self.resolve(ref)
+                if isinstance(called, tuple) and called[0] == "cls":
+                    return self._construction(site, called[2])
             if isinstance(ref, AttrRef) and _names_a_module(self.resolve(ref.base)):
                 # `helpers.made`, `from app.helpers import made`: reading a name of a downstream module
                 # runs none of the upstream; its value was made, and checked, where it is bound
@@ -356,6 +527,27 @@ class Linker:
         if _bare_name(resolved):
             return None  # a name the module that imports it checks (a re-export): not repeated here
         return replace(site, ref=resolved)
+
+
+def _constructed(site: UseSite, upstream: Ref, forwarding: Forwarding | None) -> UseSite | None:
+    """A call of a downstream subclass as the call of the upstream constructor it runs (as a file's own
+    scan reads `Sub(...)` of a class it defines)."""
+    if forwarding is None:
+        return replace(site, ref=upstream, subclass=True)
+    assert site.shape is not None
+    handed_on = forwarding.shape_for(site.shape)
+    if handed_on is None:
+        return None  # the call fails (or may) on the downstream's own signature: not the upstream's
+    shape, forwarded = handed_on
+    return replace(
+        site,
+        ref=upstream,
+        shape=shape,
+        forwarded=forwarded,
+        through_init=True,
+        subclass=True,
+        keyword_spans=tuple((k, s) for k, s in site.keyword_spans if k in forwarded),
+    )
 
 
 def _names_a_module(resolved: _Resolved) -> bool:
@@ -481,13 +673,15 @@ def _state_key(
     what: str,
     scans: list[FileScan],
     modules: dict[str, tuple[str, str | None]],
+    aliases: dict[str, str],
     upstream_names: frozenset[str],
     salt: str,
 ) -> str:
     """What a linking's result depends on besides the files' own sites: every summary (by digest),
-    the downstream's module names and the upstream's names."""
+    the downstream's module names (their namespace aliases too) and the upstream's names."""
     digest = hashlib.sha256(f"{what}\0{salt}\0{','.join(sorted(upstream_names))}\0".encode())
     digest.update("\0".join(sorted(module for module, _ in modules.values())).encode("utf-8", "replace"))
+    digest.update("\0".join(sorted(f"{a}={m}" for a, m in aliases.items())).encode("utf-8", "replace"))
     summaries = sorted(
         (modules[scan.path][0], scan.aside.digest)
         for scan in scans
@@ -531,7 +725,8 @@ def link(
     """The scans with every use of a value from the downstream's own modules resolved (see the module's
     docstring): uses of upstream values kept, the rest dropped. With a `cache_dir`, the result of each
     file is kept for the next run with the same summaries (`salt`: the scanner's version)."""
-    key = _state_key("link", scans, modules, upstream_names, salt)
+    aliases = namespace_aliases(list(modules), modules)
+    key = _state_key("link", scans, modules, aliases, upstream_names, salt)
     stored = _read_state(cache_dir, key)
     state: dict[str, Any] = {}
     linker: Linker | None = None
@@ -550,8 +745,9 @@ def link(
                 kept = None
         if not isinstance(kept, list):
             if linker is None:
-                every = frozenset(m for m, _ in modules.values())
-                linker = Linker(summaries_of(scans, modules), every, upstream_names)
+                linker = Linker(
+                    summaries_of(scans, modules, aliases), module_set(modules, aliases), upstream_names
+                )
             placed = []
             for place, site in aside.sites():
                 if root_module(site.ref) in local_names:
@@ -576,17 +772,83 @@ def reaching_modules(
     salt: str = "",
     done: frozenset[str] = frozenset(),
 ) -> dict[str, list[str]]:
-    """For each module among the scans' summaries but those `done`, its names whose values reach the
-    upstream (`Linker.reaching_names`); with a `cache_dir`, kept for the next run with the same summaries."""
+    """For each module among the scans' summaries (by each of its names) but those `done`, its names whose
+    values reach the upstream (`Linker.reaching_names`); with a `cache_dir`, kept for the next run with
+    the same summaries."""
+    aliases = namespace_aliases(list(modules), modules)
     done_names = "\0".join(sorted(done))
-    key = _state_key("reaching", scans, modules, upstream_names, f"{salt}\0{done_names}")
+    key = _state_key("reaching", scans, modules, aliases, upstream_names, f"{salt}\0{done_names}")
     stored = _read_state(cache_dir, key).get("reaching")
     if isinstance(stored, dict) and all(isinstance(v, list) for v in stored.values()):
         return {str(m): [str(n) for n in names] for m, names in stored.items()}
-    every = frozenset(m for m, _ in modules.values())
-    linker = Linker(summaries_of(scans, modules), every, upstream_names)
+    linker = Linker(summaries_of(scans, modules, aliases), module_set(modules, aliases), upstream_names)
     found = {m: linker.reaching_names(m) for m in linker.summaries if m not in done}
     _write_state(cache_dir, key, {"reaching": found})
+    return found
+
+
+def constructing_names(
+    scans: list[FileScan],
+    modules: dict[str, tuple[str, str | None]],
+    upstream_names: frozenset[str],
+    cache_dir: Path | None = None,
+    salt: str = "",
+) -> frozenset[str]:
+    """`Linker.constructing_names` of the scans' summaries; with a `cache_dir`, kept for the next run with
+    the same summaries (a warm run of an unchanged tree decodes none of them)."""
+    aliases = namespace_aliases(list(modules), modules)
+    key = _state_key("constructing", scans, modules, aliases, upstream_names, salt)
+    stored = _read_state(cache_dir, key).get("constructing")
+    if isinstance(stored, list):
+        return frozenset(str(name) for name in stored)
+    linker = Linker(summaries_of(scans, modules, aliases), module_set(modules, aliases), upstream_names)
+    found = linker.constructing_names()
+    _write_state(cache_dir, key, {"constructing": sorted(found)})
+    return found
+
+
+def version_gates(
+    scans: list[FileScan], modules: dict[str, tuple[str, str | None]], upstream_names: frozenset[str]
+) -> dict[str, tuple[str, int]]:
+    """The private modules of the downstream (a part of the name starts with `_`) whose every import
+    the scans read is made under a test of the upstream's major version (`astscan.gates`), the same
+    test each time: module -> (the flags under which it is imported, "+before:8"; how many imports).
+    Whether these are all of its imports (a file not scanned, `importlib.import_module("...")`) is
+    the caller's to check, by the mentions of its name. Only the summaries that hold such imports (and
+    those of the modules whose helpers they call) are decoded."""
+    aliases = namespace_aliases(list(modules), modules)
+    summaries = summaries_of(scans, modules, aliases)
+    every = {m for m, _ in modules.values()}
+    marker = json.dumps(GATED)
+    found: dict[str, list[str]] = {}
+    for scan in scans:
+        own = modules.get(scan.path)
+        if own is None:
+            continue
+        if scan.aside is not None:
+            if marker not in scan.aside.exports_text:
+                continue
+            exports = scan.aside.exports()
+        else:
+            exports = scan.exports
+        entry = (exports or {}).get(GATED)
+        if entry is None:
+            continue
+        for target, tests in entry[1]:
+            target = aliases.get(target, target)
+            if target not in every:
+                continue
+            flags = ""
+            for origin, name, test_flags in tests:
+                majors = summaries.get(origin or own[0], {}).get(MAJORS)
+                if majors is not None and majors[1].get(name) in upstream_names:
+                    flags += test_flags
+            found.setdefault(target, []).append(flags)
+    return {
+        module: (flags[0], len(flags))
+        for module, flags in found.items()
+        if flags[0] and len(set(flags)) == 1 and any(p.startswith("_") for p in module.split("."))
+    }
     return found
 
 
@@ -594,7 +856,9 @@ class _Summaries(Mapping[str, Exports]):
     """The summaries of the scans' modules, each decoded when the linking first reads it (a file
     relinked alone reads a few)."""
 
-    def __init__(self, scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> None:
+    def __init__(
+        self, scans: list[FileScan], modules: dict[str, tuple[str, str | None]], aliases: dict[str, str]
+    ) -> None:
         self._held: dict[str, FileScan] = {}
         self._decoded: dict[str, Exports] = {}
         for scan in scans:
@@ -606,6 +870,9 @@ class _Summaries(Mapping[str, Exports]):
                     self._held[module[0]] = scan
             elif scan.exports:
                 self._held[module[0]] = scan
+        for alias, module_name in aliases.items():  # a namespace package's module under its other names
+            if module_name in self._held:
+                self._held[alias] = self._held[module_name]
 
     def __getitem__(self, module: str) -> Exports:
         found = self._decoded.get(module)
@@ -624,5 +891,8 @@ class _Summaries(Mapping[str, Exports]):
         return len(self._held)
 
 
-def summaries_of(scans: list[FileScan], modules: dict[str, tuple[str, str | None]]) -> Mapping[str, Exports]:
-    return _Summaries(scans, modules)
+def summaries_of(
+    scans: list[FileScan], modules: dict[str, tuple[str, str | None]], aliases: dict[str, str] | None = None
+) -> Mapping[str, Exports]:
+    """Each module's summary (`aliases`: a module's other names, `namespace_aliases`, keyed too)."""
+    return _Summaries(scans, modules, aliases or {})

@@ -32,12 +32,16 @@ from apidrift.auditor.core.wording import first_line
 from apidrift.auditor.downstream.linking import (
     Aside,
     aside_text,
+    constructing_names,
     exports_to_data,
     link,
     module_names,
+    module_set,
+    namespace_aliases,
     reaching_modules,
     set_aside,
     unlinked,
+    version_gates,
 )
 from apidrift.auditor.downstream.notebook import MAX_NOTEBOOK_BYTES, Notebook, NotebookError, read_notebook
 from apidrift.auditor.files import atomic_write_text
@@ -78,7 +82,7 @@ SKIPPED_DIRS = frozenset(
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Files that CPython's parser refuses go to LibCST up to this size only (it is slow on large ones).
 LIBCST_MAX_CHARS = 256 * 1024
-SCAN_VERSION = 51  # part of the scan cache key: bump when the scanner's (or the linking's) output changes
+SCAN_VERSION = 52  # part of the scan cache key: bump when the scanner's (or the linking's) output changes
 
 
 def scan_downstream(
@@ -105,7 +109,10 @@ def scan_downstream(
     files, unreadable = _python_files(root)
     outcomes.extend(unreadable)
     modules = module_names([relative for _, relative in files])
-    local_names = frozenset(module.split(".")[0] for module, _ in modules.values()) - upstream_names
+    names_also = namespace_aliases([relative for _, relative in files], modules)
+    local_names = (
+        frozenset(module.split(".")[0] for module in module_set(modules, names_also)) - upstream_names
+    )
     local_mention = _Words(local_names) if local_names else None
     unmentioned: list[_Unmentioned] = []  # files not scanned
     for path, relative in files:
@@ -153,9 +160,15 @@ def scan_downstream(
         _scan_reaching(
             unmentioned, scans, outcomes, modules, local_mention, upstream_names, cache_dir, aliases
         )
+    if local_names:
+        paths = {relative: path for path, relative in files}
+        _constructing(scans, outcomes, modules, local_mention, upstream_names, cache_dir, aliases, paths)
     found = [s for s in scans if s is not None]
     if local_names:
+        gates = version_gates(found, modules, upstream_names)
         found = link(found, modules, upstream_names, local_names, cache_dir, str(SCAN_VERSION))
+        if gates:
+            found = _gated(found, gates, modules, files)
     else:
         found = [unlinked(scan) for scan in found]
     uses = {scan.path: _uses(scan) for scan in found}
@@ -163,6 +176,41 @@ def scan_downstream(
         if outcome.status is FileStatus.SCANNED and outcome.path in uses:
             outcomes[index] = replace(outcome, use_sites=uses[outcome.path])
     return found, outcomes
+
+
+def _gated(
+    scans: list[FileScan],
+    gates: dict[str, tuple[str, int]],
+    modules: dict[str, tuple[str, str | None]],
+    files: list[tuple[Path, str]],
+) -> list[FileScan]:
+    """The scans of the modules imported only under a test of the upstream's major version, their sites
+    marked with it (`UseSite.runs_if`). Only where every mention of the module's name in the
+    downstream's other Python files and notebooks is one of those imports (no other import, no file not scanned,
+    no `import_module("...")`, not even a comment): else it may be imported otherwise."""
+    paths = {module: relative for relative, (module, _) in modules.items()}
+    names = {module: module.rsplit(".", 1)[-1] for module in gates}
+    mentions = dict.fromkeys(gates, 0)
+    words = re.compile(_words(set(names.values())))
+    for path, relative in files:  # notebooks too: a cell may import it
+        read = _read_text(path, relative)
+        if isinstance(read, FileOutcome):
+            return scans  # a file not read may import it
+        found = set(words.findall(read[1]))
+        for module, name in names.items():
+            if name in found and relative != paths.get(module):
+                mentions[module] += len(re.findall(rf"\b{re.escape(name)}\b", read[1]))
+    runs_if = {
+        paths[module]: flags
+        for module, (flags, imports) in gates.items()
+        if mentions[module] == imports and module in paths
+    }
+    return [
+        replace(scan, sites=tuple(replace(site, runs_if=runs_if[scan.path]) for site in scan.sites))
+        if scan.path in runs_if
+        else scan
+        for scan in scans
+    ]
 
 
 class _Words:
@@ -231,7 +279,9 @@ def _local_of(
     names = local_mention.found(text)
     if package is not None:
         names.add(package.split(".")[0])
-    return frozenset(names), module, package
+    if module is not None:  # a module outside any package (`tools.py`) still hands values to the others
+        names.add(module.split(".")[0])
+    return frozenset(names), module, package, frozenset()
 
 
 def _parse_pending(
@@ -357,6 +407,51 @@ def _naming(
     return named, texts
 
 
+def _constructing(
+    scans: list[FileScan | None],
+    outcomes: list[FileOutcome],
+    modules: dict[str, tuple[str, str | None]],
+    local_mention: _Words | None,
+    upstream_names: frozenset[str],
+    cache_dir: Path,
+    aliases: tuple[tuple[str, str], ...],
+    paths: dict[str, Path],
+) -> None:
+    """Scan again, keeping their calls of them, the files that mention a name of another module bound
+    to a downstream class whose call runs an upstream constructor (`class Client(up.Base): pass`, then
+    `Client(...)` elsewhere; `linking.Linker.constructor`). Only those names: the calls of the
+    downstream's other classes, most of a large downstream's calls, are never kept. Those names are
+    cached with the summaries (`linking.constructing_names`), and each rescan's entry is a scan cache
+    entry of its own (the names are part of its key): a warm run parses nothing again."""
+    found = [scan for scan in scans if scan is not None]
+    classes = constructing_names(found, modules, upstream_names, cache_dir, str(SCAN_VERSION))
+    if not classes:
+        return
+    words = re.compile(_words(set(classes)))
+    slots = {scan.path: index for index, scan in enumerate(scans) if scan is not None}
+    positions = {outcome.path: index for index, outcome in enumerate(outcomes)}
+    pending: list[tuple[int, int, str, bytes, str, _Local]] = []
+    for relative, slot in slots.items():
+        scan = scans[slot]
+        assert scan is not None
+        if scan.notebook is not None or not words.search("\n".join(scan.lines)):
+            continue
+        read = _read_text(paths[relative], relative) if relative in paths else None
+        if not isinstance(read, tuple):
+            continue
+        data, text = read
+        names, module, package, _ = _local_of(relative, text, modules, local_mention)
+        local = (names, module, package, frozenset(words.findall(text)))
+        cached = _cached_scan(
+            relative, data, text, upstream_names, cache_dir, aliases, local, paths[relative]
+        )
+        if cached is not None:
+            scans[slot] = cached
+            continue
+        pending.append((positions[relative], slot, relative, data, text, local))
+    _parse_pending(pending, scans, outcomes, {}, upstream_names, cache_dir, aliases)
+
+
 def _uses(scan: FileScan) -> int:
     """The use sites of a file, its stores (`x.name = value`, read by one rule) not counted."""
     return sum(1 for site in scan.sites if site.kind is not SiteKind.STORE)
@@ -403,9 +498,11 @@ POOL_MIN_FILES = 8
 POOL_MIN_CHARS = 1024 * 1024
 
 
-# The downstream's own top-level module names the file mentions, its module and its package (see linking)
-_Local = tuple[frozenset[str], Union[str, None], Union[str, None]]
-_NO_LOCAL: _Local = (frozenset(), None, None)
+# The downstream's own top-level module names the file mentions, its module and its package (see
+# linking), and the names of the downstream's classes (of other modules) whose calls run an upstream
+# constructor that the file mentions (`_constructing`): its calls of them are kept as sites
+_Local = tuple[frozenset[str], Union[str, None], Union[str, None], frozenset[str]]
+_NO_LOCAL: _Local = (frozenset(), None, None, frozenset())
 _Job = tuple[str, bytes, str, frozenset[str], Path, tuple[tuple[str, str], ...], _Local]
 
 
@@ -496,12 +593,13 @@ def _entry(
     aliases: tuple[tuple[str, str], ...] = (),
     local: _Local = _NO_LOCAL,
 ) -> Path:
-    names, module, package = local
+    names, module, package, classes = local
     head = (
         f"{SCAN_VERSION}\0{','.join(sorted(upstream_names))}\0".encode()
         + "".join(f"{alias}={target};" for alias, target in aliases).encode()
         + relative.encode("utf-8", "replace")
         + f"\0{','.join(sorted(names))}\0{module or ''}\0{package or ''}".encode("utf-8", "replace")
+        + f"\0{','.join(sorted(classes))}".encode("utf-8", "replace")
         + b"\0"
     )
     key = hashlib.sha256(head + data).hexdigest()

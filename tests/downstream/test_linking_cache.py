@@ -215,3 +215,54 @@ def test_the_search_for_files_naming_a_reaching_module_is_kept_for_an_unchanged_
     edited = findings(up, down, cache)
     assert edited == findings(up, down, tmp_path / "empty")
     assert [f[0] for f in edited] == ["app/main.py", "app/other.py"]
+
+
+BASE = {"pkg/__init__.py": "class Base:\n    def __init__(self, name=None):\n        self.name = name\n"}
+MODELS_INHERIT = "import pkg\n\n\nclass Client(pkg.Base):\n    pass\n"
+MODELS_OWN = "import pkg\n\n\nclass Client(pkg.Base):\n    def __init__(self, **options):\n        pass\n"
+USER = "from app.models import Client\n\nClient(name=1)\nClient(removed_kw=1)\n"
+
+
+class ParseCount:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.parsed: list[str] = []
+        real = downstream._scan_text
+
+        def parsed(relative, *args, **kwargs):  # type: ignore[no-untyped-def]
+            self.parsed.append(relative)
+            return real(relative, *args, **kwargs)
+
+        monkeypatch.setattr(downstream, "_scan_text", parsed)
+
+
+def test_an_edit_of_another_modules_subclass_constructor_is_relinked_and_rescanned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Client(...)` in main.py runs `pkg.Base.__init__` while Client defines no constructor of its own
+    (main.py is scanned again keeping those calls); once it does, the call runs Client's own. A warm
+    run of an unchanged tree parses no file and builds no Linker; each state is the same as a run on an
+    empty cache."""
+    up = write(tmp_path / "up", BASE)
+    down = write(
+        tmp_path / "down", {"app/__init__.py": "", "app/models.py": MODELS_INHERIT, "app/main.py": USER}
+    )
+    cache = tmp_path / "cache"
+    inherit = findings(up, down, cache)
+    assert [(path, line, code) for path, line, code, _ in inherit] == [("app/main.py", 4, "AD101")]
+    assert inherit == findings(up, down, tmp_path / "empty1")
+
+    linkers = LinkerCount(monkeypatch)
+    parses = ParseCount(monkeypatch)
+    assert findings(up, down, cache) == inherit
+    assert (linkers.made, parses.parsed) == (0, []), "an unchanged tree: nothing parsed, nothing linked"
+
+    (down / "app/models.py").write_text(MODELS_OWN)  # Client's call now runs its own __init__
+    assert findings(up, down, cache) == []
+    assert parses.parsed == ["app/models.py"], "main.py's scan without the calls is cached"
+    assert findings(up, down, tmp_path / "empty2") == []
+
+    (down / "app/models.py").write_text(MODELS_INHERIT)  # back: every scan and link cached
+    parses.parsed.clear()
+    made = linkers.made
+    assert findings(up, down, cache) == inherit
+    assert (linkers.made, parses.parsed) == (made, [])

@@ -291,3 +291,38 @@ def test_literal_all_of_a_cython_source() -> None:
     assert literal_all("    __all__ = ['a']\n") is None  # not at module level
     assert literal_all("__all__ = ['a', {{name}}]\n") is None  # a template's placeholder
     assert literal_all("def f(): pass\n") is None
+
+
+def test_module_names_of_namespace_packages_and_clashing_files() -> None:
+    """A file's module name: its folders up to the first without `__init__.py`; two files that would be
+    the same module are told apart by the folders without `__init__.py` above them (PEP 420), and each
+    module may also be imported through those folders (`ns.pkg.a` where `src` is on the path)."""
+    from apidrift.auditor.downstream.linking import module_names, namespace_aliases
+
+    relatives = [
+        "src/ns/pkg/__init__.py",
+        "src/ns/pkg/a.py",
+        "src/ns/tools.py",
+        "ns2/x/utils.py",
+        "ns2/y/utils.py",
+        "app/__init__.py",
+        "app/sub/q.py",
+        "bad-name/k.py",
+        "one/same.py",
+        "two/same/__init__.py",
+    ]
+    modules = module_names(relatives)
+    assert modules["src/ns/pkg/a.py"] == ("pkg.a", "pkg")
+    assert modules["src/ns/tools.py"] == ("tools", None)
+    assert modules["ns2/x/utils.py"] == ("x.utils", "x")  # `utils` twice: the next folder up tells them apart
+    assert modules["ns2/y/utils.py"] == ("y.utils", "y")
+    assert modules["app/sub/q.py"] == ("q", None)  # `app/sub` has no `__init__.py`: not `app.sub.q`
+    assert modules["bad-name/k.py"] == ("k", None)
+    assert modules["one/same.py"] == ("one.same", "one")
+    assert modules["two/same/__init__.py"] == ("two.same", "two.same")
+    aliases = namespace_aliases(relatives, modules)
+    assert aliases["ns.pkg.a"] == "pkg.a" and aliases["src.ns.pkg.a"] == "pkg.a"
+    assert aliases["ns.pkg"] == "pkg" and aliases["ns.tools"] == "tools"
+    assert aliases["ns2.x.utils"] == "x.utils"
+    assert "x.utils" not in aliases  # a module's own name is no alias
+    assert not any(alias.startswith("bad-name") for alias in aliases)

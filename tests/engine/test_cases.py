@@ -377,7 +377,8 @@ def test_parameters_whose_callers_disagree_or_escape_are_counted(tmp_path: Path)
 
 def test_values_from_another_module_not_followed_are_counted(tmp_path: Path) -> None:
     """A value another module of the downstream hands over that may be an upstream object but is not
-    followed (returns that disagree, a generator, a decorator not followed) is counted with its reason;
+    followed (returns that disagree, a generator, a decorator not followed, the constructor of a decorated
+    subclass of an upstream class) is counted with its reason;
     a function returning only the downstream's own objects gives no site."""
     sections = parse_case(
         Path(__file__).parents[1] / "cases" / "values_from_another_module_not_followed_are_counted.case"
@@ -392,6 +393,7 @@ def test_values_from_another_module_not_followed_are_counted(tmp_path: Path) -> 
         ("app/main.py", 3, "receiver-unknown:returns-disagree"),
         ("app/main.py", 4, "receiver-unknown:generator"),
         ("app/main.py", 5, "receiver-unknown:decorated"),
+        ("app/main.py", 7, "receiver-unknown:decorated"),
     }
 
 
@@ -416,3 +418,31 @@ def test_a_cached_scan_is_read_again_through_the_summaries_of_today(tmp_path: Pa
     assert lines() == [19]  # `fetch()` still returns `pkg.Table()`
     helpers.write_text(helpers.read_text().replace("return object()", "return pkg.make()"))
     assert lines() == [7, 9, 10, 11, 12, 13, 15, 19]
+
+
+def test_a_module_imported_only_under_a_failed_major_version_test_is_not_checked(tmp_path: Path) -> None:
+    """The uses of a private module imported only under a test of the upstream's major version that
+    the audited version fails are counted `module-not-imported` (the module never runs), not reported;
+    where the audited version is not known they are `module-version-gated`."""
+    sections = parse_case(
+        Path(__file__).parents[1] / "cases" / "module_imported_only_under_a_major_version_test.case"
+    )
+    new = write_tree(tmp_path / "new", sections["new"])
+    down = write_tree(tmp_path / "down", sections["downstream"])
+    result = audit(AuditRequest(str(down), f"pkg@{new}", cache_dir=tmp_path / "cache"))
+    (coverage,) = result.coverage
+    gated = {(s.path, s.line) for s in coverage.sites if s.reason == "module-not-imported"}
+    assert gated == {("app/_old.py", 1), ("app/_old.py", 3), ("app/_old.py", 5)}
+    assert coverage.not_checkable["module-not-imported"] == 4  # `from ... import do_complete`: two sites
+    assert not any(f.location.path == "app/_old.py" and f.severity.value == "error" for f in result.findings)
+    # without a version the upstream's folder says, whether `_old.py` or `_new.py` (imported in the
+    # `else`: since major 8) runs is not known
+    (new / "pyproject.toml").unlink()
+    (new / "pkg" / "__init__.py").write_text("")
+    unknown = audit(AuditRequest(str(down), f"pkg@{new}", cache_dir=tmp_path / "cache2"))
+    (coverage,) = unknown.coverage
+    assert coverage.not_checkable.get("module-version-gated") == 5
+    assert {s.path for s in coverage.sites if s.reason == "module-version-gated"} == {
+        "app/_old.py",
+        "app/_new.py",
+    }

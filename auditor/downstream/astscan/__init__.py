@@ -36,11 +36,13 @@ from __future__ import annotations
 import ast
 import gc
 import sys
+from typing import Any
 
 from apidrift.auditor.core.sites import FileScan, UseSite
 from apidrift.auditor.downstream.astscan.collector import TooDeep, _Collector
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.exports import module_exports
+from apidrift.auditor.downstream.astscan.gates import Test, gated_imports, version_majors
 from apidrift.auditor.downstream.astscan.hooks import hook_sites
 from apidrift.auditor.downstream.astscan.names import _MAY_IMPORT_STAR, _add_bound_names
 from apidrift.auditor.downstream.astscan.overrides import _override_sites
@@ -48,6 +50,7 @@ from apidrift.auditor.downstream.astscan.pieces import _parse
 from apidrift.auditor.downstream.astscan.sites import _site
 from apidrift.auditor.downstream.astscan.text import _Text
 from apidrift.auditor.downstream.astscan.values import _ClassScope, _DownFunction, _Scope
+from apidrift.auditor.downstream.linking import GATED, MAJORS
 
 # Python frames the visitor may use: a file within pysource.MAX_NESTING needs at most two per level.
 _RECURSION_LIMIT = 8_000
@@ -62,7 +65,7 @@ def scan_source(
     upstream_names: frozenset[str],
     aliases: tuple[tuple[str, str], ...] = (),
     tree: ast.Module | None = None,
-    local: tuple[frozenset[str], str | None, str | None] = (frozenset(), None, None),
+    local: tuple[Any, ...] = (frozenset(), None, None),
 ) -> FileScan:
     """Find the use sites of one file. Raises SyntaxError (or ValueError for null bytes) on a file
     CPython cannot parse, TooDeep on one nested deeper than MAX_NESTING.
@@ -71,8 +74,10 @@ def scan_source(
     Python's parser refuses); it must be the tree CPython builds for `source`, positions included.
     `local`: the top-level names of the downstream's own modules, the module this file is and the
     package its relative imports start from: uses of those modules' values are kept as sites for
-    `downstream.linking`, and the scan says what this module hands to the others (`FileScan.exports`)."""
-    local_names, module_name, package = local
+    `downstream.linking`, and the scan says what this module hands to the others (`FileScan.exports`);
+    then the names of other modules' classes whose calls are kept too (their upstream constructor)."""
+    local_names, module_name, package = local[:3]
+    classes: frozenset[str] = local[3] if len(local) > 3 else frozenset()
     text = _Text(source)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
@@ -83,8 +88,13 @@ def scan_source(
         reaching = upstream_names | local_names
         bound: set[str] | None = set() if _MAY_IMPORT_STAR.search(source) else None
         hooks: list[UseSite] = []
+        majors: dict[str, str] = {}
+        gated: list[tuple[str, tuple[Test, ...]]] = []
         for module in _parse(source, CHUNK_CHARS) if tree is None else iter((tree,)):
             hooks.extend(hook_sites(module.body, text, upstream_names, path))
+            if module_name is not None and local_names:
+                majors.update(version_majors(module.body, upstream_names))
+                gated.extend(gated_imports(module.body, package, local_names))
             collector.visit_all(module.body)
             if bound is not None:
                 _add_bound_names(module, bound)
@@ -123,7 +133,7 @@ def scan_source(
                 assert isinstance(candidate.scope, _ClassScope)
                 sites.extend(_override_sites(candidate.scope, evaluator, text, upstream_names))
                 continue
-            site = _site(candidate, evaluator, upstream_names, lines, reaching)
+            site = _site(candidate, evaluator, upstream_names, lines, reaching, classes)
             if site is not None:
                 sites.append(site)
         exports = None
@@ -137,6 +147,11 @@ def scan_source(
                 collector.classes,
                 collector.decorated,
             )
+            exports = dict(exports)
+            if majors:
+                exports[MAJORS] = ("x", majors)
+            if gated:
+                exports[GATED] = ("x", [[target, [list(t) for t in tests]] for target, tests in gated])
     finally:
         sys.setrecursionlimit(limit)
         if collecting:

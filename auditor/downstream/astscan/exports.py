@@ -7,6 +7,8 @@ them may be an upstream object, the entry says why it is not followed)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from apidrift.auditor.core.refs import AttrRef, InstanceRef, ModuleRef, Ref, root_module
 from apidrift.auditor.downstream.astscan.evaluator import _Evaluator
 from apidrift.auditor.downstream.astscan.values import (
@@ -142,7 +144,21 @@ class _Exporter:
         )
         if not instance and not members and base_ref is None:
             return None
-        return ("k", instance, members, base_ref, closed, frozenset(names))
+        return ("k", instance, members, base_ref, closed, frozenset(names), _constructor(cls))
+
+
+def _constructor(cls: _ClassScope) -> Any:
+    """What calling the class runs of its own (`linking.Constructor`): "inherit" (no `__init__` nor
+    `__new__`: its base's), a `Forwarding` (`__init__(self, ..., **kwargs)` handing them on to
+    `super().__init__`), "own" (another constructor of its own) or "decorated" (not followed)."""
+    if cls.decorated:
+        return "decorated"
+    if "__new__" in cls.methods:
+        return "own"
+    init = cls.methods.get("__init__")
+    if init is None:
+        return "inherit"
+    return init.forwarding if init.forwarding is not None else "own"
 
 
 def module_exports(

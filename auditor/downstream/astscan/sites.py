@@ -52,16 +52,32 @@ def _kept(ref: Ref, upstream_names: frozenset[str], reaching: frozenset[str]) ->
     return isinstance(ref, AttrRef) and not isinstance(ref.base, ModuleRef)
 
 
+def _class_call(
+    ref: Ref, upstream_names: frozenset[str], reaching: frozenset[str], classes: frozenset[str]
+) -> bool:
+    """A call of a name of another of the downstream's modules bound to a class whose call runs an
+    upstream constructor (`classes`, known once every file is scanned: `walk._constructing`):
+    kept for `downstream.linking`, which checks it as that constructor."""
+    return (
+        isinstance(ref, AttrRef)
+        and isinstance(ref.base, ModuleRef)
+        and ref.name in classes
+        and root_module(ref) in reaching
+        and root_module(ref) not in upstream_names
+    )
+
+
 def _site(
     candidate: _Candidate,
     evaluator: _Evaluator,
     upstream_names: frozenset[str],
     lines: tuple[str, ...],
     reaching: frozenset[str] | None = None,
+    classes: frozenset[str] = frozenset(),
 ) -> UseSite | None:
     """The use site of a candidate whose value reaches the upstream, or one of `reaching` (the
     upstream's names and the downstream's own modules', whose sites `downstream.linking` resolves)."""
-    site = _site_of(candidate, evaluator, upstream_names, lines, reaching)
+    site = _site_of(candidate, evaluator, upstream_names, lines, reaching, classes)
     if site is None:
         return None
     own, bases = _getter_fallback(candidate.scope, evaluator, upstream_names)
@@ -116,6 +132,7 @@ def _site_of(
     upstream_names: frozenset[str],
     lines: tuple[str, ...],
     reaching: frozenset[str] | None = None,
+    classes: frozenset[str] = frozenset(),
 ) -> UseSite | None:
     kind, span = candidate.kind, candidate.span
     reaching = upstream_names if reaching is None else reaching
@@ -151,7 +168,9 @@ def _site_of(
                     True  # even handing on nothing: a parameter the upstream now requires is missing
                 )
                 keyword_spans = tuple((k, s) for k, s in keyword_spans if k in forwarded)
-        if not isinstance(func, REFS) or not _kept(func, upstream_names, reaching):
+        if not isinstance(func, REFS) or not (
+            _kept(func, upstream_names, reaching) or _class_call(func, upstream_names, reaching, classes)
+        ):
             return None
         return UseSite(
             SiteKind.CALL,
