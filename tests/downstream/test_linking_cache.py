@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from casefiles import write_tree
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.downstream import linking
@@ -36,18 +37,10 @@ HELPERS_BROKEN = "import pkg\n\n\ndef get():\n    return pkg.Table()\n"
 MAIN = "from app.helpers import get\n\nget().insert(1)\nget().gone()\n"
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 @pytest.fixture
 def tree(tmp_path: Path) -> tuple[Path, Path]:
-    up = write(tmp_path / "up", UPSTREAM)
-    down = write(
+    up = write_tree(tmp_path / "up", UPSTREAM)
+    down = write_tree(
         tmp_path / "down",
         {"app/__init__.py": "", "app/helpers.py": HELPERS_WORKING, "app/main.py": MAIN},
     )
@@ -120,7 +113,7 @@ def summary(scans: list) -> list[tuple[str, tuple]]:
 
 
 def test_sites_come_back_in_the_scanners_order_and_a_bad_entry_is_scanned_again(tmp_path: Path) -> None:
-    down = write(
+    down = write_tree(
         tmp_path / "down",
         {
             "app/__init__.py": "",
@@ -183,9 +176,9 @@ def test_a_summary_is_written_the_same_by_every_process() -> None:
 def test_the_search_for_files_naming_a_reaching_module_is_kept_for_an_unchanged_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    up = write(tmp_path / "up", UPSTREAM)
+    up = write_tree(tmp_path / "up", UPSTREAM)
     unrelated = "import os\n\nprint(os.sep)\n"
-    down = write(
+    down = write_tree(
         tmp_path / "down",
         {
             "app/__init__.py": "",
@@ -242,8 +235,8 @@ def test_an_edit_of_another_modules_subclass_constructor_is_relinked_and_rescann
     (main.py is scanned again keeping those calls); once it does, the call runs Client's own. A warm
     run of an unchanged tree parses no file and builds no Linker; each state is the same as a run on an
     empty cache."""
-    up = write(tmp_path / "up", BASE)
-    down = write(
+    up = write_tree(tmp_path / "up", BASE)
+    down = write_tree(
         tmp_path / "down", {"app/__init__.py": "", "app/models.py": MODELS_INHERIT, "app/main.py": USER}
     )
     cache = tmp_path / "cache"
