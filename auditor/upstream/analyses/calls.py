@@ -538,31 +538,28 @@ def _method_self_uses(method: ast.FunctionDef | ast.AsyncFunctionDef) -> list[st
     if not params:
         return None
     self_name = params[0].arg
-    parents: dict[int, ast.AST] = {}
-    for outer in ast.walk(method):
-        for child in ast.iter_child_nodes(outer):
-            parents[id(child)] = outer
     names: set[str] = set()
-    for inner in ast.walk(method):
-        if isinstance(inner, ast.Name) and inner.id == "super" and inner.id != self_name:
-            if not isinstance(parents.get(id(inner)), ast.Call):
-                return None  # `super` itself handed on
-            continue
-        bare_super = (
-            isinstance(inner, ast.Call)
-            and isinstance(inner.func, ast.Name)
-            and inner.func.id == "super"
-            and not inner.args
-            and not inner.keywords
-        )
-        if not bare_super and not (isinstance(inner, ast.Name) and inner.id == self_name):
-            continue
-        parent = parents.get(id(inner))
-        if not isinstance(parent, ast.Attribute) or parent.value is not inner:
-            return None  # `self` handed over, returned, stored, compared, `super(...)` with arguments
-        if parent.attr in ("__class__", "__dict__"):
-            return None  # `self.__class__(...)`, `self.__dict__`: the instance's class or namespace
-        names.add(parent.attr)
-        if len(names) > _MAX_SELF_USES:
-            return None
+    # Each node is met as a child of its parent, in `ast.walk`'s order: the parent is at hand.
+    for parent in ast.walk(method):
+        for inner in ast.iter_child_nodes(parent):
+            if isinstance(inner, ast.Name) and inner.id == "super" and inner.id != self_name:
+                if not isinstance(parent, ast.Call):
+                    return None  # `super` itself handed on
+                continue
+            bare_super = (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and inner.func.id == "super"
+                and not inner.args
+                and not inner.keywords
+            )
+            if not bare_super and not (isinstance(inner, ast.Name) and inner.id == self_name):
+                continue
+            if not isinstance(parent, ast.Attribute) or parent.value is not inner:
+                return None  # `self` handed over, returned, stored, compared, `super(...)` with arguments
+            if parent.attr in ("__class__", "__dict__"):
+                return None  # `self.__class__(...)`, `self.__dict__`: the instance's class or namespace
+            names.add(parent.attr)
+            if len(names) > _MAX_SELF_USES:
+                return None
     return sorted(names)
