@@ -24,7 +24,7 @@ from casefiles import CaseOptions, case_options, parse_case, write_tree
 
 from apidrift import AuditRequest, audit
 from apidrift.auditor.cli.main import main
-from apidrift.auditor.core.results import Classification
+from apidrift.auditor.core.results import AuditResult, Classification
 
 CASES = sorted((Path(__file__).parents[1] / "cases").glob("*.case"))
 # `# E: AD101 AD102`, each code optionally followed by quoted fragments of its message or hint:
@@ -181,7 +181,8 @@ def test_case(case: Path, variant: str, tmp_path: Path) -> None:
         assert status == options.exit, f"exit status {status}, expected {options.exit}"
 
 
-def run_case(name: str, tmp_path: Path) -> list:
+def case_result(name: str, tmp_path: Path) -> AuditResult:
+    """The audit of a case file's downstream against its new tree (its old tree as the old version)."""
     sections = parse_case(Path(__file__).parents[1] / "cases" / f"{name}.case")
     new = write_tree(tmp_path / "new", sections["new"])
     old = write_tree(tmp_path / "old", sections["old"]) if sections["old"] else None
@@ -189,7 +190,11 @@ def run_case(name: str, tmp_path: Path) -> list:
     request = AuditRequest(
         str(down), f"pkg@{new}", f"pkg@{old}" if old else None, cache_dir=tmp_path / "cache"
     )
-    return audit(request).findings
+    return audit(request)
+
+
+def run_case(name: str, tmp_path: Path) -> list:
+    return case_result(name, tmp_path).findings
 
 
 def test_dynamic_attributes_are_named_with_the_class_that_writes_them(tmp_path: Path) -> None:
@@ -321,13 +326,7 @@ def test_always_raising_callee_quotes_the_upstream_message(tmp_path: Path) -> No
 def test_a_receiver_one_of_whose_values_is_upstream_is_counted_not_dropped(tmp_path: Path) -> None:
     """Dash 2.9's `self.server`: bound to a parameter and to `up.Flask(...) if server else None`; its
     uses were missing from the coverage (the first binding, unknown, ended the reading)."""
-    sections = parse_case(
-        Path(__file__).parents[1] / "cases" / "a_receiver_one_of_whose_values_is_upstream_is_counted.case"
-    )
-    new = write_tree(tmp_path / "new", sections["new"])
-    old = write_tree(tmp_path / "old", sections["old"])
-    down = write_tree(tmp_path / "down", sections["downstream"])
-    result = audit(AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}", cache_dir=tmp_path / "cache"))
+    result = case_result("a_receiver_one_of_whose_values_is_upstream_is_counted", tmp_path)
     (coverage,) = result.coverage
     assert [(f.location.line, f.code) for f in result.findings] == [(28, "AD004")]
     # lines 14, 15 (Dash) and 23 (Either): three uses counted as not checkable, with their reason
@@ -360,13 +359,7 @@ def test_parameters_whose_callers_disagree_or_escape_are_counted(tmp_path: Path)
     (read as a value, decorated, called with `*args`, a method called through a receiver not followed):
     its uses are counted as not checkable with their reason, never dropped, never errors; a parameter
     no caller hands an upstream object (`own_only(object())`) stays out of the coverage."""
-    sections = parse_case(
-        Path(__file__).parents[1] / "cases" / "parameters_take_what_every_caller_passes.case"
-    )
-    new = write_tree(tmp_path / "new", sections["new"])
-    old = write_tree(tmp_path / "old", sections["old"])
-    down = write_tree(tmp_path / "down", sections["downstream"])
-    result = audit(AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}", cache_dir=tmp_path / "cache"))
+    result = case_result("parameters_take_what_every_caller_passes", tmp_path)
     (coverage,) = result.coverage
     assert sorted(f.location.line for f in result.findings) == [8, 20, 27, 35, 51, 55, 118]
     # disagree, handed_on, decorated, starred, Unknown.go: one use each
@@ -380,13 +373,7 @@ def test_values_from_another_module_not_followed_are_counted(tmp_path: Path) -> 
     followed (returns that disagree, a generator, a decorator not followed, the constructor of a decorated
     subclass of an upstream class) is counted with its reason;
     a function returning only the downstream's own objects gives no site."""
-    sections = parse_case(
-        Path(__file__).parents[1] / "cases" / "values_from_another_module_not_followed_are_counted.case"
-    )
-    new = write_tree(tmp_path / "new", sections["new"])
-    old = write_tree(tmp_path / "old", sections["old"])
-    down = write_tree(tmp_path / "down", sections["downstream"])
-    result = audit(AuditRequest(str(down), f"pkg@{new}", f"pkg@{old}", cache_dir=tmp_path / "cache"))
+    result = case_result("values_from_another_module_not_followed_are_counted", tmp_path)
     (coverage,) = result.coverage
     assert result.findings == []
     assert {(s.path, s.line, s.reason) for s in coverage.sites} == {
