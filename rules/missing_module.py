@@ -106,13 +106,18 @@ def _moved_hint(checked: CheckedSite, moved: tuple[MovedName, ...]) -> str:
         said.append(f"`{name.name}` -> `{name.homes[0]}` ({how}{others})")
     hint = f"its names in {checked.new.version}: " + "; ".join(said)
     if all(name.homes for name in moved):
-        groups: dict[str, list[str]] = {}
-        for name in moved:
-            groups.setdefault(name.homes[0].rpartition(".")[0], []).append(name.name)
         hint += "; import them as " + "; ".join(
-            f"`from {m} import {', '.join(n)}`" for m, n in groups.items()
+            f"`from {m} import {', '.join(n)}`" for m, n in _by_home(moved).items()
         )
     return hint
+
+
+def _by_home(moved: tuple[MovedName, ...]) -> dict[str, list[str]]:
+    """The names, by the module of their first home (every name has one), in the statement's order."""
+    groups: dict[str, list[str]] = {}
+    for name in moved:
+        groups.setdefault(name.homes[0].rpartition(".")[0], []).append(name.name)
+    return groups
 
 
 def _fix(checked: CheckedSite, moved: tuple[MovedName, ...]) -> Fix | None:
@@ -123,10 +128,9 @@ def _fix(checked: CheckedSite, moved: tuple[MovedName, ...]) -> Fix | None:
     if not moved or not isinstance(ref, ModuleRef) or not all(name.homes for name in moved):
         return None
     moves = tuple(MoveImport(n.name, n.homes[0].rpartition(".")[0], ref.path) for n in moved)
-    groups: dict[str, list[str]] = {}
-    for move in moves:
-        groups.setdefault(move.new_module, []).append(f"`{move.name}`")
-    where = "; ".join(f"{', '.join(names)} from `{module}`" for module, names in groups.items())
+    where = "; ".join(
+        f"{', '.join(f'`{n}`' for n in names)} from `{module}`" for module, names in _by_home(moved).items()
+    )
     data = MoveImports(ref.path, moves)
     if all(name.same is not None for name in moved):
         evidence = "; ".join(name.same or "" for name in moved)
